@@ -1,0 +1,320 @@
+#include "engine/elementwise.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/convert.h"
+#include "runtime/cpu.h"
+#include "runtime/error.h"
+#include "runtime/pool.h"
+#include "tensor/dtype.h"
+
+enum {
+    TILE_CACHE_BUDGET = 32 * 1024, // fp32 tile buffers of one core stay in L1
+    BLOCK_BYTES = 64,              // every core starts on a cache-line multiple
+};
+
+int64_t og_ew_nt_threshold(void) {
+    const char *env = getenv("OPGRAD_NT_BYTES");
+    return env ? atoll(env) : (int64_t)16 << 20;
+}
+
+// Strides of tensor t over the output shape (right-aligned), 0 where t broadcasts.
+static void strides_over(const aclTensor *t, const int64_t *dims, int ndim, int64_t *strides) {
+    for (int d = 0; d < ndim; d++) {
+        int td = t->ndim - ndim + d;
+        strides[d] = (td < 0 || t->dims[td] == 1 || dims[d] == 1) ? 0 : t->strides[td];
+    }
+}
+
+void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_bytes,
+                     og_ew_plan *plan) {
+    memset(plan, 0, sizeof *plan);
+    const aclTensor *shape = op->out[0];
+    int nops = op->nin + op->nout;
+    const aclTensor *tensors[OG_EW_MAX_IN + OG_EW_MAX_OUT];
+    og_ew_operand *operands[OG_EW_MAX_IN + OG_EW_MAX_OUT];
+    for (int k = 0; k < op->nin; k++) tensors[k] = op->in[k], operands[k] = &plan->in[k];
+    for (int k = 0; k < op->nout; k++)
+        tensors[op->nin + k] = op->out[k], operands[op->nin + k] = &plan->out[k];
+
+    // Full-rank strides, then drop size-1 dims and merge dims that are contiguous for everyone.
+    int64_t st[OG_EW_MAX_IN + OG_EW_MAX_OUT][OG_MAX_DIMS];
+    for (int k = 0; k < nops; k++) strides_over(tensors[k], shape->dims, shape->ndim, st[k]);
+    int ndim = 0;
+    for (int d = 0; d < shape->ndim; d++) {
+        if (shape->dims[d] == 1) continue;
+        bool merge = ndim > 0;
+        for (int k = 0; k < nops && merge; k++)
+            merge = st[k][ndim - 1] == st[k][d] * shape->dims[d];
+        if (merge) {
+            plan->dims[ndim - 1] *= shape->dims[d];
+            for (int k = 0; k < nops; k++) operands[k]->strides[ndim - 1] = st[k][d];
+            for (int k = 0; k < nops; k++) st[k][ndim - 1] = st[k][d];
+        } else {
+            plan->dims[ndim] = shape->dims[d];
+            for (int k = 0; k < nops; k++) operands[k]->strides[ndim] = st[k][d], st[k][ndim] = st[k][d];
+            ndim++;
+        }
+    }
+    if (ndim == 0) { // a single element
+        ndim = 1;
+        plan->dims[0] = 1;
+        for (int k = 0; k < nops; k++) operands[k]->strides[0] = 1;
+    }
+    plan->ndim = ndim;
+    plan->nin = op->nin;
+    plan->nout = op->nout;
+
+    int64_t total = 1;
+    for (int d = 0; d < ndim; d++) total *= plan->dims[d];
+    size_t out_bytes = (size_t)total * aclDataTypeSize(op->out[0]->dtype);
+    plan->stream_out = nt_threshold_bytes > 0 && (int64_t)out_bytes >= nt_threshold_bytes;
+
+    int buffered = 0;
+    size_t min_elem = 4;
+    for (int k = 0; k < nops; k++) {
+        og_ew_operand *o = operands[k];
+        o->dtype = tensors[k]->dtype;
+        o->slot = k;
+        int64_t expect = 1;
+        o->linear = true;
+        for (int d = ndim - 1; d >= 0; d--) {
+            if (o->strides[d] != expect) o->linear = false;
+            expect *= plan->dims[d];
+        }
+        bool is_out = k >= op->nin;
+        o->round_via = ACL_FLOAT;
+        if (is_out && o->dtype != op->compute_dtype &&
+            (op->compute_dtype == ACL_FLOAT16 || op->compute_dtype == ACL_BF16))
+            o->round_via = op->compute_dtype;
+        o->direct = o->linear && o->dtype == ACL_FLOAT && o->round_via == ACL_FLOAT &&
+                    !(is_out && plan->stream_out);
+        if (!o->direct) buffered++;
+        if (aclDataTypeSize(o->dtype) < min_elem) min_elem = aclDataTypeSize(o->dtype);
+    }
+    plan->tiling = og_tiling_plan((og_tiling_request){
+        .total = total,
+        .max_cores = max_cores,
+        .cache_budget = TILE_CACHE_BUDGET,
+        .buffered_operands = buffered,
+        .operands = nops,
+        .block = BLOCK_BYTES / (int64_t)min_elem,
+    });
+    if (op->params_size) memcpy(plan->params, op->params, op->params_size);
+}
+
+// Byte range [lo, hi] a non-empty tensor view touches.
+static void extent(const aclTensor *t, uintptr_t *lo, uintptr_t *hi) {
+    int64_t last = 0;
+    for (int d = 0; d < t->ndim; d++) last += t->strides[d] * (t->dims[d] - 1);
+    size_t es = aclDataTypeSize(t->dtype);
+    *lo = (uintptr_t)og_tensor_first(t);
+    *hi = *lo + (uintptr_t)last * es + es - 1;
+}
+
+static bool same_layout(const aclTensor *a, const aclTensor *b) {
+    if (og_tensor_first(a) != og_tensor_first(b) || a->dtype != b->dtype || a->ndim != b->ndim)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->dims[d] != b->dims[d] || (a->dims[d] > 1 && a->strides[d] != b->strides[d]))
+            return false;
+    return true;
+}
+
+static aclnnStatus check_memory(const og_ew_op *op, const char *const *names) {
+    for (int k = 0; k < op->nin + op->nout; k++) {
+        const aclTensor *t = k < op->nin ? op->in[k] : op->out[k - op->nin];
+        if (!t->data)
+            return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: %s has no data (NULL address)",
+                           op->op, names[k]);
+    }
+    for (int j = 0; j < op->nout; j++) {
+        const aclTensor *o = op->out[j];
+        // An output may not write one memory location twice (stride 0, or strides that overlap).
+        for (int d = 0; d < o->ndim; d++)
+            if (o->dims[d] > 1 && o->strides[d] == 0)
+                return og_fail(ACLNN_ERR_PARAM_INVALID,
+                               "%sGetWorkspaceSize: %s has stride 0 on dim %d of size %lld: several "
+                               "elements would be written to one location",
+                               op->op, names[op->nin + j], d, (long long)o->dims[d]);
+        uintptr_t olo, ohi;
+        extent(o, &olo, &ohi);
+        for (int k = 0; k < op->nin + op->nout; k++) {
+            const aclTensor *t = k < op->nin ? op->in[k] : op->out[k - op->nin];
+            if (t == o || (k >= op->nin && k - op->nin <= j)) continue;
+            uintptr_t lo, hi;
+            extent(t, &lo, &hi);
+            if (lo <= ohi && olo <= hi && !same_layout(o, t))
+                return og_fail(ACLNN_ERR_PARAM_INVALID,
+                               "%sGetWorkspaceSize: %s overlaps %s with a different layout: an "
+                               "output may share memory with another tensor only element for element",
+                               op->op, names[op->nin + j], names[k]);
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+static float load_elem(const char *p, aclDataType dt) {
+    switch (dt) {
+    case ACL_FLOAT16: return og_f16_to_f32(*(const uint16_t *)p);
+    case ACL_BF16: return og_bf16_to_f32(*(const uint16_t *)p);
+    default: return *(const float *)p;
+    }
+}
+
+static void store_elem(char *p, aclDataType dt, float v) {
+    switch (dt) {
+    case ACL_FLOAT16: *(uint16_t *)p = og_f32_to_f16(v); break;
+    case ACL_BF16: *(uint16_t *)p = og_f32_to_bf16(v); break;
+    default: *(float *)p = v; break;
+    }
+}
+
+static void load_run(const og_convert_table *cv, const char *src, aclDataType dt, int64_t stride,
+                     float *dst, int64_t n) {
+    size_t es = aclDataTypeSize(dt);
+    if (stride == 1) {
+        if (dt == ACL_FLOAT16) cv->f16_to_f32((const uint16_t *)src, dst, (size_t)n);
+        else if (dt == ACL_BF16) cv->bf16_to_f32((const uint16_t *)src, dst, (size_t)n);
+        else memcpy(dst, src, (size_t)n * sizeof(float));
+    } else if (stride == 0) {
+        float v = load_elem(src, dt);
+        for (int64_t i = 0; i < n; i++) dst[i] = v;
+    } else {
+        for (int64_t i = 0; i < n; i++) dst[i] = load_elem(src + i * stride * (int64_t)es, dt);
+    }
+}
+
+static void store_run(const og_convert_table *cv, char *dst, aclDataType dt, int64_t stride,
+                      const float *src, int64_t n, bool stream) {
+    size_t es = aclDataTypeSize(dt);
+    if (stride == 1) {
+        if (dt == ACL_FLOAT16) cv->f32_to_f16(src, (uint16_t *)dst, (size_t)n, stream);
+        else if (dt == ACL_BF16) cv->f32_to_bf16(src, (uint16_t *)dst, (size_t)n, stream);
+        else cv->f32_copy(src, (float *)dst, (size_t)n, stream);
+    } else {
+        for (int64_t i = 0; i < n; i++) store_elem(dst + i * stride * (int64_t)es, dt, src[i]);
+    }
+}
+
+// Walks the n elements of the output index space starting at `start`, as runs along the
+// innermost dim, calling load_run/store_run for operand o. buf holds n fp32 values.
+static void walk(const og_ew_plan *p, const og_convert_table *cv, const og_ew_operand *o,
+                 char *base, int64_t start, int64_t n, float *buf, bool store) {
+    size_t es = aclDataTypeSize(o->dtype);
+    int last = p->ndim - 1;
+    if (o->linear) {
+        if (store) store_run(cv, base + start * (int64_t)es, o->dtype, 1, buf, n, p->stream_out);
+        else load_run(cv, base + start * (int64_t)es, o->dtype, 1, buf, n);
+        return;
+    }
+    int64_t idx[OG_MAX_DIMS], offset = 0, rem = start;
+    for (int d = last; d >= 0; d--) {
+        idx[d] = rem % p->dims[d];
+        rem /= p->dims[d];
+        offset += idx[d] * o->strides[d];
+    }
+    while (n > 0) {
+        int64_t run = p->dims[last] - idx[last];
+        if (run > n) run = n;
+        char *at = base + offset * (int64_t)es;
+        if (store) store_run(cv, at, o->dtype, o->strides[last], buf, run, false);
+        else load_run(cv, at, o->dtype, o->strides[last], buf, run);
+        buf += run;
+        n -= run;
+        idx[last] += run;
+        offset += run * o->strides[last];
+        for (int d = last; d > 0 && idx[d] == p->dims[d]; d--) {
+            offset -= idx[d] * o->strides[d];
+            idx[d] = 0;
+            idx[d - 1]++;
+            offset += o->strides[d - 1];
+        }
+    }
+}
+
+// Rounds fp32 values to a 16-bit float type and back (the op's result in its promoted dtype).
+static void round_through(float *v, int64_t n, aclDataType dt) {
+    for (int64_t i = 0; i < n; i++)
+        v[i] = dt == ACL_FLOAT16 ? og_f16_to_f32(og_f32_to_f16(v[i])) : og_bf16_to_f32(og_f32_to_bf16(v[i]));
+}
+
+typedef struct ew_run_ctx {
+    const aclOpExecutor *e;
+    const og_ew_plan *p;
+    char *workspace;
+} ew_run_ctx;
+
+static void run_core(void *arg, int core) {
+    const ew_run_ctx *c = arg;
+    const og_ew_plan *p = c->p;
+    const og_convert_table *cv = &og_convert[p->isa];
+    int64_t start, count;
+    og_tiling_core_range(&p->tiling, core, &start, &count);
+    int64_t tile = p->tiling.tile_elems;
+    int64_t per_buffer = (tile * 4 + 63) / 64 * 64;
+    char *scratch = c->workspace + (int64_t)core * p->tiling.buffer_bytes;
+    float *bufs[OG_EW_MAX_IN + OG_EW_MAX_OUT];
+    int b = 0;
+    for (int k = 0; k < p->nin + p->nout; k++) {
+        const og_ew_operand *o = k < p->nin ? &p->in[k] : &p->out[k - p->nin];
+        bufs[k] = o->direct ? NULL : (float *)(scratch + (b++) * per_buffer);
+    }
+    for (int64_t s = start; s < start + count; s += tile) {
+        int64_t n = start + count - s < tile ? start + count - s : tile;
+        const float *in[OG_EW_MAX_IN];
+        float *out[OG_EW_MAX_OUT];
+        for (int k = 0; k < p->nin; k++) { // CopyIn
+            const og_ew_operand *o = &p->in[k];
+            char *base = og_executor_addr(c->e, o->slot);
+            if (o->direct) {
+                in[k] = (const float *)base + s;
+            } else {
+                walk(p, cv, o, base, s, n, bufs[k], false);
+                in[k] = bufs[k];
+            }
+        }
+        for (int k = 0; k < p->nout; k++) {
+            const og_ew_operand *o = &p->out[k];
+            out[k] = o->direct ? (float *)og_executor_addr(c->e, o->slot) + s : bufs[p->nin + k];
+        }
+        p->compute((size_t)n, in, out, p->params); // Compute
+        for (int k = 0; k < p->nout; k++) {       // CopyOut
+            const og_ew_operand *o = &p->out[k];
+            if (o->round_via != ACL_FLOAT) round_through(out[k], n, o->round_via);
+            if (!o->direct) walk(p, cv, o, og_executor_addr(c->e, o->slot), s, n, out[k], true);
+        }
+    }
+}
+
+static aclnnStatus run_plan(const aclOpExecutor *e, void *workspace) {
+    const og_ew_plan *p = e->plan;
+    ew_run_ctx ctx = {e, p, workspace};
+    og_parallel_for(p->tiling.core_num, run_core, &ctx);
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus og_ew_plan_op(const og_ew_op *op, uint64_t *workspaceSize, aclOpExecutor **executor) {
+    aclOpExecutor *e;
+    if (op->out[0]->numel == 0) { // empty tensors: success, no workspace, no work
+        e = og_executor_new(op->op, 0);
+        if (!e) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+        return og_executor_publish(e, workspaceSize, executor);
+    }
+    aclnnStatus st = check_memory(op, op->names);
+    if (st != ACLNN_SUCCESS) return st;
+    e = og_executor_new(op->op, sizeof(og_ew_plan));
+    if (!e) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    og_ew_plan *p = e->plan;
+    og_ew_make_plan(op, og_num_threads(), og_ew_nt_threshold(), p);
+    p->isa = og_isa();
+    p->compute = op->kernels[p->isa];
+    e->ninputs = op->nin;
+    e->noutputs = op->nout;
+    for (int k = 0; k < op->nin; k++) og_executor_bind(e, k, op->in[k]);
+    for (int k = 0; k < op->nout; k++) og_executor_bind(e, op->nin + k, op->out[k]);
+    e->workspace_size = (uint64_t)p->tiling.core_num * (uint64_t)p->tiling.buffer_bytes;
+    e->run = run_plan;
+    return og_executor_publish(e, workspaceSize, executor);
+}

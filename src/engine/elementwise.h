@@ -1,0 +1,80 @@
+/* The shared elementwise driver. An operator supplies one fp32 compute function per ISA and
+ * its parameters; the driver does broadcasting, strides, dtype conversion, tiling and threads:
+ *
+ *   phase 1 (og_ew_plan): coalesce dims, derive per-operand strides over the output shape
+ *     (0 on broadcast dims), decide per operand whether it can be used in place (fp32 and laid
+ *     out linearly) or needs a tile buffer, tile the index space across cores, size the
+ *     workspace;
+ *   phase 2 (per core, per tile): CopyIn (load + convert to fp32, gathering strided/broadcast
+ *     operands) -> compute -> CopyOut (round to nearest even + store, non-temporal for very
+ *     large outputs).
+ * The compute function sees contiguous fp32 arrays of n elements, nothing else. */
+#ifndef OG_ELEMENTWISE_H
+#define OG_ELEMENTWISE_H
+
+#include <stddef.h>
+
+#include "engine/executor.h"
+#include "engine/tiling.h"
+#include "opgrad/opgrad.h"
+#include "tensor/tensor.h"
+
+#define OG_EW_MAX_IN 4
+#define OG_EW_MAX_OUT 2
+#define OG_EW_MAX_PARAMS 64
+
+/// in[k] / out[k] point at n contiguous fp32 values; out may alias in.
+typedef void (*og_ew_compute_fn)(size_t n, const float *const *in, float *const *out,
+                                 const void *params);
+
+typedef struct og_ew_op {
+    const char *op;                               // aclnn name, e.g. "aclnnMish"
+    const og_ew_compute_fn *kernels;              // [OPGRAD_ISA_COUNT]
+    int nin, nout;
+    const aclTensor *in[OG_EW_MAX_IN];
+    const aclTensor *out[OG_EW_MAX_OUT];          // all of the output shape
+    const char *names[OG_EW_MAX_IN + OG_EW_MAX_OUT]; // argument names (inputs, then outputs)
+    const void *params;                           // copied into the plan
+    aclDataType compute_dtype;                    // promoted input type: an output of another
+                                                  // dtype is rounded to it first (aclnn casts
+                                                  // the op's result to the output dtype)
+    size_t params_size;
+} og_ew_op;
+
+typedef struct og_ew_operand {
+    aclDataType dtype;
+    int slot;                                     // executor io slot
+    bool linear;                                  // element i of the output space is at base + i
+    bool direct;                                  // linear fp32 used in place (no buffer)
+    aclDataType round_via;                        // outputs: round through this dtype first
+                                                  // (the promoted type), ACL_FLOAT = no
+    int64_t strides[OG_MAX_DIMS];                 // over the coalesced output dims
+} og_ew_operand;
+
+typedef struct og_ew_plan {
+    int ndim;
+    int64_t dims[OG_MAX_DIMS];                    // coalesced output shape (ndim >= 1)
+    int nin, nout;
+    og_ew_operand in[OG_EW_MAX_IN], out[OG_EW_MAX_OUT];
+    bool stream_out;                              // non-temporal CopyOut
+    opgrad_isa isa;
+    og_ew_compute_fn compute;
+    og_tiling tiling;
+    unsigned char params[OG_EW_MAX_PARAMS];
+} og_ew_plan;
+
+/// Plans an elementwise operator whose arguments the operator has already checked (dtypes,
+/// shapes: every input broadcasts to the output shape, ranks <= 8). Checks data pointers and
+/// memory overlap, then publishes the executor.
+aclnnStatus og_ew_plan_op(const og_ew_op *op, uint64_t *workspaceSize, aclOpExecutor **executor);
+
+/// The pure part of planning (no tensors' data touched): exposed for the tiling tests.
+/// `in_dims`/`out` shapes follow og_ew_op; fills *plan.
+void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_bytes,
+                     og_ew_plan *plan);
+
+/// Output-byte threshold above which CopyOut uses non-temporal stores (OPGRAD_NT_BYTES, default
+/// 16 MiB).
+int64_t og_ew_nt_threshold(void);
+
+#endif

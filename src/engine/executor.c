@@ -1,0 +1,186 @@
+#include "engine/executor.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "runtime/error.h"
+#include "runtime/ptrset.h"
+#include "runtime/stream.h"
+#include "tensor/tensor.h"
+
+static og_ptrset live_executors = OG_PTRSET_INIT;
+
+// Addresses of recently consumed single-use executors, only to tell "consumed" apart from
+// "unknown" in messages. Bounded FIFO; an address is forgotten when a new executor reuses it.
+enum { CONSUMED_MEMORY = 4096 };
+static og_ptrset consumed_executors = OG_PTRSET_INIT;
+static struct {
+    pthread_mutex_t lock;
+    const void *ring[CONSUMED_MEMORY];
+    size_t next;
+} consumed_fifo = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void remember_consumed(const aclOpExecutor *e) {
+    pthread_mutex_lock(&consumed_fifo.lock);
+    const void *old = consumed_fifo.ring[consumed_fifo.next];
+    if (old) og_ptrset_remove(&consumed_executors, old, NULL);
+    consumed_fifo.ring[consumed_fifo.next] = e;
+    consumed_fifo.next = (consumed_fifo.next + 1) % CONSUMED_MEMORY;
+    og_ptrset_add(&consumed_executors, e, (uintptr_t)e->op);
+    pthread_mutex_unlock(&consumed_fifo.lock);
+}
+
+aclOpExecutor *og_executor_new(const char *op, size_t plan_size) {
+    size_t head = (sizeof(aclOpExecutor) + 63) / 64 * 64;
+    aclOpExecutor *e = NULL;
+    if (posix_memalign((void **)&e, 64, head + plan_size) != 0) {
+        og_set_error("%sGetWorkspaceSize: out of memory creating the executor", op);
+        return NULL;
+    }
+    *e = (aclOpExecutor){.op = op};
+    atomic_init(&e->refs, 1);
+    e->plan = (char *)e + head;
+    for (size_t i = 0; i < plan_size; i++) ((char *)e->plan)[i] = 0;
+    return e;
+}
+
+void og_executor_bind(aclOpExecutor *e, int slot, const aclTensor *t) {
+    e->io_base[slot] = t->data;
+    e->io_offset[slot] = t->offset * (int64_t)aclDataTypeSize(t->dtype);
+}
+
+aclnnStatus og_executor_publish(aclOpExecutor *e, uint64_t *workspaceSize, aclOpExecutor **executor) {
+    if (!og_ptrset_add(&live_executors, e, 0)) {
+        const char *op = e->op;
+        free(e);
+        return og_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, "%sGetWorkspaceSize: out of memory", op);
+    }
+    // A recycled address is a new executor, not a consumed one.
+    og_ptrset_remove(&consumed_executors, e, NULL);
+    *workspaceSize = e->workspace_size;
+    *executor = e;
+    return ACLNN_SUCCESS;
+}
+
+void og_executor_discard(aclOpExecutor *e) { free(e); }
+
+static void release_ref(aclOpExecutor *e) {
+    if (atomic_fetch_sub(&e->refs, 1) == 1) free(e);
+}
+
+aclnnStatus og_check_out_ptrs(const char *op, uint64_t *workspaceSize, aclOpExecutor **executor) {
+    if (!workspaceSize)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: workspaceSize is NULL", op);
+    if (!executor)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: executor is NULL", op);
+    return ACLNN_SUCCESS;
+}
+
+typedef struct launch {
+    aclOpExecutor *e;
+    void *workspace;
+} launch;
+
+static int run_launch(void *arg) {
+    launch *l = arg;
+    return l->e->run ? l->e->run(l->e, l->workspace) : ACLNN_SUCCESS;
+}
+
+static void free_launch(void *arg) {
+    launch *l = arg;
+    release_ref(l->e);
+    free(l);
+}
+
+aclnnStatus og_executor_launch(const char *op, void *workspace, uint64_t workspaceSize,
+                               aclOpExecutor *e, aclrtStream stream) {
+    if (!e) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: executor is NULL", op);
+    uintptr_t consumed_by = 0;
+    if (!og_ptrset_find(&live_executors, e, NULL)) {
+        if (og_ptrset_find(&consumed_executors, e, &consumed_by))
+            return og_fail(ACLNN_ERR_PARAM_INVALID,
+                           "%s: executor %p was already consumed by an earlier %s call (executors "
+                           "are single-use unless aclSetAclOpExecutorRepeatable was called)",
+                           op, (void *)e, (const char *)consumed_by);
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%s: executor %p is not a live executor (destroyed, or not returned by a "
+                       "GetWorkspaceSize call)",
+                       op, (void *)e);
+    }
+    if (e->op != op)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%s: executor was planned by %sGetWorkspaceSize; run it with %s", op, e->op,
+                       e->op);
+    if (workspaceSize < e->workspace_size)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%s: workspaceSize %llu is smaller than the %llu bytes phase 1 asked for", op,
+                       (unsigned long long)workspaceSize, (unsigned long long)e->workspace_size);
+    if (e->workspace_size > 0 && !workspace)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: workspace is NULL but %llu bytes are needed",
+                       op, (unsigned long long)e->workspace_size);
+    launch *l = malloc(sizeof *l);
+    if (!l) return og_fail(ACLNN_ERR_INNER, "%s: out of memory", op);
+    *l = (launch){e, workspace};
+    if (!e->repeatable) {
+        // Consume now, so a second phase-2 call is refused even before the first has run. The
+        // owner's reference passes to the queued run.
+        if (!og_ptrset_remove(&live_executors, e, NULL)) {
+            free(l);
+            return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: executor %p was consumed concurrently",
+                           op, (void *)e);
+        }
+        remember_consumed(e);
+    } else {
+        atomic_fetch_add(&e->refs, 1);
+    }
+    return og_stream_submit(stream, op, run_launch, free_launch, l, ACLNN_ERR_PARAM_INVALID);
+}
+
+aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor) {
+    if (!executor)
+        return og_fail(ACLNN_ERR_INNER_NULLPTR, "aclSetAclOpExecutorRepeatable: executor is NULL");
+    if (!og_ptrset_find(&live_executors, executor, NULL))
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "aclSetAclOpExecutorRepeatable: executor %p is not a live executor",
+                       (void *)executor);
+    executor->repeatable = true;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor) {
+    if (!executor)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclDestroyAclOpExecutor: executor is NULL");
+    if (!og_ptrset_remove(&live_executors, executor, NULL))
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "aclDestroyAclOpExecutor: executor %p is not a live executor (consumed by "
+                       "phase 2, or destroyed already)",
+                       (void *)executor);
+    release_ref(executor); // queued runs keep it alive until they finish
+    return ACLNN_SUCCESS;
+}
+
+static aclnnStatus set_addr(const char *fn, aclOpExecutor *e, size_t index, bool output,
+                            aclTensor *tensor, void *addr) {
+    if (!e) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: executor is NULL", fn);
+    if (!og_ptrset_find(&live_executors, e, NULL))
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: executor %p is not a live executor", fn,
+                       (void *)e);
+    size_t count = output ? (size_t)e->noutputs : (size_t)e->ninputs;
+    if (index >= count)
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: index %zu is out of range (%s has %zu %s)",
+                       fn, index, e->op, count, output ? "outputs" : "inputs");
+    int slot = (int)index + (output ? e->ninputs : 0);
+    e->io_base[slot] = addr;
+    if (tensor) tensor->data = addr;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor,
+                                  void *addr) {
+    return set_addr("aclSetInputTensorAddr", executor, index, false, tensor, addr);
+}
+
+aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor,
+                                   void *addr) {
+    return set_addr("aclSetOutputTensorAddr", executor, index, true, tensor, addr);
+}

@@ -1,0 +1,148 @@
+/* A tiny fp32 vector API, so a kernel is written once and compiled per ISA (scalar, AVX2,
+ * AVX-512). Every operation is IEEE-exact in the same way on all three (fma is a fused
+ * multiply-add everywhere, rounding is to nearest even), so the three builds of a kernel give
+ * bitwise-identical results. Include with exactly one of OG_ISA_SCALAR / OG_ISA_AVX2 /
+ * OG_ISA_AVX512 defined; OG_FN(name) gives the ISA-suffixed symbol. */
+#ifndef OG_VEC_H
+#define OG_VEC_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(OG_ISA_AVX512)
+#include <immintrin.h>
+#define OG_FN(name) name##__avx512
+#define VLEN 16
+typedef __m512 vf;
+typedef __m512i vi;
+typedef __mmask16 vm;
+static inline vf vload(const float *p) { return _mm512_loadu_ps(p); }
+static inline void vstore(float *p, vf v) { _mm512_storeu_ps(p, v); }
+static inline vf vset(float x) { return _mm512_set1_ps(x); }
+static inline vf vadd(vf a, vf b) { return _mm512_add_ps(a, b); }
+static inline vf vsub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+static inline vf vmul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+static inline vf vdiv(vf a, vf b) { return _mm512_div_ps(a, b); }
+static inline vf vfma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+static inline vf vmin(vf a, vf b) { return _mm512_min_ps(a, b); }
+static inline vf vmax(vf a, vf b) { return _mm512_max_ps(a, b); }
+static inline vf vabs(vf a) { return _mm512_abs_ps(a); }
+static inline vf vround(vf a) {
+    return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+static inline vm vgt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+static inline vm veq(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
+static inline vm visnan(vf a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
+static inline vm visinf(vf a) { return _mm512_cmp_ps_mask(_mm512_abs_ps(a), _mm512_set1_ps(INFINITY), _CMP_EQ_OQ); }
+static inline vm vmor(vm a, vm b) { return a | b; }
+/// m ? a : b
+static inline vf vsel(vm m, vf a, vf b) { return _mm512_mask_blend_ps(m, b, a); }
+/// 2^k for integer-valued k in [-126, 127].
+static inline vf vpow2i(vf k) {
+    vi e = _mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
+}
+/// floor(k / 2) for integer-valued k.
+static inline vf vhalf_floor(vf k) {
+    return _mm512_roundscale_ps(_mm512_mul_ps(k, _mm512_set1_ps(0.5f)),
+                                _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+}
+
+#elif defined(OG_ISA_AVX2)
+#include <immintrin.h>
+#define OG_FN(name) name##__avx2
+#define VLEN 8
+typedef __m256 vf;
+typedef __m256i vi;
+typedef __m256 vm;
+static inline vf vload(const float *p) { return _mm256_loadu_ps(p); }
+static inline void vstore(float *p, vf v) { _mm256_storeu_ps(p, v); }
+static inline vf vset(float x) { return _mm256_set1_ps(x); }
+static inline vf vadd(vf a, vf b) { return _mm256_add_ps(a, b); }
+static inline vf vsub(vf a, vf b) { return _mm256_sub_ps(a, b); }
+static inline vf vmul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+static inline vf vdiv(vf a, vf b) { return _mm256_div_ps(a, b); }
+static inline vf vfma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+static inline vf vmin(vf a, vf b) { return _mm256_min_ps(a, b); }
+static inline vf vmax(vf a, vf b) { return _mm256_max_ps(a, b); }
+static inline vf vabs(vf a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+static inline vf vround(vf a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+static inline vm vgt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+static inline vm veq(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
+static inline vm visnan(vf a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
+static inline vm visinf(vf a) { return _mm256_cmp_ps(vabs(a), _mm256_set1_ps(INFINITY), _CMP_EQ_OQ); }
+static inline vm vmor(vm a, vm b) { return _mm256_or_ps(a, b); }
+static inline vf vsel(vm m, vf a, vf b) { return _mm256_blendv_ps(b, a, m); }
+static inline vf vpow2i(vf k) {
+    vi e = _mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
+}
+static inline vf vhalf_floor(vf k) {
+    return _mm256_round_ps(_mm256_mul_ps(k, _mm256_set1_ps(0.5f)), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+}
+
+#elif defined(OG_ISA_SCALAR)
+#define OG_FN(name) name##__scalar
+#define VLEN 1
+typedef float vf;
+typedef int vm;
+static inline vf vload(const float *p) { return *p; }
+static inline void vstore(float *p, vf v) { *p = v; }
+static inline vf vset(float x) { return x; }
+static inline vf vadd(vf a, vf b) { return a + b; }
+static inline vf vsub(vf a, vf b) { return a - b; }
+static inline vf vmul(vf a, vf b) { return a * b; }
+static inline vf vdiv(vf a, vf b) { return a / b; }
+static inline vf vfma(vf a, vf b, vf c) { return fmaf(a, b, c); }
+// x86 min/max semantics (return the second operand when either is NaN), as the vector builds.
+static inline vf vmin(vf a, vf b) { return a < b ? a : b; }
+static inline vf vmax(vf a, vf b) { return a > b ? a : b; }
+static inline vf vabs(vf a) { return fabsf(a); }
+static inline vf vround(vf a) { return nearbyintf(a); }
+static inline vm vgt(vf a, vf b) { return a > b; }
+static inline vm veq(vf a, vf b) { return a == b; }
+static inline vm visnan(vf a) { return a != a; }
+static inline vm visinf(vf a) { return fabsf(a) == INFINITY; }
+static inline vm vmor(vm a, vm b) { return a | b; }
+static inline vf vsel(vm m, vf a, vf b) { return m ? a : b; }
+static inline vf vpow2i(vf k) {
+    uint32_t bits = (uint32_t)((int)k + 127) << 23;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+static inline vf vhalf_floor(vf k) { return floorf(k * 0.5f); }
+#else
+#error "define one of OG_ISA_SCALAR, OG_ISA_AVX2, OG_ISA_AVX512"
+#endif
+
+/// Runs a vector body over n elements: full vectors in place, and the tail through zero-padded
+/// stack copies, so no lane ever reads or writes past n. Kernels use it as
+///   OG_EW_LOOP(n, nin, in, nout, out, { ...vector code on ins[k] / outs[k]... });
+/// where ins[k] / outs[k] point at VLEN-element windows of in[k] / out[k].
+#define OG_EW_LOOP(n, nin, in, nout, out, ...)                                                  \
+    do {                                                                                       \
+        size_t og_i = 0;                                                                       \
+        const float *ins[4];                                                                   \
+        float *outs[2];                                                                        \
+        for (; og_i + VLEN <= (n); og_i += VLEN) {                                             \
+            for (int k = 0; k < (nin); k++) ins[k] = (in)[k] + og_i;                           \
+            for (int k = 0; k < (nout); k++) outs[k] = (out)[k] + og_i;                        \
+            __VA_ARGS__                                                                        \
+        }                                                                                      \
+        if (og_i < (n)) {                                                                      \
+            float tin[4][VLEN], tout[2][VLEN];                                                 \
+            size_t rest = (n) - og_i;                                                          \
+            for (int k = 0; k < (nin); k++) {                                                  \
+                memset(tin[k], 0, sizeof tin[k]);                                              \
+                memcpy(tin[k], (in)[k] + og_i, rest * sizeof(float));                          \
+                ins[k] = tin[k];                                                               \
+            }                                                                                  \
+            for (int k = 0; k < (nout); k++) outs[k] = tout[k];                                \
+            __VA_ARGS__                                                                        \
+            for (int k = 0; k < (nout); k++) memcpy((out)[k] + og_i, tout[k], rest * sizeof(float)); \
+        }                                                                                      \
+    } while (0)
+
+#endif

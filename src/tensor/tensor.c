@@ -1,0 +1,334 @@
+#include "tensor/tensor.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/error.h"
+#include "tensor/dtype.h"
+
+// Multiplies with overflow detection against INT64_MAX.
+static bool mul_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflow(a, b, r); }
+static bool add_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }
+
+// Validates and fills t; on failure sets the message (prefixed by fn) and returns a status.
+static aclnnStatus init_tensor(const char *fn, aclTensor *t, const int64_t *viewDims,
+                               uint64_t viewDimsNum, aclDataType dataType, const int64_t *stride,
+                               int64_t offset, aclFormat format, const int64_t *storageDims,
+                               uint64_t storageDimsNum, void *tensorData) {
+    if (!viewDims && viewDimsNum > 0)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: viewDims is NULL but viewDimsNum is %llu", fn,
+                       (unsigned long long)viewDimsNum);
+    if (!storageDims && storageDimsNum > 0)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: storageDims is NULL but storageDimsNum is %llu",
+                       fn, (unsigned long long)storageDimsNum);
+    if (viewDimsNum > OG_TENSOR_MAX_DIMS || storageDimsNum > OG_TENSOR_MAX_DIMS)
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: rank %llu exceeds the tensor limit %d", fn,
+                       (unsigned long long)(viewDimsNum > storageDimsNum ? viewDimsNum
+                                                                         : storageDimsNum),
+                       OG_TENSOR_MAX_DIMS);
+    if (!og_dtype_is_representable(dataType))
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: dataType %d is not supported by opgrad tensors",
+                       fn, (int)dataType);
+    if (offset < 0)
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: offset %lld must be >= 0", fn,
+                       (long long)offset);
+    int ndim = (int)viewDimsNum;
+    int64_t numel = 1, max_offset = offset;
+    for (int i = 0; i < ndim; i++) {
+        if (viewDims[i] < 0)
+            return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: viewDims[%d] = %lld must be >= 0", fn, i,
+                           (long long)viewDims[i]);
+        if (!mul_ok(numel, viewDims[i], &numel))
+            return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: element count overflows int64", fn);
+    }
+    int64_t elem = (int64_t)aclDataTypeSize(dataType), bytes;
+    if (!mul_ok(numel, elem, &bytes))
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: byte size overflows int64", fn);
+    int64_t strides[OG_TENSOR_MAX_DIMS];
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        strides[i] = stride ? stride[i] : s;
+        if (strides[i] < 0)
+            return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: stride[%d] = %lld must be >= 0", fn, i,
+                           (long long)strides[i]);
+        if (!stride && !mul_ok(s, viewDims[i] > 0 ? viewDims[i] : 1, &s)) s = INT64_MAX;
+    }
+    if (numel > 0) {
+        for (int i = 0; i < ndim; i++) {
+            int64_t span;
+            if (!mul_ok(strides[i], viewDims[i] - 1, &span) || !add_ok(max_offset, span, &max_offset))
+                return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: view extent overflows int64", fn);
+        }
+    }
+    int64_t storage_numel = 1;
+    for (uint64_t i = 0; i < storageDimsNum; i++) {
+        if (storageDims[i] < 0)
+            return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: storageDims[%llu] = %lld must be >= 0", fn,
+                           (unsigned long long)i, (long long)storageDims[i]);
+        if (!mul_ok(storage_numel, storageDims[i], &storage_numel))
+            return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: storage element count overflows int64", fn);
+    }
+    if (storageDimsNum > 0 && numel > 0 && max_offset >= storage_numel)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%s: view reaches element %lld but the storage holds %lld elements "
+                       "(offset + sum(stride[i]*(dim[i]-1)) must be < prod(storageDims))",
+                       fn, (long long)max_offset, (long long)storage_numel);
+
+    t->dtype = dataType;
+    t->format = format;
+    t->ndim = ndim;
+    t->offset = offset;
+    t->numel = numel;
+    t->data = tensorData;
+    for (int i = 0; i < ndim; i++) {
+        t->dims[i] = viewDims[i];
+        t->strides[i] = strides[i];
+    }
+    if (storageDimsNum > 0) {
+        t->storage_ndim = (int)storageDimsNum;
+        memcpy(t->storage_dims, storageDims, storageDimsNum * sizeof *storageDims);
+    } else { // no storage given: the smallest storage that holds the view
+        t->storage_ndim = 1;
+        t->storage_dims[0] = numel > 0 ? max_offset + 1 : 0;
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType,
+                           const int64_t *stride, int64_t offset, aclFormat format,
+                           const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData) {
+    aclTensor *t = calloc(1, sizeof *t);
+    if (!t) {
+        og_set_error("aclCreateTensor: out of memory");
+        return NULL;
+    }
+    if (init_tensor("aclCreateTensor", t, viewDims, viewDimsNum, dataType, stride, offset, format,
+                    storageDims, storageDimsNum, tensorData) != ACLNN_SUCCESS) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+aclnnStatus aclInitTensor(aclTensor *tensor, const int64_t *viewDims, uint64_t viewDimsNum,
+                          aclDataType dataType, const int64_t *stride, int64_t offset,
+                          aclFormat format, const int64_t *storageDims, uint64_t storageDimsNum,
+                          void *tensorDataAddr) {
+    if (!tensor) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclInitTensor: tensor is NULL");
+    aclTensor fresh;
+    memset(&fresh, 0, sizeof fresh);
+    aclnnStatus st = init_tensor("aclInitTensor", &fresh, viewDims, viewDimsNum, dataType, stride,
+                                 offset, format, storageDims, storageDimsNum, tensorDataAddr);
+    if (st == ACLNN_SUCCESS) *tensor = fresh;
+    return st;
+}
+
+aclnnStatus aclDestroyTensor(const aclTensor *tensor) {
+    free((void *)tensor);
+    return ACLNN_SUCCESS;
+}
+
+aclScalar *aclCreateScalar(void *value, aclDataType dataType) {
+    if (!value) {
+        og_set_error("aclCreateScalar: value is NULL");
+        return NULL;
+    }
+    size_t size = aclDataTypeSize(dataType);
+    if (!og_dtype_is_representable(dataType) || size == 0 || size > 16) {
+        og_set_error("aclCreateScalar: dataType %d is not supported", (int)dataType);
+        return NULL;
+    }
+    aclScalar *s = calloc(1, sizeof *s);
+    if (!s) {
+        og_set_error("aclCreateScalar: out of memory");
+        return NULL;
+    }
+    s->dtype = dataType;
+    memcpy(s->v.bytes, value, size);
+    return s;
+}
+
+aclnnStatus aclDestroyScalar(const aclScalar *scalar) {
+    free((void *)scalar);
+    return ACLNN_SUCCESS;
+}
+
+double og_scalar_as_double(const aclScalar *s) {
+    switch (s->dtype) {
+    case ACL_FLOAT: return s->v.f32;
+    case ACL_DOUBLE: return s->v.f64;
+    case ACL_FLOAT16: return og_f16_to_f32(s->v.u16);
+    case ACL_BF16: return og_bf16_to_f32(s->v.u16);
+    case ACL_INT8: return s->v.i8;
+    case ACL_INT16: return s->v.i16;
+    case ACL_INT32: return s->v.i32;
+    case ACL_INT64: return (double)s->v.i64;
+    case ACL_UINT8: return s->v.u8;
+    case ACL_UINT16: return s->v.u16;
+    case ACL_UINT32: return s->v.u32;
+    case ACL_UINT64: return (double)s->v.u64;
+    case ACL_BOOL: return s->v.b;
+    default: return 0.0;
+    }
+}
+
+// The arrays copy their values; size 0 is allowed (an empty array), value NULL is not when size
+// > 0.
+#define DEFINE_ARRAY(Type, Elem, create, destroy, getsize)                                         \
+    Type *create(const Elem *value, uint64_t size) {                                           \
+        if (!value && size > 0) {                                                              \
+            og_set_error(#create ": value is NULL but size is %llu", (unsigned long long)size); \
+            return NULL;                                                                       \
+        }                                                                                      \
+        if (size > (uint64_t)1 << 40) {                                                        \
+            og_set_error(#create ": size %llu is too large", (unsigned long long)size);         \
+            return NULL;                                                                       \
+        }                                                                                      \
+        Type *a = calloc(1, sizeof *a);                                                        \
+        Elem *copy = calloc(size ? size : 1, sizeof(Elem));                                    \
+        if (!a || !copy) {                                                                     \
+            free(a);                                                                           \
+            free(copy);                                                                        \
+            og_set_error(#create ": out of memory");                                           \
+            return NULL;                                                                       \
+        }                                                                                      \
+        if (size) memcpy(copy, value, size * sizeof(Elem));                                    \
+        a->size = size;                                                                        \
+        a->values = copy;                                                                      \
+        return a;                                                                              \
+    }                                                                                          \
+    aclnnStatus destroy(const Type *array) {                                                   \
+        if (array) {                                                                           \
+            free(array->values);                                                               \
+            free((void *)array);                                                               \
+        }                                                                                      \
+        return ACLNN_SUCCESS;                                                                  \
+    }                                                                                          \
+    aclnnStatus getsize(const Type *array, uint64_t *size) {                                   \
+        if (!array || !size) return og_fail(ACLNN_ERR_PARAM_NULLPTR, #getsize ": NULL argument"); \
+        *size = array->size;                                                                   \
+        return ACLNN_SUCCESS;                                                                  \
+    }
+
+DEFINE_ARRAY(aclIntArray, int64_t, aclCreateIntArray, aclDestroyIntArray, aclGetIntArraySize)
+DEFINE_ARRAY(aclFloatArray, float, aclCreateFloatArray, aclDestroyFloatArray, aclGetFloatArraySize)
+DEFINE_ARRAY(aclBoolArray, bool, aclCreateBoolArray, aclDestroyBoolArray, aclGetBoolArraySize)
+
+// Lists take ownership of the objects they are given: destroying the list destroys them.
+#define DEFINE_LIST(Type, Elem, field, create, destroy, getsize, destroy_elem)                   \
+    Type *create(const Elem *const *value, uint64_t size) {                                    \
+        if (!value && size > 0) {                                                              \
+            og_set_error(#create ": value is NULL but size is %llu", (unsigned long long)size); \
+            return NULL;                                                                       \
+        }                                                                                      \
+        if (size > (uint64_t)1 << 32) {                                                        \
+            og_set_error(#create ": size %llu is too large", (unsigned long long)size);         \
+            return NULL;                                                                       \
+        }                                                                                      \
+        Type *l = calloc(1, sizeof *l);                                                        \
+        Elem **items = calloc(size ? size : 1, sizeof *items);                                 \
+        if (!l || !items) {                                                                    \
+            free(l);                                                                           \
+            free(items);                                                                       \
+            og_set_error(#create ": out of memory");                                           \
+            return NULL;                                                                       \
+        }                                                                                      \
+        for (uint64_t i = 0; i < size; i++) items[i] = (Elem *)value[i];                       \
+        l->size = size;                                                                        \
+        l->field = items;                                                                      \
+        return l;                                                                              \
+    }                                                                                          \
+    aclnnStatus destroy(const Type *list) {                                                    \
+        if (list) {                                                                            \
+            for (uint64_t i = 0; i < list->size; i++) destroy_elem(list->field[i]);            \
+            free(list->field);                                                                 \
+            free((void *)list);                                                                \
+        }                                                                                      \
+        return ACLNN_SUCCESS;                                                                  \
+    }                                                                                          \
+    aclnnStatus getsize(const Type *list, uint64_t *size) {                                    \
+        if (!list || !size) return og_fail(ACLNN_ERR_PARAM_NULLPTR, #getsize ": NULL argument"); \
+        *size = list->size;                                                                    \
+        return ACLNN_SUCCESS;                                                                  \
+    }
+
+DEFINE_LIST(aclTensorList, aclTensor, tensors, aclCreateTensorList, aclDestroyTensorList,
+            aclGetTensorListSize, aclDestroyTensor)
+DEFINE_LIST(aclScalarList, aclScalar, scalars, aclCreateScalarList, aclDestroyScalarList,
+            aclGetScalarListSize, aclDestroyScalar)
+
+static aclnnStatus copy_dims(const char *fn, const aclTensor *t, const int64_t *src, int n,
+                             int64_t **out, uint64_t *outn) {
+    if (!t || !out || !outn) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: NULL argument", fn);
+    *out = malloc((n ? n : 1) * sizeof **out);
+    if (!*out) return og_fail(ACLNN_ERR_INNER, "%s: out of memory", fn);
+    if (n) memcpy(*out, src, n * sizeof **out);
+    *outn = (uint64_t)n;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclGetViewShape(const aclTensor *tensor, int64_t **viewDims, uint64_t *viewDimsNum) {
+    return copy_dims("aclGetViewShape", tensor, tensor ? tensor->dims : NULL,
+                     tensor ? tensor->ndim : 0, viewDims, viewDimsNum);
+}
+aclnnStatus aclGetStorageShape(const aclTensor *tensor, int64_t **storageDims,
+                               uint64_t *storageDimsNum) {
+    return copy_dims("aclGetStorageShape", tensor, tensor ? tensor->storage_dims : NULL,
+                     tensor ? tensor->storage_ndim : 0, storageDims, storageDimsNum);
+}
+aclnnStatus aclGetViewStrides(const aclTensor *tensor, int64_t **stridesValue, uint64_t *stridesNum) {
+    return copy_dims("aclGetViewStrides", tensor, tensor ? tensor->strides : NULL,
+                     tensor ? tensor->ndim : 0, stridesValue, stridesNum);
+}
+aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset) {
+    if (!tensor || !offset) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclGetViewOffset: NULL argument");
+    *offset = tensor->offset;
+    return ACLNN_SUCCESS;
+}
+aclnnStatus aclGetFormat(const aclTensor *tensor, aclFormat *format) {
+    if (!tensor || !format) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclGetFormat: NULL argument");
+    *format = tensor->format;
+    return ACLNN_SUCCESS;
+}
+aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *dataType) {
+    if (!tensor || !dataType)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclGetDataType: NULL argument");
+    *dataType = tensor->dtype;
+    return ACLNN_SUCCESS;
+}
+aclnnStatus aclSetRawTensorAddr(aclTensor *tensor, void *addr) {
+    if (!tensor) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclSetRawTensorAddr: tensor is NULL");
+    tensor->data = addr;
+    return ACLNN_SUCCESS;
+}
+aclnnStatus aclGetRawTensorAddr(const aclTensor *tensor, void **addr) {
+    if (!tensor || !addr)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclGetRawTensorAddr: NULL argument");
+    *addr = tensor->data;
+    return ACLNN_SUCCESS;
+}
+
+const char *og_shape_str(const int64_t *dims, int ndim, char *buf, int bufsize) {
+    int n = snprintf(buf, bufsize, "[");
+    for (int i = 0; i < ndim && n < bufsize; i++)
+        n += snprintf(buf + n, bufsize - n, i ? ",%lld" : "%lld", (long long)dims[i]);
+    if (n < bufsize) snprintf(buf + n, bufsize - n, "]");
+    return buf;
+}
+
+bool og_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out,
+                         int *nout, int *bad_dim) {
+    int n = na > nb ? na : nb;
+    for (int i = 0; i < n; i++) {
+        int ia = na - n + i, ib = nb - n + i;
+        int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+        if (da != db && da != 1 && db != 1) {
+            if (bad_dim) *bad_dim = i;
+            return false;
+        }
+        out[i] = da == 1 ? db : da;
+    }
+    *nout = n;
+    return true;
+}

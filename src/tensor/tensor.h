@@ -1,0 +1,84 @@
+/* The objects behind aclTensor, aclScalar, the arrays and the lists. */
+#ifndef OG_TENSOR_H
+#define OG_TENSOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "aclnn/aclnn_base.h"
+
+/// Rank limit of aclnn operators (checked per operator, status 161002).
+#define OG_MAX_DIMS 8
+/// Rank limit of the tensor object itself, so that an operator can reject rank 9 with 161002
+/// instead of aclCreateTensor failing first.
+#define OG_TENSOR_MAX_DIMS 32
+
+struct aclTensor {
+    aclDataType dtype;
+    aclFormat format;
+    int ndim;
+    int storage_ndim;
+    int64_t offset; // elements from `data` to the view's first element
+    int64_t numel;
+    int64_t dims[OG_TENSOR_MAX_DIMS];
+    int64_t strides[OG_TENSOR_MAX_DIMS]; // elements
+    int64_t storage_dims[OG_TENSOR_MAX_DIMS];
+    void *data; // storage base address
+};
+
+struct aclScalar {
+    aclDataType dtype;
+    union {
+        double f64;
+        float f32;
+        uint16_t u16;
+        int64_t i64;
+        uint64_t u64;
+        int32_t i32;
+        uint32_t u32;
+        int16_t i16;
+        int8_t i8;
+        uint8_t u8;
+        bool b;
+        unsigned char bytes[16];
+    } v;
+};
+
+struct aclIntArray {
+    uint64_t size;
+    int64_t *values;
+};
+struct aclFloatArray {
+    uint64_t size;
+    float *values;
+};
+struct aclBoolArray {
+    uint64_t size;
+    bool *values;
+};
+struct aclTensorList {
+    uint64_t size;
+    aclTensor **tensors;
+};
+struct aclScalarList {
+    uint64_t size;
+    aclScalar **scalars;
+};
+
+/// Address of the view's first element.
+static inline void *og_tensor_first(const aclTensor *t) {
+    return (char *)t->data + t->offset * (int64_t)aclDataTypeSize(t->dtype);
+}
+
+/// Value of a scalar as double (integers and bools converted, 16-bit floats decoded).
+double og_scalar_as_double(const aclScalar *s);
+
+/// "[4,2]" style rendering for messages; returns buf.
+const char *og_shape_str(const int64_t *dims, int ndim, char *buf, int bufsize);
+
+/// NumPy broadcast of two shapes into out (rank max(na, nb)); false if incompatible, and then
+/// *bad_dim is the (right-aligned output) dim that conflicts.
+bool og_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out,
+                         int *nout, int *bad_dim);
+
+#endif

@@ -1,0 +1,111 @@
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acl/acl.h"
+#include "tensor/dtype.h"
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+void test_rng_seed(test_rng *r, uint64_t seed) {
+    for (int i = 0; i < 4; i++) { // splitmix64
+        seed += 0x9E3779B97F4A7C15ull;
+        uint64_t z = seed;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        r->s[i] = z ^ (z >> 31);
+    }
+}
+
+uint64_t test_rng_next(test_rng *r) {
+    uint64_t *s = r->s, result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+double test_rng_uniform(test_rng *r, double lo, double hi) {
+    return lo + (hi - lo) * (double)(test_rng_next(r) >> 11) * 0x1p-53;
+}
+
+void test_store(void *base, int64_t index, aclDataType dt, double v) {
+    switch (dt) {
+    case ACL_FLOAT16: ((uint16_t *)base)[index] = og_f32_to_f16((float)v); break;
+    case ACL_BF16: ((uint16_t *)base)[index] = og_f32_to_bf16((float)v); break;
+    case ACL_DOUBLE: ((double *)base)[index] = v; break;
+    default: ((float *)base)[index] = (float)v; break;
+    }
+}
+
+double test_load(const void *base, int64_t index, aclDataType dt) {
+    switch (dt) {
+    case ACL_FLOAT16: return og_f16_to_f32(((const uint16_t *)base)[index]);
+    case ACL_BF16: return og_bf16_to_f32(((const uint16_t *)base)[index]);
+    case ACL_DOUBLE: return ((const double *)base)[index];
+    default: return ((const float *)base)[index];
+    }
+}
+
+// Rounding a double straight to fp16/bf16 (not via float) avoids double rounding.
+double test_round_to(aclDataType dt, double v) {
+    if (isnan(v) || isinf(v) || v == 0) return dt == ACL_DOUBLE ? v : (double)(float)v;
+    int mant_bits, min_exp, max_exp;
+    switch (dt) {
+    case ACL_FLOAT16: mant_bits = 10, min_exp = -14, max_exp = 15; break;
+    case ACL_BF16: mant_bits = 7, min_exp = -126, max_exp = 127; break;
+    case ACL_DOUBLE: return v;
+    default: mant_bits = 23, min_exp = -126, max_exp = 127; break;
+    }
+    int e;
+    frexp(v, &e); // v = m 2^e, 0.5 <= |m| < 1
+    int exp = e - 1;
+    if (exp < min_exp) exp = min_exp;
+    double quantum = ldexp(1.0, exp - mant_bits);
+    double r = nearbyint(v / quantum) * quantum; // default rounding mode: nearest even
+    double max = ldexp(2.0 - ldexp(1.0, -mant_bits), max_exp);
+    if (fabs(r) > max) {
+        // overflow: rounds to inf if |v| >= max + half a quantum of the top binade
+        double half = ldexp(1.0, max_exp - mant_bits - 1);
+        return fabs(v) >= max + half ? copysign(INFINITY, v) : copysign(max, v);
+    }
+    return r;
+}
+
+double test_ulp_error(aclDataType dt, double got, double ref) {
+    if (isnan(got) || isnan(ref)) return isnan(got) && isnan(ref) ? 0.0 : INFINITY;
+    if (isinf(got) || isinf(ref)) return got == ref ? 0.0 : INFINITY;
+    int mant_bits, min_exp;
+    switch (dt) {
+    case ACL_FLOAT16: mant_bits = 10, min_exp = -14; break;
+    case ACL_BF16: mant_bits = 7, min_exp = -126; break;
+    default: mant_bits = 23, min_exp = -126; break;
+    }
+    int e;
+    frexp(ref, &e);
+    int exp = ref == 0 ? min_exp : e - 1;
+    if (exp < min_exp) exp = min_exp;
+    return fabs(got - ref) / ldexp(1.0, exp - mant_bits);
+}
+
+aclTensor *test_tensor(const int64_t *dims, int ndim, aclDataType dt, void *data) {
+    return aclCreateTensor(dims, (uint64_t)ndim, dt, NULL, 0, ACL_FORMAT_ND, dims, (uint64_t)ndim,
+                           data);
+}
+
+aclnnStatus test_run(aclnnStatus phase1_status, uint64_t ws, aclOpExecutor *exec,
+                     test_phase2_fn phase2, aclrtStream stream) {
+    if (phase1_status != ACLNN_SUCCESS) return phase1_status;
+    void *workspace = NULL;
+    if (ws > 0 && aclrtMalloc(&workspace, ws, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
+        return ACLNN_ERR_INNER;
+    aclnnStatus st = phase2(workspace, ws, exec, stream);
+    if (st == ACLNN_SUCCESS && stream) st = aclrtSynchronizeStream(stream);
+    if (workspace) aclrtFree(workspace);
+    return st;
+}

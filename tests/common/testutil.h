@@ -1,0 +1,38 @@
+/* Helpers shared by the tests: dtype encoding, ULP distances, a seeded RNG, tensor setup. */
+#ifndef OG_TESTUTIL_H
+#define OG_TESTUTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "aclnn/aclnn_base.h"
+
+/// xoshiro256** seeded from (seed); prints nothing. Deterministic across platforms.
+typedef struct test_rng {
+    uint64_t s[4];
+} test_rng;
+void test_rng_seed(test_rng *r, uint64_t seed);
+uint64_t test_rng_next(test_rng *r);
+double test_rng_uniform(test_rng *r, double lo, double hi); // [lo, hi)
+
+/// Encodes a double into storage of dtype (fp32/fp16/bf16, round to nearest even) and back.
+void test_store(void *base, int64_t index, aclDataType dt, double v);
+double test_load(const void *base, int64_t index, aclDataType dt);
+/// The double value rounded to dt (what an exact kernel would store).
+double test_round_to(aclDataType dt, double v);
+
+/// Distance between got and the exact value ref, in ulps of dtype dt at ref (subnormal ulps
+/// below the normal range). NaN vs NaN and equal infinities are 0; any other mismatch in
+/// NaN-ness or infinity is INFINITY.
+double test_ulp_error(aclDataType dt, double got, double ref);
+
+/// Contiguous tensor over `data` (not owned).
+aclTensor *test_tensor(const int64_t *dims, int ndim, aclDataType dt, void *data);
+
+/// Runs phase 1 result + phase 2 synchronously (NULL stream) with a fresh workspace; returns
+/// the first non-success status.
+typedef aclnnStatus (*test_phase2_fn)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+aclnnStatus test_run(aclnnStatus phase1_status, uint64_t ws, aclOpExecutor *exec,
+                     test_phase2_fn phase2, aclrtStream stream);
+
+#endif
