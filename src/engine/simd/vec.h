@@ -49,6 +49,24 @@ static inline vf vhalf_floor(vf k) {
                                 _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
 }
 
+
+/// A float vector widened to double precision (two halves), for the few steps that cancel.
+typedef struct { __m512d lo, hi; } vd;
+static inline vd vwiden(vf a) {
+    vd r = {_mm512_cvtps_pd(_mm512_castps512_ps256(a)),
+            _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)))};
+    return r;
+}
+static inline vf vnarrow(vd a) {
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(a.lo)), _mm512_cvtpd_ps(a.hi), 1);
+}
+static inline vd vdset(double x) { vd r = {_mm512_set1_pd(x), _mm512_set1_pd(x)}; return r; }
+static inline vd vdadd(vd a, vd b) { vd r = {_mm512_add_pd(a.lo, b.lo), _mm512_add_pd(a.hi, b.hi)}; return r; }
+static inline vd vdmul(vd a, vd b) { vd r = {_mm512_mul_pd(a.lo, b.lo), _mm512_mul_pd(a.hi, b.hi)}; return r; }
+static inline vd vdfma(vd a, vd b, vd c) {
+    vd r = {_mm512_fmadd_pd(a.lo, b.lo, c.lo), _mm512_fmadd_pd(a.hi, b.hi, c.hi)};
+    return r;
+}
 #elif defined(OG_ISA_AVX2)
 #include <immintrin.h>
 #define OG_FN(name) name##__avx2
@@ -82,6 +100,22 @@ static inline vf vhalf_floor(vf k) {
     return _mm256_round_ps(_mm256_mul_ps(k, _mm256_set1_ps(0.5f)), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
 }
 
+
+typedef struct { __m256d lo, hi; } vd;
+static inline vd vwiden(vf a) {
+    vd r = {_mm256_cvtps_pd(_mm256_castps256_ps128(a)), _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1))};
+    return r;
+}
+static inline vf vnarrow(vd a) {
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(a.lo)), _mm256_cvtpd_ps(a.hi), 1);
+}
+static inline vd vdset(double x) { vd r = {_mm256_set1_pd(x), _mm256_set1_pd(x)}; return r; }
+static inline vd vdadd(vd a, vd b) { vd r = {_mm256_add_pd(a.lo, b.lo), _mm256_add_pd(a.hi, b.hi)}; return r; }
+static inline vd vdmul(vd a, vd b) { vd r = {_mm256_mul_pd(a.lo, b.lo), _mm256_mul_pd(a.hi, b.hi)}; return r; }
+static inline vd vdfma(vd a, vd b, vd c) {
+    vd r = {_mm256_fmadd_pd(a.lo, b.lo, c.lo), _mm256_fmadd_pd(a.hi, b.hi, c.hi)};
+    return r;
+}
 #elif defined(OG_ISA_SCALAR)
 #define OG_FN(name) name##__scalar
 #define VLEN 1
@@ -113,6 +147,14 @@ static inline vf vpow2i(vf k) {
     return f;
 }
 static inline vf vhalf_floor(vf k) { return floorf(k * 0.5f); }
+
+typedef double vd;
+static inline vd vwiden(vf a) { return (double)a; }
+static inline vf vnarrow(vd a) { return (float)a; }
+static inline vd vdset(double x) { return x; }
+static inline vd vdadd(vd a, vd b) { return a + b; }
+static inline vd vdmul(vd a, vd b) { return a * b; }
+static inline vd vdfma(vd a, vd b, vd c) { return fma(a, b, c); }
 #else
 #error "define one of OG_ISA_SCALAR, OG_ISA_AVX2, OG_ISA_AVX512"
 #endif

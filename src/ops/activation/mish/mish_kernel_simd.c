@@ -10,6 +10,8 @@
  * division:
  *   x > 0:  (num den + 4 (x e) e (1 + e)) / den^2,        num = 1 + 2e, den = num + 2e^2
  *   x <= 0: e ((e + 2) den + 4 x (1 + e)) / den^2,        den = e^2 + 2e + 2
+ * The bracket of the second form cancels near x = -1.19 (the root of mish') and is evaluated in
+ * double; the error left there comes from e alone.
  * |x| is clamped to 160 where it multiplies e: e^-160 underflows every product to 0 in fp32, so
  * the result is unchanged for finite x and +-inf gives the mathematical limits (mish(-inf) = -0,
  * mish(+inf) = +inf, mish'(-inf) = 0, mish'(+inf) = 1). NaN inputs give NaN. */
@@ -57,9 +59,13 @@ static inline vf mish_grad_factor(vf x) {
     vf den_pos = vfma(vmul(two, e), e, num_pos);
     vf xe = vmul(c.xc, e);
     vf a_pos = vfma(num_pos, den_pos, vmul(vmul(vmul(four, xe), e), one_plus_e));
-    vf e_plus_2 = vadd(e, two);
-    vf den_neg = vfma(e, e_plus_2, two);
-    vf a_neg = vfma(e_plus_2, den_neg, vmul(vmul(four, c.xc), one_plus_e));
+    vf den_neg = vfma(e, vadd(e, two), two);
+    // The two terms of a_neg = (e + 2) den + 4 x (1 + e) cancel near mish's minimum
+    // (x ~ -1.19, where mish' = 0): evaluate them in double, e^3 + 4e^2 + 6e + 4 + 4x(1 + e).
+    vd ed = vwiden(e), xd = vwiden(c.xc);
+    vd poly = vdfma(vdfma(vdfma(vdadd(ed, vdset(4.0)), ed, vdset(6.0)), ed, vdset(4.0)),
+                    vdset(1.0), vdmul(vdmul(vdset(4.0), xd), vdadd(vdset(1.0), ed)));
+    vf a_neg = vnarrow(poly);
     vf den = vsel(c.pos, den_pos, den_neg);
     vf w = vdiv(vsel(c.pos, a_pos, a_neg), vmul(den, den));
     vf f = vsel(c.pos, w, og_vexp_scale(c.split, w));

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The main job: builds opgrad (Release) and runs the aclnn MishBackward example plus
+# `opgrad selfcheck` (Mish / MishBackward on every ISA and dtype against float64).
+# Installs the build tools it needs on Debian 12 when they are missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need=()
+for pkg in cmake ninja-build gcc g++; do dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg"); done
+if [ ${#need[@]} -gt 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+ninja -C build >/dev/null
+./build/opgrad info
+echo
+./build/examples/example_mish_backward
+echo
+./build/opgrad selfcheck

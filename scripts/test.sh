@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian 12) and runs every test:
+#   1. gcc Release build, the whole CTest suite (kernel, tiling, api, examples) + `opgrad selfcheck`
+#   2. clang build (warnings are errors), the whole suite
+#   3. AddressSanitizer + UndefinedBehaviorSanitizer build, the whole suite
+#   4. ThreadSanitizer build, the stream/thread tests
+#   5. `cmake --install` into a scratch prefix, then a consumer built with find_package(opgrad)
+#      and one built with pkg-config, in C and C++
+# Usage: scripts/test.sh            (from anywhere; build dirs go to build-test/ in the repo)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+out=${OPGRAD_TEST_BUILD:-$root/build-test}
+jobs=$(nproc)
+
+need=()
+for pkg in cmake ninja-build gcc g++ clang pkg-config; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+    echo "== installing: ${need[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
+
+step() { echo; echo "== $*"; }
+
+build() { # dir, extra cmake args...
+    local dir=$1; shift
+    cmake -S "$root" -B "$dir" -G Ninja -DOPGRAD_BUILD_BENCH=ON "$@" >/dev/null
+    ninja -C "$dir" >/dev/null
+}
+
+step "gcc build + tests"
+build "$out/gcc" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
+ctest --test-dir "$out/gcc" --output-on-failure -j "$jobs"
+"$out/gcc/opgrad" selfcheck
+
+step "clang build + tests"
+build "$out/clang" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+ctest --test-dir "$out/clang" --output-on-failure -j "$jobs"
+
+step "ASan + UBSan build + tests"
+build "$out/asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPGRAD_SANITIZE=address,undefined \
+    -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 OPGRAD_TEST_QUICK=1 \
+    ctest --test-dir "$out/asan" --output-on-failure -j "$jobs"
+
+step "TSan build + stream/thread tests"
+build "$out/tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPGRAD_SANITIZE=thread \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+TSAN_OPTIONS=halt_on_error=1 OPGRAD_TEST_QUICK=1 \
+    ctest --test-dir "$out/tsan" --output-on-failure -L api -R "stream|runtime"
+
+step "install + find_package / pkg-config consumers"
+prefix="$out/prefix"
+rm -rf "$prefix"
+cmake --install "$out/gcc" --prefix "$prefix" >/dev/null
+consumer="$out/consumer"
+rm -rf "$consumer" && mkdir -p "$consumer"
+cp "$root/examples/mish_backward.c" "$root/examples/mish_backward.cpp" "$consumer/"
+cat > "$consumer/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(consumer C CXX)
+find_package(opgrad REQUIRED)
+add_executable(consumer_c mish_backward.c)
+target_link_libraries(consumer_c PRIVATE opgrad::opgrad m)
+add_executable(consumer_cpp mish_backward.cpp)
+set_target_properties(consumer_cpp PROPERTIES CXX_STANDARD 17)
+target_link_libraries(consumer_cpp PRIVATE opgrad::opgrad_static)
+CMAKE
+cmake -S "$consumer" -B "$consumer/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+ninja -C "$consumer/build" >/dev/null
+"$consumer/build/consumer_c" >/dev/null
+"$consumer/build/consumer_cpp" >/dev/null
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib/x86_64-linux-gnu/pkgconfig"
+gcc -std=c11 -Wall -Wextra -Werror "$consumer/mish_backward.c" -o "$consumer/pc_c" \
+    $(pkg-config --cflags --libs opgrad) -lm -Wl,-rpath,"$(pkg-config --variable=libdir opgrad)"
+"$consumer/pc_c" >/dev/null
+echo "consumers: find_package (C, C++ static) and pkg-config (C) built and ran"
+
+step "summary"
+echo "all test stages passed"
