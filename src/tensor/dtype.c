@@ -149,7 +149,8 @@ static float float_of(uint32_t u) {
 float og_f16_to_f32(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16;
     uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-    if (exp == 0x1f) return float_of(sign | 0x7f800000u | (mant << 13)); // inf / NaN
+    if (exp == 0x1f) // inf, or NaN made quiet as the F16C instruction does
+        return float_of(sign | 0x7f800000u | (mant ? 0x400000u : 0) | (mant << 13));
     if (exp == 0) {                                                       // zero / subnormal
         float v = (float)mant * 0x1p-24f;
         return sign ? -v : v;

@@ -67,6 +67,22 @@ static inline vd vdfma(vd a, vd b, vd c) {
     vd r = {_mm512_fmadd_pd(a.lo, b.lo, c.lo), _mm512_fmadd_pd(a.hi, b.hi, c.hi)};
     return r;
 }
+/// m ? a : b, with a float-lane mask.
+static inline vd vdsel(vm m, vd a, vd b) {
+    vd r = {_mm512_mask_blend_pd((__mmask8)(m & 0xff), b.lo, a.lo),
+            _mm512_mask_blend_pd((__mmask8)(m >> 8), b.hi, a.hi)};
+    return r;
+}
+/// 2^k in double for integer-valued k in [-1022, 1023].
+static inline vd vdpow2i(vf k) {
+    __m512i ki = _mm512_cvtps_epi32(k);
+    __m512i lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(ki));
+    __m512i hi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(ki, 1));
+    __m512i bias = _mm512_set1_epi64(1023);
+    vd r = {_mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(lo, bias), 52)),
+            _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(hi, bias), 52))};
+    return r;
+}
 #elif defined(OG_ISA_AVX2)
 #include <immintrin.h>
 #define OG_FN(name) name##__avx2
@@ -116,6 +132,22 @@ static inline vd vdfma(vd a, vd b, vd c) {
     vd r = {_mm256_fmadd_pd(a.lo, b.lo, c.lo), _mm256_fmadd_pd(a.hi, b.hi, c.hi)};
     return r;
 }
+static inline vd vdsel(vm m, vd a, vd b) {
+    // Widening an all-ones float lane gives a negative NaN: blendv only reads the sign bit.
+    __m256d mlo = _mm256_cvtps_pd(_mm256_castps256_ps128(m));
+    __m256d mhi = _mm256_cvtps_pd(_mm256_extractf128_ps(m, 1));
+    vd r = {_mm256_blendv_pd(b.lo, a.lo, mlo), _mm256_blendv_pd(b.hi, a.hi, mhi)};
+    return r;
+}
+static inline vd vdpow2i(vf k) {
+    __m256i ki = _mm256_cvtps_epi32(k);
+    __m256i lo = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(ki));
+    __m256i hi = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(ki, 1));
+    __m256i bias = _mm256_set1_epi64x(1023);
+    vd r = {_mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(lo, bias), 52)),
+            _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(hi, bias), 52))};
+    return r;
+}
 #elif defined(OG_ISA_SCALAR)
 #define OG_FN(name) name##__scalar
 #define VLEN 1
@@ -155,6 +187,13 @@ static inline vd vdset(double x) { return x; }
 static inline vd vdadd(vd a, vd b) { return a + b; }
 static inline vd vdmul(vd a, vd b) { return a * b; }
 static inline vd vdfma(vd a, vd b, vd c) { return fma(a, b, c); }
+static inline vd vdsel(vm m, vd a, vd b) { return m ? a : b; }
+static inline vd vdpow2i(vf k) {
+    uint64_t bits = (uint64_t)((int64_t)k + 1023) << 52;
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
 #else
 #error "define one of OG_ISA_SCALAR, OG_ISA_AVX2, OG_ISA_AVX512"
 #endif

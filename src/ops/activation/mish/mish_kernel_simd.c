@@ -10,15 +10,17 @@
  * division:
  *   x > 0:  (num den + 4 (x e) e (1 + e)) / den^2,        num = 1 + 2e, den = num + 2e^2
  *   x <= 0: e ((e + 2) den + 4 x (1 + e)) / den^2,        den = e^2 + 2e + 2
- * The bracket of the second form cancels near x = -1.19 (the root of mish') and is evaluated in
- * double; the error left there comes from e alone.
- * |x| is clamped to 160 where it multiplies e: e^-160 underflows every product to 0 in fp32, so
- * the result is unchanged for finite x and +-inf gives the mathematical limits (mish(-inf) = -0,
- * mish(+inf) = +inf, mish'(-inf) = 0, mish'(+inf) = 1). NaN inputs give NaN. */
+ * The bracket of the second form cancels near x = -1.19 (the root of mish'), and the factor can
+ * be far below the float range while grad is huge: that half and the product with grad are
+ * evaluated in double, rounded to float once; the error left comes from exp alone.
+ * |x| is clamped where it multiplies e (160 forward, 200 backward): beyond, every float result
+ * is 0 anyway, and +-inf give the mathematical limits (mish(-inf) = -0, mish(+inf) = +inf,
+ * mish'(-inf) = 0, mish'(+inf) = 1). NaN inputs give NaN. */
 #include "engine/simd/vmath.h"
 #include "ops/activation/mish/mish_kernel.h"
 
-#define LIMIT 160.0f
+#define LIMIT 160.0f     // forward: e^-160 underflows every float product with x
+#define BWD_LIMIT 200.0f // backward: e^-200 * FLT_MAX still rounds to 0 in float
 
 typedef struct mish_common {
     vm pos;    // x > 0
@@ -51,25 +53,29 @@ static inline void mish_forward(vf x, vf *y_out, vf *t_out) {
     if (t_out) *t_out = vsel(nan, x, vsel(c.pos, ratio, og_vexp_scale(c.split, ratio)));
 }
 
-static inline vf mish_grad_factor(vf x) {
-    mish_common c = mish_prepare(x);
-    vf e = c.e, one = vset(1.0f), two = vset(2.0f), four = vset(4.0f);
-    vf one_plus_e = vadd(one, e);
+// dx = g * mish'(x). The x > 0 half is well conditioned and stays in float. The x <= 0 half,
+// e (e^3 + 4e^2 + 6e + 4 + 4x(1 + e)) / den^2, cancels near mish's minimum and can be far below
+// the float range while g is huge, so it is evaluated in double from the float exp (split as
+// p * 2^n), and g * factor is rounded to float once. What error remains comes from exp alone.
+static inline vf mish_backward(vf g, vf x) {
+    vm pos = vgt(x, vset(0.0f));
+    vf xc = vmax(vmin(x, vset(BWD_LIMIT)), vset(-BWD_LIMIT));
+    og_vexp split = og_vexp_split(vmax(vsub(vset(0.0f), vabs(x)), vset(-BWD_LIMIT)));
+    vd ed = og_vexp_double(split);
+    vf e = vnarrow(ed), one = vset(1.0f), two = vset(2.0f), four = vset(4.0f);
+    // x > 0: (num den + 4 (x e) e (1 + e)) / den^2, num = 1 + 2e, den = num + 2e^2
     vf num_pos = vfma(two, e, one);
     vf den_pos = vfma(vmul(two, e), e, num_pos);
-    vf xe = vmul(c.xc, e);
-    vf a_pos = vfma(num_pos, den_pos, vmul(vmul(vmul(four, xe), e), one_plus_e));
-    vf den_neg = vfma(e, vadd(e, two), two);
-    // The two terms of a_neg = (e + 2) den + 4 x (1 + e) cancel near mish's minimum
-    // (x ~ -1.19, where mish' = 0): evaluate them in double, e^3 + 4e^2 + 6e + 4 + 4x(1 + e).
-    vd ed = vwiden(e), xd = vwiden(c.xc);
-    vd poly = vdfma(vdfma(vdfma(vdadd(ed, vdset(4.0)), ed, vdset(6.0)), ed, vdset(4.0)),
-                    vdset(1.0), vdmul(vdmul(vdset(4.0), xd), vdadd(vdset(1.0), ed)));
-    vf a_neg = vnarrow(poly);
-    vf den = vsel(c.pos, den_pos, den_neg);
-    vf w = vdiv(vsel(c.pos, a_pos, a_neg), vmul(den, den));
-    vf f = vsel(c.pos, w, og_vexp_scale(c.split, w));
-    return vsel(visnan(x), x, f);
+    vf a_pos = vfma(num_pos, den_pos, vmul(vmul(vmul(four, vmul(xc, e)), e), vadd(one, e)));
+    vf w_pos = vdiv(a_pos, vmul(den_pos, den_pos));
+    // x <= 0, in double
+    vd xd = vwiden(xc), oned = vdset(1.0), twod = vdset(2.0), fourd = vdset(4.0);
+    vd den = vdfma(ed, vdadd(ed, twod), twod);
+    vd bracket = vdfma(vdfma(vdfma(vdadd(ed, fourd), ed, vdset(6.0)), ed, fourd), oned,
+                       vdmul(vdmul(fourd, xd), vdadd(oned, ed)));
+    vd w_neg = vdmul(vdmul(ed, bracket), og_vrecip_double(vdmul(den, den)));
+    vf dx = vnarrow(vdmul(vwiden(g), vdsel(pos, vwiden(w_pos), w_neg)));
+    return vsel(visnan(x), x, dx);
 }
 
 void OG_FN(og_mish_fwd)(size_t n, const float *const *in, float *const *out, const void *params) {
@@ -94,26 +100,29 @@ void OG_FN(og_mish_fwd_tanhx)(size_t n, const float *const *in, float *const *ou
 
 void OG_FN(og_mish_bwd)(size_t n, const float *const *in, float *const *out, const void *params) {
     (void)params;
-    OG_EW_LOOP(n, 2, in, 1, out, {
-        vf g = vload(ins[0]);
-        vstore(outs[0], vmul(g, mish_grad_factor(vload(ins[1]))));
-    });
+    OG_EW_LOOP(n, 2, in, 1, out, { vstore(outs[0], mish_backward(vload(ins[0]), vload(ins[1]))); });
 }
 
-// dx = g (t + x sigmoid(x) (1 - t^2)) with the caller's t. x sigmoid(x) is x / (1 + e) for
-// x > 0 and x e / (1 + e) otherwise (scaled once, clamped at -160 where it is 0 in fp32). A zero
-// (1 - t^2) makes the correction 0 even for x = +inf.
+// dx = g (t + x sigmoid(x) (1 - t^2)) with the caller's t, in double: t and the correction can
+// cancel, and g can be huge where the correction is tiny. x sigmoid(x) is x / (1 + e) for x > 0
+// and x e / (1 + e) otherwise (0 in fp32 below -200). A zero (1 - t^2) makes the correction 0
+// even for x = +inf.
 void OG_FN(og_mish_bwd_tanhx)(size_t n, const float *const *in, float *const *out,
                               const void *params) {
     (void)params;
     OG_EW_LOOP(n, 3, in, 1, out, {
         vf g = vload(ins[0]), x = vload(ins[1]), t = vload(ins[2]);
-        mish_common c = mish_prepare(x);
-        vf q = vdiv(vsel(c.pos, x, c.xc), vadd(vset(1.0f), c.e));
-        vf x_sig = vsel(c.pos, q, og_vexp_scale(c.split, q));
-        vf one_minus_t2 = vfma(vsub(vset(0.0f), t), t, vset(1.0f));
-        vf corr = vsel(veq(one_minus_t2, vset(0.0f)), vset(0.0f), vmul(x_sig, one_minus_t2));
-        vf f = vadd(t, corr);
-        vstore(outs[0], vsel(visnan(x), x, vmul(g, f)));
+        vm pos = vgt(x, vset(0.0f));
+        og_vexp split = og_vexp_split(vmax(vsub(vset(0.0f), vabs(x)), vset(-BWD_LIMIT)));
+        vd ed = og_vexp_double(split);
+        vd r = og_vrecip_double(vdadd(vdset(1.0), ed));
+        vd xd = vwiden(vmax(x, vset(-BWD_LIMIT)));
+        vd x_sig = vdmul(vdsel(pos, xd, vdmul(xd, ed)), r);
+        vd td = vwiden(t);
+        vd one_minus_t2 = vdfma(vdmul(td, vdset(-1.0)), td, vdset(1.0)); // exact
+        vm t_is_one = veq(vfma(vsub(vset(0.0f), t), t, vset(1.0f)), vset(0.0f));
+        vd corr = vdsel(t_is_one, vdset(0.0), vdmul(x_sig, one_minus_t2));
+        vf dx = vnarrow(vdmul(vwiden(g), vdadd(td, corr)));
+        vstore(outs[0], vsel(visnan(x), x, dx));
     });
 }

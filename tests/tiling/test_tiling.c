@@ -1,0 +1,508 @@
+/* Tiling-level tests: the pure host planners.
+ *
+ *  og_tiling_plan / og_tiling_core_range over many totals, core counts, block sizes, operand
+ *  counts and cache budgets: exact coverage of [0, total) by contiguous, ordered core ranges,
+ *  block-aligned core starts, balanced block counts (big cores first), one core when a tile
+ *  holds everything, tile size and workspace formula.
+ *
+ *  og_ew_make_plan over aclTensors with dummy data: dim coalescing, broadcast strides, linear /
+ *  direct / buffered operands per dtype, the non-temporal threshold, the rounding of outputs
+ *  through the promoted dtype, and the workspace that phase 1 reports. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acl/acl.h"
+#include "aclnnop/aclnn_mish.h"
+#include "aclnnop/aclnn_mish_backward.h"
+#include "engine/elementwise.h"
+#include "engine/tiling.h"
+#include "ops/activation/mish/mish_kernel.h"
+#include "opgrad/opgrad.h"
+#include "tensor/dtype.h"
+#include "test.h"
+#include "testutil.h"
+
+// ---------------------------------------------------------------------------------------------
+// og_tiling_plan
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Checks every property of one plan; returns the number of failed properties (and prints the
+// first few, with the request).
+static long g_plans_checked;
+
+static int check_plan(og_tiling_request q, bool mark_elements) {
+    og_tiling t = og_tiling_plan(q);
+    g_plans_checked++;
+    int bad = 0;
+#define PROP(cond)                                                                                 \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            if (bad++ == 0)                                                                        \
+                fprintf(stderr,                                                                    \
+                        "    total=%lld max_cores=%d budget=%lld buffered=%d operands=%d block=%lld: " \
+                        "core_num=%d big=%d small_blocks=%lld tile=%lld buffer_bytes=%lld\n",      \
+                        (long long)q.total, q.max_cores, (long long)q.cache_budget,                \
+                        q.buffered_operands, q.operands, (long long)q.block, t.core_num,           \
+                        t.big_core_num, (long long)t.small_core_blocks, (long long)t.tile_elems,   \
+                        (long long)t.buffer_bytes);                                                \
+            fprintf(stderr, "      violated: %s\n", #cond);                                        \
+        }                                                                                          \
+    } while (0)
+    PROP(t.total == q.total);
+    PROP(t.block == q.block);
+    // tile: a positive multiple of block; the fp32 buffers of all operands fit the budget
+    // (unless even one block does not fit, then exactly one block)
+    PROP(t.tile_elems > 0 && t.tile_elems % q.block == 0);
+    int64_t per_op = 4 * (int64_t)q.operands;
+    if (q.cache_budget >= per_op * q.block) {
+        PROP(t.tile_elems * per_op <= q.cache_budget);
+        PROP((t.tile_elems + q.block) * per_op > q.cache_budget); // the largest such tile
+    } else {
+        PROP(t.tile_elems == q.block);
+    }
+    if (q.total == 0) {
+        PROP(t.core_num == 0);
+        return bad;
+    }
+    int64_t blocks = ceil_div(q.total, q.block);
+    PROP(t.core_num >= 1);
+    PROP(t.core_num <= q.max_cores);
+    PROP(t.core_num <= blocks);
+    if (q.total <= t.tile_elems) PROP(t.core_num == 1);
+    else PROP(t.core_num == (q.max_cores < blocks ? q.max_cores : blocks)); // ops-nn: all cores
+    PROP(t.big_core_num >= 0 && t.big_core_num < t.core_num);
+    PROP(t.small_core_blocks * t.core_num + t.big_core_num == blocks);
+    // workspace per core: one 64-byte-rounded fp32 tile buffer per buffered operand
+    PROP(t.buffer_bytes == (t.tile_elems * 4 + 63) / 64 * 64 * q.buffered_operands);
+    PROP(t.buffer_bytes % 64 == 0);
+    // ranges: contiguous from 0 to total, in core order, block-aligned starts, balanced
+    int64_t next = 0, min_blocks = INT64_MAX, max_blocks = 0;
+    for (int c = 0; c < t.core_num; c++) {
+        int64_t s = -1, n = -1;
+        og_tiling_core_range(&t, c, &s, &n);
+        PROP(s == next);
+        PROP(n > 0);
+        PROP(s % q.block == 0);
+        PROP(s + n <= q.total);
+        int64_t nb = ceil_div(n, q.block);
+        if (c < t.big_core_num) PROP(nb == t.small_core_blocks + 1);
+        else if (c < t.core_num - 1 || q.total % q.block == 0) PROP(nb == t.small_core_blocks);
+        if (c < t.core_num - 1) PROP(n % q.block == 0); // only the last core ends mid-block
+        min_blocks = nb < min_blocks ? nb : min_blocks;
+        max_blocks = nb > max_blocks ? nb : max_blocks;
+        next = s + n;
+        if (bad) break;
+    }
+    PROP(next == q.total);
+    PROP(max_blocks - min_blocks <= 1);
+    if (mark_elements && bad == 0) { // literally: every element exactly once
+        unsigned char *seen = calloc((size_t)q.total, 1);
+        for (int c = 0; c < t.core_num; c++) {
+            int64_t s, n;
+            og_tiling_core_range(&t, c, &s, &n);
+            for (int64_t i = s; i < s + n; i++) seen[i]++;
+        }
+        int64_t wrong = 0;
+        for (int64_t i = 0; i < q.total; i++) wrong += seen[i] != 1;
+        PROP(wrong == 0);
+        free(seen);
+    }
+#undef PROP
+    return bad;
+}
+
+static int totals_list(int64_t *out, int cap) {
+    int n = 0;
+    int64_t base[] = {0, 1, 2, 3, 5, 7, 13, 15, 16, 17, 31, 32, 33, 63, 64, 65, 97, 127, 128, 129,
+                      1000, 1009, 2039, 2048, 2720, 2730, 4093, 4095, 4096, 4097, 6151, 8191, 8192,
+                      8193, 10007, 65521, 65536, 65537, 104729, 999983, 1000000, 1048573, 1048576,
+                      1048577, 16777213, 16777216, 16777217, (1 << 26) - 1, 1 << 26, (1 << 26) + 1,
+                      (1 << 26) + 3};
+    for (size_t i = 0; i < sizeof base / sizeof *base && n < cap; i++) out[n++] = base[i];
+    for (int k = 2; k <= 26 && n + 2 < cap; k++) {
+        out[n++] = ((int64_t)1 << k) - 1;
+        out[n++] = ((int64_t)1 << k) + 1;
+    }
+    return n;
+}
+
+static void test_tiling_plans(void) {
+    int64_t totals[256];
+    int nt = totals_list(totals, 256);
+    static const int cores[] = {1, 2, 3, 5, 7, 8, 64};
+    static const int64_t blocks[] = {16, 32, 64};
+    static const int64_t budgets[] = {32 * 1024, 48 * 1024, 1 << 20, 4096, 1000, 100};
+    long failures = 0;
+    g_plans_checked = 0;
+    for (int ti = 0; ti < nt; ti++)
+        for (size_t ci = 0; ci < sizeof cores / sizeof *cores; ci++)
+            for (size_t bi = 0; bi < sizeof blocks / sizeof *blocks; bi++)
+                for (int ops = 2; ops <= 4; ops++)
+                    for (int buffered = 0; buffered <= ops; buffered++)
+                        for (size_t gi = 0; gi < sizeof budgets / sizeof *budgets; gi++) {
+                            og_tiling_request q = {.total = totals[ti], .max_cores = cores[ci],
+                                                   .cache_budget = budgets[gi], .buffered_operands = buffered,
+                                                   .operands = ops, .block = blocks[bi]};
+                            // each tile boundary +-1 as well
+                            int64_t tile = og_tiling_plan(q).tile_elems;
+                            int64_t variants[] = {totals[ti], tile - 1, tile, tile + 1, tile - blocks[bi],
+                                                  tile + blocks[bi] - 1, blocks[bi] - 1, blocks[bi] + 1,
+                                                  cores[ci] * tile + 1};
+                            for (size_t vi = 0; vi < (ti == 0 ? 9u : 1u); vi++) {
+                                q.total = variants[vi];
+                                if (q.total < 0) continue;
+                                failures += check_plan(q, q.total <= 200000) != 0;
+                                if (failures > 20) goto done;
+                            }
+                        }
+done:
+    printf("  %ld plans checked\n", g_plans_checked);
+    CHECKF(failures == 0, "%ld plans violate a property", failures);
+}
+
+// The total <= tile rule, and what happens just past it, for the engine's real budget.
+static void test_tiling_single_core_rule(void) {
+    for (int ops = 2; ops <= 4; ops++) {
+        og_tiling_request q = {.total = 1, .max_cores = 8, .cache_budget = 32 * 1024,
+                               .buffered_operands = ops, .operands = ops, .block = 16};
+        int64_t tile = og_tiling_plan(q).tile_elems;
+        CHECK_EQ(tile, 32 * 1024 / (4 * ops) / 16 * 16);
+        q.total = tile;
+        og_tiling t = og_tiling_plan(q);
+        CHECK_EQ(t.core_num, 1);
+        int64_t s, n;
+        og_tiling_core_range(&t, 0, &s, &n);
+        CHECK_EQ(s, 0);
+        CHECK_EQ(n, tile);
+        q.total = tile + 1;
+        t = og_tiling_plan(q);
+        CHECK_EQ(t.core_num, 8);
+        CHECK_EQ(t.small_core_blocks * 8 + t.big_core_num, ceil_div(tile + 1, 16));
+    }
+    // max_cores < 1 is treated as one core
+    og_tiling t = og_tiling_plan((og_tiling_request){.total = 100000, .max_cores = 0,
+                                                     .cache_budget = 32768, .buffered_operands = 2,
+                                                     .operands = 2, .block = 16});
+    CHECK_EQ(t.core_num, 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// og_ew_make_plan
+
+static char g_dummy[1 << 16]; // non-NULL data for the tensors (never read by the planner)
+
+static aclTensor *mk(aclDataType dt, int ndim, const int64_t *dims, const int64_t *strides) {
+    int64_t storage = 1;
+    if (strides) {
+        int64_t last = 0;
+        for (int d = 0; d < ndim; d++) last += strides[d] * (dims[d] - 1);
+        storage = last + 1;
+    } else {
+        for (int d = 0; d < ndim; d++) storage *= dims[d];
+    }
+    aclTensor *t = aclCreateTensor(dims, (uint64_t)ndim, dt, strides, 0, ACL_FORMAT_ND, &storage, 1, g_dummy);
+    if (!t) fprintf(stderr, "aclCreateTensor failed: %s\n", aclGetRecentErrMsg());
+    return t;
+}
+
+typedef struct opspec {
+    int nin, nout;
+    const aclTensor *in[4];
+    const aclTensor *out[2];
+    aclDataType compute;
+} opspec;
+
+static og_ew_plan plan_of(opspec s, int max_cores, int64_t nt) {
+    og_ew_op op = {.op = "test", .kernels = og_mish_bwd_kernels, .nin = s.nin, .nout = s.nout,
+                   .compute_dtype = s.compute};
+    for (int k = 0; k < s.nin; k++) op.in[k] = s.in[k];
+    for (int k = 0; k < s.nout; k++) op.out[k] = s.out[k];
+    og_ew_plan p;
+    memset(&p, 0xcd, sizeof p); // the planner must fill everything it reports
+    og_ew_make_plan(&op, max_cores, nt, &p);
+    return p;
+}
+
+static void check_tiling_of(const og_ew_plan *p, int operands, int buffered, int64_t block) {
+    CHECK_EQ(p->tiling.block, block);
+    int64_t tile = (32 * 1024 / (4 * operands)) / block * block;
+    CHECK_EQ(p->tiling.tile_elems, tile);
+    CHECK_EQ(p->tiling.buffer_bytes, (tile * 4 + 63) / 64 * 64 * buffered);
+    int64_t total = 1;
+    for (int d = 0; d < p->ndim; d++) total *= p->dims[d];
+    CHECK_EQ(p->tiling.total, total);
+}
+
+static void test_plan_contiguous_coalesces(void) {
+    static const aclDataType dts[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+    int64_t dims[4] = {2, 3, 4, 5};
+    for (int d = 0; d < 3; d++) {
+        aclDataType dt = dts[d];
+        aclTensor *g = mk(dt, 4, dims, NULL), *x = mk(dt, 4, dims, NULL), *t = mk(dt, 4, dims, NULL);
+        aclTensor *o = mk(dt, 4, dims, NULL);
+        bool f32 = dt == ACL_FLOAT;
+        // backward (2 inputs) and the tanhx branch (3 inputs)
+        for (int nin = 2; nin <= 3; nin++) {
+            opspec s = {.nin = nin, .nout = 1, .in = {g, x, t}, .out = {o}, .compute = dt};
+            og_ew_plan p = plan_of(s, 4, 0);
+            CHECK_EQ(p.ndim, 1);
+            CHECK_EQ(p.dims[0], 120);
+            CHECK_EQ(p.nin, nin);
+            CHECK_EQ(p.nout, 1);
+            CHECK(!p.stream_out);
+            for (int k = 0; k < nin; k++) {
+                CHECK(p.in[k].linear);
+                CHECK_EQ(p.in[k].strides[0], 1);
+                CHECK_EQ(p.in[k].dtype, dt);
+                CHECK_EQ(p.in[k].slot, k);
+                CHECKF(p.in[k].direct == f32, "%s input %d direct=%d", og_dtype_name(dt), k, p.in[k].direct);
+            }
+            CHECK(p.out[0].linear);
+            CHECK_EQ(p.out[0].slot, nin);
+            CHECK_EQ(p.out[0].round_via, ACL_FLOAT);
+            CHECKF(p.out[0].direct == f32, "%s output direct=%d", og_dtype_name(dt), p.out[0].direct);
+            check_tiling_of(&p, nin + 1, f32 ? 0 : nin + 1, f32 ? 16 : 32);
+            // 120 elements fit one tile
+            CHECK_EQ(p.tiling.core_num, 1);
+        }
+        // forward, with and without tanhx
+        for (int nout = 1; nout <= 2; nout++) {
+            opspec s = {.nin = 1, .nout = nout, .in = {x}, .out = {o, t}, .compute = dt};
+            og_ew_plan p = plan_of(s, 4, 0);
+            CHECK_EQ(p.ndim, 1);
+            CHECK_EQ(p.dims[0], 120);
+            for (int k = 0; k < nout; k++) CHECK(p.out[k].linear && p.out[k].direct == f32);
+            check_tiling_of(&p, 1 + nout, f32 ? 0 : 1 + nout, f32 ? 16 : 32);
+        }
+        aclDestroyTensor(g), aclDestroyTensor(x), aclDestroyTensor(t), aclDestroyTensor(o);
+    }
+}
+
+static void test_plan_size1_dims_dropped(void) {
+    int64_t dims[6] = {1, 7, 1, 1, 9, 1};
+    aclTensor *x = mk(ACL_FLOAT, 6, dims, NULL), *o = mk(ACL_FLOAT, 6, dims, NULL);
+    opspec s = {.nin = 1, .nout = 1, .in = {x}, .out = {o}, .compute = ACL_FLOAT};
+    og_ew_plan p = plan_of(s, 2, 0);
+    CHECK_EQ(p.ndim, 1);
+    CHECK_EQ(p.dims[0], 63);
+    CHECK(p.in[0].linear && p.out[0].linear);
+    // a single element (every dim 1, and rank 0)
+    int64_t ones[3] = {1, 1, 1};
+    aclTensor *x1 = mk(ACL_FLOAT, 3, ones, NULL), *o1 = mk(ACL_FLOAT, 3, ones, NULL);
+    s = (opspec){.nin = 1, .nout = 1, .in = {x1}, .out = {o1}, .compute = ACL_FLOAT};
+    p = plan_of(s, 2, 0);
+    CHECK_EQ(p.ndim, 1);
+    CHECK_EQ(p.dims[0], 1);
+    CHECK(p.in[0].linear && p.in[0].direct);
+    CHECK_EQ(p.tiling.total, 1);
+    CHECK_EQ(p.tiling.core_num, 1);
+    aclTensor *x0 = mk(ACL_FLOAT, 0, NULL, NULL), *o0 = mk(ACL_FLOAT, 0, NULL, NULL);
+    s = (opspec){.nin = 1, .nout = 1, .in = {x0}, .out = {o0}, .compute = ACL_FLOAT};
+    p = plan_of(s, 2, 0);
+    CHECK_EQ(p.ndim, 1);
+    CHECK_EQ(p.dims[0], 1);
+    CHECK_EQ(p.tiling.total, 1);
+    aclDestroyTensor(x), aclDestroyTensor(o), aclDestroyTensor(x1), aclDestroyTensor(o1);
+    aclDestroyTensor(x0), aclDestroyTensor(o0);
+}
+
+static void test_plan_broadcast(void) {
+    static const aclDataType dts[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+    for (int d = 0; d < 3; d++) {
+        aclDataType dt = dts[d];
+        int64_t od[3] = {4, 6, 5}, rowd[1] = {5}, cold[3] = {4, 1, 1}, midd[3] = {1, 6, 1};
+        aclTensor *o = mk(dt, 3, od, NULL), *g = mk(dt, 3, od, NULL);
+        aclTensor *row = mk(dt, 1, rowd, NULL), *col = mk(dt, 3, cold, NULL), *mid = mk(dt, 3, midd, NULL);
+        // x = [5] broadcast over [4,6,5]: leading dims merge (stride 0 for x), last dim stride 1
+        opspec s = {.nin = 2, .nout = 1, .in = {g, row}, .out = {o}, .compute = dt};
+        og_ew_plan p = plan_of(s, 3, 0);
+        CHECK_EQ(p.ndim, 2);
+        CHECK_EQ(p.dims[0], 24);
+        CHECK_EQ(p.dims[1], 5);
+        CHECK_EQ(p.in[0].strides[0], 5);
+        CHECK_EQ(p.in[0].strides[1], 1);
+        CHECK(p.in[0].linear);
+        CHECK_EQ(p.in[0].direct, dt == ACL_FLOAT);
+        CHECK_EQ(p.in[1].strides[0], 0);
+        CHECK_EQ(p.in[1].strides[1], 1);
+        CHECK(!p.in[1].linear && !p.in[1].direct);
+        CHECK(p.out[0].linear);
+        check_tiling_of(&p, 3, dt == ACL_FLOAT ? 1 : 3, dt == ACL_FLOAT ? 16 : 32);
+        // gradOutput [4,1,1] over [4,6,5]: stride 0 on the (merged) inner dims
+        s = (opspec){.nin = 2, .nout = 1, .in = {col, g}, .out = {o}, .compute = dt};
+        p = plan_of(s, 3, 0);
+        CHECK_EQ(p.ndim, 2);
+        CHECK_EQ(p.dims[0], 4);
+        CHECK_EQ(p.dims[1], 30);
+        CHECK_EQ(p.in[0].strides[0], 1);
+        CHECK_EQ(p.in[0].strides[1], 0);
+        CHECK(!p.in[0].linear);
+        CHECK(p.in[1].linear);
+        // [1,6,1] over [4,6,5]: three dims, stride 0 outside and inside
+        s = (opspec){.nin = 3, .nout = 1, .in = {g, mid, g}, .out = {o}, .compute = dt};
+        p = plan_of(s, 3, 0);
+        CHECK_EQ(p.ndim, 3);
+        CHECK_EQ(p.in[1].strides[0], 0);
+        CHECK_EQ(p.in[1].strides[1], 1);
+        CHECK_EQ(p.in[1].strides[2], 0);
+        CHECK(!p.in[1].linear && !p.in[1].direct);
+        CHECK(p.in[0].linear && p.in[2].linear);
+        check_tiling_of(&p, 4, dt == ACL_FLOAT ? 1 : 4, dt == ACL_FLOAT ? 16 : 32);
+        aclDestroyTensor(o), aclDestroyTensor(g), aclDestroyTensor(row), aclDestroyTensor(col);
+        aclDestroyTensor(mid);
+    }
+}
+
+static void test_plan_transposed_not_linear(void) {
+    int64_t dims[2] = {8, 12}, tstr[2] = {1, 8}, padded[2] = {16, 1};
+    for (int d = 0; d < 2; d++) {
+        aclDataType dt = d ? ACL_FLOAT16 : ACL_FLOAT;
+        aclTensor *o = mk(dt, 2, dims, NULL), *g = mk(dt, 2, dims, NULL);
+        aclTensor *xt = mk(dt, 2, dims, tstr), *xp = mk(dt, 2, dims, padded);
+        opspec s = {.nin = 2, .nout = 1, .in = {g, xt}, .out = {o}, .compute = dt};
+        og_ew_plan p = plan_of(s, 2, 0);
+        CHECK_EQ(p.ndim, 2);
+        CHECK(!p.in[1].linear);
+        CHECK(!p.in[1].direct); // even in fp32: it needs a gather into a buffer
+        CHECK_EQ(p.in[1].strides[0], 1);
+        CHECK_EQ(p.in[1].strides[1], 8);
+        CHECK(p.in[0].linear && p.out[0].linear);
+        CHECK_EQ(p.in[0].direct, dt == ACL_FLOAT);
+        check_tiling_of(&p, 3, dt == ACL_FLOAT ? 1 : 3, dt == ACL_FLOAT ? 16 : 32);
+        // rows padded to 16: not linear either; the output transposed: not linear, buffered
+        s = (opspec){.nin = 2, .nout = 1, .in = {g, xp}, .out = {xt}, .compute = dt};
+        p = plan_of(s, 2, 0);
+        CHECK(!p.in[1].linear && !p.in[1].direct);
+        CHECK_EQ(p.in[1].strides[0], 16);
+        CHECK(!p.out[0].linear && !p.out[0].direct);
+        aclDestroyTensor(o), aclDestroyTensor(g), aclDestroyTensor(xt), aclDestroyTensor(xp);
+    }
+}
+
+static void test_plan_mixed_dtypes(void) {
+    int64_t dims[1] = {1000};
+    aclTensor *g32 = mk(ACL_FLOAT, 1, dims, NULL), *x16 = mk(ACL_FLOAT16, 1, dims, NULL);
+    aclTensor *o32 = mk(ACL_FLOAT, 1, dims, NULL), *o16 = mk(ACL_FLOAT16, 1, dims, NULL);
+    aclTensor *xb = mk(ACL_BF16, 1, dims, NULL);
+    // fp32 gradOutput, fp16 self -> fp32 compute, fp32 gradInput: g and out direct, x buffered;
+    // the block follows the smallest element (fp16: 32)
+    opspec s = {.nin = 2, .nout = 1, .in = {g32, x16}, .out = {o32}, .compute = ACL_FLOAT};
+    og_ew_plan p = plan_of(s, 2, 0);
+    CHECK(p.in[0].direct && !p.in[1].direct && p.out[0].direct);
+    CHECK_EQ(p.out[0].round_via, ACL_FLOAT);
+    check_tiling_of(&p, 3, 1, 32);
+    // fp16 inputs, fp32 gradInput: the result is rounded through fp16 first, so the output is
+    // buffered even though it is linear fp32
+    s = (opspec){.nin = 2, .nout = 1, .in = {x16, x16}, .out = {o32}, .compute = ACL_FLOAT16};
+    p = plan_of(s, 2, 0);
+    CHECK_EQ(p.out[0].round_via, ACL_FLOAT16);
+    CHECK(p.out[0].linear && !p.out[0].direct);
+    check_tiling_of(&p, 3, 3, 32);
+    s = (opspec){.nin = 2, .nout = 1, .in = {xb, xb}, .out = {o32}, .compute = ACL_BF16};
+    p = plan_of(s, 2, 0);
+    CHECK_EQ(p.out[0].round_via, ACL_BF16);
+    CHECK(!p.out[0].direct);
+    // fp32 compute, fp16 output: stored rounding only (no round_via)
+    s = (opspec){.nin = 2, .nout = 1, .in = {g32, g32}, .out = {o16}, .compute = ACL_FLOAT};
+    p = plan_of(s, 2, 0);
+    CHECK_EQ(p.out[0].round_via, ACL_FLOAT);
+    CHECK(p.in[0].direct && p.in[1].direct && !p.out[0].direct);
+    check_tiling_of(&p, 3, 1, 32);
+    aclDestroyTensor(g32), aclDestroyTensor(x16), aclDestroyTensor(o32), aclDestroyTensor(o16);
+    aclDestroyTensor(xb);
+}
+
+// The non-temporal threshold: stream_out from out_bytes >= threshold (0 = off); an fp32 output
+// then goes through a buffer (CopyOut streams it), inputs stay direct.
+static void test_plan_nt_threshold(void) {
+    static const aclDataType dts[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+    int64_t n = 1 << 20;
+    int64_t dims[1] = {n};
+    for (int d = 0; d < 3; d++) {
+        aclDataType dt = dts[d];
+        int64_t bytes = n * (dt == ACL_FLOAT ? 4 : 2);
+        aclTensor *g = mk(dt, 1, dims, NULL), *x = mk(dt, 1, dims, NULL), *t = mk(dt, 1, dims, NULL);
+        aclTensor *o = mk(dt, 1, dims, NULL);
+        for (int nin = 2; nin <= 3; nin++) {
+            opspec s = {.nin = nin, .nout = 1, .in = {g, x, t}, .out = {o}, .compute = dt};
+            int64_t thresholds[] = {0, bytes - 1, bytes, bytes + 1, -5};
+            for (int k = 0; k < 5; k++) {
+                og_ew_plan p = plan_of(s, 7, thresholds[k]);
+                bool stream = thresholds[k] > 0 && bytes >= thresholds[k];
+                CHECKF(p.stream_out == stream, "%s threshold %lld: stream_out=%d", og_dtype_name(dt),
+                       (long long)thresholds[k], p.stream_out);
+                CHECK(p.out[0].linear);
+                CHECK_EQ(p.out[0].direct, dt == ACL_FLOAT && !stream);
+                for (int i = 0; i < nin; i++) CHECK_EQ(p.in[i].direct, dt == ACL_FLOAT);
+                int buffered = dt == ACL_FLOAT ? (stream ? 1 : 0) : nin + 1;
+                check_tiling_of(&p, nin + 1, buffered, dt == ACL_FLOAT ? 16 : 32);
+                CHECK_EQ(p.tiling.core_num, 7);
+            }
+        }
+        aclDestroyTensor(g), aclDestroyTensor(x), aclDestroyTensor(t), aclDestroyTensor(o);
+    }
+    // the default threshold is 16 MiB (unless OPGRAD_NT_BYTES is set)
+    if (!getenv("OPGRAD_NT_BYTES")) CHECK_EQ(og_ew_nt_threshold(), 16 << 20);
+}
+
+// Phase 1 reports core_num * buffer_bytes as the workspace (per core = buffer_bytes).
+static void test_plan_workspace_through_api(void) {
+    static const aclDataType dts[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+    static const int64_t sizes[] = {1, 100, 2720, 2721, 4096, 4097, 100000, 5000000};
+    int saved = opgrad_get_num_threads();
+    float *buf = calloc(5000000, 4 * 4 + 8); // 4 distinct fp32 tensors + a spare (dummy data)
+    char *base = (char *)buf;
+    size_t slice = 5000000 * 4 + 64;
+    for (int th = 1; th <= 5; th += 2) {
+        opgrad_set_num_threads(th);
+        for (int d = 0; d < 3; d++)
+            for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+                aclDataType dt = dts[d];
+                int64_t dims[1] = {sizes[si]};
+                aclTensor *g = test_tensor(dims, 1, dt, base), *x = test_tensor(dims, 1, dt, base + slice);
+                aclTensor *t = test_tensor(dims, 1, dt, base + 2 * slice), *o = test_tensor(dims, 1, dt, base + 3 * slice);
+                for (int nin = 1; nin <= 3; nin++) {
+                    uint64_t ws = 0;
+                    aclOpExecutor *ex = NULL;
+                    aclnnStatus st;
+                    opspec s;
+                    if (nin == 1) {
+                        st = aclnnMishGetWorkspaceSize(x, o, &ws, &ex);
+                        s = (opspec){.nin = 1, .nout = 1, .in = {x}, .out = {o}, .compute = dt};
+                    } else if (nin == 2) {
+                        st = aclnnMishBackwardGetWorkspaceSize(g, x, o, &ws, &ex);
+                        s = (opspec){.nin = 2, .nout = 1, .in = {g, x}, .out = {o}, .compute = dt};
+                    } else {
+                        st = aclnnMishBackwardWithTanhxGetWorkspaceSize(g, x, t, o, &ws, &ex);
+                        s = (opspec){.nin = 3, .nout = 1, .in = {g, x, t}, .out = {o}, .compute = dt};
+                    }
+                    CHECKF(st == ACLNN_SUCCESS, "%s", aclGetRecentErrMsg());
+                    og_ew_plan p = plan_of(s, opgrad_get_num_threads(), og_ew_nt_threshold());
+                    CHECKF(ws == (uint64_t)p.tiling.core_num * (uint64_t)p.tiling.buffer_bytes,
+                           "%s nin=%d n=%lld threads=%d: workspace %llu, plan %d cores x %lld",
+                           og_dtype_name(dt), nin, (long long)sizes[si], th, (unsigned long long)ws,
+                           p.tiling.core_num, (long long)p.tiling.buffer_bytes);
+                    if (st == ACLNN_SUCCESS) CHECK_EQ(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
+                }
+                aclDestroyTensor(g), aclDestroyTensor(x), aclDestroyTensor(t), aclDestroyTensor(o);
+            }
+    }
+    opgrad_set_num_threads(saved);
+    free(buf);
+}
+
+int main(void) {
+    RUN(test_tiling_plans);
+    RUN(test_tiling_single_core_rule);
+    RUN(test_plan_contiguous_coalesces);
+    RUN(test_plan_size1_dims_dropped);
+    RUN(test_plan_broadcast);
+    RUN(test_plan_transposed_not_linear);
+    RUN(test_plan_mixed_dtypes);
+    RUN(test_plan_nt_threshold);
+    RUN(test_plan_workspace_through_api);
+    return test_summary();
+}
