@@ -1,19 +1,24 @@
 /* The `opgrad` command.
  *
+ *   opgrad check [--op NAME...] [--dtype LIST] [--layout LIST] [--mode full|fast] [--seed N]
+ *                [--json FILE] [--list]
+ *                      the gradient-consistency checker over the registered operators (check.h)
  *   opgrad info        version, CPU ISA, active ISA, threads
  *   opgrad selfcheck   Mish / MishBackward through the public aclnn API, on every ISA this CPU
  *                      has and in fp32 / fp16 / bf16, against the float64 references; prints the
- *                      max error in ulps and exits non-zero when a bound is exceeded.
- * (`opgrad check`, the full gradient-consistency checker, builds on this.) */
+ *                      max error in ulps and exits non-zero when a bound is exceeded. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_mish.h"
 #include "aclnnop/aclnn_mish_backward.h"
+#include "check/check.h"
 #include "check/reference.h"
 #include "opgrad/opgrad.h"
 #include "tensor/dtype.h"
@@ -127,7 +132,178 @@ static int cmd_selfcheck(void) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: opgrad info | opgrad selfcheck\n");
+    fprintf(stderr,
+            "usage: opgrad check [--op NAME...] [--dtype LIST] [--layout LIST] [--mode full|fast]\n"
+            "                    [--seed N] [--json FILE] [--list]\n"
+            "       opgrad info\n"
+            "       opgrad selfcheck\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// opgrad check
+
+typedef struct name_list {
+    const char *items[64];
+    int n;
+} name_list;
+
+// Adds the comma-separated names of `arg`; returns false when there are too many.
+static bool add_names(name_list *l, char *arg) {
+    for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
+        if (l->n == 64) return false;
+        l->items[l->n++] = tok;
+    }
+    return true;
+}
+
+static bool parse_dtype(const char *s, aclDataType *dt) {
+    if (!strcmp(s, "float32") || !strcmp(s, "fp32") || !strcmp(s, "f32")) *dt = ACL_FLOAT;
+    else if (!strcmp(s, "float16") || !strcmp(s, "fp16") || !strcmp(s, "f16")) *dt = ACL_FLOAT16;
+    else if (!strcmp(s, "bfloat16") || !strcmp(s, "bf16")) *dt = ACL_BF16;
+    else if (!strcmp(s, "float64") || !strcmp(s, "formula") || !strcmp(s, "f64")) *dt = ACL_DOUBLE;
+    else return false;
+    return true;
+}
+
+static bool wanted(const name_list *l, const char *name) {
+    if (l->n == 0) return true;
+    for (int i = 0; i < l->n; i++)
+        if (!strcmp(l->items[i], name)) return true;
+    return false;
+}
+
+static void print_row(const ogc_report *r) {
+    const char *dt = r->dtype == ACL_DOUBLE ? "f64-ref" : og_dtype_name(r->dtype);
+    printf("%-12s %-9s %-11s %-10s %9.3g %9.3g %9.3g %8.3f %9.3g %9.3g\n", r->op, dt, r->layout,
+           ogc_status_name(r->status), r->max_abs, r->max_rel, r->max_ulp, r->mean_ulp, r->mere,
+           r->mare);
+}
+
+static int cmd_check(int argc, char **argv) {
+    name_list ops = {0}, dtypes = {0}, layouts = {0};
+    ogc_options opt = {.mode = OGC_MODE_FAST, .seed = 1};
+    const char *json_path = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if (!strcmp(a, "--list")) {
+            for (int k = 0; k < ogc_registry_count(); k++)
+                printf("%-12s %s\n", ogc_registry_get(k)->name, ogc_registry_get(k)->api);
+            return 0;
+        } else if (!strcmp(a, "--op") && has_value) {
+            while (i + 1 < argc && argv[i + 1][0] != '-')
+                if (!add_names(&ops, argv[++i])) return 2;
+        } else if (!strcmp(a, "--dtype") && has_value) {
+            if (!add_names(&dtypes, argv[++i])) return 2;
+        } else if (!strcmp(a, "--layout") && has_value) {
+            if (!add_names(&layouts, argv[++i])) return 2;
+        } else if (!strcmp(a, "--mode") && has_value) {
+            a = argv[++i];
+            if (!strcmp(a, "full")) opt.mode = OGC_MODE_FULL;
+            else if (!strcmp(a, "fast")) opt.mode = OGC_MODE_FAST;
+            else return fprintf(stderr, "opgrad check: --mode is full or fast, not '%s'\n", a), 2;
+        } else if (!strcmp(a, "--seed") && has_value) {
+            opt.seed = strtoull(argv[++i], NULL, 0);
+        } else if (!strcmp(a, "--json") && has_value) {
+            json_path = argv[++i];
+        } else {
+            usage();
+            return 2;
+        }
+    }
+    for (int i = 0; i < ops.n; i++)
+        if (!ogc_registry_find(ops.items[i]))
+            return fprintf(stderr, "opgrad check: no operator '%s' (see opgrad check --list)\n",
+                           ops.items[i]), 2;
+    aclDataType dts[8];
+    int ndt = 0;
+    if (dtypes.n == 0) {
+        dts[ndt++] = ACL_DOUBLE, dts[ndt++] = ACL_FLOAT, dts[ndt++] = ACL_FLOAT16, dts[ndt++] = ACL_BF16;
+    }
+    for (int i = 0; i < dtypes.n && ndt < 8; i++)
+        if (!parse_dtype(dtypes.items[i], &dts[ndt++]))
+            return fprintf(stderr, "opgrad check: unknown dtype '%s' (float32, float16, bfloat16, float64)\n",
+                           dtypes.items[i]), 2;
+    for (int i = 0; i < layouts.n; i++) {
+        bool known = false;
+        for (int k = 0; k < ogc_layout_count(); k++) known |= !strcmp(ogc_layout_name(k), layouts.items[i]);
+        if (!known) return fprintf(stderr, "opgrad check: unknown layout '%s'\n", layouts.items[i]), 2;
+    }
+    FILE *json = NULL;
+    if (json_path && !(json = fopen(json_path, "w")))
+        return fprintf(stderr, "opgrad check: cannot write %s\n", json_path), 2;
+
+    int total = 0;
+    for (int o = 0; o < ogc_registry_count(); o++)
+        if (wanted(&ops, ogc_registry_get(o)->name)) total += ndt * ogc_layout_count();
+    bool tty = isatty(2);
+    int done = 0, counts[4] = {0};
+    ogc_report *failures = calloc((size_t)total + 1, sizeof *failures);
+    int nfail = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    printf("opgrad check: seed %llu, mode %s, isa %s, %d thread(s)\n\n", (unsigned long long)opt.seed,
+           opt.mode == OGC_MODE_FULL ? "full" : "fast", opgrad_isa_name(opgrad_active_isa()),
+           opgrad_get_num_threads());
+    printf("%-12s %-9s %-11s %-10s %9s %9s %9s %8s %9s %9s\n", "op", "dtype", "layout", "status",
+           "max_abs", "max_rel", "max_ulp", "mean_ulp", "MERE", "MARE");
+    if (json) fprintf(json, "[\n");
+    bool first_json = true;
+    for (int o = 0; o < ogc_registry_count(); o++) {
+        const ogc_op *op = ogc_registry_get(o);
+        if (!wanted(&ops, op->name)) continue;
+        int op_fail_by_dtype[4] = {0}, op_cases_by_dtype[4] = {0};
+        for (int d = 0; d < ndt; d++) {
+            for (int l = 0; l < ogc_layout_count(); l++) {
+                const char *layout = ogc_layout_name(l);
+                done++;
+                if (!wanted(&layouts, layout)) continue;
+                if (tty)
+                    fprintf(stderr, "\r[%d/%d] %s %s %s ...\033[K", done, total, op->name,
+                            dts[d] == ACL_DOUBLE ? "f64-ref" : og_dtype_name(dts[d]), layout);
+                ogc_report r;
+                if (dts[d] == ACL_DOUBLE) ogc_check_formula(op, layout, &opt, &r);
+                else ogc_check_case(op, dts[d], layout, &opt, &r);
+                if (tty) fprintf(stderr, "\r\033[K");
+                if (r.status == OGC_SKIPPED && !strncmp(r.diagnosis, "layout does not apply", 21))
+                    continue; // e.g. broadcast layouts of a one-input operator
+                counts[r.status]++;
+                if (r.status == OGC_SKIPPED) continue;
+                print_row(&r);
+                op_cases_by_dtype[d < 4 ? d : 3]++;
+                if (r.status == OGC_FAIL || r.status == OGC_MISTRUSTED) {
+                    failures[nfail++] = r;
+                    if (r.status == OGC_FAIL) op_fail_by_dtype[d < 4 ? d : 3]++;
+                }
+                if (json) {
+                    fprintf(json, "%s  ", first_json ? "" : ",\n");
+                    ogc_report_json(json, &r);
+                    first_json = false;
+                }
+            }
+        }
+        int failing_dtypes = 0, which = -1;
+        for (int d = 0; d < ndt && d < 4; d++)
+            if (op_fail_by_dtype[d]) failing_dtypes++, which = d;
+        if (failing_dtypes == 1 && ndt > 1)
+            printf("%-12s note: fails only in %s; the other dtypes pass\n", op->name,
+                   dts[which] == ACL_DOUBLE ? "the float64 formula check" : og_dtype_name(dts[which]));
+    }
+    if (json) fprintf(json, "\n]\n"), fclose(json);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (nfail) {
+        printf("\nFailures and mistrusted cases:\n");
+        for (int i = 0; i < nfail; i++)
+            printf("  %s %s %s %s: %s\n    reproduce: %s\n", ogc_status_name(failures[i].status),
+                   failures[i].op,
+                   failures[i].dtype == ACL_DOUBLE ? "f64-ref" : og_dtype_name(failures[i].dtype),
+                   failures[i].layout, failures[i].diagnosis, failures[i].repro);
+    }
+    printf("\n%d passed, %d failed, %d mistrusted, %d skipped in %.1f s\n", counts[OGC_PASS],
+           counts[OGC_FAIL], counts[OGC_MISTRUSTED], counts[OGC_SKIPPED],
+           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+    free(failures);
+    return counts[OGC_FAIL] ? 1 : 0;
 }
 
 int main(int argc, char **argv) {
@@ -135,6 +311,7 @@ int main(int argc, char **argv) {
         usage();
         return 2;
     }
+    if (!strcmp(argv[1], "check")) return cmd_check(argc, argv);
     if (!strcmp(argv[1], "info")) return cmd_info();
     if (!strcmp(argv[1], "selfcheck")) return cmd_selfcheck();
     usage();

@@ -1,0 +1,142 @@
+/* The gradient-consistency checker.
+ *
+ * An operator is declared once (ogc_op): its inputs and which are differentiable, the tensors
+ * its forward saves for the backward, dtypes, input domain and non-differentiable points,
+ * per-element float64 references (forward, backward) written apart from the kernels, and entry
+ * points that run the real kernels through the public aclnn API. Elementwise operators with
+ * NumPy broadcasting are covered by per-element references: the checker itself reduces a
+ * gradient over broadcast dims, so a reference never has to.
+ *
+ * For one (operator, dtype, layout, seed) case the checker runs:
+ *   O1  formula:   central differences with Richardson extrapolation on the float64 reference
+ *                  forward against the float64 reference backward (full Jacobian or random
+ *                  projections v^T J u);
+ *   O2  kernels:   forward and backward at the dtype against the references evaluated at the
+ *                  same quantized inputs, with a tolerance from the dtype, the reduction length
+ *                  and a magnitude bound;
+ *   contract:      result count, shapes and dtypes against the declaration (named diagnoses:
+ *                  missing broadcast reduction, wrong gradient count, wrong dtype);
+ *   linearity:     B(2g) = 2 B(g), B(0) = 0;
+ *   determinism:   two runs, and 1 vs N threads, bitwise equal;
+ *   trust:         outputs or gradients mostly zero, or an input never exercised: MISTRUSTED.
+ */
+#ifndef OG_CHECK_H
+#define OG_CHECK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tensor/tensor.h"
+
+#define OGC_MAX_IN 4
+#define OGC_MAX_SAVED 2
+#define OGC_MAX_RESULTS 6
+
+typedef enum { OGC_PASS, OGC_FAIL, OGC_MISTRUSTED, OGC_SKIPPED } ogc_status;
+const char *ogc_status_name(ogc_status s);
+
+/// One result an operator produced (a forward output, a saved tensor, or a gradient). The checker
+/// fills in the declared shape and dtype and a contiguous buffer; an operator that produced
+/// something else must say so by changing dims/dtype (or the result count), which is how the
+/// checker sees integration mistakes.
+typedef struct ogc_result {
+    aclDataType dtype;
+    int ndim;
+    int64_t dims[OG_MAX_DIMS];
+    void *data;
+    size_t capacity; // bytes available at data
+} ogc_result;
+
+struct ogc_op;
+
+/// Everything an operator's entry point gets. Inputs are aclTensors laid out as the case under
+/// test says (contiguous, broadcast, strided, ...); saved and grad_out are contiguous.
+typedef struct ogc_call {
+    const struct ogc_op *op;
+    aclDataType dtype;
+    aclTensor *in[OGC_MAX_IN];
+    aclTensor *saved[OGC_MAX_SAVED]; // backward: what the forward saved
+    aclTensor *grad_out;             // backward: dL/dy, output shape and dtype
+    ogc_result *results;             // forward: output then saved; backward: one per
+                                     //   differentiable input, in input order
+    int nresults;                    // declared count; the operator may lower or raise it
+} ogc_call;
+
+typedef struct ogc_arg {
+    const char *name;
+    bool differentiable;
+} ogc_arg;
+
+typedef struct ogc_op {
+    const char *name;        // registry name, e.g. "mish"
+    const char *api;         // what it runs, e.g. "aclnnMish + aclnnMishBackward"
+    int nin;
+    ogc_arg in[OGC_MAX_IN];
+    int nsaved;              // extra forward outputs the backward consumes (after the output)
+    const char *saved_names[OGC_MAX_SAVED];
+    unsigned long long dtypes; // OG_DT mask: dtypes the kernels support
+    double lo, hi;           // input domain for test points
+    const double *kinks;     // non-differentiable points (test points keep a margin)
+    int nkinks;
+    double fp32_ulps;        // kernel error bound in fp32 ulps (forward and backward)
+    double zero_trust;       // max share of zero outputs/gradients before MISTRUSTED (0 = 0.65)
+    /// y = f(x) for one element; writes saved values (may be NULL when nsaved == 0).
+    double (*ref_forward)(const double *x, double *saved);
+    /// dL/dx_k for one element given dL/dy = gy, the inputs and the saved values. mag[k] (may be
+    /// NULL) receives a magnitude bound: the same expression with every term made non-negative.
+    void (*ref_backward)(const double *x, const double *saved, double gy, double *gx, double *mag);
+    /// Kernels through the public API: return an aclnn status (0 = success).
+    int (*forward)(ogc_call *c);
+    int (*backward)(ogc_call *c);
+} ogc_op;
+
+typedef enum { OGC_MODE_FAST, OGC_MODE_FULL } ogc_mode;
+
+typedef struct ogc_options {
+    ogc_mode mode;
+    uint64_t seed;
+    const char *layout; // NULL = all layouts
+    bool verbose;
+} ogc_options;
+
+/// The result of one case: status, error statistics of the worst-judged comparison, diagnoses.
+typedef struct ogc_report {
+    const char *op;
+    aclDataType dtype;      // ACL_DOUBLE for the O1 formula check
+    const char *layout;
+    uint64_t seed;
+    ogc_status status;
+    double max_abs, max_rel, max_ulp, mean_ulp, mere, mare;
+    int64_t compared;       // elements compared
+    char diagnosis[512];    // first named diagnosis, "" if none
+    char repro[256];        // one-line reproducer
+} ogc_report;
+
+/// A contiguous aclTensor over a result's buffer with its declared shape and dtype (for entry
+/// points); release it with aclDestroyTensor.
+aclTensor *ogc_result_tensor(const ogc_result *r);
+/// Phase 2 of an aclnn call, run synchronously with a workspace of the size phase 1 asked for.
+int ogc_launch(uint64_t workspace_size, aclOpExecutor *executor,
+               aclnnStatus (*phase2)(void *, uint64_t, aclOpExecutor *, aclrtStream));
+
+/// Layouts the checker knows, by name.
+int ogc_layout_count(void);
+const char *ogc_layout_name(int i);
+
+/// Checks one operator at one dtype and one layout. Writes the report; returns its status.
+ogc_status ogc_check_case(const ogc_op *op, aclDataType dtype, const char *layout,
+                          const ogc_options *opt, ogc_report *report);
+/// Checks the formula (O1) of one operator at one layout, in float64 only.
+ogc_status ogc_check_formula(const ogc_op *op, const char *layout, const ogc_options *opt,
+                             ogc_report *report);
+
+/// The built-in operators.
+int ogc_registry_count(void);
+const ogc_op *ogc_registry_get(int i);
+const ogc_op *ogc_registry_find(const char *name);
+
+/// Writes one JSON object for a report (no trailing newline).
+void ogc_report_json(FILE *f, const ogc_report *r);
+
+#endif

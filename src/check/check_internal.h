@@ -1,0 +1,34 @@
+/* Internals shared by the checker's files. */
+#ifndef OG_CHECK_INTERNAL_H
+#define OG_CHECK_INTERNAL_H
+
+#include "check/check.h"
+
+typedef struct ogc_shape {
+    int ndim;
+    int64_t dims[OG_MAX_DIMS];
+} ogc_shape;
+
+typedef enum {
+    OGC_VIEW_CONTIGUOUS, // row-major
+    OGC_VIEW_TRANSPOSED, // stored column-major (last two dims swapped), strides permuted
+    OGC_VIEW_PADDED,     // rows padded by 2 elements and an offset of 3 into the storage
+} ogc_view;
+
+typedef struct ogc_layout {
+    const char *name;
+    ogc_shape in[OGC_MAX_IN];
+    ogc_view view[OGC_MAX_IN];
+    ogc_shape out;
+} ogc_layout;
+
+/// Fills a layout for an operator with nin inputs; false when the layout does not apply.
+bool ogc_layout_build(const char *name, int nin, ogc_layout *l);
+
+static inline int64_t ogc_numel(const ogc_shape *s) {
+    int64_t n = 1;
+    for (int d = 0; d < s->ndim; d++) n *= s->dims[d];
+    return n;
+}
+
+#endif

@@ -1,0 +1,869 @@
+/* The checker's core: test points, kernel runs, comparisons, diagnoses (see check.h). */
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acl/acl.h"
+#include "check/check_internal.h"
+#include "opgrad/opgrad.h"
+#include "tensor/dtype.h"
+
+const char *ogc_status_name(ogc_status s) {
+    static const char *const names[] = {"PASS", "FAIL", "MISTRUSTED", "SKIPPED"};
+    return names[s];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Random numbers (xoshiro256**) and case seeds
+
+typedef struct rng {
+    uint64_t s[4];
+} rng;
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static void rng_seed(rng *r, uint64_t seed) {
+    for (int i = 0; i < 4; i++) { // splitmix64
+        seed += 0x9E3779B97F4A7C15ull;
+        uint64_t z = seed;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        r->s[i] = z ^ (z >> 31);
+    }
+}
+
+static uint64_t rng_next(rng *r) {
+    uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return out;
+}
+
+static double rng_uniform(rng *r, double lo, double hi) {
+    return lo + (hi - lo) * (double)(rng_next(r) >> 11) * 0x1p-53;
+}
+
+// Each case has its own stream, so any case reproduces alone from (seed, op, dtype, layout).
+static uint64_t case_seed(uint64_t seed, const char *op, int dtype, const char *layout) {
+    uint64_t h = seed ^ 0xcbf29ce484222325ull;
+    for (const char *p = op; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+    h = (h ^ (uint64_t)(dtype + 1)) * 0x100000001b3ull;
+    for (const char *p = layout; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+    return h;
+}
+
+// Test values: small integers, fractions, x10 scales and the domain's edges, kept a margin away
+// from the operator's non-differentiable points.
+static double test_point(const ogc_op *op, rng *r) {
+    double lo = op->lo, hi = op->hi, x;
+    for (int tries = 0;; tries++) {
+        switch (rng_next(r) % 6) {
+        case 0: x = (double)((int64_t)(rng_next(r) % 7) - 3); break;
+        case 1: x = rng_uniform(r, -1, 1); break;
+        case 2: x = rng_uniform(r, -1, 1) * 10; break;
+        case 3: x = rng_uniform(r, -6, 6); break;
+        case 4: x = rng_uniform(r, fmax(lo, -30), fmin(hi, 30)); break;
+        default: x = rng_uniform(r, 0.9, 1.0) * (rng_next(r) & 1 ? fmin(hi, 1e4) : fmax(lo, -1e4)); break;
+        }
+        if (x < lo) x = lo;
+        if (x > hi) x = hi;
+        bool near = false;
+        for (int k = 0; k < op->nkinks; k++)
+            near |= fabs(x - op->kinks[k]) < 1e-2 * fmax(1.0, fabs(op->kinks[k]));
+        if (!near || tries > 100) return x;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Typed storage
+
+static void store(void *p, int64_t i, aclDataType dt, double v) {
+    switch (dt) {
+    case ACL_FLOAT16: ((uint16_t *)p)[i] = og_f32_to_f16((float)v); break;
+    case ACL_BF16: ((uint16_t *)p)[i] = og_f32_to_bf16((float)v); break;
+    case ACL_DOUBLE: ((double *)p)[i] = v; break;
+    default: ((float *)p)[i] = (float)v; break;
+    }
+}
+
+static double load(const void *p, int64_t i, aclDataType dt) {
+    switch (dt) {
+    case ACL_FLOAT16: return og_f16_to_f32(((const uint16_t *)p)[i]);
+    case ACL_BF16: return og_bf16_to_f32(((const uint16_t *)p)[i]);
+    case ACL_DOUBLE: return ((const double *)p)[i];
+    default: return ((const float *)p)[i];
+    }
+}
+
+// An input laid out as its view says; `values` (row-major, logical order) are quantized to dt
+// in place, so they hold exactly what the kernel sees.
+typedef struct input {
+    void *storage;
+    aclTensor *tensor;
+} input;
+
+static bool make_input(aclDataType dt, const ogc_shape *s, ogc_view view, double *values,
+                       input *in) {
+    int nd = s->ndim;
+    int64_t strides[OG_MAX_DIMS], offset = 0, n = ogc_numel(s);
+    int64_t acc = 1;
+    for (int d = nd - 1; d >= 0; d--) strides[d] = acc, acc *= s->dims[d];
+    if (view == OGC_VIEW_TRANSPOSED && nd >= 2) {
+        // memory holds the shape with its last two dims swapped, row-major
+        int64_t sp[OG_MAX_DIMS], p[OG_MAX_DIMS];
+        for (int d = 0; d < nd; d++) p[d] = s->dims[d];
+        p[nd - 2] = s->dims[nd - 1];
+        p[nd - 1] = s->dims[nd - 2];
+        int64_t a = 1;
+        for (int d = nd - 1; d >= 0; d--) sp[d] = a, a *= p[d];
+        for (int d = 0; d < nd; d++) strides[d] = sp[d];
+        strides[nd - 2] = sp[nd - 1];
+        strides[nd - 1] = sp[nd - 2];
+    } else if (view == OGC_VIEW_PADDED && nd >= 1) {
+        offset = 3;
+        strides[nd - 1] = 1;
+        if (nd >= 2) strides[nd - 2] = s->dims[nd - 1] + 2;
+        for (int d = nd - 3; d >= 0; d--) strides[d] = strides[d + 1] * s->dims[d + 1];
+    }
+    int64_t extent = offset + 1;
+    for (int d = 0; d < nd; d++) extent += strides[d] * (s->dims[d] > 0 ? s->dims[d] - 1 : 0);
+    size_t es = aclDataTypeSize(dt);
+    in->storage = calloc((size_t)extent + 16, es);
+    if (!in->storage) return false;
+    int64_t idx[OG_MAX_DIMS] = {0};
+    for (int64_t i = 0; i < n; i++) {
+        int64_t pos = offset;
+        for (int d = 0; d < nd; d++) pos += idx[d] * strides[d];
+        store(in->storage, pos, dt, values[i]);
+        values[i] = load(in->storage, pos, dt);
+        for (int d = nd - 1; d >= 0 && ++idx[d] == s->dims[d]; d--) idx[d] = 0;
+    }
+    int64_t storage_dims[1] = {extent};
+    in->tensor = aclCreateTensor(s->dims, (uint64_t)nd, dt, strides, offset, ACL_FORMAT_ND,
+                                 storage_dims, 1, in->storage);
+    return in->tensor != NULL;
+}
+
+static void free_input(input *in) {
+    aclDestroyTensor(in->tensor);
+    free(in->storage);
+    in->tensor = NULL;
+    in->storage = NULL;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Float64 references over broadcast shapes
+
+// Row-major strides of `in` over the output shape, 0 on broadcast dims.
+static void bstrides(const ogc_shape *in, const ogc_shape *out, int64_t *st) {
+    int64_t acc = 1;
+    for (int d = out->ndim - 1; d >= 0; d--) {
+        int di = in->ndim - out->ndim + d;
+        if (di < 0 || in->dims[di] == 1) {
+            st[d] = 0;
+        } else {
+            st[d] = acc;
+        }
+        if (di >= 0) acc *= in->dims[di];
+    }
+}
+
+typedef struct refs {
+    int64_t n;                 // output elements
+    double *y;                 // output
+    double *saved[OGC_MAX_SAVED];
+    double *gx[OGC_MAX_IN];    // input-shaped gradients (reduced over broadcast dims)
+    double *mag[OGC_MAX_IN];   // magnitude bounds, input-shaped
+    int64_t terms[OGC_MAX_IN]; // output elements summed into one gradient element
+} refs;
+
+static void refs_free(refs *r) {
+    free(r->y);
+    for (int k = 0; k < OGC_MAX_SAVED; k++) free(r->saved[k]);
+    for (int k = 0; k < OGC_MAX_IN; k++) free(r->gx[k]), free(r->mag[k]);
+    memset(r, 0, sizeof *r);
+}
+
+// Forward references at the inputs x[k] (input-shaped, row-major).
+static void ref_forward_all(const ogc_op *op, const ogc_layout *l, double *const *x, refs *r) {
+    int64_t n = ogc_numel(&l->out), st[OGC_MAX_IN][OG_MAX_DIMS], idx[OG_MAX_DIMS] = {0};
+    r->n = n;
+    r->y = calloc((size_t)n + 1, sizeof(double));
+    for (int s = 0; s < op->nsaved; s++) r->saved[s] = calloc((size_t)n + 1, sizeof(double));
+    for (int k = 0; k < op->nin; k++) bstrides(&l->in[k], &l->out, st[k]);
+    for (int64_t i = 0; i < n; i++) {
+        double xe[OGC_MAX_IN], saved[OGC_MAX_SAVED] = {0};
+        for (int k = 0; k < op->nin; k++) {
+            int64_t pos = 0;
+            for (int d = 0; d < l->out.ndim; d++) pos += idx[d] * st[k][d];
+            xe[k] = x[k][pos];
+        }
+        r->y[i] = op->ref_forward(xe, saved);
+        for (int s = 0; s < op->nsaved; s++) r->saved[s][i] = saved[s];
+        for (int d = l->out.ndim - 1; d >= 0 && ++idx[d] == l->out.dims[d]; d--) idx[d] = 0;
+    }
+}
+
+// Backward references: gx[k] = sum over the output elements that read x[k][j] of the per-element
+// partials, for dL/dy = gy and saved values `saved` (output-shaped; NULL when none).
+static void ref_backward_all(const ogc_op *op, const ogc_layout *l, double *const *x,
+                             double *const *saved, const double *gy, refs *r) {
+    int64_t n = ogc_numel(&l->out), st[OGC_MAX_IN][OG_MAX_DIMS], idx[OG_MAX_DIMS] = {0};
+    for (int k = 0; k < op->nin; k++) {
+        int64_t nk = ogc_numel(&l->in[k]);
+        free(r->gx[k]);
+        free(r->mag[k]);
+        r->gx[k] = calloc((size_t)nk + 1, sizeof(double));
+        r->mag[k] = calloc((size_t)nk + 1, sizeof(double));
+        r->terms[k] = nk > 0 ? n / nk : 0;
+        bstrides(&l->in[k], &l->out, st[k]);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        double xe[OGC_MAX_IN], se[OGC_MAX_SAVED] = {0}, g[OGC_MAX_IN] = {0}, m[OGC_MAX_IN] = {0};
+        int64_t pos[OGC_MAX_IN];
+        for (int k = 0; k < op->nin; k++) {
+            pos[k] = 0;
+            for (int d = 0; d < l->out.ndim; d++) pos[k] += idx[d] * st[k][d];
+            xe[k] = x[k][pos[k]];
+        }
+        for (int s = 0; s < op->nsaved; s++) se[s] = saved ? saved[s][i] : 0;
+        op->ref_backward(xe, se, gy[i], g, m);
+        for (int k = 0; k < op->nin; k++) {
+            r->gx[k][pos[k]] += g[k];
+            r->mag[k][pos[k]] += m[k] != 0 ? fabs(m[k]) : fabs(g[k]);
+        }
+        for (int d = l->out.ndim - 1; d >= 0 && ++idx[d] == l->out.dims[d]; d--) idx[d] = 0;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparison
+
+typedef struct stats {
+    double max_abs, max_rel, max_ulp, sum_ulp, sum_re, max_re;
+    int64_t compared, bad, first_bad, bad_idx[4];
+    double first_got, first_want, first_tol;
+    double dot_gr, dot_rr; // for the constant-factor diagnosis
+    double resid_max;      // max |got - alpha * ref| / tol, filled by factor_fit
+} stats;
+
+static int mant_bits(aclDataType dt) {
+    return dt == ACL_FLOAT16 ? 10 : dt == ACL_BF16 ? 7 : dt == ACL_DOUBLE ? 52 : 23;
+}
+static int min_exp(aclDataType dt) {
+    return dt == ACL_FLOAT16 ? -14 : dt == ACL_DOUBLE ? -1022 : -126;
+}
+
+static double ulp_of(aclDataType dt, double v) {
+    int e;
+    frexp(v, &e);
+    int ex = v == 0 || e - 1 < min_exp(dt) ? min_exp(dt) : e - 1;
+    return ldexp(1.0, ex - mant_bits(dt));
+}
+
+// |got - ref| <= c ulp_dt(ref) + c 2^-24 sqrt(K) M + smallest subnormal of dt, with c the
+// operator's fp32 bound (fp32 results) or 1 (16-bit results are rounded fp32 results).
+static double tolerance(const ogc_op *op, aclDataType dt, double ref, double mag, int64_t terms) {
+    double c = dt == ACL_FLOAT ? op->fp32_ulps : 1.0;
+    double k = terms > 1 ? sqrt((double)terms) : 1.0;
+    return c * ulp_of(dt, ref) + c * 0x1p-24 * k * mag + ldexp(1.0, min_exp(dt) - mant_bits(dt));
+}
+
+static void compare(const ogc_op *op, aclDataType dt, const void *got, const double *ref,
+                    const double *mag, int64_t terms, int64_t n, stats *s) {
+    for (int64_t i = 0; i < n; i++) {
+        double g = load(got, i, dt), r = ref[i];
+        bool both_nan = isnan(g) && isnan(r);
+        double err = both_nan ? 0 : (g == r ? 0 : fabs(g - r));
+        if (isnan(err)) err = INFINITY;
+        double m = mag ? mag[i] : fabs(r);
+        double tol = tolerance(op, dt, r, m, terms);
+        double ulp = err == 0 ? 0 : err / ulp_of(dt, r);
+        s->compared++;
+        s->max_abs = fmax(s->max_abs, err);
+        if (r != 0 && isfinite(r)) s->max_rel = fmax(s->max_rel, err / fabs(r));
+        s->max_ulp = fmax(s->max_ulp, ulp);
+        s->sum_ulp += isfinite(ulp) ? ulp : 0;
+        double re = isfinite(r) ? err / (fabs(r) + 1e-7) : (err == 0 ? 0 : INFINITY);
+        s->sum_re += isfinite(re) ? re : 0;
+        s->max_re = fmax(s->max_re, re);
+        if (isfinite(g) && isfinite(r)) s->dot_gr += g * r, s->dot_rr += r * r;
+        if (err > 0 && !(err <= tol)) {
+            if (s->bad < 4) s->bad_idx[s->bad] = i;
+            if (s->bad++ == 0) s->first_bad = i, s->first_got = g, s->first_want = r, s->first_tol = tol;
+        }
+    }
+}
+
+// After a failed comparison: does got = alpha * ref fit within tolerance for one alpha?
+static double factor_fit(const ogc_op *op, aclDataType dt, const void *got, const double *ref,
+                         const double *mag, int64_t terms, int64_t n, const stats *s) {
+    if (s->dot_rr == 0) return NAN;
+    double alpha = s->dot_gr / s->dot_rr;
+    for (int64_t i = 0; i < n; i++) {
+        double r = ref[i], g = load(got, i, dt);
+        double tol = 4 * tolerance(op, dt, alpha * r, fabs(alpha) * (mag ? mag[i] : fabs(r)), terms);
+        if (!(fabs(g - alpha * r) <= tol)) return NAN;
+    }
+    return alpha;
+}
+
+static void describe_mismatch(char *out, size_t size, const char *what, const stats *s,
+                              double alpha, int64_t n) {
+    if (!isnan(alpha) && fabs(alpha + 1) < 1e-3) {
+        snprintf(out, size, "%s has the wrong sign (it is -1 x the reference)", what);
+    } else if (!isnan(alpha) && fabs(alpha - 1) > 1e-3) {
+        snprintf(out, size, "%s is off by a constant factor %.6g (a missing or extra factor)", what,
+                 alpha);
+    } else if (s->bad <= 4) {
+        char where[96] = "";
+        int len = 0;
+        for (int64_t i = 0; i < s->bad && i < 4; i++)
+            len += snprintf(where + len, sizeof where - len, "%s%lld", i ? "," : "",
+                            (long long)s->bad_idx[i]);
+        bool boundary = true;
+        for (int64_t i = 0; i < s->bad && i < 4; i++) {
+            int64_t j = s->bad_idx[i] % 64;
+            boundary &= s->bad_idx[i] >= 63 && (j == 0 || j == 63);
+        }
+        snprintf(out, size,
+                 "%s differs from the float64 reference only at element%s %s of %lld%s (first: "
+                 "got %.9g, want %.9g, tolerance %.3g)",
+                 what, s->bad > 1 ? "s" : "", where, (long long)n,
+                 boundary ? ", on a 64-element block boundary: an off-by-one at a tile edge?" : "",
+                 s->first_got, s->first_want, s->first_tol);
+    } else {
+        snprintf(out, size,
+                 "%s differs from the float64 reference at %lld of %lld elements (first at %lld: "
+                 "got %.9g, want %.9g, tolerance %.3g)",
+                 what, (long long)s->bad, (long long)n, (long long)s->first_bad, s->first_got,
+                 s->first_want, s->first_tol);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Results (what the kernels write)
+
+static const char *shape_str(const int64_t *dims, int nd, char *buf, int size) {
+    return og_shape_str(dims, nd, buf, size);
+}
+
+static bool same_shape(const ogc_result *r, const ogc_shape *s) {
+    if (r->ndim != s->ndim) return false;
+    for (int d = 0; d < s->ndim; d++)
+        if (r->dims[d] != s->dims[d]) return false;
+    return true;
+}
+
+// A gradient shaped like `got` for an input shaped `want`: if `got` broadcasts onto... i.e. the
+// input expands to `got`, name the dims the backward forgot to reduce over.
+static void shape_diagnosis(char *out, size_t size, const char *name, int k, const ogc_result *got,
+                            const ogc_shape *want) {
+    char a[128], b[128], dims[96] = "";
+    int64_t bdims[OG_MAX_DIMS];
+    int nb;
+    bool expandable = og_broadcast_shapes(want->dims, want->ndim, got->dims, got->ndim, bdims, &nb,
+                                          NULL) &&
+                      nb == got->ndim;
+    for (int d = 0; expandable && d < nb; d++) expandable = bdims[d] == got->dims[d];
+    shape_str(got->dims, got->ndim, a, sizeof a);
+    shape_str(want->dims, want->ndim, b, sizeof b);
+    if (expandable) {
+        int len = 0, count = 0;
+        for (int d = 0; d < got->ndim; d++) {
+            int wd = want->ndim - got->ndim + d;
+            if (wd < 0 || (want->dims[wd] == 1 && got->dims[d] != 1)) {
+                len += snprintf(dims + len, sizeof dims - len, "%s%d", count ? "," : "", d);
+                count++;
+            }
+        }
+        snprintf(out, size, "grad of input %d ('%s') has shape %s, input is %s: missing reduction over dim%s %s",
+                 k, name, a, b, count > 1 ? "s" : "", dims);
+    } else {
+        snprintf(out, size, "grad of input %d ('%s') has shape %s, input is %s", k, name, a, b);
+    }
+}
+
+aclTensor *ogc_result_tensor(const ogc_result *r) {
+    return aclCreateTensor(r->dims, (uint64_t)r->ndim, r->dtype, NULL, 0, ACL_FORMAT_ND, r->dims,
+                           (uint64_t)r->ndim, r->data);
+}
+
+// ---------------------------------------------------------------------------------------------
+// One case
+
+typedef struct case_state {
+    const ogc_op *op;
+    aclDataType dt;
+    ogc_layout l;
+    input in[OGC_MAX_IN];
+    double *xq[OGC_MAX_IN];      // quantized inputs, row-major
+    ogc_result fwd[1 + OGC_MAX_SAVED];
+    int nfwd;
+    ogc_result bwd[OGC_MAX_RESULTS];
+    int nbwd;
+    int ndiff;
+    size_t capacity;
+    void *buffers;               // all result buffers
+} case_state;
+
+static void report_fail(ogc_report *rep, ogc_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void report_fail(ogc_report *rep, ogc_status st, const char *fmt, ...) {
+    if (rep->status == OGC_FAIL) return; // keep the first failure's diagnosis
+    if (rep->status == OGC_MISTRUSTED && st == OGC_MISTRUSTED) return;
+    rep->status = st;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rep->diagnosis, sizeof rep->diagnosis, fmt, ap);
+    va_end(ap);
+}
+
+static void declare(ogc_result *r, const ogc_shape *s, aclDataType dt, void *data, size_t cap) {
+    r->dtype = dt;
+    r->ndim = s->ndim;
+    for (int d = 0; d < s->ndim; d++) r->dims[d] = s->dims[d];
+    r->data = data;
+    r->capacity = cap;
+    memset(data, 0, cap);
+}
+
+static int run_backward(case_state *cs, const double *gy, aclTensor **saved_t) {
+    const ogc_op *op = cs->op;
+    int64_t n = ogc_numel(&cs->l.out);
+    void *gbuf = calloc((size_t)n + 16, aclDataTypeSize(cs->dt));
+    for (int64_t i = 0; i < n; i++) store(gbuf, i, cs->dt, gy[i]);
+    ogc_result tmp;
+    declare(&tmp, &cs->l.out, cs->dt, gbuf, 0);
+    aclTensor *gt = ogc_result_tensor(&tmp);
+    int j = 0;
+    for (int k = 0; k < op->nin; k++) {
+        if (!op->in[k].differentiable) continue;
+        declare(&cs->bwd[j], &cs->l.in[k], cs->dt,
+                (char *)cs->buffers + (size_t)(1 + OGC_MAX_SAVED + j) * cs->capacity, cs->capacity);
+        j++;
+    }
+    ogc_call call = {.op = op, .dtype = cs->dt, .grad_out = gt, .results = cs->bwd, .nresults = j};
+    for (int k = 0; k < op->nin; k++) call.in[k] = cs->in[k].tensor;
+    for (int s = 0; s < op->nsaved; s++) call.saved[s] = saved_t[s];
+    int st = op->backward(&call);
+    cs->nbwd = call.nresults;
+    aclDestroyTensor(gt);
+    free(gbuf);
+    return st;
+}
+
+static bool results_equal(const ogc_result *a, const ogc_result *b, int n) {
+    for (int j = 0; j < n; j++) {
+        int64_t cnt = 1;
+        for (int d = 0; d < a[j].ndim; d++) cnt *= a[j].dims[d];
+        if (memcmp(a[j].data, b[j].data, (size_t)cnt * aclDataTypeSize(a[j].dtype))) return false;
+    }
+    return true;
+}
+
+static void snapshot(const ogc_result *src, int n, ogc_result *dst, void *storage, size_t cap) {
+    for (int j = 0; j < n; j++) {
+        dst[j] = src[j];
+        dst[j].data = (char *)storage + (size_t)j * cap;
+        memcpy(dst[j].data, src[j].data, cap);
+    }
+}
+
+static void fill_repro(ogc_report *rep, const ogc_options *opt) {
+    snprintf(rep->repro, sizeof rep->repro,
+             "opgrad check --op %s --dtype %s --layout %s --seed %llu --mode %s", rep->op,
+             og_dtype_name(rep->dtype), rep->layout, (unsigned long long)opt->seed,
+             opt->mode == OGC_MODE_FULL ? "full" : "fast");
+}
+
+static void finish_stats(ogc_report *rep, const stats *s) {
+    rep->compared = s->compared;
+    rep->max_abs = s->max_abs;
+    rep->max_rel = s->max_rel;
+    rep->max_ulp = s->max_ulp;
+    rep->mean_ulp = s->compared ? s->sum_ulp / (double)s->compared : 0;
+    rep->mere = s->compared ? s->sum_re / (double)s->compared : 0;
+    rep->mare = s->max_re;
+}
+
+static int64_t count_zeros(const void *data, aclDataType dt, int64_t n) {
+    int64_t z = 0;
+    for (int64_t i = 0; i < n; i++) z += load(data, i, dt) == 0;
+    return z;
+}
+
+ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
+                          const ogc_options *opt, ogc_report *rep) {
+    memset(rep, 0, sizeof *rep);
+    rep->op = op->name;
+    rep->dtype = dt;
+    rep->layout = layout;
+    rep->seed = opt->seed;
+    rep->status = OGC_PASS;
+    fill_repro(rep, opt);
+    case_state cs = {.op = op, .dt = dt};
+    if (!ogc_layout_build(layout, op->nin, &cs.l)) {
+        rep->status = OGC_SKIPPED;
+        snprintf(rep->diagnosis, sizeof rep->diagnosis, "layout does not apply to %d input(s)", op->nin);
+        return rep->status;
+    }
+    if ((int)dt < 0 || (int)dt >= 64 || !(op->dtypes & (1ull << dt))) {
+        rep->status = OGC_SKIPPED;
+        snprintf(rep->diagnosis, sizeof rep->diagnosis, "%s does not support %s", op->name,
+                 og_dtype_name(dt));
+        return rep->status;
+    }
+    rng r;
+    rng_seed(&r, case_seed(opt->seed, op->name, dt, layout));
+    int64_t n = ogc_numel(&cs.l.out), maxn = n;
+    for (int k = 0; k < op->nin; k++) maxn = maxn > ogc_numel(&cs.l.in[k]) ? maxn : ogc_numel(&cs.l.in[k]);
+    cs.capacity = (size_t)(maxn + 16) * 8;
+    cs.buffers = calloc(1 + OGC_MAX_SAVED + OGC_MAX_RESULTS, cs.capacity);
+    void *snap_buf = calloc(OGC_MAX_RESULTS, cs.capacity);
+    double *gy = calloc((size_t)n + 1, sizeof(double));
+    double *gy2 = calloc((size_t)n + 1, sizeof(double));
+    refs ref = {0};
+    stats s = {0};
+    aclTensor *saved_t[OGC_MAX_SAVED] = {0};
+    double *saved_q[OGC_MAX_SAVED] = {0};
+    for (int k = 0; k < op->nin; k++) {
+        int64_t nk = ogc_numel(&cs.l.in[k]);
+        cs.xq[k] = calloc((size_t)nk + 1, sizeof(double));
+        for (int64_t i = 0; i < nk; i++) cs.xq[k][i] = test_point(op, &r);
+        if (!make_input(dt, &cs.l.in[k], cs.l.view[k], cs.xq[k], &cs.in[k]))
+            report_fail(rep, OGC_FAIL, "internal: cannot build input %d: %s", k, aclGetRecentErrMsg());
+    }
+    if (rep->status == OGC_FAIL) goto done;
+
+    // ---- forward: contract, then values against the reference at the quantized inputs
+    cs.nfwd = 1 + op->nsaved;
+    for (int j = 0; j < cs.nfwd; j++)
+        declare(&cs.fwd[j], &cs.l.out, dt, (char *)cs.buffers + (size_t)j * cs.capacity, cs.capacity);
+    {
+        ogc_call call = {.op = op, .dtype = dt, .results = cs.fwd, .nresults = cs.nfwd};
+        for (int k = 0; k < op->nin; k++) call.in[k] = cs.in[k].tensor;
+        int st = op->forward(&call);
+        if (st != 0) {
+            report_fail(rep, OGC_FAIL, "forward returned status %d: %s", st, aclGetRecentErrMsg());
+            goto done;
+        }
+        if (call.nresults != cs.nfwd) {
+            report_fail(rep, OGC_FAIL, "forward returned %d result(s), the op declares %d",
+                        call.nresults, cs.nfwd);
+            goto done;
+        }
+    }
+    for (int j = 0; j < cs.nfwd; j++) {
+        const char *what = j == 0 ? "output" : op->saved_names[j - 1];
+        char a[128], b[128];
+        if (cs.fwd[j].dtype != dt) {
+            report_fail(rep, OGC_FAIL, "declared %s dtype %s, kernel wrote %s", what,
+                        og_dtype_name(dt), og_dtype_name(cs.fwd[j].dtype));
+            goto done;
+        }
+        if (!same_shape(&cs.fwd[j], &cs.l.out)) {
+            report_fail(rep, OGC_FAIL, "declared %s shape %s, kernel wrote %s", what,
+                        shape_str(cs.l.out.dims, cs.l.out.ndim, a, sizeof a),
+                        shape_str(cs.fwd[j].dims, cs.fwd[j].ndim, b, sizeof b));
+            goto done;
+        }
+    }
+    ref_forward_all(op, &cs.l, cs.xq, &ref);
+    for (int j = 0; j < cs.nfwd; j++) {
+        stats fs = {0};
+        const double *want = j == 0 ? ref.y : ref.saved[j - 1];
+        compare(op, dt, cs.fwd[j].data, want, NULL, 1, n, &fs);
+        s.compared += fs.compared, s.sum_ulp += fs.sum_ulp, s.sum_re += fs.sum_re;
+        s.max_abs = fmax(s.max_abs, fs.max_abs), s.max_rel = fmax(s.max_rel, fs.max_rel);
+        s.max_ulp = fmax(s.max_ulp, fs.max_ulp), s.max_re = fmax(s.max_re, fs.max_re);
+        if (fs.bad) {
+            char what[64], msg[400];
+            snprintf(what, sizeof what, "forward %s", j == 0 ? "output" : op->saved_names[j - 1]);
+            describe_mismatch(msg, sizeof msg, what, &fs,
+                              factor_fit(op, dt, cs.fwd[j].data, want, NULL, 1, n, &fs), n);
+            report_fail(rep, OGC_FAIL, "%s", msg);
+        }
+    }
+    if (n >= 16 && count_zeros(cs.fwd[0].data, dt, n) > (op->zero_trust > 0 ? op->zero_trust : 0.65) * n)
+        report_fail(rep, OGC_MISTRUSTED, "forward output is mostly zero (%lld of %lld): the test data says little",
+                    (long long)count_zeros(cs.fwd[0].data, dt, n), (long long)n);
+
+    // ---- backward: contract, values, coverage
+    for (int si = 0; si < op->nsaved; si++) {
+        saved_t[si] = ogc_result_tensor(&cs.fwd[1 + si]);
+        saved_q[si] = calloc((size_t)n + 1, sizeof(double));
+        for (int64_t i = 0; i < n; i++) saved_q[si][i] = load(cs.fwd[1 + si].data, i, dt);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        // non-zero dL/dy (B(0) is checked on its own): +-1, +-2 and values in +-[0.25, 2]
+        double mag = rng_next(&r) % 4 == 0 ? (double)(1 + rng_next(&r) % 2) : rng_uniform(&r, 0.25, 2);
+        double g = rng_next(&r) & 1 ? mag : -mag;
+        // quantize dL/dy to the dtype: the reference must see what the kernel sees
+        float f = (float)g;
+        gy[i] = dt == ACL_FLOAT16 ? og_f16_to_f32(og_f32_to_f16(f))
+                : dt == ACL_BF16  ? og_bf16_to_f32(og_f32_to_bf16(f))
+                                  : f;
+    }
+    cs.ndiff = 0;
+    for (int k = 0; k < op->nin; k++) cs.ndiff += op->in[k].differentiable;
+    {
+        int st = run_backward(&cs, gy, saved_t);
+        if (st != 0) {
+            report_fail(rep, OGC_FAIL, "backward returned status %d: %s", st, aclGetRecentErrMsg());
+            goto done;
+        }
+    }
+    if (cs.nbwd != cs.ndiff) {
+        report_fail(rep, OGC_FAIL, "backward returned %d gradient%s, the op has %d differentiable input%s",
+                    cs.nbwd, cs.nbwd == 1 ? "" : "s", cs.ndiff, cs.ndiff == 1 ? "" : "s");
+        goto done;
+    }
+    // contract: every gradient has its input's shape and dtype
+    for (int k = 0, j = 0; k < op->nin; k++) {
+        if (!op->in[k].differentiable) continue;
+        ogc_result *g = &cs.bwd[j++];
+        if (!same_shape(g, &cs.l.in[k])) {
+            char msg[400];
+            shape_diagnosis(msg, sizeof msg, op->in[k].name, k, g, &cs.l.in[k]);
+            report_fail(rep, OGC_FAIL, "%s", msg);
+            goto done;
+        }
+        if (g->dtype != dt) {
+            report_fail(rep, OGC_FAIL, "grad of input %d ('%s') has dtype %s, input is %s", k,
+                        op->in[k].name, og_dtype_name(g->dtype), og_dtype_name(dt));
+            goto done;
+        }
+    }
+    ogc_result first[OGC_MAX_RESULTS];
+    snapshot(cs.bwd, cs.nbwd, first, snap_buf, cs.capacity);
+    // linearity first, so that a backward ignoring grad_output is named as such: B(2g) = 2 B(g)
+    // (scaling by 2 is exact in binary floating point)
+    if (n > 0) {
+        for (int64_t i = 0; i < n; i++) gy2[i] = 2 * gy[i];
+        if (run_backward(&cs, gy2, saved_t) == 0) {
+            bool unchanged = results_equal(cs.bwd, first, cs.nbwd);
+            for (int j = 0; j < cs.nbwd && rep->status != OGC_FAIL; j++) {
+                int64_t nj = 1;
+                for (int d = 0; d < cs.bwd[j].ndim; d++) nj *= cs.bwd[j].dims[d];
+                for (int64_t i = 0; i < nj; i++) {
+                    double a = load(cs.bwd[j].data, i, dt), b = 2 * load(first[j].data, i, dt);
+                    if (a != b && !(fabs(a - b) <= tolerance(op, dt, b, fabs(b), 1)) &&
+                        !(isnan(a) && isnan(b))) {
+                        if (unchanged)
+                            report_fail(rep, OGC_FAIL,
+                                        "backward ignores grad_output: doubling grad_output leaves "
+                                        "every gradient unchanged");
+                        else
+                            report_fail(rep, OGC_FAIL,
+                                        "backward does not scale with grad_output: B(2g) != 2 B(g) "
+                                        "at element %lld of gradient %d (%.9g vs %.9g)",
+                                        (long long)i, j, a, b);
+                        break;
+                    }
+                }
+            }
+        }
+        for (int j = 0; j < cs.nbwd; j++) memcpy(cs.bwd[j].data, first[j].data, cs.capacity);
+        if (rep->status == OGC_FAIL) goto done;
+    }
+    // values against the reference at the quantized inputs, and coverage
+    ref_backward_all(op, &cs.l, cs.xq, saved_q, gy, &ref);
+    for (int k = 0, j = 0; k < op->nin; k++) {
+        if (!op->in[k].differentiable) continue;
+        ogc_result *g = &cs.bwd[j++];
+        const char *name = op->in[k].name;
+        int64_t nk = ogc_numel(&cs.l.in[k]);
+        stats gs = {0};
+        compare(op, dt, g->data, ref.gx[k], ref.mag[k], ref.terms[k], nk, &gs);
+        s.compared += gs.compared, s.sum_ulp += gs.sum_ulp, s.sum_re += gs.sum_re;
+        s.max_abs = fmax(s.max_abs, gs.max_abs), s.max_rel = fmax(s.max_rel, gs.max_rel);
+        s.max_ulp = fmax(s.max_ulp, gs.max_ulp), s.max_re = fmax(s.max_re, gs.max_re);
+        bool ref_zero = true, got_zero = true;
+        for (int64_t i = 0; i < nk; i++) {
+            ref_zero &= ref.gx[k][i] == 0;
+            got_zero &= load(g->data, i, dt) == 0;
+        }
+        if (gs.bad && got_zero) {
+            report_fail(rep, OGC_FAIL,
+                        "gradient of '%s' is identically 0 but the reference is not: input '%s' is "
+                        "not wired into the backward",
+                        name, name);
+        } else if (gs.bad) {
+            char what[64], msg[400];
+            snprintf(what, sizeof what, "gradient of '%s'", name);
+            describe_mismatch(msg, sizeof msg, what, &gs,
+                              factor_fit(op, dt, g->data, ref.gx[k], ref.mag[k], ref.terms[k], nk, &gs), nk);
+            report_fail(rep, OGC_FAIL, "%s", msg);
+        } else if (nk > 0 && ref_zero) {
+            report_fail(rep, OGC_MISTRUSTED, "input '%s' is never exercised by the test data (its gradient is 0 everywhere)", name);
+        } else if (nk >= 16 && count_zeros(g->data, dt, nk) > (op->zero_trust > 0 ? op->zero_trust : 0.65) * nk) {
+            report_fail(rep, OGC_MISTRUSTED, "gradient of '%s' is mostly zero (%lld of %lld)", name,
+                        (long long)count_zeros(g->data, dt, nk), (long long)nk);
+        }
+    }
+    if (rep->status == OGC_FAIL || n == 0) goto done;
+
+    // B(0) = 0
+    memset(gy2, 0, (size_t)n * sizeof *gy2);
+    if (run_backward(&cs, gy2, saved_t) == 0) {
+        for (int j = 0; j < cs.nbwd && rep->status != OGC_FAIL; j++) {
+            int64_t nj = 1;
+            for (int d = 0; d < cs.bwd[j].ndim; d++) nj *= cs.bwd[j].dims[d];
+            for (int64_t i = 0; i < nj; i++)
+                if (load(cs.bwd[j].data, i, dt) != 0) {
+                    report_fail(rep, OGC_FAIL,
+                                "backward ignores grad_output: with grad_output = 0 gradient %d is "
+                                "%.9g at element %lld, not 0",
+                                j, load(cs.bwd[j].data, i, dt), (long long)i);
+                    break;
+                }
+        }
+    }
+    // determinism: the same call twice, and with one thread
+    if (run_backward(&cs, gy, saved_t) == 0 && !results_equal(cs.bwd, first, cs.nbwd))
+        report_fail(rep, OGC_FAIL, "backward is not deterministic: two runs on the same data differ");
+    {
+        int threads = opgrad_get_num_threads();
+        opgrad_set_num_threads(1);
+        if (run_backward(&cs, gy, saved_t) == 0 && !results_equal(cs.bwd, first, cs.nbwd))
+            report_fail(rep, OGC_FAIL, "backward depends on the thread count: 1 thread differs from %d",
+                        threads);
+        opgrad_set_num_threads(threads);
+    }
+
+done:
+    finish_stats(rep, &s);
+    for (int si = 0; si < op->nsaved; si++) aclDestroyTensor(saved_t[si]), free(saved_q[si]);
+    for (int k = 0; k < op->nin; k++) free_input(&cs.in[k]), free(cs.xq[k]);
+    refs_free(&ref);
+    free(gy);
+    free(gy2);
+    free(snap_buf);
+    free(cs.buffers);
+    return rep->status;
+}
+
+// ---------------------------------------------------------------------------------------------
+// O1: the formula, in float64
+
+// L(x) = sum_i w_i y_i(x) for the inputs x (input-shaped arrays).
+static double loss(const ogc_op *op, const ogc_layout *l, double *const *x, const double *w) {
+    refs r = {0};
+    ref_forward_all(op, l, x, &r);
+    double L = 0;
+    for (int64_t i = 0; i < r.n; i++) L += w[i] * r.y[i];
+    refs_free(&r);
+    return L;
+}
+
+// Directional derivative of L along delta (on input k) by central differences with one
+// Richardson step; *err gets the extrapolation's error estimate.
+static double fd_directional(const ogc_op *op, const ogc_layout *l, double *const *x, int k,
+                             const double *delta, const double *w, double *err) {
+    int64_t nk = ogc_numel(&l->in[k]);
+    double *orig = malloc(((size_t)nk + 1) * sizeof(double));
+    memcpy(orig, x[k], (size_t)nk * sizeof(double));
+    double h = cbrt(DBL_EPSILON), d[2];
+    for (int step = 0; step < 2; step++, h /= 2) {
+        for (int64_t i = 0; i < nk; i++) x[k][i] = orig[i] + h * delta[i];
+        double plus = loss(op, l, x, w);
+        for (int64_t i = 0; i < nk; i++) x[k][i] = orig[i] - h * delta[i];
+        double minus = loss(op, l, x, w);
+        d[step] = (plus - minus) / (2 * h);
+    }
+    memcpy(x[k], orig, (size_t)nk * sizeof(double));
+    free(orig);
+    double rich = (4 * d[1] - d[0]) / 3;
+    *err = fabs(rich - d[1]);
+    return rich;
+}
+
+ogc_status ogc_check_formula(const ogc_op *op, const char *layout, const ogc_options *opt,
+                             ogc_report *rep) {
+    memset(rep, 0, sizeof *rep);
+    rep->op = op->name;
+    rep->dtype = ACL_DOUBLE;
+    rep->layout = layout;
+    rep->seed = opt->seed;
+    rep->status = OGC_PASS;
+    fill_repro(rep, opt);
+    ogc_layout l;
+    if (!ogc_layout_build(layout, op->nin, &l)) {
+        rep->status = OGC_SKIPPED;
+        snprintf(rep->diagnosis, sizeof rep->diagnosis, "layout does not apply to %d input(s)", op->nin);
+        return rep->status;
+    }
+    rng r;
+    rng_seed(&r, case_seed(opt->seed, op->name, ACL_DOUBLE, layout));
+    int64_t n = ogc_numel(&l.out);
+    double *x[OGC_MAX_IN] = {0};
+    for (int k = 0; k < op->nin; k++) {
+        int64_t nk = ogc_numel(&l.in[k]);
+        x[k] = calloc((size_t)nk + 1, sizeof(double));
+        for (int64_t i = 0; i < nk; i++) x[k][i] = test_point(op, &r);
+    }
+    double *w = calloc((size_t)n + 1, sizeof(double));
+    for (int64_t i = 0; i < n; i++) w[i] = rng_uniform(&r, -1, 1);
+    refs ref = {0};
+    ref_forward_all(op, &l, x, &ref);
+    ref_backward_all(op, &l, x, ref.saved, w, &ref);
+    double worst = 0;
+    for (int k = 0; k < op->nin && rep->status == OGC_PASS; k++) {
+        if (!op->in[k].differentiable) continue;
+        int64_t nk = ogc_numel(&l.in[k]);
+        if (nk == 0) continue;
+        bool full = opt->mode == OGC_MODE_FULL && nk <= 64;
+        int probes = full ? (int)nk : 4;
+        double *delta = calloc((size_t)nk + 1, sizeof(double));
+        for (int p = 0; p < probes && rep->status == OGC_PASS; p++) {
+            double analytic = 0;
+            for (int64_t i = 0; i < nk; i++) {
+                double scale = fmax(1.0, fabs(x[k][i]));
+                delta[i] = full ? (i == p ? scale : 0) : ((rng_next(&r) & 1) ? scale : -scale);
+                analytic += ref.gx[k][i] * delta[i];
+            }
+            double err, fd = fd_directional(op, &l, x, k, delta, w, &err);
+            double size = 0;
+            for (int64_t i = 0; i < n; i++) size += fabs(w[i] * ref.y[i]);
+            double tol = 10 * err + 1e-9 * fmax(1.0, fabs(analytic)) + 8 * DBL_EPSILON * size / cbrt(DBL_EPSILON);
+            double diff = fabs(fd - analytic);
+            rep->compared++;
+            worst = fmax(worst, diff / fmax(tol, DBL_MIN));
+            rep->max_abs = fmax(rep->max_abs, diff);
+            if (analytic != 0) rep->max_rel = fmax(rep->max_rel, diff / fabs(analytic));
+            if (!(diff <= tol))
+                report_fail(rep, OGC_FAIL,
+                            "reference backward of '%s' disagrees with finite differences of the "
+                            "reference forward (%s %d: analytic %.12g, finite differences %.12g, "
+                            "tolerance %.3g)",
+                            op->in[k].name, full ? "element" : "projection", p, analytic, fd, tol);
+        }
+        free(delta);
+    }
+    refs_free(&ref);
+    for (int k = 0; k < op->nin; k++) free(x[k]);
+    free(w);
+    return rep->status;
+}
+
+void ogc_report_json(FILE *f, const ogc_report *r) {
+    fprintf(f,
+            "{\"op\":\"%s\",\"dtype\":\"%s\",\"layout\":\"%s\",\"seed\":%llu,\"status\":\"%s\","
+            "\"compared\":%lld,\"max_abs\":%.6g,\"max_rel\":%.6g,\"max_ulp\":%.6g,\"mean_ulp\":%.6g,"
+            "\"mere\":%.6g,\"mare\":%.6g,\"diagnosis\":\"",
+            r->op, r->dtype == ACL_DOUBLE ? "float64-formula" : og_dtype_name(r->dtype), r->layout,
+            (unsigned long long)r->seed, ogc_status_name(r->status), (long long)r->compared,
+            r->max_abs, r->max_rel, r->max_ulp, r->mean_ulp, r->mere, r->mare);
+    for (const char *p = r->diagnosis; *p; p++) {
+        if (*p == '"' || *p == '\\') fputc('\\', f);
+        fputc(*p, f);
+    }
+    fprintf(f, "\",\"repro\":\"%s\"}", r->repro);
+}
