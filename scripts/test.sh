@@ -14,7 +14,7 @@ out=${OPGRAD_TEST_BUILD:-$root/build-test}
 jobs=$(nproc)
 
 need=()
-for pkg in cmake ninja-build gcc g++ clang pkg-config; do
+for pkg in cmake ninja-build gcc g++ clang pkg-config libmpfr-dev; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -57,7 +57,8 @@ typedef struct ogc_call {
     aclDataType dtype;
     aclTensor *in[OGC_MAX_IN];
     aclTensor *saved[OGC_MAX_SAVED]; // backward: what the forward saved
-    aclTensor *grad_out;             // backward: dL/dy, output shape and dtype
+    aclTensor *grad_out;             // backward: dL/dy, output shape; the output's dtype
+                                     //   except in the "mixed" layout
     ogc_result *results;             // forward: output then saved; backward: one per
                                      //   differentiable input, in input order
     int nresults;                    // declared count; the operator may lower or raise it
@@ -79,6 +80,8 @@ typedef struct ogc_op {
     double lo, hi;           // input domain for test points
     const double *kinks;     // non-differentiable points (test points keep a margin)
     int nkinks;
+    const double *specials;  // values worth testing (parameters, cancellation, under/overflow)
+    int nspecials;
     double fp32_ulps;        // kernel error bound in fp32 ulps (forward and backward)
     double zero_trust;       // max share of zero outputs/gradients before MISTRUSTED (0 = 0.65)
     /// y = f(x) for one element; writes saved values (may be NULL when nsaved == 0).

@@ -20,6 +20,7 @@ typedef struct ogc_layout {
     ogc_shape in[OGC_MAX_IN];
     ogc_view view[OGC_MAX_IN];
     ogc_shape out;
+    bool mixed; // grad_output arrives in another dtype than the forward's (mixed precision)
 } ogc_layout;
 
 /// Fills a layout for an operator with nin inputs; false when the layout does not apply.

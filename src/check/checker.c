@@ -63,6 +63,10 @@ static uint64_t case_seed(uint64_t seed, const char *op, int dtype, const char *
 static double test_point(const ogc_op *op, rng *r) {
     double lo = op->lo, hi = op->hi, x;
     for (int tries = 0;; tries++) {
+        if (op->nspecials && rng_next(r) % 8 == 0) {
+            x = op->specials[rng_next(r) % (uint64_t)op->nspecials];
+            if (x >= lo && x <= hi) return x;
+        }
         switch (rng_next(r) % 6) {
         case 0: x = (double)((int64_t)(rng_next(r) % 7) - 3); break;
         case 1: x = rng_uniform(r, -1, 1); break;
@@ -401,6 +405,7 @@ aclTensor *ogc_result_tensor(const ogc_result *r) {
 typedef struct case_state {
     const ogc_op *op;
     aclDataType dt;
+    aclDataType grad_dt; // dtype of grad_output
     ogc_layout l;
     input in[OGC_MAX_IN];
     double *xq[OGC_MAX_IN];      // quantized inputs, row-major
@@ -437,10 +442,10 @@ static void declare(ogc_result *r, const ogc_shape *s, aclDataType dt, void *dat
 static int run_backward(case_state *cs, const double *gy, aclTensor **saved_t) {
     const ogc_op *op = cs->op;
     int64_t n = ogc_numel(&cs->l.out);
-    void *gbuf = calloc((size_t)n + 16, aclDataTypeSize(cs->dt));
-    for (int64_t i = 0; i < n; i++) store(gbuf, i, cs->dt, gy[i]);
+    void *gbuf = calloc((size_t)n + 16, aclDataTypeSize(cs->grad_dt));
+    for (int64_t i = 0; i < n; i++) store(gbuf, i, cs->grad_dt, gy[i]);
     ogc_result tmp;
-    declare(&tmp, &cs->l.out, cs->dt, gbuf, 0);
+    declare(&tmp, &cs->l.out, cs->grad_dt, gbuf, 0);
     aclTensor *gt = ogc_result_tensor(&tmp);
     int j = 0;
     for (int k = 0; k < op->nin; k++) {
@@ -520,6 +525,8 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
                  og_dtype_name(dt));
         return rep->status;
     }
+    // mixed precision: a 16-bit forward gets an fp32 grad_output, an fp32 one a bf16 grad_output
+    cs.grad_dt = !cs.l.mixed ? dt : dt == ACL_FLOAT ? ACL_BF16 : ACL_FLOAT;
     rng r;
     rng_seed(&r, case_seed(opt->seed, op->name, dt, layout));
     int64_t n = ogc_numel(&cs.l.out), maxn = n;
@@ -607,9 +614,9 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
         double g = rng_next(&r) & 1 ? mag : -mag;
         // quantize dL/dy to the dtype: the reference must see what the kernel sees
         float f = (float)g;
-        gy[i] = dt == ACL_FLOAT16 ? og_f16_to_f32(og_f32_to_f16(f))
-                : dt == ACL_BF16  ? og_bf16_to_f32(og_f32_to_bf16(f))
-                                  : f;
+        gy[i] = cs.grad_dt == ACL_FLOAT16 ? og_f16_to_f32(og_f32_to_f16(f))
+                : cs.grad_dt == ACL_BF16  ? og_bf16_to_f32(og_f32_to_bf16(f))
+                                          : f;
     }
     cs.ndiff = 0;
     for (int k = 0; k < op->nin; k++) cs.ndiff += op->in[k].differentiable;
@@ -636,8 +643,11 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
             goto done;
         }
         if (g->dtype != dt) {
-            report_fail(rep, OGC_FAIL, "grad of input %d ('%s') has dtype %s, input is %s", k,
-                        op->in[k].name, og_dtype_name(g->dtype), og_dtype_name(dt));
+            report_fail(rep, OGC_FAIL, "grad of input %d ('%s') has dtype %s, input is %s%s", k,
+                        op->in[k].name, og_dtype_name(g->dtype), og_dtype_name(dt),
+                        g->dtype == cs.grad_dt && cs.grad_dt != dt
+                            ? ": it follows grad_output's dtype instead of the input's"
+                            : "");
             goto done;
         }
     }

@@ -4,7 +4,7 @@
 #include "check/check_internal.h"
 
 static const char *const layout_names[] = {
-    "contiguous", "size1", "strided", "offset", "scalar", "empty", "rank8", "large",
+    "contiguous", "size1", "strided", "offset", "scalar", "empty", "rank8", "large", "mixed",
     "bcast0",     "bcast1", "bcast2", "bcast3",
 };
 
@@ -24,6 +24,7 @@ bool ogc_layout_build(const char *name, int nin, ogc_layout *l) {
     for (int k = 0; k < nin; k++) l->view[k] = OGC_VIEW_CONTIGUOUS;
     for (int k = 0; k < nin; k++) {
         if (!strcmp(name, "contiguous")) set_dims(&l->in[k], 2, base);
+        else if (!strcmp(name, "mixed")) set_dims(&l->in[k], 2, base), l->mixed = true;
         else if (!strcmp(name, "size1")) set_dims(&l->in[k], 3, (const int64_t[]){3, 1, 4});
         else if (!strcmp(name, "strided")) set_dims(&l->in[k], 2, base), l->view[k] = OGC_VIEW_TRANSPOSED;
         else if (!strcmp(name, "offset")) set_dims(&l->in[k], 2, base), l->view[k] = OGC_VIEW_PADDED;

@@ -99,6 +99,11 @@ static int mish_tanhx_backward(ogc_call *c) {
     return st;
 }
 
+// mish' = 0 near -1.1924 (cancellation); e^x is subnormal in fp32 below -87.3 and 0 below -103.9;
+// tanh(softplus(x)) rounds to 1 in fp32 above ~9 and in fp16 above ~4.
+static const double mish_specials[] = {-1.1924, -1.19, -0.5, 0.0, 4.5, 9.5, 20.0, -20.0,
+                                       -87.5, -95.0, -104.0, 59.0};
+
 static const ogc_op builtin_ops[] = {
     {
         .name = "mish",
@@ -108,6 +113,8 @@ static const ogc_op builtin_ops[] = {
         .dtypes = OG_DTS_FLOATING,
         .lo = -60,
         .hi = 60,
+        .specials = mish_specials,
+        .nspecials = sizeof mish_specials / sizeof *mish_specials,
         .fp32_ulps = 4,
         .ref_forward = mish_ref_forward,
         .ref_backward = mish_ref_backward,
@@ -124,6 +131,8 @@ static const ogc_op builtin_ops[] = {
         .dtypes = OG_DTS_FLOATING,
         .lo = -60,
         .hi = 60,
+        .specials = mish_specials,
+        .nspecials = sizeof mish_specials / sizeof *mish_specials,
         .fp32_ulps = 4,
         .ref_forward = mish_tanhx_ref_forward,
         .ref_backward = mish_tanhx_ref_backward,

@@ -208,6 +208,18 @@ static int backward_fp16_bug(ogc_call *c) {
     return st;
 }
 
+// Under mixed precision (fp32 grad_output for an fp16 input) the gradient is written in
+// grad_output's dtype instead of the input's.
+static int backward_follows_grad_dtype(ogc_call *c) {
+    ogc_result *r = &c->results[0];
+    r->dtype = c->grad_out->dtype;
+    for (int64_t i = 0; i < result_numel(r); i++)
+        set_elem(r->data, i, r->dtype,
+                 get_elem(c->grad_out->data, i, c->grad_out->dtype) *
+                     og_ref_mish_grad(read_bcast(c->in[0], r->dims, r->ndim, i)));
+    return 0;
+}
+
 // ---- the catch table
 
 typedef struct planted {
@@ -267,6 +279,8 @@ static void test_planted_bugs_are_caught(void) {
          "input 'b' is not wired"},
         {"off-by-one at a tile boundary", broken_mish(forward_tile_off_by_one, NULL), 0, ACL_FLOAT,
          "large", "only at elements 4095,8191,12287 of 12289, on a 64-element block boundary"},
+        {"gradient dtype follows grad_output", broken_mish(NULL, backward_follows_grad_dtype), 0,
+         ACL_FLOAT16, "mixed", "has dtype float32, input is float16: it follows grad_output's dtype"},
         {"wrong only in the fp16 path", broken_mish(NULL, backward_fp16_bug), 0, ACL_FLOAT16,
          "contiguous", "gradient of 'self' differs from the float64 reference"},
     };
