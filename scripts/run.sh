@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The main job: builds opgrad (Release) and runs the aclnn MishBackward example plus
-# `opgrad selfcheck` (Mish / MishBackward on every ISA and dtype against float64).
+# The main job: builds opgrad (Release) and runs `opgrad check` over every registered operator
+# (forward and backward, every dtype and layout, against float64 and finite differences), after
+# the aclnn MishBackward example and `opgrad selfcheck` (every ISA). Extra arguments go to
+# `opgrad check`, e.g. scripts/run.sh --op mish --mode full --json out.json
 # Installs the build tools it needs on Debian 12 when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,3 +19,5 @@ echo
 ./build/examples/example_mish_backward
 echo
 ./build/opgrad selfcheck
+echo
+./build/opgrad check "$@"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian 12) and runs every test:
-#   1. gcc Release build, the whole CTest suite (kernel, tiling, api, examples) + `opgrad selfcheck`
+#   1. gcc Release build, the whole CTest suite (kernel, tiling, api, check, examples),
+#      `opgrad selfcheck` and `opgrad check` (fast and full mode)
 #   2. clang build (warnings are errors), the whole suite
 #   3. AddressSanitizer + UndefinedBehaviorSanitizer build, the whole suite
 #   4. ThreadSanitizer build, the stream/thread tests
@@ -35,6 +36,8 @@ step "gcc build + tests"
 build "$out/gcc" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
 ctest --test-dir "$out/gcc" --output-on-failure -j "$jobs"
 "$out/gcc/opgrad" selfcheck
+"$out/gcc/opgrad" check --json "$out/check.json"
+"$out/gcc/opgrad" check --mode full --seed 2 | tail -1
 
 step "clang build + tests"
 build "$out/clang" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
