@@ -2,28 +2,37 @@
 #define _GNU_SOURCE
 #include "runtime/pool.h"
 
+#include <immintrin.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "opgrad/opgrad.h"
 
-enum { MAX_THREADS = 256 };
+enum {
+    MAX_THREADS = 256,
+    // Polls (each a `pause`, ~10-40 ns) a thread spins before sleeping. Back-to-back operators
+    // then start without a futex wake-up, which costs tens of microseconds on a VM.
+    SPIN_POLLS = 2000,
+};
 
+// One launch at a time. A core is claimed by a compare-and-swap on `claim`, which holds the
+// launch's generation (high 32 bits) and the next core (low 32 bits): a worker that wakes late
+// with a finished launch's function and context can never claim a core of a newer launch.
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t start;
     pthread_cond_t done;
-    pthread_t workers[MAX_THREADS];
     int nworkers;
-    unsigned long generation;
+    int sleepers;                   // workers blocked on `start`
     void (*fn)(void *, int);
     void *ctx;
     int ncores;
-    atomic_int next_core;
-    int unfinished;
+    _Atomic uint64_t claim;
+    atomic_int unfinished;          // cores of the current launch not yet finished
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER,
           .start = PTHREAD_COND_INITIALIZER,
           .done = PTHREAD_COND_INITIALIZER};
@@ -59,32 +68,50 @@ int opgrad_set_num_threads(int n) {
 
 int opgrad_get_num_threads(void) { return og_num_threads(); }
 
-// Claims cores until none is left; returns how many this thread ran.
-static int run_cores(void (*fn)(void *, int), void *ctx, int ncores) {
+// Runs cores of launch `gen` until none is left; returns how many this thread ran.
+static int run_cores(uint32_t gen, void (*fn)(void *, int), void *ctx, int ncores) {
     int ran = 0;
-    for (;;) {
-        int core = atomic_fetch_add(&pool.next_core, 1);
-        if (core >= ncores) return ran;
-        fn(ctx, core);
-        ran++;
+    uint64_t cur = atomic_load(&pool.claim);
+    while ((uint32_t)(cur >> 32) == gen && (uint32_t)cur < (uint32_t)ncores) {
+        if (atomic_compare_exchange_weak(&pool.claim, &cur, cur + 1)) {
+            fn(ctx, (int)(uint32_t)cur);
+            ran++;
+            cur = atomic_load(&pool.claim);
+        }
+    }
+    return ran;
+}
+
+static void finish_cores(int ran) {
+    if (ran && atomic_fetch_sub(&pool.unfinished, ran) == ran) {
+        pthread_mutex_lock(&pool.lock);
+        pthread_cond_signal(&pool.done);
+        pthread_mutex_unlock(&pool.lock);
     }
 }
 
 static void *worker_loop(void *arg) {
     (void)arg;
-    unsigned long seen = 0;
-    pthread_mutex_lock(&pool.lock);
+    uint32_t seen = 0;
     for (;;) {
-        while (pool.generation == seen) pthread_cond_wait(&pool.start, &pool.lock);
-        seen = pool.generation;
+        // Spin briefly for the next launch, then sleep.
+        uint32_t gen = (uint32_t)(atomic_load(&pool.claim) >> 32);
+        for (int i = 0; i < SPIN_POLLS && gen == seen; i++) {
+            _mm_pause();
+            gen = (uint32_t)(atomic_load(&pool.claim) >> 32);
+        }
+        pthread_mutex_lock(&pool.lock);
+        while ((gen = (uint32_t)(atomic_load(&pool.claim) >> 32)) == seen) {
+            pool.sleepers++;
+            pthread_cond_wait(&pool.start, &pool.lock);
+            pool.sleepers--;
+        }
         void (*fn)(void *, int) = pool.fn;
         void *ctx = pool.ctx;
         int ncores = pool.ncores;
         pthread_mutex_unlock(&pool.lock);
-        int ran = run_cores(fn, ctx, ncores);
-        pthread_mutex_lock(&pool.lock);
-        pool.unfinished -= ran;
-        if (pool.unfinished == 0) pthread_cond_signal(&pool.done);
+        seen = gen;
+        finish_cores(run_cores(gen, fn, ctx, ncores));
     }
     return NULL;
 }
@@ -99,24 +126,29 @@ void og_parallel_for(int ncores, void (*fn)(void *ctx, int core), void *ctx) {
     pthread_mutex_lock(&pool.lock);
     int wanted = (ncores < nthreads ? ncores : nthreads) - 1;
     while (pool.nworkers < wanted) {
-        if (pthread_create(&pool.workers[pool.nworkers], NULL, worker_loop, NULL) != 0) break;
-        pthread_detach(pool.workers[pool.nworkers]);
+        pthread_t t;
+        if (pthread_create(&t, NULL, worker_loop, NULL) != 0) break;
+        pthread_detach(t);
         pool.nworkers++;
     }
     pool.fn = fn;
     pool.ctx = ctx;
     pool.ncores = ncores;
-    pool.unfinished = ncores;
-    atomic_store(&pool.next_core, 0);
-    pool.generation++;
-    pthread_cond_broadcast(&pool.start);
+    atomic_store(&pool.unfinished, ncores);
+    uint32_t gen = (uint32_t)(atomic_load(&pool.claim) >> 32) + 1;
+    if (gen == 0) gen = 1; // 0 is what a new worker has seen
+    atomic_store(&pool.claim, (uint64_t)gen << 32); // publishes fn/ctx (seq_cst)
+    if (pool.sleepers) pthread_cond_broadcast(&pool.start);
     pthread_mutex_unlock(&pool.lock);
 
-    int ran = run_cores(fn, ctx, ncores);
+    finish_cores(run_cores(gen, fn, ctx, ncores));
 
-    pthread_mutex_lock(&pool.lock);
-    pool.unfinished -= ran;
-    while (pool.unfinished > 0) pthread_cond_wait(&pool.done, &pool.lock);
-    pthread_mutex_unlock(&pool.lock);
+    // Wait for the cores other threads claimed: spin first, then sleep.
+    for (int i = 0; i < SPIN_POLLS && atomic_load(&pool.unfinished) > 0; i++) _mm_pause();
+    if (atomic_load(&pool.unfinished) > 0) {
+        pthread_mutex_lock(&pool.lock);
+        while (atomic_load(&pool.unfinished) > 0) pthread_cond_wait(&pool.done, &pool.lock);
+        pthread_mutex_unlock(&pool.lock);
+    }
     atomic_flag_clear(&pool_busy);
 }
