@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "runtime/error.h"
 #include "runtime/ptrset.h"
@@ -76,14 +77,17 @@ aclnnStatus og_check_out_ptrs(const char *op, uint64_t *workspaceSize, aclOpExec
     return ACLNN_SUCCESS;
 }
 
+// A queued run. It keeps a copy of the executor's addresses as they were at phase 2, so that
+// re-pointing a repeatable executor (aclSetInput/OutputTensorAddr) affects later launches only.
 typedef struct launch {
     aclOpExecutor *e;
+    aclOpExecutor at_launch;
     void *workspace;
 } launch;
 
 static int run_launch(void *arg) {
     launch *l = arg;
-    return l->e->run ? l->e->run(l->e, l->workspace) : ACLNN_SUCCESS;
+    return l->at_launch.run ? l->at_launch.run(&l->at_launch, l->workspace) : ACLNN_SUCCESS;
 }
 
 static void free_launch(void *arg) {
@@ -120,7 +124,9 @@ aclnnStatus og_executor_launch(const char *op, void *workspace, uint64_t workspa
                        op, (unsigned long long)e->workspace_size);
     launch *l = malloc(sizeof *l);
     if (!l) return og_fail(ACLNN_ERR_INNER, "%s: out of memory", op);
-    *l = (launch){e, workspace};
+    l->e = e;
+    l->workspace = workspace;
+    memcpy(&l->at_launch, e, sizeof *e); // the plan itself is immutable after phase 1
     if (!e->repeatable) {
         // Consume now, so a second phase-2 call is refused even before the first has run. The
         // owner's reference passes to the queued run.

@@ -36,6 +36,10 @@ static inline vm veq(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); 
 static inline vm visnan(vf a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
 static inline vm visinf(vf a) { return _mm512_cmp_ps_mask(_mm512_abs_ps(a), _mm512_set1_ps(INFINITY), _CMP_EQ_OQ); }
 static inline vm vmor(vm a, vm b) { return a | b; }
+static inline vm vmandnot(vm a, vm b) { return (vm)(~a & b); } // !a & b
+static inline vm vlt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+static inline vm vne(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_NEQ_UQ); }
+static inline int vany(vm m) { return m != 0; }
 /// m ? a : b
 static inline vf vsel(vm m, vf a, vf b) { return _mm512_mask_blend_ps(m, b, a); }
 /// 2^k for integer-valued k in [-126, 127].
@@ -107,6 +111,10 @@ static inline vm veq(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
 static inline vm visnan(vf a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
 static inline vm visinf(vf a) { return _mm256_cmp_ps(vabs(a), _mm256_set1_ps(INFINITY), _CMP_EQ_OQ); }
 static inline vm vmor(vm a, vm b) { return _mm256_or_ps(a, b); }
+static inline vm vmandnot(vm a, vm b) { return _mm256_andnot_ps(a, b); }
+static inline vm vlt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+static inline vm vne(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_NEQ_UQ); }
+static inline int vany(vm m) { return _mm256_movemask_ps(m) != 0; }
 static inline vf vsel(vm m, vf a, vf b) { return _mm256_blendv_ps(b, a, m); }
 static inline vf vpow2i(vf k) {
     vi e = _mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127));
@@ -171,6 +179,10 @@ static inline vm veq(vf a, vf b) { return a == b; }
 static inline vm visnan(vf a) { return a != a; }
 static inline vm visinf(vf a) { return fabsf(a) == INFINITY; }
 static inline vm vmor(vm a, vm b) { return a | b; }
+static inline vm vmandnot(vm a, vm b) { return (!a) & b; }
+static inline vm vlt(vf a, vf b) { return a < b; }
+static inline vm vne(vf a, vf b) { return a != b; }
+static inline int vany(vm m) { return m != 0; }
 static inline vf vsel(vm m, vf a, vf b) { return m ? a : b; }
 static inline vf vpow2i(vf k) {
     uint32_t bits = (uint32_t)((int)k + 127) << 23;

@@ -53,28 +53,43 @@ static inline void mish_forward(vf x, vf *y_out, vf *t_out) {
     if (t_out) *t_out = vsel(nan, x, vsel(c.pos, ratio, og_vexp_scale(c.split, ratio)));
 }
 
-// dx = g * mish'(x). The x > 0 half is well conditioned and stays in float. The x <= 0 half,
-// e (e^3 + 4e^2 + 6e + 4 + 4x(1 + e)) / den^2, cancels near mish's minimum and can be far below
-// the float range while g is huge, so it is evaluated in double from the float exp (split as
-// p * 2^n), and g * factor is rounded to float once. What error remains comes from exp alone.
+// dx = g * mish'(x), with one exp and one float division.
+//   x > 0:  mish' = (num den + 4 (x e) e (1 + e)) / den^2 in float (no cancellation).
+//   x <= 0: mish' = e B / den^2 with B = (e + 2) den + 4 x (1 + e). B cancels near mish's
+//           minimum (x ~ -1.19), so B and den^2 are formed in double and rounded once each.
+// Then dx = g * q * p * 2^n with q the quotient and e = p 2^n. While the result is a normal
+// float and g is not huge, scaling by 2^n is exact in float. Otherwise (e subnormal, a
+// subnormal result, |g| >= 2^120) the vector takes the same product in double with one final
+// rounding, which gives bit-identical results wherever the float path is exact, so the choice
+// per vector never changes a lane's bits on any ISA.
 static inline vf mish_backward(vf g, vf x) {
     vm pos = vgt(x, vset(0.0f));
     vf xc = vmax(vmin(x, vset(BWD_LIMIT)), vset(-BWD_LIMIT));
     og_vexp split = og_vexp_split(vmax(vsub(vset(0.0f), vabs(x)), vset(-BWD_LIMIT)));
-    vd ed = og_vexp_double(split);
-    vf e = vnarrow(ed), one = vset(1.0f), two = vset(2.0f), four = vset(4.0f);
-    // x > 0: (num den + 4 (x e) e (1 + e)) / den^2, num = 1 + 2e, den = num + 2e^2
+    vf e = og_vexp_value(split); // exact while normal; flushes to 0 far below
+    vf one = vset(1.0f), two = vset(2.0f), four = vset(4.0f);
+    // x > 0, float
     vf num_pos = vfma(two, e, one);
     vf den_pos = vfma(vmul(two, e), e, num_pos);
     vf a_pos = vfma(num_pos, den_pos, vmul(vmul(vmul(four, vmul(xc, e)), e), vadd(one, e)));
-    vf w_pos = vdiv(a_pos, vmul(den_pos, den_pos));
-    // x <= 0, in double
-    vd xd = vwiden(xc), oned = vdset(1.0), twod = vdset(2.0), fourd = vdset(4.0);
-    vd den = vdfma(ed, vdadd(ed, twod), twod);
+    // x <= 0, double: den = e^2 + 2e + 2, B = e^3 + 4e^2 + 6e + 4 + 4x(1 + e)
+    vd ed = vwiden(e), xd = vwiden(xc), oned = vdset(1.0), fourd = vdset(4.0);
+    vd den = vdfma(ed, vdadd(ed, vdset(2.0)), vdset(2.0));
     vd bracket = vdfma(vdfma(vdfma(vdadd(ed, fourd), ed, vdset(6.0)), ed, fourd), oned,
                        vdmul(vdmul(fourd, xd), vdadd(oned, ed)));
-    vd w_neg = vdmul(vdmul(ed, bracket), og_vrecip_double(vdmul(den, den)));
-    vf dx = vnarrow(vdmul(vwiden(g), vdsel(pos, vwiden(w_pos), w_neg)));
+    vf q = vdiv(vsel(pos, a_pos, vnarrow(bracket)),
+                vsel(pos, vmul(den_pos, den_pos), vnarrow(vdmul(den, den))));
+    // mish'(-inf) is exactly 0 (the clamp would leave a tiny e^-200), so g = inf gives NaN
+    vf qp = vsel(veq(x, vset(-INFINITY)), vset(0.0f), vsel(pos, q, vmul(q, split.p)));
+    vf v = vmul(g, qp);
+    vf dx = vsel(pos, v, vmul(v, vpow2i(vmax(split.n, vset(-126.0f)))));
+    vm extreme = vmandnot(pos, vmor(vmor(vlt(split.n, vset(-126.0f)),
+                                         vlt(vabs(dx), vset(0x1p-126f))),
+                                    vgt(vabs(g), vset(0x1p120f))));
+    if (vany(extreme)) {
+        vd scale = vdpow2i(vsel(pos, vset(0.0f), split.n));
+        dx = vnarrow(vdmul(vdmul(vwiden(g), vwiden(qp)), scale));
+    }
     return vsel(visnan(x), x, dx);
 }
 
@@ -118,6 +133,7 @@ void OG_FN(og_mish_bwd_tanhx)(size_t n, const float *const *in, float *const *ou
         vd r = og_vrecip_double(vdadd(vdset(1.0), ed));
         vd xd = vwiden(vmax(x, vset(-BWD_LIMIT)));
         vd x_sig = vdmul(vdsel(pos, xd, vdmul(xd, ed)), r);
+        x_sig = vdsel(veq(x, vset(-INFINITY)), vdset(0.0), x_sig); // x sigmoid(x) -> 0 exactly
         vd td = vwiden(t);
         vd one_minus_t2 = vdfma(vdmul(td, vdset(-1.0)), td, vdset(1.0)); // exact
         vm t_is_one = veq(vfma(vsub(vset(0.0f), t), t, vset(1.0f)), vset(0.0f));
