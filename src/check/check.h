@@ -56,7 +56,8 @@ typedef struct ogc_call {
     const struct ogc_op *op;
     aclDataType dtype;
     aclTensor *in[OGC_MAX_IN];
-    aclTensor *saved[OGC_MAX_SAVED]; // backward: what the forward saved
+    aclTensor *saved[OGC_MAX_SAVED]; // backward: what the forward saved (saved[0] is the
+                                     //   forward's output when the op sets backward_uses_output)
     aclTensor *grad_out;             // backward: dL/dy, output shape; the output's dtype
                                      //   except in the "mixed" layout
     ogc_result *results;             // forward: output then saved; backward: one per
@@ -76,6 +77,9 @@ typedef struct ogc_op {
     ogc_arg in[OGC_MAX_IN];
     int nsaved;              // extra forward outputs the backward consumes (after the output)
     const char *saved_names[OGC_MAX_SAVED];
+    bool backward_uses_output; // the backward reads the forward's output (e.g. sigmoid, tanh):
+                               // it arrives as saved[0] (nsaved must be 0)
+    const double *attrs;     // operator attributes of this entry (alpha, beta, ...), for the refs
     unsigned long long dtypes; // OG_DT mask: dtypes the kernels support
     double lo, hi;           // input domain for test points
     const double *kinks;     // non-differentiable points (test points keep a margin)
@@ -84,11 +88,13 @@ typedef struct ogc_op {
     int nspecials;
     double fp32_ulps;        // kernel error bound in fp32 ulps (forward and backward)
     double zero_trust;       // max share of zero outputs/gradients before MISTRUSTED (0 = 0.65)
-    /// y = f(x) for one element; writes saved values (may be NULL when nsaved == 0).
-    double (*ref_forward)(const double *x, double *saved);
-    /// dL/dx_k for one element given dL/dy = gy, the inputs and the saved values. mag[k] (may be
-    /// NULL) receives a magnitude bound: the same expression with every term made non-negative.
-    void (*ref_backward)(const double *x, const double *saved, double gy, double *gx, double *mag);
+    /// y = f(x) for one element; writes the saved values (nsaved of them).
+    double (*ref_forward)(const struct ogc_op *op, const double *x, double *saved);
+    /// dL/dx_k for one element given dL/dy = gy, the inputs and the saved values (saved[0] = the
+    /// output y when backward_uses_output), at the values the kernel saw. mag[k] receives a
+    /// magnitude bound: the same expression with every term made non-negative (0 = use |gx[k]|).
+    void (*ref_backward)(const struct ogc_op *op, const double *x, const double *saved, double gy,
+                         double *gx, double *mag);
     /// Kernels through the public API: return an aclnn status (0 = success).
     int (*forward)(ogc_call *c);
     int (*backward)(ogc_call *c);

@@ -194,12 +194,15 @@ static void refs_free(refs *r) {
     memset(r, 0, sizeof *r);
 }
 
+// Tensors the backward receives as saved: the declared ones, or the output itself.
+static int nsaved_of(const ogc_op *op) { return op->backward_uses_output ? 1 : op->nsaved; }
+
 // Forward references at the inputs x[k] (input-shaped, row-major).
 static void ref_forward_all(const ogc_op *op, const ogc_layout *l, double *const *x, refs *r) {
     int64_t n = ogc_numel(&l->out), st[OGC_MAX_IN][OG_MAX_DIMS], idx[OG_MAX_DIMS] = {0};
     r->n = n;
     r->y = calloc((size_t)n + 1, sizeof(double));
-    for (int s = 0; s < op->nsaved; s++) r->saved[s] = calloc((size_t)n + 1, sizeof(double));
+    for (int s = 0; s < nsaved_of(op); s++) r->saved[s] = calloc((size_t)n + 1, sizeof(double));
     for (int k = 0; k < op->nin; k++) bstrides(&l->in[k], &l->out, st[k]);
     for (int64_t i = 0; i < n; i++) {
         double xe[OGC_MAX_IN], saved[OGC_MAX_SAVED] = {0};
@@ -208,8 +211,9 @@ static void ref_forward_all(const ogc_op *op, const ogc_layout *l, double *const
             for (int d = 0; d < l->out.ndim; d++) pos += idx[d] * st[k][d];
             xe[k] = x[k][pos];
         }
-        r->y[i] = op->ref_forward(xe, saved);
+        r->y[i] = op->ref_forward(op, xe, saved);
         for (int s = 0; s < op->nsaved; s++) r->saved[s][i] = saved[s];
+        if (op->backward_uses_output) r->saved[0][i] = r->y[i];
         for (int d = l->out.ndim - 1; d >= 0 && ++idx[d] == l->out.dims[d]; d--) idx[d] = 0;
     }
 }
@@ -236,8 +240,8 @@ static void ref_backward_all(const ogc_op *op, const ogc_layout *l, double *cons
             for (int d = 0; d < l->out.ndim; d++) pos[k] += idx[d] * st[k][d];
             xe[k] = x[k][pos[k]];
         }
-        for (int s = 0; s < op->nsaved; s++) se[s] = saved ? saved[s][i] : 0;
-        op->ref_backward(xe, se, gy[i], g, m);
+        for (int s = 0; s < nsaved_of(op); s++) se[s] = saved ? saved[s][i] : 0;
+        op->ref_backward(op, xe, se, gy[i], g, m);
         for (int k = 0; k < op->nin; k++) {
             r->gx[k][pos[k]] += g[k];
             r->mag[k][pos[k]] += m[k] != 0 ? fabs(m[k]) : fabs(g[k]);
@@ -456,7 +460,7 @@ static int run_backward(case_state *cs, const double *gy, aclTensor **saved_t) {
     }
     ogc_call call = {.op = op, .dtype = cs->dt, .grad_out = gt, .results = cs->bwd, .nresults = j};
     for (int k = 0; k < op->nin; k++) call.in[k] = cs->in[k].tensor;
-    for (int s = 0; s < op->nsaved; s++) call.saved[s] = saved_t[s];
+    for (int s = 0; s < nsaved_of(op); s++) call.saved[s] = saved_t[s];
     int st = op->backward(&call);
     cs->nbwd = call.nresults;
     aclDestroyTensor(gt);
@@ -603,10 +607,11 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
                     (long long)count_zeros(cs.fwd[0].data, dt, n), (long long)n);
 
     // ---- backward: contract, values, coverage
-    for (int si = 0; si < op->nsaved; si++) {
-        saved_t[si] = ogc_result_tensor(&cs.fwd[1 + si]);
+    for (int si = 0; si < nsaved_of(op); si++) {
+        const ogc_result *src = op->backward_uses_output ? &cs.fwd[0] : &cs.fwd[1 + si];
+        saved_t[si] = ogc_result_tensor(src);
         saved_q[si] = calloc((size_t)n + 1, sizeof(double));
-        for (int64_t i = 0; i < n; i++) saved_q[si][i] = load(cs.fwd[1 + si].data, i, dt);
+        for (int64_t i = 0; i < n; i++) saved_q[si][i] = load(src->data, i, dt);
     }
     for (int64_t i = 0; i < n; i++) {
         // non-zero dL/dy (B(0) is checked on its own): +-1, +-2 and values in +-[0.25, 2]
@@ -750,7 +755,7 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
 
 done:
     finish_stats(rep, &s);
-    for (int si = 0; si < op->nsaved; si++) aclDestroyTensor(saved_t[si]), free(saved_q[si]);
+    for (int si = 0; si < nsaved_of(op); si++) aclDestroyTensor(saved_t[si]), free(saved_q[si]);
     for (int k = 0; k < op->nin; k++) free_input(&cs.in[k]), free(cs.xq[k]);
     refs_free(&ref);
     free(gy);

@@ -48,13 +48,13 @@ static double read_bcast(const aclTensor *t, const int64_t *out_dims, int out_nd
 
 // ---- a plain-C multiply y = a * b with broadcasting, correct and broken variants
 
-static double mul_ref_forward(const double *x, double *saved) {
-    (void)saved;
+static double mul_ref_forward(const ogc_op *op, const double *x, double *saved) {
+    (void)op, (void)saved;
     return x[0] * x[1];
 }
-static void mul_ref_backward(const double *x, const double *saved, double gy, double *gx,
-                             double *mag) {
-    (void)saved;
+static void mul_ref_backward(const ogc_op *op, const double *x, const double *saved, double gy,
+                             double *gx, double *mag) {
+    (void)op, (void)saved;
     gx[0] = gy * x[1];
     gx[1] = gy * x[0];
     mag[0] = fabs(gx[0]);
@@ -131,13 +131,13 @@ static ogc_op mul_op(const char *name) {
 
 // ---- y = 3 x whose backward forgets the 3
 
-static double scale3_ref_forward(const double *x, double *saved) {
-    (void)saved;
+static double scale3_ref_forward(const ogc_op *op, const double *x, double *saved) {
+    (void)op, (void)saved;
     return 3 * x[0];
 }
-static void scale3_ref_backward(const double *x, const double *saved, double gy, double *gx,
-                                double *mag) {
-    (void)x, (void)saved;
+static void scale3_ref_backward(const ogc_op *op, const double *x, const double *saved, double gy,
+                                double *gx, double *mag) {
+    (void)op, (void)x, (void)saved;
     gx[0] = 3 * gy;
     mag[0] = fabs(gx[0]);
 }
@@ -315,9 +315,9 @@ static void test_correct_twins_pass(void) {
 }
 
 // A wrong float64 reference (the formula itself) is caught by O1 finite differences.
-static void scale3_wrong_ref_backward(const double *x, const double *saved, double gy, double *gx,
-                                      double *mag) {
-    (void)x, (void)saved;
+static void scale3_wrong_ref_backward(const ogc_op *op, const double *x, const double *saved,
+                                      double gy, double *gx, double *mag) {
+    (void)op, (void)x, (void)saved;
     gx[0] = 2 * gy;
     mag[0] = fabs(gx[0]);
 }
@@ -337,13 +337,14 @@ static void test_wrong_formula_is_caught(void) {
 }
 
 // Test data that never reaches an input is MISTRUSTED, not PASS.
-static void zero_ref_backward(const double *x, const double *saved, double gy, double *gx, double *mag) {
-    (void)x, (void)saved, (void)gy;
+static void zero_ref_backward(const ogc_op *op, const double *x, const double *saved, double gy,
+                              double *gx, double *mag) {
+    (void)op, (void)x, (void)saved, (void)gy;
     gx[0] = 0;
     mag[0] = 0;
 }
-static double zero_ref_forward(const double *x, double *saved) {
-    (void)x, (void)saved;
+static double zero_ref_forward(const ogc_op *op, const double *x, double *saved) {
+    (void)op, (void)x, (void)saved;
     return 0;
 }
 static int zero_forward(ogc_call *c) {
