@@ -348,6 +348,10 @@ aclnnStatus og_ew_plan_op(const og_ew_op *op, uint64_t *workspaceSize, aclOpExec
     if (op->out[0]->numel == 0) { // empty tensors: success, no workspace, no work
         e = og_executor_new(op->op, 0);
         if (!e) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+        e->ninputs = op->nin; // still re-pointable like any executor
+        e->noutputs = op->nout;
+        for (int k = 0; k < op->nin; k++) og_executor_bind(e, k, op->in[k]);
+        for (int k = 0; k < op->nout; k++) og_executor_bind(e, op->nin + k, op->out[k]);
         return og_executor_publish(e, workspaceSize, executor);
     }
     aclnnStatus st = check_memory(op, op->names);

@@ -122,6 +122,9 @@ aclnnStatus og_executor_launch(const char *op, void *workspace, uint64_t workspa
     if (e->workspace_size > 0 && !workspace)
         return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: workspace is NULL but %llu bytes are needed",
                        op, (unsigned long long)e->workspace_size);
+    // Refuse a dead stream before consuming the executor, so the caller can retry.
+    if (!og_stream_is_live(stream))
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: stream %p is not a live stream", op, stream);
     launch *l = malloc(sizeof *l);
     if (!l) return og_fail(ACLNN_ERR_INNER, "%s: out of memory", op);
     l->e = e;

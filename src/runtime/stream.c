@@ -122,6 +122,10 @@ aclError aclrtDestroyStream(aclrtStream stream) {
     return ACL_SUCCESS;
 }
 
+bool og_stream_is_live(aclrtStream stream) {
+    return !stream || og_ptrset_find(&live_streams, stream, NULL);
+}
+
 int og_stream_submit(aclrtStream stream, const char *fn, og_task_fn run, og_task_free_fn release,
                      void *arg, int bad_stream_status) {
     if (!stream) {
