@@ -5,7 +5,10 @@
  * per-element float64 references (forward, backward) written apart from the kernels, and entry
  * points that run the real kernels through the public aclnn API. Elementwise operators with
  * NumPy broadcasting are covered by per-element references: the checker itself reduces a
- * gradient over broadcast dims, so a reference never has to.
+ * gradient over broadcast dims, so a reference never has to. Operators that are not elementwise
+ * (reductions, parameters of a fixed shape such as a per-channel bias) add a shape hook and/or
+ * tensor-level references (ogc_op.shapes, ref_forward_tensor, ref_backward_tensor), which the
+ * checker uses instead of the per-element path.
  *
  * For one (operator, dtype, layout, seed) case the checker runs:
  *   O1  formula:   central differences with Richardson extrapolation on the float64 reference
@@ -34,6 +37,12 @@
 #define OGC_MAX_RESULTS 6
 
 typedef enum { OGC_PASS, OGC_FAIL, OGC_MISTRUSTED, OGC_SKIPPED } ogc_status;
+
+/// A shape (row-major arrays of doubles go with it in the tensor-level references).
+typedef struct ogc_shape {
+    int ndim;
+    int64_t dims[OG_MAX_DIMS];
+} ogc_shape;
 const char *ogc_status_name(ogc_status s);
 
 /// One result an operator produced (a forward output, a saved tensor, or a gradient). The checker
@@ -98,6 +107,25 @@ typedef struct ogc_op {
     /// Kernels through the public API: return an aclnn status (0 = success).
     int (*forward)(ogc_call *c);
     int (*backward)(ogc_call *c);
+
+    // ---- operators that are not elementwise (all optional; NULL keeps the per-element path)
+    /// The shapes of a case. Gets the layout's shapes (every input as the layout builds it, out =
+    /// their broadcast) and may rewrite them (e.g. bias [C] next to x [N,C], or a reduced
+    /// output). Returns false when the layout does not apply to the operator (SKIPPED).
+    bool (*shapes)(const struct ogc_op *op, const char *layout, ogc_shape *in, ogc_shape *out);
+    /// Tensor-level float64 forward, used instead of ref_forward: from the inputs x[k] (row-major
+    /// over in[k]) writes y and saved[s] (row-major over out), mag (a magnitude bound per output
+    /// element: the sum of |terms| it adds up; 0 = use |y|) and *terms (the number of values
+    /// summed into one output element, which widens the tolerance as for reduced gradients).
+    void (*ref_forward_tensor)(const struct ogc_op *op, const ogc_shape *in, const double *const *x,
+                               const ogc_shape *out, double *y, double *const *saved, double *mag,
+                               int64_t *terms);
+    /// Tensor-level float64 backward, used instead of ref_backward: for dL/dy = gy (row-major over
+    /// out) writes gx[k] and mag[k] (row-major over in[k], zeroed by the checker; mag 0 = use
+    /// |gx|) and terms[k] for every differentiable input k.
+    void (*ref_backward_tensor)(const struct ogc_op *op, const ogc_shape *in, const double *const *x,
+                                const ogc_shape *out, const double *const *saved, const double *gy,
+                                double *const *gx, double *const *mag, int64_t *terms);
 } ogc_op;
 
 typedef enum { OGC_MODE_FAST, OGC_MODE_FULL } ogc_mode;

@@ -4,11 +4,6 @@
 
 #include "check/check.h"
 
-typedef struct ogc_shape {
-    int ndim;
-    int64_t dims[OG_MAX_DIMS];
-} ogc_shape;
-
 typedef enum {
     OGC_VIEW_CONTIGUOUS, // row-major
     OGC_VIEW_TRANSPOSED, // stored column-major (last two dims swapped), strides permuted

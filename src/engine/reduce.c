@@ -1,0 +1,740 @@
+/* The reduction engine (see reduce.h for the summation order and the threading). */
+#include "engine/reduce.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/convert.h"
+#include "runtime/cpu.h"
+#include "runtime/error.h"
+#include "runtime/pool.h"
+#include "tensor/dtype.h"
+
+#define OG_DECLARE_REDUCE(sfx)                                                                  \
+    void og_red_lanes__##sfx(const float *x, size_t n, float *acc);                             \
+    void og_red_rows__##sfx(const float *const *rows, size_t n, size_t w, float *acc);          \
+    void og_red_add__##sfx(const float *a, const float *b, float *dst, size_t w);                \
+    void og_red_chunks__##sfx(const float *x, size_t n, float *sums);
+OG_DECLARE_REDUCE(scalar)
+OG_DECLARE_REDUCE(avx2)
+OG_DECLARE_REDUCE(avx512)
+
+#define REDUCE_ENTRY(sfx)                                                                       \
+    {og_red_lanes__##sfx, og_red_rows__##sfx, og_red_add__##sfx, og_red_chunks__##sfx}
+const og_reduce_kernels og_reduce_kernel_table[OPGRAD_ISA_COUNT] = {
+    [OPGRAD_ISA_SCALAR] = REDUCE_ENTRY(scalar),
+    [OPGRAD_ISA_AVX2] = REDUCE_ENTRY(avx2),
+    [OPGRAD_ISA_AVX512] = REDUCE_ENTRY(avx512),
+};
+
+enum {
+    BLOCK_STACK = 8,  // pairwise stack over the 64 chunks of a block: depth <= 7
+    STACK_DEPTH = 48, // pairwise stack over blocks: depth <= log2(blocks) + 1
+    BATCH_ROWS = OG_RED_LANES, // rows gathered at a time (strips, not direct)
+    SHORT_SUMS = 32,           // below this many summands per output, strips even when gathered
+};
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
+static int64_t align64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// ---------------------------------------------------------------------------------------------
+// Planning
+
+// Stride of tensor t over dim d of the shape being reduced (right-aligned; 0 where it broadcasts).
+static int64_t bcast_stride(const aclTensor *t, int ndim, const int64_t *dims, int d) {
+    int td = t->ndim - ndim + d;
+    return (td < 0 || t->dims[td] == 1 || dims[d] == 1) ? 0 : t->strides[td];
+}
+
+void og_reduce_make_plan(const og_reduce_op *op, int max_cores, og_reduce_plan *p) {
+    memset(p, 0, sizeof *p);
+    int nin = op->nin;
+    p->nin = nin;
+    for (int k = 0; k < nin; k++) p->in_dtype[k] = op->in[k]->dtype, p->in_slot[k] = op->in_slot[k];
+    p->out_dtype = op->out->dtype;
+    p->out_slot = op->out_slot;
+    p->round_in = op->round_in;
+
+    // Coalesce: drop size-1 dims; merge a dim into the last one of its kind when that stays one
+    // arithmetic progression for every operand (and the output, for kept dims).
+    for (int d = 0; d < op->ndim; d++) {
+        int64_t size = op->dims[d];
+        if (size == 1) continue;
+        bool red = (op->reduce_mask >> d) & 1u;
+        int64_t st[OG_RED_MAX_IN], ost = 0;
+        for (int k = 0; k < nin; k++) st[k] = bcast_stride(op->in[k], op->ndim, op->dims, d);
+        if (!red && op->out_dim[d] >= 0 && op->out_dim[d] < op->out->ndim)
+            ost = op->out->strides[op->out_dim[d]];
+        int *n = red ? &p->nred : &p->nkept;
+        int64_t *sizes = red ? p->red : p->kept;
+        bool merge = *n > 0 && size > 0 && sizes[*n - 1] > 0;
+        for (int k = 0; k < nin && merge; k++) {
+            const int64_t *prev = red ? p->red_in[k] : p->kept_in[k];
+            merge = prev[*n - 1] == st[k] * size;
+        }
+        if (merge && !red) merge = p->kept_out[*n - 1] == ost * size;
+        int at = merge ? *n - 1 : (*n)++;
+        sizes[at] = merge ? sizes[at] * size : size;
+        for (int k = 0; k < nin; k++) (red ? p->red_in[k] : p->kept_in[k])[at] = st[k];
+        if (!red) p->kept_out[at] = ost;
+    }
+    p->M = 1;
+    for (int d = 0; d < p->nkept; d++) p->M *= p->kept[d];
+    p->K = 1;
+    for (int d = 0; d < p->nred; d++) p->K *= p->red[d];
+
+    // Units: strips along the innermost kept dim when operand 0 is contiguous there (the
+    // summands of neighbouring outputs are neighbours in memory), else one output each.
+    if (p->nkept == 0) p->strips = false;
+    else if (p->nred == 0) p->strips = true;
+    else {
+        // strips when neighbouring outputs are neighbours in memory, or when each output sums so
+        // few values that gathering rows across outputs beats per-output overheads
+        int64_t k = 1;
+        for (int d = 0; d < p->nred; d++) k *= p->red[d];
+        p->strips = p->kept[p->nkept - 1] >= 8 &&
+                    (abs64(p->kept_in[0][p->nkept - 1]) <= 1 || k < SHORT_SUMS);
+    }
+    p->direct = nin == 1 && !op->map && p->in_dtype[0] == ACL_FLOAT && p->round_in == ACL_FLOAT &&
+                (p->strips ? p->kept_in[0][p->nkept - 1] == 1
+                           : p->nred == 1 && p->red_in[0][0] == 1);
+    if (p->strips) {
+        // gathered / mapped rows are produced one at a time: wider strips make each a longer
+        // sequential read (in-place rows are read 16 streams at once and need no more)
+        int64_t widest = p->direct ? OG_RED_STRIP : OG_RED_STRIP_WIDE;
+        p->W = p->kept[p->nkept - 1];
+        p->strip = p->W < widest ? p->W : widest;
+        p->strips_per_row = p->strip > 0 ? ceil_div(p->W, p->strip) : 0;
+        p->units = p->W > 0 ? p->M / p->W * p->strips_per_row : 0;
+    } else {
+        p->W = 1;
+        p->strip = 1;
+        p->strips_per_row = 1;
+        p->units = p->M;
+    }
+    p->nchunks = ceil_div(p->K, OG_RED_CHUNK);
+    p->nblocks = ceil_div(p->nchunks, OG_RED_BLOCK);
+
+    int cores = max_cores > 0 ? max_cores : 1;
+    p->split_blocks = cores > 1 && p->K > 0 && p->nblocks > 1 && p->units < 4 * (int64_t)cores;
+    p->items = p->split_blocks ? p->units * p->nblocks : p->units;
+    p->core_num = (int)(p->items < cores ? p->items : cores);
+    p->combine_cores = p->split_blocks ? (int)(p->units < cores ? p->units : cores) : 0;
+
+    // Per-core workspace: operand buffers, values, row pointers, lane accumulators, two stacks.
+    int64_t w = p->strip, gbuf = p->strips ? BATCH_ROWS * w : OG_RED_CHUNK;
+    p->core_bytes = (int64_t)(nin + 1) * align64(gbuf * 4) + align64(OG_RED_CHUNK * 8) +
+                    align64(OG_RED_LANES * w * 4) + align64(BLOCK_STACK * w * 4) +
+                    align64(STACK_DEPTH * w * 4);
+    p->partial_offset = p->core_num * p->core_bytes;
+    p->workspace = p->partial_offset + (p->split_blocks ? align64(p->items * w * 4) : 0);
+    if (p->M == 0) p->core_num = 0, p->workspace = 0;
+    if (op->params_size) memcpy(p->params, op->params, op->params_size);
+}
+
+static void split_range(int64_t total, int cores, int core, int64_t *start, int64_t *count) {
+    int64_t base = total / cores, extra = total % cores;
+    *start = core * base + (core < extra ? core : extra);
+    *count = base + (core < extra ? 1 : 0);
+}
+
+void og_reduce_core_range(const og_reduce_plan *p, int pass, int core, int64_t *start,
+                          int64_t *count) {
+    if (pass == 1) split_range(p->items, p->core_num, core, start, count);
+    else split_range(p->units, p->combine_cores, core, start, count);
+}
+
+void og_reduce_unit_outputs(const og_reduce_plan *p, int64_t u, int64_t *first, int64_t *count) {
+    if (!p->strips) {
+        *first = u;
+        *count = 1;
+        return;
+    }
+    int64_t q = u / p->strips_per_row, j0 = (u % p->strips_per_row) * p->strip;
+    *first = q * p->W + j0;
+    *count = p->W - j0 < p->strip ? p->W - j0 : p->strip;
+}
+
+void og_reduce_block_range(const og_reduce_plan *p, int64_t b, int64_t *r0, int64_t *n) {
+    int64_t per = (int64_t)OG_RED_BLOCK * OG_RED_CHUNK;
+    *r0 = b * per;
+    *n = p->K - *r0 < per ? p->K - *r0 : per;
+}
+
+void og_reduce_to_shape(og_reduce_op *r, const int64_t *from, int ndim, const aclTensor *to) {
+    r->ndim = ndim;
+    r->reduce_mask = 0;
+    for (int d = 0; d < ndim; d++) {
+        r->dims[d] = from[d];
+        int td = to->ndim - ndim + d;
+        r->out_dim[d] = td;
+        if (td < 0 || (to->dims[td] == 1 && from[d] != 1)) {
+            r->reduce_mask |= 1u << d;
+            r->out_dim[d] = -1;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running
+
+typedef struct red_ctx {
+    const og_reduce_plan *p;
+    const aclOpExecutor *e;
+    char *workspace;
+    const og_reduce_kernels *k;
+    const og_convert_table *cv;
+} red_ctx;
+
+typedef struct pstack {
+    float *v;
+    size_t w;
+    int depth;
+    int level[STACK_DEPTH];
+} pstack;
+
+// The binary-counter pairwise order: equal levels merge as soon as they meet (earlier operand on
+// the left); finishing merges what is left from the top down.
+static void ps_push(pstack *s, const float *x, const og_reduce_kernels *k) {
+    size_t w = s->w;
+    memcpy(s->v + (size_t)s->depth * w, x, w * sizeof(float));
+    s->level[s->depth++] = 0;
+    while (s->depth >= 2 && s->level[s->depth - 1] == s->level[s->depth - 2]) {
+        float *a = s->v + (size_t)(s->depth - 2) * w;
+        if (w == 1) a[0] = a[0] + a[1];
+        else k->add(a, a + w, a, w);
+        s->level[s->depth - 2]++;
+        s->depth--;
+    }
+}
+
+static const float *ps_finish(pstack *s, const og_reduce_kernels *k) {
+    size_t w = s->w;
+    while (s->depth > 1) {
+        float *a = s->v + (size_t)(s->depth - 2) * w;
+        if (w == 1) a[0] = a[0] + a[1];
+        else k->add(a, a + w, a, w);
+        s->depth--;
+    }
+    return s->v;
+}
+
+typedef struct core_mem {
+    float *g[OG_RED_MAX_IN]; // gathered operands
+    float *vals;             // summands
+    const float **rows;
+    float *acc;              // 16 lanes x w
+    pstack block, total;
+} core_mem;
+
+static core_mem core_memory(const red_ctx *c, int core) {
+    const og_reduce_plan *p = c->p;
+    char *at = c->workspace + (int64_t)core * p->core_bytes;
+    int64_t w = p->strip, gbuf = p->strips ? BATCH_ROWS * w : OG_RED_CHUNK;
+    core_mem m;
+    for (int k = 0; k < p->nin; k++) m.g[k] = (float *)at, at += align64(gbuf * 4);
+    m.vals = (float *)at, at += align64(gbuf * 4);
+    m.rows = (const float **)at, at += align64(OG_RED_CHUNK * 8);
+    m.acc = (float *)at, at += align64(OG_RED_LANES * w * 4);
+    m.block = (pstack){.v = (float *)at, .w = (size_t)w};
+    at += align64(BLOCK_STACK * w * 4);
+    m.total = (pstack){.v = (float *)at, .w = (size_t)w};
+    return m;
+}
+
+static float load_elem(const char *p, aclDataType dt) {
+    switch (dt) {
+    case ACL_FLOAT16: return og_f16_to_f32(*(const uint16_t *)p);
+    case ACL_BF16: return og_bf16_to_f32(*(const uint16_t *)p);
+    default: return *(const float *)p;
+    }
+}
+
+static void store_elem(char *p, aclDataType dt, float v) {
+    switch (dt) {
+    case ACL_FLOAT16: *(uint16_t *)p = og_f32_to_f16(v); break;
+    case ACL_BF16: *(uint16_t *)p = og_f32_to_bf16(v); break;
+    default: *(float *)p = v; break;
+    }
+}
+
+// n values of dtype dt at src, `stride` elements apart, into fp32 dst.
+static void load_run(const og_convert_table *cv, const char *src, aclDataType dt, int64_t stride,
+                     float *dst, int64_t n) {
+    size_t es = aclDataTypeSize(dt);
+    if (stride == 1) {
+        if (dt == ACL_FLOAT16) cv->f16_to_f32((const uint16_t *)src, dst, (size_t)n);
+        else if (dt == ACL_BF16) cv->bf16_to_f32((const uint16_t *)src, dst, (size_t)n);
+        else memcpy(dst, src, (size_t)n * sizeof(float));
+    } else if (stride == 0) {
+        float v = load_elem(src, dt);
+        for (int64_t i = 0; i < n; i++) dst[i] = v;
+    } else if (dt == ACL_FLOAT) {
+        const float *f = (const float *)src;
+        for (int64_t i = 0; i < n; i++) dst[i] = f[i * stride];
+    } else {
+        for (int64_t i = 0; i < n; i++) dst[i] = load_elem(src + i * stride * (int64_t)es, dt);
+    }
+}
+
+static void store_run(const og_convert_table *cv, char *dst, aclDataType dt, int64_t stride,
+                      const float *src, int64_t n) {
+    size_t es = aclDataTypeSize(dt);
+    if (stride == 1 && dt == ACL_FLOAT16) cv->f32_to_f16(src, (uint16_t *)dst, (size_t)n, false);
+    else if (stride == 1 && dt == ACL_BF16) cv->f32_to_bf16(src, (uint16_t *)dst, (size_t)n, false);
+    else if (stride == 1) memcpy(dst, src, (size_t)n * sizeof(float));
+    else
+        for (int64_t i = 0; i < n; i++) store_elem(dst + i * stride * (int64_t)es, dt, src[i]);
+}
+
+static void round_through(float *v, int64_t n, aclDataType dt) {
+    for (int64_t i = 0; i < n; i++)
+        v[i] = dt == ACL_FLOAT16 ? og_f16_to_f32(og_f32_to_f16(v[i])) : og_bf16_to_f32(og_f32_to_bf16(v[i]));
+}
+
+// Walks the summation index r over the reduced dims, keeping each operand's offset.
+typedef struct rwalk {
+    int64_t idx[OG_MAX_DIMS];
+    int64_t off[OG_RED_MAX_IN];
+} rwalk;
+
+static void rw_init(const og_reduce_plan *p, rwalk *w, int64_t r) {
+    for (int k = 0; k < p->nin; k++) w->off[k] = 0;
+    if (r == 0) { // the common start: no divisions
+        for (int d = 0; d < p->nred; d++) w->idx[d] = 0;
+        return;
+    }
+    for (int d = p->nred - 1; d >= 0; d--) {
+        w->idx[d] = r % p->red[d];
+        r /= p->red[d];
+        for (int k = 0; k < p->nin; k++) w->off[k] += w->idx[d] * p->red_in[k][d];
+    }
+}
+
+// Advances by `step` along the innermost reduced dim (step never crosses more than one carry
+// chain: callers step by 1 or by the rest of the innermost run).
+static void rw_advance(const og_reduce_plan *p, rwalk *w, int64_t step) {
+    int last = p->nred - 1;
+    if (last < 0) return;
+    w->idx[last] += step;
+    for (int k = 0; k < p->nin; k++) w->off[k] += step * p->red_in[k][last];
+    for (int d = last; d > 0 && w->idx[d] == p->red[d]; d--) {
+        for (int k = 0; k < p->nin; k++) w->off[k] += p->red_in[k][d - 1] - w->idx[d] * p->red_in[k][d];
+        w->idx[d] = 0;
+        w->idx[d - 1]++;
+    }
+}
+
+static const char *operand_base(const red_ctx *c, int k) {
+    return og_executor_addr(c->e, c->p->in_slot[k]);
+}
+
+// Where a unit sits: its outputs, each operand's offset (elements) at its first output and
+// summand 0, and its first output's offset.
+typedef struct unit_pos {
+    int64_t first, w;
+    int64_t in_off[OG_RED_MAX_IN];
+    int64_t out_off;
+    int64_t idx[OG_MAX_DIMS]; // kept index of the first output (one-output units)
+} unit_pos;
+
+static void unit_position(const og_reduce_plan *p, int64_t u, unit_pos *up) {
+    og_reduce_unit_outputs(p, u, &up->first, &up->w);
+    int nd = p->strips ? p->nkept - 1 : p->nkept;
+    int64_t q = p->strips ? up->first / p->W : up->first;
+    for (int k = 0; k < p->nin; k++) up->in_off[k] = 0;
+    up->out_off = 0;
+    for (int d = nd - 1; d >= 0; d--) {
+        int64_t i = q % p->kept[d];
+        q /= p->kept[d];
+        up->idx[d] = i;
+        for (int k = 0; k < p->nin; k++) up->in_off[k] += i * p->kept_in[k][d];
+        up->out_off += i * p->kept_out[d];
+    }
+    if (p->strips) {
+        int64_t j0 = up->first % p->W;
+        for (int k = 0; k < p->nin; k++) up->in_off[k] += j0 * p->kept_in[k][p->nkept - 1];
+        up->out_off += j0 * p->kept_out[p->nkept - 1];
+    }
+}
+
+// The next one-output unit (an odometer over the kept dims, no divisions).
+static void unit_next(const og_reduce_plan *p, unit_pos *up) {
+    int last = p->nkept - 1;
+    up->first++;
+    if (last < 0) return;
+    up->idx[last]++;
+    for (int k = 0; k < p->nin; k++) up->in_off[k] += p->kept_in[k][last];
+    up->out_off += p->kept_out[last];
+    for (int d = last; d > 0 && up->idx[d] == p->kept[d]; d--) {
+        for (int k = 0; k < p->nin; k++) up->in_off[k] += p->kept_in[k][d - 1] - up->idx[d] * p->kept_in[k][d];
+        up->out_off += p->kept_out[d - 1] - up->idx[d] * p->kept_out[d];
+        up->idx[d] = 0;
+        up->idx[d - 1]++;
+    }
+}
+
+// n values of operand k, `stride` elements apart from element offset off, as fp32: in place when
+// they already are (fp32, unit stride), else converted into buf.
+static const float *operand_run(const red_ctx *c, int k, int64_t off, int64_t stride, int64_t n,
+                                float *buf) {
+    const og_reduce_plan *p = c->p;
+    if (p->in_dtype[k] == ACL_FLOAT && stride == 1) return (const float *)operand_base(c, k) + off;
+    size_t es = aclDataTypeSize(p->in_dtype[k]);
+    load_run(c->cv, operand_base(c, k) + off * (int64_t)es, p->in_dtype[k], stride, buf, n);
+    return buf;
+}
+
+// The summands of n consecutive positions whose operands start at offsets off[k] and advance by
+// stride[k]: in place when possible (no map, no rounding, fp32 unit stride), else mapped /
+// converted / rounded into dst.
+static const float *summands(const red_ctx *c, core_mem *m, const int64_t *off, const int64_t *stride,
+                             int64_t n, float *dst, int64_t gbuf_at) {
+    const og_reduce_plan *p = c->p;
+    const float *ins[OG_RED_MAX_IN];
+    for (int k = 0; k < p->nin; k++) ins[k] = operand_run(c, k, off[k], stride[k], n, m->g[k] + gbuf_at);
+    if (!p->map && p->round_in == ACL_FLOAT) return ins[0];
+    float *outs[1] = {dst};
+    if (p->map) p->map((size_t)n, ins, outs, p->params);
+    else if (ins[0] != dst) memcpy(dst, ins[0], (size_t)n * sizeof(float));
+    if (p->round_in != ACL_FLOAT) round_through(dst, n, p->round_in);
+    return dst;
+}
+
+// Summands [r0, r0 + n) of a one-output unit, contiguous (in place when they are one run).
+static const float *gather_lanes(const red_ctx *c, core_mem *m, const unit_pos *up, int64_t r0,
+                                 int64_t n) {
+    const og_reduce_plan *p = c->p;
+    rwalk w;
+    rw_init(p, &w, r0);
+    int last = p->nred - 1;
+    int64_t stride[OG_RED_MAX_IN], off[OG_RED_MAX_IN];
+    for (int k = 0; k < p->nin; k++) stride[k] = last < 0 ? 1 : p->red_in[k][last];
+    for (int64_t done = 0; done < n;) {
+        int64_t run = last < 0 ? 1 : p->red[last] - w.idx[last];
+        if (run > n - done) run = n - done;
+        for (int k = 0; k < p->nin; k++) off[k] = up->in_off[k] + w.off[k];
+        const float *v = summands(c, m, off, stride, run, m->vals + done, done);
+        if (run == n) return v; // one run: no copy needed
+        if (v != m->vals + done) memcpy(m->vals + done, v, (size_t)run * sizeof(float));
+        done += run;
+        rw_advance(p, &w, run);
+    }
+    return m->vals;
+}
+
+// The 16 lanes of acc (w wide each) combined as a balanced pairwise tree into acc[0..w). Lanes
+// from `active` on hold only the -0 they started with: adding -0 changes nothing, so those adds
+// are skipped (a chunk of n < 16 summands fills only n lanes).
+static void lane_tree(const red_ctx *c, float *acc, size_t w, int active) {
+    if (active < OG_RED_LANES) { // only lanes [0, active) were reset and filled
+        for (int a = active; a > 1; a = (a + 1) / 2)
+            for (int i = 0; i < (a + 1) / 2; i++) {
+                float *dst = acc + (size_t)i * w, *l = acc + (size_t)(2 * i) * w, *r = l + w;
+                if (2 * i + 1 >= a) memmove(dst, l, w * sizeof(float)); // l + (-0) = l
+                else if (w == 1) dst[0] = l[0] + r[0];
+                else c->k->add(l, r, dst, w);
+            }
+        return;
+    }
+    if (w == 1) { // the same adds, in registers
+        float t[OG_RED_LANES];
+        memcpy(t, acc, sizeof t);
+        float s0 = t[0] + t[1], s1 = t[2] + t[3], s2 = t[4] + t[5], s3 = t[6] + t[7];
+        float s4 = t[8] + t[9], s5 = t[10] + t[11], s6 = t[12] + t[13], s7 = t[14] + t[15];
+        float q0 = s0 + s1, q1 = s2 + s3, q2 = s4 + s5, q3 = s6 + s7;
+        acc[0] = (q0 + q1) + (q2 + q3);
+        return;
+    }
+    for (int h = OG_RED_LANES / 2; h >= 1; h /= 2)
+        for (int i = 0; i < h; i++) {
+            if (w == 1) acc[i] = acc[2 * i] + acc[2 * i + 1];
+            else c->k->add(acc + 2 * i * w, acc + (2 * i + 1) * w, acc + i * w, w);
+        }
+}
+
+static void reset_acc(float *acc, size_t count) {
+    for (size_t i = 0; i < count; i++) acc[i] = -0.0f;
+}
+
+// The sum of chunk [r0, r0 + n) of a unit, left in m->acc[0..w).
+static void chunk_sum(const red_ctx *c, core_mem *m, const unit_pos *up, int64_t r0, int64_t n) {
+    const og_reduce_plan *p = c->p;
+    int64_t w = up->w;
+    if (n == 1) { // one summand: the lanes and the tree add only -0 to it, which changes nothing
+        rwalk rw;
+        rw_init(p, &rw, r0);
+        int64_t stride[OG_RED_MAX_IN], off[OG_RED_MAX_IN];
+        for (int k = 0; k < p->nin; k++) {
+            stride[k] = p->strips ? p->kept_in[k][p->nkept - 1] : 1;
+            off[k] = up->in_off[k] + rw.off[k];
+        }
+        const float *v = summands(c, m, off, stride, w, m->vals, 0);
+        if (v != m->acc) memcpy(m->acc, v, (size_t)w * sizeof(float));
+        return;
+    }
+    int active = n < OG_RED_LANES ? (int)n : OG_RED_LANES;
+    reset_acc(m->acc, (size_t)((p->strips ? active : OG_RED_LANES) * w));
+    if (!p->strips) {
+        c->k->lanes(gather_lanes(c, m, up, r0, n), (size_t)n, m->acc);
+    } else {
+        int last = p->nkept - 1;
+        int64_t stride[OG_RED_MAX_IN], off[OG_RED_MAX_IN];
+        for (int k = 0; k < p->nin; k++) stride[k] = p->kept_in[k][last];
+        rwalk rw;
+        rw_init(p, &rw, r0);
+        // rows in batches; a batch starts on a multiple of 16 summands, so row i goes to lane i % 16
+        int64_t batch = p->direct ? OG_RED_CHUNK : BATCH_ROWS;
+        for (int64_t i0 = 0; i0 < n; i0 += batch) {
+            int64_t nr = n - i0 < batch ? n - i0 : batch;
+            for (int64_t i = 0; i < nr; i++) {
+                for (int k = 0; k < p->nin; k++) off[k] = up->in_off[k] + rw.off[k];
+                m->rows[i] = summands(c, m, off, stride, w, m->vals + i * w, i * w);
+                rw_advance(p, &rw, 1);
+            }
+            c->k->rows(m->rows, (size_t)nr, (size_t)w, m->acc);
+        }
+    }
+    lane_tree(c, m->acc, (size_t)w, active);
+}
+
+// Block b of a unit: its sum (w values); a block of one chunk is that chunk's sum.
+static const float *block_sum(const red_ctx *c, core_mem *m, const unit_pos *up, int64_t b) {
+    int64_t rb, nb;
+    og_reduce_block_range(c->p, b, &rb, &nb);
+    if (c->p->direct && !c->p->strips) { // the block's summands are contiguous: one kernel call
+        float sums[OG_RED_BLOCK];
+        c->k->chunks((const float *)operand_base(c, 0) + up->in_off[0] + rb, (size_t)nb, sums);
+        int64_t nc = (nb + OG_RED_CHUNK - 1) / OG_RED_CHUNK;
+        m->block.depth = 0;
+        m->block.w = 1;
+        for (int64_t i = 0; i < nc; i++) ps_push(&m->block, &sums[i], c->k);
+        return ps_finish(&m->block, c->k);
+    }
+    if (nb <= OG_RED_CHUNK) {
+        chunk_sum(c, m, up, rb, nb);
+        return m->acc;
+    }
+    m->block.depth = 0;
+    m->block.w = (size_t)up->w;
+    for (int64_t r0 = rb; r0 < rb + nb; r0 += OG_RED_CHUNK) {
+        chunk_sum(c, m, up, r0, rb + nb - r0 < OG_RED_CHUNK ? rb + nb - r0 : OG_RED_CHUNK);
+        ps_push(&m->block, m->acc, c->k);
+    }
+    return ps_finish(&m->block, c->k);
+}
+
+static void store_unit(const red_ctx *c, const unit_pos *up, const float *s) {
+    const og_reduce_plan *p = c->p;
+    size_t es = aclDataTypeSize(p->out_dtype);
+    char *at = og_executor_addr(c->e, p->out_slot) + up->out_off * (int64_t)es;
+    if (up->w == 1) store_elem(at, p->out_dtype, s[0]);
+    else store_run(c->cv, at, p->out_dtype, p->kept_out[p->nkept - 1], s, up->w);
+}
+
+static void run_units(void *arg, int core) {
+    const red_ctx *c = arg;
+    const og_reduce_plan *p = c->p;
+    core_mem m = core_memory(c, core);
+    int64_t start, count;
+    og_reduce_core_range(p, 1, core, &start, &count);
+    unit_pos up;
+    for (int64_t u = start; u < start + count; u++) {
+        if (p->strips || u == start) unit_position(p, u, &up);
+        else unit_next(p, &up);
+        if (p->K == 0) { // a sum over nothing
+            for (int64_t j = 0; j < up.w; j++) m.acc[j] = 0.0f;
+            store_unit(c, &up, m.acc);
+            continue;
+        }
+        if (p->nblocks == 1) { // one block: the total is that block's sum
+            store_unit(c, &up, block_sum(c, &m, &up, 0));
+            continue;
+        }
+        m.total.depth = 0;
+        m.total.w = (size_t)up.w;
+        for (int64_t b = 0; b < p->nblocks; b++) ps_push(&m.total, block_sum(c, &m, &up, b), c->k);
+        store_unit(c, &up, ps_finish(&m.total, c->k));
+    }
+}
+
+static float *partial_at(const red_ctx *c, int64_t item) {
+    return (float *)(c->workspace + c->p->partial_offset) + item * c->p->strip;
+}
+
+static void run_items(void *arg, int core) {
+    const red_ctx *c = arg;
+    const og_reduce_plan *p = c->p;
+    core_mem m = core_memory(c, core);
+    int64_t start, count;
+    og_reduce_core_range(p, 1, core, &start, &count);
+    unit_pos up;
+    for (int64_t it = start; it < start + count; it++) {
+        unit_position(p, it / p->nblocks, &up);
+        memcpy(partial_at(c, it), block_sum(c, &m, &up, it % p->nblocks), (size_t)up.w * sizeof(float));
+    }
+}
+
+static void run_combine(void *arg, int core) {
+    const red_ctx *c = arg;
+    const og_reduce_plan *p = c->p;
+    core_mem m = core_memory(c, core);
+    int64_t start, count;
+    og_reduce_core_range(p, 2, core, &start, &count);
+    unit_pos up;
+    for (int64_t u = start; u < start + count; u++) {
+        unit_position(p, u, &up);
+        m.total.depth = 0;
+        m.total.w = (size_t)up.w;
+        for (int64_t b = 0; b < p->nblocks; b++) ps_push(&m.total, partial_at(c, u * p->nblocks + b), c->k);
+        store_unit(c, &up, ps_finish(&m.total, c->k));
+    }
+}
+
+typedef struct red_program {
+    int nplans;
+    og_reduce_plan plans[OG_RED_MAX_PLANS];
+} red_program;
+
+static aclnnStatus run_program(const aclOpExecutor *e, void *workspace) {
+    const red_program *prog = e->plan;
+    for (int i = 0; i < prog->nplans; i++) {
+        const og_reduce_plan *p = &prog->plans[i];
+        red_ctx ctx = {p, e, workspace, &og_reduce_kernel_table[p->isa], &og_convert[p->isa]};
+        if (p->core_num == 0) continue;
+        if (p->split_blocks) {
+            og_parallel_for(p->core_num, run_items, &ctx);
+            og_parallel_for(p->combine_cores, run_combine, &ctx);
+        } else {
+            og_parallel_for(p->core_num, run_units, &ctx);
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Phase 1
+
+// Byte range [lo, hi] a non-empty view touches.
+static void extent(const aclTensor *t, uintptr_t *lo, uintptr_t *hi) {
+    int64_t first = 0, last = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        int64_t span = t->strides[d] * (t->dims[d] - 1);
+        if (span < 0) first += span;
+        else last += span;
+    }
+    size_t es = aclDataTypeSize(t->dtype);
+    uintptr_t base = (uintptr_t)og_tensor_first(t);
+    *lo = base + (uintptr_t)(first * (int64_t)es);
+    *hi = base + (uintptr_t)(last * (int64_t)es) + es - 1;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+// Does the view put two elements at one address? -1 = no, else a dim involved. Proved by strides
+// (each stride, in increasing order, steps over everything the smaller dims span), else decided
+// by sorting the offsets (up to 2^20 elements; larger interleaved views are refused).
+static int self_overlap_dim(const aclTensor *t) {
+    int order[OG_TENSOR_MAX_DIMS], n = 0;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->dims[d] > 1) order[n++] = d;
+    for (int i = 1; i < n; i++)
+        for (int k = i; k > 0 && abs64(t->strides[order[k]]) < abs64(t->strides[order[k - 1]]); k--) {
+            int tmp = order[k];
+            order[k] = order[k - 1];
+            order[k - 1] = tmp;
+        }
+    int64_t span = 0;
+    int suspect = -1;
+    for (int i = 0; i < n; i++) {
+        int d = order[i];
+        if (t->strides[d] == 0) return d;
+        if (abs64(t->strides[d]) <= span && suspect < 0) suspect = d;
+        span += abs64(t->strides[d]) * (t->dims[d] - 1);
+    }
+    if (suspect < 0) return -1;
+    if (t->numel > ((int64_t)1 << 20)) return suspect;
+    int64_t *offsets = malloc((size_t)t->numel * sizeof *offsets);
+    if (!offsets) return suspect;
+    int64_t idx[OG_TENSOR_MAX_DIMS] = {0};
+    for (int64_t i = 0; i < t->numel; i++) {
+        int64_t off = 0;
+        for (int d = 0; d < t->ndim; d++) off += idx[d] * t->strides[d];
+        offsets[i] = off;
+        for (int d = t->ndim - 1; d >= 0 && ++idx[d] == t->dims[d]; d--) idx[d] = 0;
+    }
+    qsort(offsets, (size_t)t->numel, sizeof *offsets, cmp_i64);
+    int result = -1;
+    for (int64_t i = 1; i < t->numel && result < 0; i++)
+        if (offsets[i] == offsets[i - 1]) result = suspect;
+    free(offsets);
+    return result;
+}
+
+static bool overlaps(const aclTensor *a, const aclTensor *b) {
+    uintptr_t alo, ahi, blo, bhi;
+    extent(a, &alo, &ahi);
+    extent(b, &blo, &bhi);
+    return alo <= bhi && blo <= ahi;
+}
+
+aclnnStatus og_reduce_plan_op(const char *op, int nplans, const og_reduce_op *ops, int nio,
+                              int nin_slots, const aclTensor *const *io, uint64_t *workspaceSize,
+                              aclOpExecutor **executor) {
+    red_program prog = {0};
+    int threads = og_num_threads();
+    for (int i = 0; i < nplans; i++) {
+        const og_reduce_op *r = &ops[i];
+        if (r->out->numel == 0) continue; // nothing to write
+        if (!r->out->data)
+            return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: output %d has no data (NULL address)",
+                           op, r->out_slot - nin_slots);
+        int64_t k = 1;
+        for (int d = 0; d < r->ndim; d++)
+            if ((r->reduce_mask >> d) & 1u) k *= r->dims[d];
+        for (int j = 0; j < r->nin && k > 0; j++)
+            if (!r->in[j]->data)
+                return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: input %d has no data (NULL address)",
+                               op, r->in_slot[j]);
+        int bad = self_overlap_dim(r->out);
+        if (bad >= 0)
+            return og_fail(ACLNN_ERR_PARAM_INVALID,
+                           "%sGetWorkspaceSize: output %d dim %d (size %lld, stride %lld) makes several "
+                           "elements share one memory location, which an output may not do",
+                           op, r->out_slot - nin_slots, bad, (long long)r->out->dims[bad],
+                           (long long)r->out->strides[bad]);
+        for (int s = 0; s < nio; s++) {
+            const aclTensor *t = io[s];
+            if (!t || s == r->out_slot || t->numel == 0 || !t->data) continue;
+            if (s >= nin_slots && s > r->out_slot) continue; // later outputs check against this one
+            if (overlaps(r->out, t))
+                return og_fail(ACLNN_ERR_PARAM_INVALID,
+                               "%sGetWorkspaceSize: output %d shares memory with %s %d: a reduction's "
+                               "output may not overlap its inputs or another output",
+                               op, r->out_slot - nin_slots, s < nin_slots ? "input" : "output",
+                               s < nin_slots ? s : s - nin_slots);
+        }
+        og_reduce_plan *p = &prog.plans[prog.nplans++];
+        og_reduce_make_plan(r, threads, p);
+        p->isa = og_isa();
+        p->map = r->map ? r->map[p->isa] : NULL;
+    }
+    size_t plan_size = sizeof(red_program);
+    aclOpExecutor *e = og_executor_new(op, plan_size);
+    if (!e) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    memcpy(e->plan, &prog, sizeof prog);
+    e->ninputs = nin_slots;
+    e->noutputs = nio - nin_slots;
+    for (int s = 0; s < nio; s++)
+        if (io[s]) og_executor_bind(e, s, io[s]);
+    uint64_t ws = 0;
+    for (int i = 0; i < prog.nplans; i++)
+        if ((uint64_t)prog.plans[i].workspace > ws) ws = (uint64_t)prog.plans[i].workspace;
+    e->workspace_size = ws;
+    e->run = prog.nplans ? run_program : NULL;
+    return og_executor_publish(e, workspaceSize, executor);
+}

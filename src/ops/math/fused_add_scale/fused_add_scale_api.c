@@ -1,0 +1,109 @@
+/* aclnnFusedAddScale and aclnnFusedAddScaleBackward (opgrad extension): argument checks, the
+ * forward on the elementwise engine, the backward as three reductions on the reduction engine. */
+#include "aclnnop/aclnn_fused_add_scale.h"
+#include "aclnnop/aclnn_fused_add_scale_backward.h"
+#include "engine/reduce.h"
+#include "ops/math/fused_add_scale/fused_add_scale_kernel.h"
+#include "ops/math/math_checks.h"
+#include "ops/math/mul/mul_kernel.h"
+#include "runtime/error.h"
+#include "tensor/dtype.h"
+
+const og_ew_compute_fn og_fused_add_scale_kernels[OPGRAD_ISA_COUNT] = {
+    og_fused_add_scale__scalar, og_fused_add_scale__avx2, og_fused_add_scale__avx512};
+
+static const char OP_FWD[] = "aclnnFusedAddScale";
+static const char OP_BWD[] = "aclnnFusedAddScaleBackward";
+
+// x [..., C] (rank >= 1), bias [C], scale one element (rank <= 1) or [C].
+static aclnnStatus check_operands(const char *op, const aclTensor *x, const aclTensor *bias,
+                                  const aclTensor *scale) {
+    OG_TRY(og_math_check_tensor(op, "x", x, 1));
+    OG_TRY(og_math_check_tensor(op, "bias", bias, 0));
+    OG_TRY(og_math_check_tensor(op, "scale", scale, 0));
+    int64_t c = x->dims[x->ndim - 1];
+    char a[160], b[160];
+    if (bias->ndim != 1 || bias->dims[0] != c)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: bias has shape %s but x %s has C = %lld channels (its "
+                       "last dim): bias must be [%lld]",
+                       op, og_shape_str(bias->dims, bias->ndim, a, sizeof a),
+                       og_shape_str(x->dims, x->ndim, b, sizeof b), (long long)c, (long long)c);
+    bool one = scale->ndim <= 1 && scale->numel == 1;
+    bool per_channel = scale->ndim == 1 && scale->dims[0] == c;
+    if (!one && !per_channel)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: scale has shape %s; it must have one element ([1]) or "
+                       "one per channel ([%lld])",
+                       op, og_shape_str(scale->dims, scale->ndim, a, sizeof a), (long long)c);
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclnnFusedAddScaleGetWorkspaceSize(const aclTensor *x, const aclTensor *bias,
+                                               const aclTensor *scale, aclTensor *out,
+                                               uint64_t *workspaceSize, aclOpExecutor **executor) {
+    const char *op = OP_FWD;
+    static const char *const names[] = {"x", "bias", "scale", "out"};
+    OG_TRY(og_check_out_ptrs(op, workspaceSize, executor));
+    const void *ptrs[4] = {x, bias, scale, out};
+    OG_TRY(og_check_not_null(op, 4, names, ptrs));
+    OG_TRY(check_operands(op, x, bias, scale));
+    OG_TRY(og_math_check_tensor(op, "out", out, 0));
+    const aclTensor *ins[3] = {x, bias, scale};
+    aclDataType promoted;
+    OG_TRY(og_check_promotion(op, 3, names, ins, OG_DTS_FLOATING, "out", out, &promoted));
+    OG_TRY(og_check_same_shape(op, "x", x, "out", out));
+    og_ew_op ew = {.op = op, .kernels = og_fused_add_scale_kernels, .nin = 3,
+                   .in = {x, bias, scale}, .nout = 1, .out = {out},
+                   .names = {names[0], names[1], names[2], names[3]}, .compute_dtype = promoted};
+    return og_ew_plan_op(&ew, workspaceSize, executor);
+}
+
+aclnnStatus aclnnFusedAddScale(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                               aclrtStream stream) {
+    return og_executor_launch(OP_FWD, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnFusedAddScaleBackwardGetWorkspaceSize(
+    const aclTensor *gradOutput, const aclTensor *x, const aclTensor *bias, const aclTensor *scale,
+    aclTensor *gradX, aclTensor *gradBias, aclTensor *gradScale, uint64_t *workspaceSize,
+    aclOpExecutor **executor) {
+    const char *op = OP_BWD;
+    static const char *const names[] = {"gradOutput", "x", "bias", "scale",
+                                        "gradX", "gradBias", "gradScale"};
+    OG_TRY(og_check_out_ptrs(op, workspaceSize, executor));
+    const aclTensor *io[7] = {gradOutput, x, bias, scale, gradX, gradBias, gradScale};
+    const void *ptrs[7];
+    for (int k = 0; k < 7; k++) ptrs[k] = io[k];
+    OG_TRY(og_check_not_null(op, 7, names, ptrs));
+    OG_TRY(og_math_check_tensor(op, "gradOutput", gradOutput, 0));
+    OG_TRY(check_operands(op, x, bias, scale));
+    OG_TRY(og_check_same_shape(op, "gradOutput", gradOutput, "x", x));
+    aclDataType promoted;
+    for (int k = 4; k < 7; k++) {
+        OG_TRY(og_math_check_tensor(op, names[k], io[k], 0));
+        OG_TRY(og_check_promotion(op, 4, names, io, OG_DTS_FLOATING, names[k], io[k], &promoted));
+        OG_TRY(og_check_same_shape(op, names[k - 3], io[k - 3], names[k], io[k]));
+    }
+    og_reduce_op r[3];
+    // gradX = g * scale (nothing summed)
+    r[0] = (og_reduce_op){.nin = 2, .in = {gradOutput, scale}, .in_slot = {0, 3},
+                          .map = og_mul_kernels, .out = gradX, .out_slot = 4,
+                          .round_in = ACL_FLOAT};
+    og_reduce_to_shape(&r[0], x->dims, x->ndim, gradX);
+    // gradBias = sum over the rows of g * scale
+    r[1] = r[0];
+    r[1].out = gradBias, r[1].out_slot = 5;
+    og_reduce_to_shape(&r[1], x->dims, x->ndim, gradBias);
+    // gradScale = sum of g * (x + bias), down to scale's shape
+    r[2] = (og_reduce_op){.nin = 3, .in = {x, bias, gradOutput}, .in_slot = {1, 2, 0},
+                          .map = og_fused_add_scale_kernels, .out = gradScale, .out_slot = 6,
+                          .round_in = ACL_FLOAT};
+    og_reduce_to_shape(&r[2], x->dims, x->ndim, gradScale);
+    return og_reduce_plan_op(op, 3, r, 7, 4, io, workspaceSize, executor);
+}
+
+aclnnStatus aclnnFusedAddScaleBackward(void *workspace, uint64_t workspaceSize,
+                                       aclOpExecutor *executor, aclrtStream stream) {
+    return og_executor_launch(OP_BWD, workspace, workspaceSize, executor, stream);
+}
