@@ -7,6 +7,7 @@
 
 #include "acl/acl.h"
 #include "check/check_internal.h"
+#include "check/rng.h"
 #include "opgrad/opgrad.h"
 #include "tensor/dtype.h"
 
@@ -16,38 +17,7 @@ const char *ogc_status_name(ogc_status s) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Random numbers (xoshiro256**) and case seeds
-
-typedef struct rng {
-    uint64_t s[4];
-} rng;
-
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-static void rng_seed(rng *r, uint64_t seed) {
-    for (int i = 0; i < 4; i++) { // splitmix64
-        seed += 0x9E3779B97F4A7C15ull;
-        uint64_t z = seed;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        r->s[i] = z ^ (z >> 31);
-    }
-}
-
-static uint64_t rng_next(rng *r) {
-    uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return out;
-}
-
-static double rng_uniform(rng *r, double lo, double hi) {
-    return lo + (hi - lo) * (double)(rng_next(r) >> 11) * 0x1p-53;
-}
+// Case seeds
 
 // Each case has its own stream, so any case reproduces alone from (seed, op, dtype, layout).
 static uint64_t case_seed(uint64_t seed, const char *op, int dtype, const char *layout) {
@@ -60,20 +30,20 @@ static uint64_t case_seed(uint64_t seed, const char *op, int dtype, const char *
 
 // Test values: small integers, fractions, x10 scales and the domain's edges, kept a margin away
 // from the operator's non-differentiable points.
-static double test_point(const ogc_op *op, rng *r) {
+static double test_point(const ogc_op *op, og_rng *r) {
     double lo = op->lo, hi = op->hi, x;
     for (int tries = 0;; tries++) {
-        if (op->nspecials && rng_next(r) % 8 == 0) {
-            x = op->specials[rng_next(r) % (uint64_t)op->nspecials];
+        if (op->nspecials && og_rng_next(r) % 8 == 0) {
+            x = op->specials[og_rng_next(r) % (uint64_t)op->nspecials];
             if (x >= lo && x <= hi) return x;
         }
-        switch (rng_next(r) % 6) {
-        case 0: x = (double)((int64_t)(rng_next(r) % 7) - 3); break;
-        case 1: x = rng_uniform(r, -1, 1); break;
-        case 2: x = rng_uniform(r, -1, 1) * 10; break;
-        case 3: x = rng_uniform(r, -6, 6); break;
-        case 4: x = rng_uniform(r, fmax(lo, -30), fmin(hi, 30)); break;
-        default: x = rng_uniform(r, 0.9, 1.0) * (rng_next(r) & 1 ? fmin(hi, 1e4) : fmax(lo, -1e4)); break;
+        switch (og_rng_next(r) % 6) {
+        case 0: x = (double)((int64_t)(og_rng_next(r) % 7) - 3); break;
+        case 1: x = og_rng_uniform(r, -1, 1); break;
+        case 2: x = og_rng_uniform(r, -1, 1) * 10; break;
+        case 3: x = og_rng_uniform(r, -6, 6); break;
+        case 4: x = og_rng_uniform(r, fmax(lo, -30), fmin(hi, 30)); break;
+        default: x = og_rng_uniform(r, 0.9, 1.0) * (og_rng_next(r) & 1 ? fmin(hi, 1e4) : fmax(lo, -1e4)); break;
         }
         if (x < lo) x = lo;
         if (x > hi) x = hi;
@@ -604,8 +574,8 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
     }
     // mixed precision: a 16-bit forward gets an fp32 grad_output, an fp32 one a bf16 grad_output
     cs.grad_dt = !cs.l.mixed ? dt : dt == ACL_FLOAT ? ACL_BF16 : ACL_FLOAT;
-    rng r;
-    rng_seed(&r, case_seed(opt->seed, op->name, dt, layout));
+    og_rng r;
+    og_rng_seed(&r, case_seed(opt->seed, op->name, dt, layout));
     int64_t n = ogc_numel(&cs.l.out), maxn = n;
     for (int k = 0; k < op->nin; k++) maxn = maxn > ogc_numel(&cs.l.in[k]) ? maxn : ogc_numel(&cs.l.in[k]);
     cs.capacity = (size_t)(maxn + 16) * 8;
@@ -721,8 +691,8 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
     }
     for (int64_t i = 0; i < n; i++) {
         // non-zero dL/dy (B(0) is checked on its own): +-1, +-2 and values in +-[0.25, 2]
-        double mag = rng_next(&r) % 4 == 0 ? (double)(1 + rng_next(&r) % 2) : rng_uniform(&r, 0.25, 2);
-        double g = rng_next(&r) & 1 ? mag : -mag;
+        double mag = og_rng_next(&r) % 4 == 0 ? (double)(1 + og_rng_next(&r) % 2) : og_rng_uniform(&r, 0.25, 2);
+        double g = og_rng_next(&r) & 1 ? mag : -mag;
         // quantize dL/dy to the dtype: the reference must see what the kernel sees
         float f = (float)g;
         gy[i] = cs.grad_dt == ACL_FLOAT16 ? og_f16_to_f32(og_f32_to_f16(f))
@@ -917,8 +887,8 @@ ogc_status ogc_check_formula(const ogc_op *op, const char *layout, const ogc_opt
     fill_repro(rep, opt);
     ogc_layout l;
     if (!case_layout(op, layout, &l, rep)) return rep->status;
-    rng r;
-    rng_seed(&r, case_seed(opt->seed, op->name, ACL_DOUBLE, layout));
+    og_rng r;
+    og_rng_seed(&r, case_seed(opt->seed, op->name, ACL_DOUBLE, layout));
     int64_t n = ogc_numel(&l.out);
     double *x[OGC_MAX_IN] = {0};
     for (int k = 0; k < op->nin; k++) {
@@ -927,7 +897,7 @@ ogc_status ogc_check_formula(const ogc_op *op, const char *layout, const ogc_opt
         for (int64_t i = 0; i < nk; i++) x[k][i] = test_point(op, &r);
     }
     double *w = calloc((size_t)n + 1, sizeof(double));
-    for (int64_t i = 0; i < n; i++) w[i] = rng_uniform(&r, -1, 1);
+    for (int64_t i = 0; i < n; i++) w[i] = og_rng_uniform(&r, -1, 1);
     refs ref = {0};
     ref_forward_all(op, &l, x, &ref);
     ref_backward_all(op, &l, x, ref.saved, w, &ref);
@@ -943,7 +913,7 @@ ogc_status ogc_check_formula(const ogc_op *op, const char *layout, const ogc_opt
             double analytic = 0;
             for (int64_t i = 0; i < nk; i++) {
                 double scale = fmax(1.0, fabs(x[k][i]));
-                delta[i] = full ? (i == p ? scale : 0) : ((rng_next(&r) & 1) ? scale : -scale);
+                delta[i] = full ? (i == p ? scale : 0) : ((og_rng_next(&r) & 1) ? scale : -scale);
                 analytic += ref.gx[k][i] * delta[i];
             }
             double err, fd = fd_directional(op, &l, x, k, delta, w, &err);

@@ -7,32 +7,9 @@
 #include "acl/acl.h"
 #include "tensor/dtype.h"
 
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-void test_rng_seed(test_rng *r, uint64_t seed) {
-    for (int i = 0; i < 4; i++) { // splitmix64
-        seed += 0x9E3779B97F4A7C15ull;
-        uint64_t z = seed;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        r->s[i] = z ^ (z >> 31);
-    }
-}
-
-uint64_t test_rng_next(test_rng *r) {
-    uint64_t *s = r->s, result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
-double test_rng_uniform(test_rng *r, double lo, double hi) {
-    return lo + (hi - lo) * (double)(test_rng_next(r) >> 11) * 0x1p-53;
-}
+void test_rng_seed(test_rng *r, uint64_t seed) { og_rng_seed(r, seed); }
+uint64_t test_rng_next(test_rng *r) { return og_rng_next(r); }
+double test_rng_uniform(test_rng *r, double lo, double hi) { return og_rng_uniform(r, lo, hi); }
 
 void test_store(void *base, int64_t index, aclDataType dt, double v) {
     switch (dt) {

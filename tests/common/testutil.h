@@ -7,10 +7,10 @@
 
 #include "aclnn/aclnn_base.h"
 
-/// xoshiro256** seeded from (seed); prints nothing. Deterministic across platforms.
-typedef struct test_rng {
-    uint64_t s[4];
-} test_rng;
+#include "check/rng.h"
+
+/// The shared generator (check/rng.h) under the tests' names.
+typedef og_rng test_rng;
 void test_rng_seed(test_rng *r, uint64_t seed);
 uint64_t test_rng_next(test_rng *r);
 double test_rng_uniform(test_rng *r, double lo, double hi); // [lo, hi)
