@@ -1,0 +1,28 @@
+/* aclnnop/aclnn_sigmoid_backward.h - SigmoidBackward (SigmoidGrad), from the forward's output.
+ *
+ * gradInput = gradOutput * output * (1 - output). gradOutput and output broadcast (NumPy rules)
+ * and promote (PyTorch rules) among FLOAT, FLOAT16, BFLOAT16; gradInput has the broadcast shape
+ * and a dtype the promoted type can be cast to. 0-8 dims (the ops-nn code checks the maximum
+ * rank only). */
+#ifndef OPGRAD_ACLNN_SIGMOID_BACKWARD_H
+#define OPGRAD_ACLNN_SIGMOID_BACKWARD_H
+
+#include "aclnn/aclnn_base.h"
+#include "aclnn_util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+ACLNN_API aclnnStatus aclnnSigmoidBackwardGetWorkspaceSize(const aclTensor *gradOutput,
+                                                           const aclTensor *output,
+                                                           aclTensor *gradInput,
+                                                           uint64_t *workspaceSize,
+                                                           aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnSigmoidBackward(void *workspace, uint64_t workspaceSize,
+                                           aclOpExecutor *executor, aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

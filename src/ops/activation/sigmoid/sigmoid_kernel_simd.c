@@ -1,0 +1,44 @@
+/* Sigmoid forward and backward, written once against vec.h and compiled per ISA.
+ *
+ * Forward: with e = exp(-|x|) in (0, 1], which never overflows,
+ *   sigmoid(x) = 1 / (1 + e)  (x > 0),   e / (1 + e)  (x <= 0)
+ * one exp and one division. Where e^x is subnormal (x < -87.3) e is rounded once and 1 + e = 1,
+ * so the result is e itself; x = -inf gives +0, +inf gives 1, NaN propagates.
+ * Backward, from the forward's output y: dx = g * y (1 - y) with y (1 - y) = fma(-y, y, y), one
+ * rounding of the exact y - y^2, then one rounding of the product with g (<= 1 ulp in all).
+ * y = +-inf (not a sigmoid output) gives y (1 - y) = -inf, as the formula does; |y| >= 2^64
+ * (where y - y^2 overflows in float) is evaluated in double. */
+#include "engine/simd/vmath.h"
+#include "ops/activation/sigmoid/sigmoid_kernel.h"
+
+static inline vf sigmoid_forward(vf x) {
+    og_vexp s = og_vexp_split(vmax(vsub(vset(0.0f), vabs(x)), vset(-200.0f)));
+    vf e = og_vexp_value(s);
+    vf y = vdiv(vsel(vgt(x, vset(0.0f)), vset(1.0f), e), vadd(vset(1.0f), e));
+    return vsel(visnan(x), x, y);
+}
+
+static inline vf sigmoid_backward(vf g, vf y) {
+    vf d = vfma(vsub(vset(0.0f), y), y, y);
+    d = vsel(visinf(y), vset(-INFINITY), d);
+    vf dx = vmul(g, d);
+    // |y| >= 2^64 (no sigmoid output) overflows y - y^2 where g y (1 - y) may be finite: those
+    // lanes take the product in double (exact y (1 - y)), the others keep their float result
+    vm ext = vmandnot(visinf(y), visinf(d));
+    if (vany(ext)) {
+        vd yd = vwiden(y);
+        vd v = vdmul(vwiden(g), vdmul(yd, vdfma(yd, vdset(-1.0), vdset(1.0))));
+        dx = vsel(ext, vnarrow(v), dx);
+    }
+    return dx;
+}
+
+void OG_FN(og_sigmoid_fwd)(size_t n, const float *const *in, float *const *out, const void *params) {
+    (void)params;
+    OG_EW_LOOP(n, 1, in, 1, out, { vstore(outs[0], sigmoid_forward(vload(ins[0]))); });
+}
+
+void OG_FN(og_sigmoid_bwd)(size_t n, const float *const *in, float *const *out, const void *params) {
+    (void)params;
+    OG_EW_LOOP(n, 2, in, 1, out, { vstore(outs[0], sigmoid_backward(vload(ins[0]), vload(ins[1]))); });
+}

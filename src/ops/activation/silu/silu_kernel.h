@@ -1,0 +1,13 @@
+/* SiLU kernels: fp32 compute functions for the elementwise engine, one build per ISA.
+ *
+ *   silu_fwd:  in = {x}      out = {y}    y = x * sigmoid(x)
+ *   silu_bwd:  in = {g, x}   out = {dx}   dx = g * sigmoid(x) (1 + x (1 - sigmoid(x))) */
+#ifndef OG_SILU_KERNEL_H
+#define OG_SILU_KERNEL_H
+
+#include "ops/activation/sigmoid/sigmoid_kernel.h"
+
+OG_ACT_DECLARE_KERNEL(silu_fwd)
+OG_ACT_DECLARE_KERNEL(silu_bwd)
+
+#endif

@@ -1,0 +1,34 @@
+/* Tanh forward and backward, written once against vec.h and compiled per ISA.
+ *
+ * Forward (og_vtanh, vmath.h): |x| < 0.625: x + x^3 P(x^2) (minimax, keeps -0 and subnormals);
+ * otherwise (1 - e) / (1 + e) with e = exp(-2|x|) <= 0.29, sign restored: one exp, one division,
+ * no cancellation and no overflow; +-inf give +-1, NaN propagates.
+ * Backward, from the forward's output y: dx = g * (1 - y^2) with 1 - y^2 = fma(-y, y, 1), one
+ * rounding of the exact value, then one rounding of the product with g; |y| >= 2^64 (where
+ * 1 - y^2 overflows in float; no tanh output) is evaluated in double. */
+#include "engine/simd/vmath.h"
+#include "ops/activation/tanh/tanh_kernel.h"
+
+static inline vf tanh_backward(vf g, vf y) {
+    vf d = vfma(vsub(vset(0.0f), y), y, vset(1.0f));
+    vf dx = vmul(g, d);
+    // |y| >= 2^64 (no tanh output) overflows 1 - y^2 where g (1 - y^2) may be finite: those lanes
+    // take the product in double ((1 - y)(1 + y) exact), the others keep their float result
+    vm ext = vmandnot(visinf(y), visinf(d));
+    if (vany(ext)) {
+        vd yd = vwiden(y), one = vdset(1.0);
+        vd v = vdmul(vwiden(g), vdmul(vdfma(yd, vdset(-1.0), one), vdadd(yd, one)));
+        dx = vsel(ext, vnarrow(v), dx);
+    }
+    return dx;
+}
+
+void OG_FN(og_tanh_fwd)(size_t n, const float *const *in, float *const *out, const void *params) {
+    (void)params;
+    OG_EW_LOOP(n, 1, in, 1, out, { vstore(outs[0], og_vtanh(vload(ins[0]))); });
+}
+
+void OG_FN(og_tanh_bwd)(size_t n, const float *const *in, float *const *out, const void *params) {
+    (void)params;
+    OG_EW_LOOP(n, 2, in, 1, out, { vstore(outs[0], tanh_backward(vload(ins[0]), vload(ins[1]))); });
+}
