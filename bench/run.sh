@@ -1,12 +1,13 @@
 #!/bin/sh
 # Builds (Release) and runs the Mish benchmarks; saves the outputs under bench/results/.
 #
-#   bench/run.sh [--quick] [--no-torch] [--torch-avx512] [--build-dir DIR] [-- BENCH_MISH_ARGS...]
+#   bench/run.sh [--quick] [--no-torch] [--torch-avx512] [--ops] [--build-dir DIR] [-- BENCH_MISH_ARGS...]
 #
 #   --quick         CI smoke test: small sizes, few reps (about 20 s)
 #   --no-torch      only the C benchmark (bench_mish)
 #   --torch-avx512  also run the PyTorch comparison with ATEN_CPU_CAPABILITY=avx512 (torch's
 #                   faster, opt-in kernels; the default run uses what torch picks: AVX2)
+#   --ops           also run torch_ops.py: every activation / arithmetic op vs PyTorch (+~5 min)
 #   --build-dir DIR build directory (default: <repo>/build-bench)
 #   -- ARGS         passed to bench_mish (e.g. -- --sizes 24,26 --dtypes fp32)
 #
@@ -22,15 +23,17 @@ BUILD="$ROOT/build-bench"
 QUICK=0
 TORCH=1
 TORCH_AVX512=0
+OPS=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) QUICK=1 ;;
     --no-torch) TORCH=0 ;;
     --torch-avx512) TORCH_AVX512=1 ;;
+    --ops) OPS=1 ;;
     --build-dir) BUILD=$2; shift ;;
     --build-dir=*) BUILD=${1#--build-dir=} ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -112,6 +115,13 @@ if [ "$TORCH" = 1 ]; then
         run_tee "$RES/$STAMP-torch_mish_avx512.txt" env ATEN_CPU_CAPABILITY=avx512 "$PY" \
             "$HERE/torch_mish.py" --lib "$LIB" $QARGS --csv "$RES/$STAMP-torch_mish_avx512.csv" || STATUS=1
     fi
+    if [ "$OPS" = 1 ]; then
+        echo
+        echo "== torch_ops.py (every activation / arithmetic op vs PyTorch, one process) =="
+        # shellcheck disable=SC2086
+        run_tee "$RES/$STAMP-torch_ops.txt" "$PY" "$HERE/torch_ops.py" --lib "$LIB" $QARGS \
+            --csv "$RES/$STAMP-torch_ops.csv" || STATUS=1
+    fi
     echo
 fi
 
@@ -124,7 +134,7 @@ awk -F, 'FNR == 1 { next } NR == FNR { if ($3 + 0 > max) max = $3 + 0; next }
         printf "%-9s %-5s %10s %3s %9.2f %8.3f %8.3f\n", $1, $2, $3, $4, $11, $14, $15 }' \
     "$RES/$STAMP-bench_mish.csv" "$RES/$STAMP-bench_mish.csv" || true
 grep '^# *target\|^#   mish\|FAILED' "$RES/$STAMP-bench_mish.txt" || true
-for f in "$RES/$STAMP-torch_mish.txt" "$RES/$STAMP-torch_mish_avx512.txt"; do
+for f in "$RES/$STAMP-torch_mish.txt" "$RES/$STAMP-torch_mish_avx512.txt" "$RES/$STAMP-torch_ops.txt"; do
     [ -f "$f" ] && { echo "$(basename "$f"):"; grep '^# summary\|^# every\|^# [0-9]* comparison' "$f" || true; }
 done
 exit $STATUS

@@ -14,10 +14,10 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 ninja -C build >/dev/null
-./build/opgrad info
+./build/bin/opgrad info
 echo
 ./build/examples/example_mish_backward
 echo
-./build/opgrad selfcheck
+./build/bin/opgrad selfcheck
 echo
-./build/opgrad check "$@"
+./build/bin/opgrad check "$@"

@@ -35,9 +35,9 @@ build() { # dir, extra cmake args...
 step "gcc build + tests"
 build "$out/gcc" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
 ctest --test-dir "$out/gcc" --output-on-failure -j "$jobs"
-"$out/gcc/opgrad" selfcheck
-"$out/gcc/opgrad" check --json "$out/check.json"
-"$out/gcc/opgrad" check --mode full --seed 2 | tail -1
+"$out/gcc/bin/opgrad" selfcheck
+"$out/gcc/bin/opgrad" check --json "$out/check.json"
+"$out/gcc/bin/opgrad" check --mode full --seed 2 | tail -1
 
 step "clang build + tests"
 build "$out/clang" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
