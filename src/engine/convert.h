@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "acl/acl_base.h"
 #include "opgrad/opgrad.h"
 
 typedef struct og_convert_table {
@@ -19,6 +20,17 @@ typedef struct og_convert_table {
 } og_convert_table;
 
 extern const og_convert_table og_convert[OPGRAD_ISA_COUNT];
+
+/// One element of a 16-bit or fp32 storage dtype, as fp32 (and back, rounding to nearest even).
+float og_load_elem(const char *p, aclDataType dt);
+void og_store_elem(char *p, aclDataType dt, float v);
+/// n elements `stride` apart (0 = broadcast one value) into / from a contiguous fp32 buffer.
+void og_load_run(const og_convert_table *cv, const char *src, aclDataType dt, int64_t stride,
+                 float *dst, int64_t n);
+void og_store_run(const og_convert_table *cv, char *dst, aclDataType dt, int64_t stride,
+                  const float *src, int64_t n, bool stream);
+/// Rounds fp32 values to a 16-bit float dtype and back (an op's result in its promoted dtype).
+void og_round_through(float *v, int64_t n, aclDataType dt);
 
 #define OG_DECLARE_CONVERT(sfx)                                                                \
     void og_cvt_f16_to_f32__##sfx(const uint16_t *src, float *dst, size_t n);                  \

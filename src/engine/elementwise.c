@@ -203,49 +203,6 @@ static aclnnStatus check_memory(const og_ew_op *op, const char *const *names) {
     return ACLNN_SUCCESS;
 }
 
-static float load_elem(const char *p, aclDataType dt) {
-    switch (dt) {
-    case ACL_FLOAT16: return og_f16_to_f32(*(const uint16_t *)p);
-    case ACL_BF16: return og_bf16_to_f32(*(const uint16_t *)p);
-    default: return *(const float *)p;
-    }
-}
-
-static void store_elem(char *p, aclDataType dt, float v) {
-    switch (dt) {
-    case ACL_FLOAT16: *(uint16_t *)p = og_f32_to_f16(v); break;
-    case ACL_BF16: *(uint16_t *)p = og_f32_to_bf16(v); break;
-    default: *(float *)p = v; break;
-    }
-}
-
-static void load_run(const og_convert_table *cv, const char *src, aclDataType dt, int64_t stride,
-                     float *dst, int64_t n) {
-    size_t es = aclDataTypeSize(dt);
-    if (stride == 1) {
-        if (dt == ACL_FLOAT16) cv->f16_to_f32((const uint16_t *)src, dst, (size_t)n);
-        else if (dt == ACL_BF16) cv->bf16_to_f32((const uint16_t *)src, dst, (size_t)n);
-        else memcpy(dst, src, (size_t)n * sizeof(float));
-    } else if (stride == 0) {
-        float v = load_elem(src, dt);
-        for (int64_t i = 0; i < n; i++) dst[i] = v;
-    } else {
-        for (int64_t i = 0; i < n; i++) dst[i] = load_elem(src + i * stride * (int64_t)es, dt);
-    }
-}
-
-static void store_run(const og_convert_table *cv, char *dst, aclDataType dt, int64_t stride,
-                      const float *src, int64_t n, bool stream) {
-    size_t es = aclDataTypeSize(dt);
-    if (stride == 1) {
-        if (dt == ACL_FLOAT16) cv->f32_to_f16(src, (uint16_t *)dst, (size_t)n, stream);
-        else if (dt == ACL_BF16) cv->f32_to_bf16(src, (uint16_t *)dst, (size_t)n, stream);
-        else cv->f32_copy(src, (float *)dst, (size_t)n, stream);
-    } else {
-        for (int64_t i = 0; i < n; i++) store_elem(dst + i * stride * (int64_t)es, dt, src[i]);
-    }
-}
-
 // Walks the n elements of the output index space starting at `start`, as runs along the
 // innermost dim, calling load_run/store_run for operand o. buf holds n fp32 values.
 static void walk(const og_ew_plan *p, const og_convert_table *cv, const og_ew_operand *o,
@@ -253,8 +210,8 @@ static void walk(const og_ew_plan *p, const og_convert_table *cv, const og_ew_op
     size_t es = aclDataTypeSize(o->dtype);
     int last = p->ndim - 1;
     if (o->linear) {
-        if (store) store_run(cv, base + start * (int64_t)es, o->dtype, 1, buf, n, p->stream_out);
-        else load_run(cv, base + start * (int64_t)es, o->dtype, 1, buf, n);
+        if (store) og_store_run(cv, base + start * (int64_t)es, o->dtype, 1, buf, n, p->stream_out);
+        else og_load_run(cv, base + start * (int64_t)es, o->dtype, 1, buf, n);
         return;
     }
     int64_t idx[OG_MAX_DIMS], offset = 0, rem = start;
@@ -267,8 +224,8 @@ static void walk(const og_ew_plan *p, const og_convert_table *cv, const og_ew_op
         int64_t run = p->dims[last] - idx[last];
         if (run > n) run = n;
         char *at = base + offset * (int64_t)es;
-        if (store) store_run(cv, at, o->dtype, o->strides[last], buf, run, false);
-        else load_run(cv, at, o->dtype, o->strides[last], buf, run);
+        if (store) og_store_run(cv, at, o->dtype, o->strides[last], buf, run, false);
+        else og_load_run(cv, at, o->dtype, o->strides[last], buf, run);
         buf += run;
         n -= run;
         idx[last] += run;
@@ -280,12 +237,6 @@ static void walk(const og_ew_plan *p, const og_convert_table *cv, const og_ew_op
             offset += o->strides[d - 1];
         }
     }
-}
-
-// Rounds fp32 values to a 16-bit float type and back (the op's result in its promoted dtype).
-static void round_through(float *v, int64_t n, aclDataType dt) {
-    for (int64_t i = 0; i < n; i++)
-        v[i] = dt == ACL_FLOAT16 ? og_f16_to_f32(og_f32_to_f16(v[i])) : og_bf16_to_f32(og_f32_to_bf16(v[i]));
 }
 
 typedef struct ew_run_ctx {
@@ -330,7 +281,7 @@ static void run_core(void *arg, int core) {
         p->compute((size_t)n, in, out, p->params); // Compute
         for (int k = 0; k < p->nout; k++) {       // CopyOut
             const og_ew_operand *o = &p->out[k];
-            if (o->round_via != ACL_FLOAT) round_through(out[k], n, o->round_via);
+            if (o->round_via != ACL_FLOAT) og_round_through(out[k], n, o->round_via);
             if (!o->direct) walk(p, cv, o, og_executor_addr(c->e, o->slot), s, n, out[k], true);
         }
     }

@@ -243,56 +243,6 @@ static core_mem core_memory(const red_ctx *c, int core) {
     return m;
 }
 
-static float load_elem(const char *p, aclDataType dt) {
-    switch (dt) {
-    case ACL_FLOAT16: return og_f16_to_f32(*(const uint16_t *)p);
-    case ACL_BF16: return og_bf16_to_f32(*(const uint16_t *)p);
-    default: return *(const float *)p;
-    }
-}
-
-static void store_elem(char *p, aclDataType dt, float v) {
-    switch (dt) {
-    case ACL_FLOAT16: *(uint16_t *)p = og_f32_to_f16(v); break;
-    case ACL_BF16: *(uint16_t *)p = og_f32_to_bf16(v); break;
-    default: *(float *)p = v; break;
-    }
-}
-
-// n values of dtype dt at src, `stride` elements apart, into fp32 dst.
-static void load_run(const og_convert_table *cv, const char *src, aclDataType dt, int64_t stride,
-                     float *dst, int64_t n) {
-    size_t es = aclDataTypeSize(dt);
-    if (stride == 1) {
-        if (dt == ACL_FLOAT16) cv->f16_to_f32((const uint16_t *)src, dst, (size_t)n);
-        else if (dt == ACL_BF16) cv->bf16_to_f32((const uint16_t *)src, dst, (size_t)n);
-        else memcpy(dst, src, (size_t)n * sizeof(float));
-    } else if (stride == 0) {
-        float v = load_elem(src, dt);
-        for (int64_t i = 0; i < n; i++) dst[i] = v;
-    } else if (dt == ACL_FLOAT) {
-        const float *f = (const float *)src;
-        for (int64_t i = 0; i < n; i++) dst[i] = f[i * stride];
-    } else {
-        for (int64_t i = 0; i < n; i++) dst[i] = load_elem(src + i * stride * (int64_t)es, dt);
-    }
-}
-
-static void store_run(const og_convert_table *cv, char *dst, aclDataType dt, int64_t stride,
-                      const float *src, int64_t n) {
-    size_t es = aclDataTypeSize(dt);
-    if (stride == 1 && dt == ACL_FLOAT16) cv->f32_to_f16(src, (uint16_t *)dst, (size_t)n, false);
-    else if (stride == 1 && dt == ACL_BF16) cv->f32_to_bf16(src, (uint16_t *)dst, (size_t)n, false);
-    else if (stride == 1) memcpy(dst, src, (size_t)n * sizeof(float));
-    else
-        for (int64_t i = 0; i < n; i++) store_elem(dst + i * stride * (int64_t)es, dt, src[i]);
-}
-
-static void round_through(float *v, int64_t n, aclDataType dt) {
-    for (int64_t i = 0; i < n; i++)
-        v[i] = dt == ACL_FLOAT16 ? og_f16_to_f32(og_f32_to_f16(v[i])) : og_bf16_to_f32(og_f32_to_bf16(v[i]));
-}
-
 // Walks the summation index r over the reduced dims, keeping each operand's offset.
 typedef struct rwalk {
     int64_t idx[OG_MAX_DIMS];
@@ -382,7 +332,7 @@ static const float *operand_run(const red_ctx *c, int k, int64_t off, int64_t st
     const og_reduce_plan *p = c->p;
     if (p->in_dtype[k] == ACL_FLOAT && stride == 1) return (const float *)operand_base(c, k) + off;
     size_t es = aclDataTypeSize(p->in_dtype[k]);
-    load_run(c->cv, operand_base(c, k) + off * (int64_t)es, p->in_dtype[k], stride, buf, n);
+    og_load_run(c->cv, operand_base(c, k) + off * (int64_t)es, p->in_dtype[k], stride, buf, n);
     return buf;
 }
 
@@ -398,7 +348,7 @@ static const float *summands(const red_ctx *c, core_mem *m, const int64_t *off, 
     float *outs[1] = {dst};
     if (p->map) p->map((size_t)n, ins, outs, p->params);
     else if (ins[0] != dst) memcpy(dst, ins[0], (size_t)n * sizeof(float));
-    if (p->round_in != ACL_FLOAT) round_through(dst, n, p->round_in);
+    if (p->round_in != ACL_FLOAT) og_round_through(dst, n, p->round_in);
     return dst;
 }
 
@@ -529,8 +479,8 @@ static void store_unit(const red_ctx *c, const unit_pos *up, const float *s) {
     const og_reduce_plan *p = c->p;
     size_t es = aclDataTypeSize(p->out_dtype);
     char *at = og_executor_addr(c->e, p->out_slot) + up->out_off * (int64_t)es;
-    if (up->w == 1) store_elem(at, p->out_dtype, s[0]);
-    else store_run(c->cv, at, p->out_dtype, p->kept_out[p->nkept - 1], s, up->w);
+    if (up->w == 1) og_store_elem(at, p->out_dtype, s[0]);
+    else og_store_run(c->cv, at, p->out_dtype, p->kept_out[p->nkept - 1], s, up->w, false);
 }
 
 static void run_units(void *arg, int core) {

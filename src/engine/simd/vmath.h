@@ -18,10 +18,8 @@ typedef struct og_vexp {
     vf s1, s2; // 2^n = s1 * s2, both normal floats (valid for n >= -252)
 } og_vexp;
 
-static inline og_vexp og_vexp_split(vf v) {
-    vf n = vround(vmul(v, vset(1.44269504088896341f)));
-    vf r = vfma(n, vset(-0.693359375f), v);
-    r = vfma(n, vset(2.12194440e-4f), r);
+// e^(n ln2 + r) for |r| <= ln2 / 2: the Cephes polynomial, with 2^n kept apart.
+static inline og_vexp og_vexp_reduced(vf n, vf r) {
     vf q = vset(1.9875691500e-4f);
     q = vfma(q, r, vset(1.3981999507e-3f));
     q = vfma(q, r, vset(8.3334519073e-3f));
@@ -36,6 +34,17 @@ static inline og_vexp og_vexp_split(vf v) {
     e.s1 = vpow2i(vmax(n1, vset(-126.0f)));
     e.s2 = vpow2i(vmax(vsub(n, n1), vset(-126.0f)));
     return e;
+}
+
+// n = round(v / ln2) and the Cody-Waite remainder v - n ln2 (two-part ln2).
+static inline vf og_vexp_n(vf v) { return vround(vmul(v, vset(1.44269504088896341f))); }
+static inline vf og_vexp_r(vf v, vf n) {
+    return vfma(n, vset(2.12194440e-4f), vfma(n, vset(-0.693359375f), v));
+}
+
+static inline og_vexp og_vexp_split(vf v) {
+    vf n = og_vexp_n(v);
+    return og_vexp_reduced(n, og_vexp_r(v, n));
 }
 
 /// e^v itself (subnormal results rounded once).
@@ -66,24 +75,8 @@ static inline vd og_vrecip_double(vd d) {
 /// hh + hl = x*x exactly, where rounding the exponent to float would cost up to |v| 2^-24
 /// relative in the result (100 ulps at v = -100).
 static inline og_vexp og_vexp_split2(vf v, vf lo) {
-    vf n = vround(vmul(v, vset(1.44269504088896341f)));
-    vf r = vfma(n, vset(-0.693359375f), v);
-    r = vfma(n, vset(2.12194440e-4f), r);
-    r = vadd(r, lo);
-    vf q = vset(1.9875691500e-4f);
-    q = vfma(q, r, vset(1.3981999507e-3f));
-    q = vfma(q, r, vset(8.3334519073e-3f));
-    q = vfma(q, r, vset(4.1665795894e-2f));
-    q = vfma(q, r, vset(1.6666665459e-1f));
-    q = vfma(q, r, vset(5.0000001201e-1f));
-    vf r2 = vmul(r, r);
-    og_vexp e;
-    e.p = vadd(vfma(q, r2, r), vset(1.0f));
-    e.n = n;
-    vf n1 = vhalf_floor(n);
-    e.s1 = vpow2i(vmax(n1, vset(-126.0f)));
-    e.s2 = vpow2i(vmax(vsub(n, n1), vset(-126.0f)));
-    return e;
+    vf n = og_vexp_n(v);
+    return og_vexp_reduced(n, vadd(og_vexp_r(v, n), lo));
 }
 
 /// g * a * 2^n rounded once, for integer-valued n in [-300, 127 - 24] (usually the n of an

@@ -1,0 +1,58 @@
+/* Strided CopyIn / CopyOut between storage dtypes and fp32 buffers, shared by the elementwise
+ * and reduction drivers. Contiguous runs go through the per-ISA converters (convert.h). */
+#include <string.h>
+
+#include "engine/convert.h"
+#include "tensor/dtype.h"
+
+float og_load_elem(const char *p, aclDataType dt) {
+    switch (dt) {
+    case ACL_FLOAT16: return og_f16_to_f32(*(const uint16_t *)p);
+    case ACL_BF16: return og_bf16_to_f32(*(const uint16_t *)p);
+    default: return *(const float *)p;
+    }
+}
+
+void og_store_elem(char *p, aclDataType dt, float v) {
+    switch (dt) {
+    case ACL_FLOAT16: *(uint16_t *)p = og_f32_to_f16(v); break;
+    case ACL_BF16: *(uint16_t *)p = og_f32_to_bf16(v); break;
+    default: *(float *)p = v; break;
+    }
+}
+
+void og_load_run(const og_convert_table *cv, const char *src, aclDataType dt, int64_t stride,
+                 float *dst, int64_t n) {
+    size_t es = aclDataTypeSize(dt);
+    if (stride == 1) {
+        if (dt == ACL_FLOAT16) cv->f16_to_f32((const uint16_t *)src, dst, (size_t)n);
+        else if (dt == ACL_BF16) cv->bf16_to_f32((const uint16_t *)src, dst, (size_t)n);
+        else memcpy(dst, src, (size_t)n * sizeof(float));
+    } else if (stride == 0) {
+        float v = og_load_elem(src, dt);
+        for (int64_t i = 0; i < n; i++) dst[i] = v;
+    } else if (dt == ACL_FLOAT) {
+        const float *f = (const float *)src;
+        for (int64_t i = 0; i < n; i++) dst[i] = f[i * stride];
+    } else {
+        for (int64_t i = 0; i < n; i++) dst[i] = og_load_elem(src + i * stride * (int64_t)es, dt);
+    }
+}
+
+void og_store_run(const og_convert_table *cv, char *dst, aclDataType dt, int64_t stride,
+                  const float *src, int64_t n, bool stream) {
+    size_t es = aclDataTypeSize(dt);
+    if (stride == 1) {
+        if (dt == ACL_FLOAT16) cv->f32_to_f16(src, (uint16_t *)dst, (size_t)n, stream);
+        else if (dt == ACL_BF16) cv->f32_to_bf16(src, (uint16_t *)dst, (size_t)n, stream);
+        else cv->f32_copy(src, (float *)dst, (size_t)n, stream);
+    } else {
+        for (int64_t i = 0; i < n; i++) og_store_elem(dst + i * stride * (int64_t)es, dt, src[i]);
+    }
+}
+
+void og_round_through(float *v, int64_t n, aclDataType dt) {
+    for (int64_t i = 0; i < n; i++)
+        v[i] = dt == ACL_FLOAT16 ? og_f16_to_f32(og_f32_to_f16(v[i]))
+                                 : og_bf16_to_f32(og_f32_to_bf16(v[i]));
+}
