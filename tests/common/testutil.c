@@ -5,11 +5,31 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "opgrad/opgrad.h"
 #include "tensor/dtype.h"
 
 void test_rng_seed(test_rng *r, uint64_t seed) { og_rng_seed(r, seed); }
 uint64_t test_rng_next(test_rng *r) { return og_rng_next(r); }
 double test_rng_uniform(test_rng *r, double lo, double hi) { return og_rng_uniform(r, lo, hi); }
+
+bool test_quick_mode(void) {
+    const char *q = getenv("OPGRAD_TEST_QUICK");
+    return q && *q && strcmp(q, "0") != 0;
+}
+
+uint32_t test_f2u(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+float test_u2f(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+bool test_isa_available(int isa) { return isa <= (int)opgrad_cpu_isa(); }
 
 void test_store(void *base, int64_t index, aclDataType dt, double v) {
     switch (dt) {

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "aclnn/aclnn_base.h"
 
@@ -25,6 +26,27 @@ double test_round_to(aclDataType dt, double v);
 /// below the normal range). NaN vs NaN and equal infinities are 0; any other mismatch in
 /// NaN-ness or infinity is INFINITY.
 double test_ulp_error(aclDataType dt, double got, double ref);
+
+/// OPGRAD_TEST_QUICK is set (and not "0"): tests shrink sample sizes, never tolerances.
+bool test_quick_mode(void);
+/// The bits of a float and back.
+uint32_t test_f2u(float f);
+float test_u2f(uint32_t u);
+/// This CPU runs kernels of that opgrad_isa.
+bool test_isa_available(int isa);
+
+/// Phase 1 then phase 2 (NULL stream, fresh workspace), strictly in that order: `phase1` is an
+/// expression using &ws_ and &ex_ (an argument list would leave the order unspecified).
+#define OP_RUN(status, phase1, phase2)                                                         \
+    do {                                                                                       \
+        uint64_t ws_ = 0;                                                                      \
+        aclOpExecutor *ex_ = NULL;                                                             \
+        aclnnStatus p1_ = (phase1);                                                            \
+        (status) = test_run(p1_, ws_, ex_, (phase2), NULL);                                    \
+        if ((status) != ACLNN_SUCCESS)                                                         \
+            fprintf(stderr, "    %s: status %d: %s\n", #phase2, (int)(status),                \
+                    aclGetRecentErrMsg());                                                     \
+    } while (0)
 
 /// Contiguous tensor over `data` (not owned).
 aclTensor *test_tensor(const int64_t *dims, int ndim, aclDataType dt, void *data);

@@ -57,35 +57,6 @@
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-/// Phase 1 then phase 2 (NULL stream, fresh workspace), strictly in that order: `phase1` is an
-/// expression using &ws_ and &ex_.
-#define OP_RUN(status, phase1, phase2)                                                         \
-    do {                                                                                       \
-        uint64_t ws_ = 0;                                                                      \
-        aclOpExecutor *ex_ = NULL;                                                             \
-        aclnnStatus p1_ = (phase1);                                                            \
-        (status) = test_run(p1_, ws_, ex_, (phase2), NULL);                                    \
-        if ((status) != ACLNN_SUCCESS)                                                         \
-            fprintf(stderr, "    %s: status %d: %s\n", #phase2, (int)(status), aclGetRecentErrMsg()); \
-    } while (0)
-
-static bool quick_mode(void) {
-    const char *q = getenv("OPGRAD_TEST_QUICK");
-    return q && *q && strcmp(q, "0") != 0;
-}
-
-static uint32_t f2u(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-static float u2f(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static bool isa_available(int isa) { return isa <= (int)opgrad_cpu_isa(); }
 static const char *isa_name(int isa) { return opgrad_isa_name((opgrad_isa)isa); }
 
 // ---------------------------------------------------------------------------------------------
@@ -285,7 +256,7 @@ static void fill_inputs(int k, size_t n, float *g, float *x, uint64_t seed) {
         uint64_t u = test_rng_next(&r);
         switch (u % 4) {
         case 0: x[i] = SPECIALS[(u >> 8) % NSPECIALS]; break;
-        case 1: x[i] = u2f((uint32_t)(u >> 32)); break;
+        case 1: x[i] = test_u2f((uint32_t)(u >> 32)); break;
         default: x[i] = (float)test_rng_uniform(&r, -20, 20); break;
         }
         if (g) g[i] = (float)test_rng_uniform(&r, -4, 4);
@@ -339,7 +310,7 @@ static void test_kernel_tables(void) {
             CHECKF(KERNELS[k].table[isa] == expect[k][isa], "%s table entry %d", KERNELS[k].name, isa);
     printf("  cpu isa: %s\n", isa_name(opgrad_cpu_isa()));
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
-        if (!isa_available(isa)) printf("  note: ISA %s not supported by this CPU, skipped\n", isa_name(isa));
+        if (!test_isa_available(isa)) printf("  note: ISA %s not supported by this CPU, skipped\n", isa_name(isa));
 }
 
 static void test_kernel_sizes(void) {
@@ -366,7 +337,7 @@ static void test_kernel_sizes(void) {
             run_kernel(k, OPGRAD_ISA_SCALAR, n, tin, o);
             violations += judge_all(k, n, g, x, ref, "scalar");
             for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-                if (!isa_available(isa)) continue;
+                if (!test_isa_available(isa)) continue;
                 gbuf out = gbuf_new(n, 4);
                 float *oo[1] = {out.data};
                 run_kernel(k, isa, n, tin, oo);
@@ -398,7 +369,7 @@ static void test_kernel_inplace(void) {
             int nin = KERNELS[k].nin;
             const float *src[2] = {nin == 2 ? g : x, x};
             for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-                if (!isa_available(isa)) continue;
+                if (!test_isa_available(isa)) continue;
                 float *eo[1] = {expect};
                 run_kernel(k, isa, n, src, eo);
                 for (int j = 0; j < nin; j++) {
@@ -434,7 +405,7 @@ static float run1(int k, int isa, float g, float x) {
     return o[0];
 }
 
-static bool same_bits(float a, float b) { return (isnan(a) && isnan(b)) || f2u(a) == f2u(b); }
+static bool same_bits(float a, float b) { return (isnan(a) && isnan(b)) || test_f2u(a) == test_f2u(b); }
 
 static void test_special_values(void) {
     typedef struct { int k; float g, x, want; bool any_zero_sign; } expect_t;
@@ -481,7 +452,7 @@ static void test_special_values(void) {
     };
     long bad = 0;
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!isa_available(isa)) continue;
+        if (!test_isa_available(isa)) continue;
         for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
             const expect_t *e = &cases[c];
             float got = run1(e->k, isa, e->g, e->x);
@@ -527,7 +498,7 @@ static void test_large_grad_tiny_derivative(void) {
     long bad = 0;
     double worst = 0;
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!isa_available(isa)) continue;
+        if (!test_isa_available(isa)) continue;
         for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++)
             for (size_t i = 0; i < sizeof xs / sizeof *xs; i++)
                 for (size_t gi = 0; gi < sizeof gs / sizeof *gs; gi++) {
@@ -562,7 +533,7 @@ static void fp32_chunk(int k, size_t n, const float *g, const float *x, bool api
     float *apibuf = malloc(n * 4);
     const float *in[2] = {KERNELS[k].nin == 2 ? g : x, x};
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!isa_available(isa)) continue;
+        if (!test_isa_available(isa)) continue;
         out[isa] = malloc(n * 4);
         float *o[1] = {out[isa]};
         run_kernel(k, isa, n, in, o);
@@ -582,9 +553,9 @@ static void fp32_chunk(int k, size_t n, const float *g, const float *x, bool api
         double gv = KERNELS[k].nin == 2 ? g[i] : 1.0;
         verdict v = judge(k, gv, x[i], out[0][i]);
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-            if (!isa_available(isa)) continue;
+            if (!test_isa_available(isa)) continue;
             acc_stats *s = &g_fp32[k][isa];
-            if (f2u(out[isa][i]) != f2u(out[0][i]) && s->mismatch++ < 3)
+            if (test_f2u(out[isa][i]) != test_f2u(out[0][i]) && s->mismatch++ < 3)
                 fprintf(stderr, "    %s %s differs from scalar at x=%a g=%a\n", KERNELS[k].name,
                         isa_name(isa), x[i], gv);
             if (v.cond && v.ulp > s->ulp && isfinite(v.ulp)) s->ulp = v.ulp, s->worst_x = x[i], s->worst_g = gv;
@@ -599,7 +570,7 @@ static void fp32_chunk(int k, size_t n, const float *g, const float *x, bool api
 }
 
 static void test_fp32_sample(void) {
-    bool quick = quick_mode();
+    bool quick = test_quick_mode();
     size_t n_rand = quick ? (size_t)1 << 15 : (size_t)1 << 20;
     size_t n_grid = quick ? (size_t)1 << 15 : (size_t)1 << 20;
     uint32_t step = quick ? 64 : 1;
@@ -620,13 +591,13 @@ static void test_fp32_sample(void) {
         total = 0;
         for (int phase = 0; phase < 3 + NWIN; phase++) {
             bool win = phase >= 2 && phase < 2 + NWIN, last = phase == 2 + NWIN;
-            uint32_t wlo = win ? f2u(windows[phase - 2][0]) : 0, whi = win ? f2u(windows[phase - 2][1]) : 0;
+            uint32_t wlo = win ? test_f2u(windows[phase - 2][0]) : 0, whi = win ? test_f2u(windows[phase - 2][1]) : 0;
             size_t count = phase == 0 ? n_rand : phase == 1 ? n_grid : win ? (whi - wlo) / step + 1 : NSPECIALS;
             for (size_t i = 0; i < count; i++) {
                 float xv;
-                if (phase == 0) xv = u2f((uint32_t)(test_rng_next(&r) >> 32));
+                if (phase == 0) xv = test_u2f((uint32_t)(test_rng_next(&r) >> 32));
                 else if (phase == 1) xv = (float)(-30.0 + 60.0 * (double)i / (double)n_grid);
-                else if (win) xv = u2f(wlo + (uint32_t)i * step);
+                else if (win) xv = test_u2f(wlo + (uint32_t)i * step);
                 else xv = SPECIALS[i];
                 x[m] = xv;
                 g[m] = (total + m) % 5 == 4 ? (float)test_rng_uniform(&r, -8, 8) : gset[(total + m) % 5];
@@ -651,7 +622,7 @@ static void test_fp32_sample(void) {
     printf("    %-20s %-7s %9s %12s   %s\n", "kernel", "isa", "max ulp", "max err/2^-24M", "worst (x, g)");
     for (int k = 0; k < K_COUNT; k++)
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-            if (!isa_available(isa)) continue;
+            if (!test_isa_available(isa)) continue;
             acc_stats *s = &g_fp32[k][isa];
             printf("    %-20s %-7s %9.3f %12.3f   ulp at (%a, %g), M-ratio at %a\n", KERNELS[k].name,
                    isa_name(isa), s->ulp, s->mrel, s->worst_x, s->worst_g, s->mrel_x);
@@ -772,7 +743,7 @@ static void exhaustive16(aclDataType dt, int row) {
     int64_t d1[1] = {NX}, d2[2] = {NG, NX};
     int first_isa = -1;
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!isa_available(isa)) continue;
+        if (!test_isa_available(isa)) continue;
         opgrad_set_max_isa((opgrad_isa)isa);
         if (first_isa < 0) first_isa = isa;
         for (int k = 0; k < K_COUNT; k++) {
@@ -849,7 +820,7 @@ static void test_api_sizes(void) {
     static const aclDataType dts[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
     static const int threads[] = {1, 3};
     int saved_threads = opgrad_get_num_threads();
-    bool quick = quick_mode();
+    bool quick = test_quick_mode();
     long bad = 0, guard_bad = 0;
     for (int s = 0; s < ns; s++) {
         size_t n = sizes[s];
@@ -875,7 +846,7 @@ static void test_api_sizes(void) {
                 aclTensor *tg = test_tensor(dims, 1, dt, bg.data), *tx = test_tensor(dims, 1, dt, bx.data);
                 aclTensor *to = test_tensor(dims, 1, dt, bo.data), *ta = test_tensor(dims, 1, dt, ba.data);
                 for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-                    if (!isa_available(isa)) continue;
+                    if (!test_isa_available(isa)) continue;
                     opgrad_set_max_isa((opgrad_isa)isa);
                     for (int th = 0; th < 2; th++) {
                         if (quick && th != s % 2) continue; // quick: one thread count per size
@@ -925,7 +896,7 @@ static void test_api_sizes(void) {
 
 static void test_cycles_per_element(void) {
     enum { N = 2048 };
-    const int REPS = quick_mode() ? 3 : 200;
+    const int REPS = test_quick_mode() ? 3 : 200;
     float *g = aligned_alloc(64, N * 4), *x = aligned_alloc(64, N * 4), *o = aligned_alloc(64, N * 4);
     test_rng r;
     test_rng_seed(&r, 99);
@@ -939,7 +910,7 @@ static void test_cycles_per_element(void) {
         const float *in[2] = {KERNELS[k].nin == 2 ? g : x, x};
         float *out[1] = {o};
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-            if (!isa_available(isa)) {
+            if (!test_isa_available(isa)) {
                 printf(" %8s", "-");
                 continue;
             }
@@ -963,7 +934,7 @@ static void print_table(void) {
     for (int k = 0; k < K_COUNT; k++) {
         double u = 0, m = 0;
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
-            if (isa_available(isa)) u = fmax(u, g_fp32[k][isa].ulp), m = fmax(m, g_fp32[k][isa].mrel);
+            if (test_isa_available(isa)) u = fmax(u, g_fp32[k][isa].ulp), m = fmax(m, g_fp32[k][isa].mrel);
         printf("  %-20s %10.3f %10.3f %10.3f %10.3f\n", KERNELS[k].name, u, m, g_max16[0][k], g_max16[1][k]);
     }
     printf("  (fp32: random sample, max ulp where M <= 2|f|, 'M': max err / 2^-24 M everywhere;\n"

@@ -41,18 +41,6 @@
 #include "test.h"
 #include "testutil.h"
 
-static bool quick_mode(void) {
-    const char *q = getenv("OPGRAD_TEST_QUICK");
-    return q && *q && strcmp(q, "0") != 0;
-}
-
-static bool isa_available(int isa) { return isa <= (int)opgrad_cpu_isa(); }
-
-static float u2f(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Guarded buffers
@@ -107,7 +95,7 @@ static void fill(float *x, size_t n, uint64_t seed) {
         uint64_t u = test_rng_next(&r);
         switch (u % 4) {
         case 0: x[i] = SPECIALS[(u >> 8) % NSPECIALS]; break;
-        case 1: x[i] = u2f((uint32_t)(u >> 32)); break;
+        case 1: x[i] = test_u2f((uint32_t)(u >> 32)); break;
         default: x[i] = (float)test_rng_uniform(&r, -100, 100); break;
         }
     }
@@ -191,7 +179,7 @@ static void test_elementwise_kernels(void) {
                                      : k == K_MULS             ? (const void *)&muls_params[pi]
                                                                : NULL;
                 for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-                    if (!isa_available(isa)) continue;
+                    if (!test_isa_available(isa)) continue;
                     gbuf out = gbuf_new(n);
                     float *outs[1] = {out.data};
                     KERNELS[k].table[isa](n, in, outs, params);
@@ -270,16 +258,6 @@ static int64_t view_pos(const aclTensor *t, int64_t i) {
 static void tv_set(tview *v, int64_t i, double x) { test_store(v->buf, view_pos(v->t, i), v->t->dtype, x); }
 static double tv_get(const tview *v, int64_t i) { return test_load(v->buf, view_pos(v->t, i), v->t->dtype); }
 
-#define OP_RUN(status, phase1, phase2)                                                         \
-    do {                                                                                       \
-        uint64_t ws_ = 0;                                                                      \
-        aclOpExecutor *ex_ = NULL;                                                             \
-        aclnnStatus p1_ = (phase1);                                                            \
-        (status) = test_run(p1_, ws_, ex_, (phase2), NULL);                                    \
-        if ((status) != ACLNN_SUCCESS)                                                         \
-            fprintf(stderr, "    %s: status %d: %s\n", #phase2, (int)(status), aclGetRecentErrMsg()); \
-    } while (0)
-
 // ---------------------------------------------------------------------------------------------
 // float16 / bfloat16 exhaustive through the API
 
@@ -300,7 +278,7 @@ static void test_16bit_exhaustive(void) {
         double worst[5] = {0};
         for (int opi = 0; opi < 5; opi++) {
             for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-                if (!isa_available(isa)) continue;
+                if (!test_isa_available(isa)) continue;
                 opgrad_set_max_isa((opgrad_isa)isa);
                 aclnnStatus st = ACLNN_SUCCESS;
                 memset(y.buf, 0xff, (size_t)65536 * NO * 2);
@@ -390,7 +368,7 @@ static void test_reduce_kernels(void) {
         if (!isfinite(x[i])) x[i] = 1.0f; // keep sums comparable bitwise (NaN payloads aside)
     long runs = 0;
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!isa_available(isa)) continue;
+        if (!test_isa_available(isa)) continue;
         const og_reduce_kernels *k = &og_reduce_kernel_table[isa];
         for (size_t a = 0; a < sizeof ns / sizeof *ns; a++) {
             size_t n = ns[a];
@@ -651,7 +629,7 @@ static void test_reduce_matches_spec(void) {
                     if (od && dt == ACL_FLOAT) out_dt = ACL_FLOAT16; // fp32 self cast to fp16 first
                     spec_reduce(c, q, out_dt != ACL_FLOAT && out_dt != dt ? out_dt : ACL_FLOAT, want, exact, absum);
                     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-                        if (!isa_available(isa)) continue;
+                        if (!test_isa_available(isa)) continue;
                         opgrad_set_max_isa((opgrad_isa)isa);
                         for (int threads = 1; threads <= 3; threads++) {
                             if (isa != OPGRAD_ISA_AVX2 && isa < (int)opgrad_cpu_isa() && threads != 2) continue;
@@ -690,7 +668,7 @@ static void test_reduce_matches_spec(void) {
 static void test_reduce_fuzz(void) {
     test_rng r;
     test_rng_seed(&r, 2024);
-    int runs = quick_mode() ? 150 : 600;
+    int runs = test_quick_mode() ? 150 : 600;
     long bad_cases = 0;
     for (int it = 0; it < runs; it++) {
         red_case c = {.nd = (int)(test_rng_next(&r) % 5)};
@@ -744,7 +722,7 @@ static void test_reduce_fuzz(void) {
 // Large sums: the block split across threads (few outputs, many summands) and exactness /
 // accuracy / determinism on long reductions.
 static void test_reduce_long_sums(void) {
-    int64_t big = quick_mode() ? (1 << 18) + 77 : (1 << 21) + 77;
+    int64_t big = test_quick_mode() ? (1 << 18) + 77 : (1 << 21) + 77;
     const struct {
         int nd;
         int64_t dims[2];
@@ -885,7 +863,7 @@ static void test_fused_backward(void) {
 int main(void) {
     printf("  cpu isa: %s\n", opgrad_isa_name(opgrad_cpu_isa()));
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
-        if (!isa_available(isa))
+        if (!test_isa_available(isa))
             printf("  note: ISA %s not supported by this CPU, skipped\n", opgrad_isa_name((opgrad_isa)isa));
     RUN(test_elementwise_kernels);
     RUN(test_16bit_exhaustive);

@@ -25,28 +25,11 @@
 #include "test.h"
 #include "testutil.h"
 
-static bool quick_mode(void) {
-    const char *q = getenv("OPGRAD_TEST_QUICK");
-    return q && *q && strcmp(q, "0") != 0;
-}
-
-static uint32_t f2u(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-static float u2f(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static bool isa_available(int isa) { return isa <= (int)opgrad_cpu_isa(); }
 static const char *isa_name(int isa) { return opgrad_isa_name((opgrad_isa)isa); }
 
 static void note_skipped(void) {
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
-        if (!isa_available(isa)) printf("  note: ISA %s not supported by this CPU, skipped\n", isa_name(isa));
+        if (!test_isa_available(isa)) printf("  note: ISA %s not supported by this CPU, skipped\n", isa_name(isa));
 }
 
 // Independent decoders (no library code): sign, exponent, mantissa -> double.
@@ -71,7 +54,7 @@ static bool is_nan16(aclDataType dt, uint16_t h) {
 // Widening: exact value; NaN: NaN with the same sign and the same payload bits (the quiet bit
 // may be set on the way: IEEE conversions quiet signalling NaNs).
 static bool widen_ok(aclDataType dt, uint16_t h, float got) {
-    uint32_t g = f2u(got);
+    uint32_t g = test_f2u(got);
     if (is_nan16(dt, h)) {
         if (!isnan(got) || (g >> 31) != (uint32_t)(h >> 15)) return false;
         uint32_t quiet = 0x00400000u;
@@ -79,7 +62,7 @@ static bool widen_ok(aclDataType dt, uint16_t h, float got) {
         return ((g & 0x007fffffu) | quiet) == (want | quiet);
     }
     double v = dt == ACL_FLOAT16 ? dec_f16(h) : dec_bf16(h);
-    return g == f2u((float)v); // (float)v is exact; the sign of zero is kept
+    return g == test_f2u((float)v); // (float)v is exact; the sign of zero is kept
 }
 
 // Narrowing: round to nearest even (test_round_to rounds the double directly), overflow to
@@ -129,7 +112,7 @@ static void widen_exhaustive(aclDataType dt) {
     uint16_t starts[] = {0, 1, 0x03f0, 0x3bf8, 0x7bf0, 0x7c00 - 5, 0x7df0, 0x7e00 - 3, 0x7f70,
                          0x7f80 - 5, 0x7fb8, 0x7ff0, 0x8000 - 3, 0xfbf0, 0xfc00 - 5, 0xff75, 0xffd0};
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!isa_available(isa)) continue;
+        if (!test_isa_available(isa)) continue;
         widen_fn f = widen_of(isa, dt);
         memset(dst, 0, N * 4);
         f(src, dst, N);
@@ -137,7 +120,7 @@ static void widen_exhaustive(aclDataType dt) {
         for (int i = 0; i < N; i++)
             if (!widen_ok(dt, src[i], dst[i]) && bad++ < 5)
                 fprintf(stderr, "    %s %s: %04x -> %08x\n", isa_name(isa),
-                        dt == ACL_FLOAT16 ? "f16" : "bf16", src[i], f2u(dst[i]));
+                        dt == ACL_FLOAT16 ? "f16" : "bf16", src[i], test_f2u(dst[i]));
         CHECKF(bad == 0, "%s: %ld wrong conversions of all encodings", isa_name(isa), bad);
         // windows, guarded
         for (size_t s = 0; s < sizeof starts / sizeof *starts; s++)
@@ -145,14 +128,14 @@ static void widen_exhaustive(aclDataType dt) {
                 size_t st = starts[s];
                 if (st + len > N) continue;
                 float buf[64 + 40 + 64];
-                for (int k = 0; k < 168; k++) buf[k] = u2f(0x7fa5c3e1u);
+                for (int k = 0; k < 168; k++) buf[k] = test_u2f(0x7fa5c3e1u);
                 f(src + st, buf + 64, len);
                 for (size_t k = 0; k < len; k++)
                     if (!widen_ok(dt, src[st + k], buf[64 + k]) && bad++ < 10)
                         fprintf(stderr, "    %s window %zu+%zu: %04x -> %08x\n", isa_name(isa), st, len,
-                                src[st + k], f2u(buf[64 + k]));
+                                src[st + k], test_f2u(buf[64 + k]));
                 for (int k = 0; k < 168; k++)
-                    if ((k < 64 || k >= 64 + (int)len) && f2u(buf[k]) != 0x7fa5c3e1u) bad++;
+                    if ((k < 64 || k >= 64 + (int)len) && test_f2u(buf[k]) != 0x7fa5c3e1u) bad++;
             }
         CHECKF(bad == 0, "%s: %ld wrong conversions or canary hits in windows", isa_name(isa), bad);
     }
@@ -163,7 +146,7 @@ static void test_bf16_to_f32_exhaustive(void) { widen_exhaustive(ACL_BF16); }
 
 // fp32 inputs for the narrowing tests.
 static size_t narrow_inputs(aclDataType dt, float **out) {
-    bool quick = quick_mode();
+    bool quick = test_quick_mode();
     size_t nrand = quick ? (size_t)1 << 16 : (size_t)1 << 20;
     size_t cap = 65536 * 6 + nrand + 256, n = 0;
     float *v = malloc(cap * sizeof *v);
@@ -193,8 +176,8 @@ static size_t narrow_inputs(aclDataType dt, float **out) {
         0x477ff001u, 0x47800000u, 0x7f7f7fffu, 0x7f7f8000u, 0x7f7f8001u, 0x7f7fc000u, 0x00008000u,
         0x00018000u, 0x00010000u, 0x3f808000u, 0x3f818000u, 0x3f808001u, 0x3f807fffu};
     for (size_t i = 0; i < sizeof specials / sizeof *specials; i++) {
-        v[n++] = u2f(specials[i]);
-        v[n++] = u2f(specials[i] ^ 0x80000000u);
+        v[n++] = test_u2f(specials[i]);
+        v[n++] = test_u2f(specials[i] ^ 0x80000000u);
     }
     test_rng r;
     test_rng_seed(&r, dt == ACL_FLOAT16 ? 16 : 8);
@@ -202,7 +185,7 @@ static size_t narrow_inputs(aclDataType dt, float **out) {
         uint32_t u = (uint32_t)(test_rng_next(&r) >> 32);
         if (dt == ACL_FLOAT16 && (i & 1)) // half of them in or near the fp16 range
             u = (u & 0x81ffffffu) | ((uint32_t)(0x66 + (u >> 25) % 0x20) << 23);
-        v[n++] = u2f(u);
+        v[n++] = test_u2f(u);
     }
     *out = v;
     return n;
@@ -213,7 +196,7 @@ static void narrow_all(aclDataType dt) {
     size_t n = narrow_inputs(dt, &in);
     uint16_t *out = malloc(n * 2);
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!isa_available(isa)) continue;
+        if (!test_isa_available(isa)) continue;
         for (int stream = 0; stream < 2; stream++) {
             memset(out, 0xa5, n * 2);
             narrow_of(isa, dt)(in, out, n, stream);
@@ -221,7 +204,7 @@ static void narrow_all(aclDataType dt) {
             for (size_t i = 0; i < n; i++)
                 if (!narrow_ok(dt, in[i], out[i]) && bad++ < 6)
                     fprintf(stderr, "    %s stream=%d: %a (%08x) -> %04x, expected %a\n", isa_name(isa),
-                            stream, in[i], f2u(in[i]), out[i], test_round_to(dt, in[i]));
+                            stream, in[i], test_f2u(in[i]), out[i], test_round_to(dt, in[i]));
             CHECKF(bad == 0, "%s stream=%d: %ld of %zu conversions wrong", isa_name(isa), stream, bad, n);
         }
     }
@@ -255,7 +238,7 @@ static void test_lengths_offsets_canaries(void) {
     unsigned char *buf = aligned_alloc(64, (total + 63) / 64 * 64);
     long bad = 0, canary_bad = 0;
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!isa_available(isa)) continue;
+        if (!test_isa_available(isa)) continue;
         for (int stream = 0; stream < 2; stream++)
             for (size_t li = 0; li < NLEN; li++) {
                 size_t len = LENGTHS[li];
@@ -274,7 +257,7 @@ static void test_lengths_offsets_canaries(void) {
                             if (kind == 2) {
                                 float got;
                                 memcpy(&got, dst + 4 * i, 4);
-                                ok = f2u(got) == f2u(s[i]);
+                                ok = test_f2u(got) == test_f2u(s[i]);
                             } else {
                                 uint16_t got;
                                 memcpy(&got, dst + 2 * i, 2);
@@ -298,7 +281,7 @@ static void test_lengths_offsets_canaries(void) {
     for (size_t i = 0; i < MAXLEN + 16; i++) h[i] = (uint16_t)(test_rng_next(&r) >> 48);
     long wbad = 0;
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!isa_available(isa)) continue;
+        if (!test_isa_available(isa)) continue;
         for (int d = 0; d < 2; d++) {
             aclDataType dt = d ? ACL_BF16 : ACL_FLOAT16;
             for (size_t li = 0; li < NLEN; li++)
@@ -334,13 +317,13 @@ static void test_cross_isa_bitwise(void) {
         // reference: element by element (the scalar path of every ISA)
         for (int i = 0; i < N; i++) widen_of(OPGRAD_ISA_SCALAR, dt)(src + i, ref + i, 1);
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-            if (!isa_available(isa)) continue;
+            if (!test_isa_available(isa)) continue;
             long diff = 0;
             widen_of(isa, dt)(src, got, N); // vector body
             for (int i = 0; i < N; i++)
-                if (f2u(got[i]) != f2u(ref[i]) && diff++ < 3)
+                if (test_f2u(got[i]) != test_f2u(ref[i]) && diff++ < 3)
                     fprintf(stderr, "    %s %s: %04x -> %08x in a full vector, %08x alone\n", nm,
-                            isa_name(isa), src[i], f2u(got[i]), f2u(ref[i]));
+                            isa_name(isa), src[i], test_f2u(got[i]), test_f2u(ref[i]));
             CHECKF(diff == 0, "%s %s: %ld encodings convert to other bits than one at a time "
                    "(scalar)", nm, isa_name(isa), diff);
         }
@@ -353,14 +336,14 @@ static void test_cross_isa_bitwise(void) {
         aclDataType dt = d ? ACL_BF16 : ACL_FLOAT16;
         for (size_t i = 0; i < n; i++) narrow_of(OPGRAD_ISA_SCALAR, dt)(in + i, o_ref + i, 1, false);
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-            if (!isa_available(isa)) continue;
+            if (!test_isa_available(isa)) continue;
             for (int stream = 0; stream < 2; stream++) {
                 narrow_of(isa, dt)(in, o, n, stream);
                 long diff = 0;
                 for (size_t i = 0; i < n; i++)
                     if (o[i] != o_ref[i] && diff++ < 3)
                         fprintf(stderr, "    f32->%s %s: %08x -> %04x, scalar %04x\n", d ? "bf16" : "f16",
-                                isa_name(isa), f2u(in[i]), o[i], o_ref[i]);
+                                isa_name(isa), test_f2u(in[i]), o[i], o_ref[i]);
                 CHECKF(diff == 0, "f32->%s %s stream=%d: %ld differences from the scalar build",
                        d ? "bf16" : "f16", isa_name(isa), stream, diff);
             }
@@ -387,7 +370,7 @@ static void test_nan_bits_through_api(void) {
     aclTensor *tt = test_tensor(dims, 1, ACL_FLOAT, t);
     int first = -1;
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!isa_available(isa)) continue;
+        if (!test_isa_available(isa)) continue;
         opgrad_set_max_isa((opgrad_isa)isa);
         for (int op = 0; op < 2; op++) {
             aclTensor *to = test_tensor(dims, 1, ACL_FLOAT, out[op][isa]);
@@ -407,11 +390,11 @@ static void test_nan_bits_through_api(void) {
             long diff = 0;
             if (first >= 0)
                 for (int i = 0; i < N; i++)
-                    if (f2u(out[op][isa][i]) != f2u(out[op][first][i]) && diff++ < 3)
+                    if (test_f2u(out[op][isa][i]) != test_f2u(out[op][first][i]) && diff++ < 3)
                         fprintf(stderr, "    %s self=%04x (i=%d): %s gives %08x, %s gives %08x\n",
                                 op ? "aclnnMishBackwardWithTanhx" : "aclnnMishBackward", x[i], i,
-                                isa_name(isa), f2u(out[op][isa][i]), isa_name(first),
-                                f2u(out[op][first][i]));
+                                isa_name(isa), test_f2u(out[op][isa][i]), isa_name(first),
+                                test_f2u(out[op][first][i]));
             CHECKF(diff == 0, "%s %s: %ld NaN results differ bitwise from %s",
                    op ? "aclnnMishBackwardWithTanhx" : "aclnnMishBackward", isa_name(isa), diff,
                    isa_name(first));

@@ -39,40 +39,10 @@
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-/// Phase 1 then phase 2 (NULL stream, fresh workspace), strictly in that order: `phase1` is an
-/// expression using &ws_ and &ex_. (Passing ws/ex as arguments next to the phase-1 call would
-/// leave their evaluation order unspecified.)
-#define OP_RUN(status, phase1, phase2)                                                         \
-    do {                                                                                       \
-        uint64_t ws_ = 0;                                                                      \
-        aclOpExecutor *ex_ = NULL;                                                             \
-        aclnnStatus p1_ = (phase1);                                                            \
-        (status) = test_run(p1_, ws_, ex_, (phase2), NULL);                                    \
-        if ((status) != ACLNN_SUCCESS)                                                         \
-            fprintf(stderr, "    %s: status %d: %s\n", #phase2, (int)(status), aclGetRecentErrMsg()); \
-    } while (0)
-
-static bool quick_mode(void) {
-    const char *q = getenv("OPGRAD_TEST_QUICK");
-    return q && *q && strcmp(q, "0") != 0;
-}
-
-static uint32_t f2u(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-static float u2f(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static bool isa_available(int isa) { return isa <= (int)opgrad_cpu_isa(); }
 
 static void note_skipped_isas(const char *test) {
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
-        if (!isa_available(isa))
+        if (!test_isa_available(isa))
             printf("  note: %s: ISA %s not supported by this CPU, skipped\n", test,
                    opgrad_isa_name((opgrad_isa)isa));
 }
@@ -218,7 +188,7 @@ static void fill_inputs(size_t n, float *g, float *x, float *t, uint64_t seed) {
         uint64_t u = test_rng_next(&r);
         switch (u % 4) {
         case 0: x[i] = SPECIALS[(u >> 8) % NSPECIALS]; break;
-        case 1: x[i] = u2f((uint32_t)(u >> 32)); break;
+        case 1: x[i] = test_u2f((uint32_t)(u >> 32)); break;
         default: x[i] = (float)test_rng_uniform(&r, -20, 20); break;
         }
         if (g) g[i] = (float)test_rng_uniform(&r, -4, 4);
@@ -352,7 +322,7 @@ static void test_kernel_sizes(void) {
             KERNELS[k].table[OPGRAD_ISA_SCALAR](n, tin, ref, NULL);
             violations += judge_outputs(k, n, g, x, t, ref, "scalar");
             for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-                if (!isa_available(isa)) continue;
+                if (!test_isa_available(isa)) continue;
                 gbuf outs[2];
                 bool guards = call_guarded(k, isa, n, tin, outs);
                 CHECKF(guards, "%s/%s n=%zu wrote outside its output", KERNELS[k].name,
@@ -385,7 +355,7 @@ static void test_kernel_inplace(void) {
         float *e0 = malloc(bytes), *e1 = malloc(bytes);
         fill_inputs(n, g, x, t, 77 + n);
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-            if (!isa_available(isa)) continue;
+            if (!test_isa_available(isa)) continue;
             const char *in_name = opgrad_isa_name((opgrad_isa)isa);
             for (int k = 0; k < K_COUNT; k++) {
                 int nin = KERNELS[k].nin, nout = KERNELS[k].nout;
@@ -449,7 +419,7 @@ static void test_special_values(void) {
     static const float gs[] = {1.0f, -0.75f, 3.5f, 0x1p-10f};
     long bad = 0;
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!isa_available(isa)) continue;
+        if (!test_isa_available(isa)) continue;
         const char *in_name = opgrad_isa_name((opgrad_isa)isa);
         // limits and NaN
         float t;
@@ -499,7 +469,7 @@ static void test_special_values(void) {
                 double uf = test_ulp_error(ACL_FLOAT, yv, og_ref_mish(x));
                 float y2 = run1(K_FWD_T, isa, 0, x, 0, &t);
                 double ut = test_ulp_error(ACL_FLOAT, t, og_ref_mish_tanhx(x));
-                bool ok = uf <= FWD_ULP_BOUND && ut <= FWD_ULP_BOUND && f2u(y2) == f2u(yv);
+                bool ok = uf <= FWD_ULP_BOUND && ut <= FWD_ULP_BOUND && test_f2u(y2) == test_f2u(yv);
                 if (!ok && bad++ < 10)
                     fprintf(stderr, "    %s x=%a: mish=%a (%.2f ulp) t=%a (%.2f ulp) y_tanhx=%a\n",
                             in_name, x, yv, uf, t, ut, y2);
@@ -529,7 +499,7 @@ static void test_large_grad_tiny_derivative(void) {
     long bad = 0;
     double worst = 0;
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!isa_available(isa)) continue;
+        if (!test_isa_available(isa)) continue;
         for (size_t i = 0; i < sizeof xs / sizeof *xs; i++)
             for (size_t gi = 0; gi < sizeof gs / sizeof *gs; gi++) {
                 float x = xs[i], g = gs[gi], t;
@@ -568,7 +538,7 @@ static void fp32_chunk(size_t n, const float *x, const float *g, acc_stats *st) 
         *dt[OPGRAD_ISA_COUNT];
     float *api = malloc(n * 4);
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!isa_available(isa)) continue;
+        if (!test_isa_available(isa)) continue;
         y[isa] = malloc(n * 4), yt[isa] = malloc(n * 4), t[isa] = malloc(n * 4);
         d[isa] = malloc(n * 4), dt[isa] = malloc(n * 4);
         const float *in1[1] = {x};
@@ -605,11 +575,11 @@ static void fp32_chunk(size_t n, const float *x, const float *g, acc_stats *st) 
         double ry = og_ref_mish(xv), rt = og_ref_mish_tanhx(xv);
         double rd = gv * og_ref_mish_grad(xv), rdt = og_ref_mish_grad_tanhx(gv, xv, ts[i]);
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-            if (!isa_available(isa)) continue;
+            if (!test_isa_available(isa)) continue;
             acc_stats *s = &st[isa];
-            if (f2u(y[isa][i]) != f2u(y[0][i]) || f2u(t[isa][i]) != f2u(t[0][i]) ||
-                f2u(d[isa][i]) != f2u(d[0][i]) || f2u(dt[isa][i]) != f2u(dt[0][i]) ||
-                f2u(yt[isa][i]) != f2u(y[0][i])) {
+            if (test_f2u(y[isa][i]) != test_f2u(y[0][i]) || test_f2u(t[isa][i]) != test_f2u(t[0][i]) ||
+                test_f2u(d[isa][i]) != test_f2u(d[0][i]) || test_f2u(dt[isa][i]) != test_f2u(dt[0][i]) ||
+                test_f2u(yt[isa][i]) != test_f2u(y[0][i])) {
                 if (s->mismatch++ < 5)
                     fprintf(stderr, "    %s differs from scalar (or fwd_tanhx's y from fwd's) at x=%a g=%a\n",
                             opgrad_isa_name((opgrad_isa)isa), x[i], g[i]);
@@ -640,14 +610,14 @@ static void fp32_chunk(size_t n, const float *x, const float *g, acc_stats *st) 
         }
     }
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!isa_available(isa)) continue;
+        if (!test_isa_available(isa)) continue;
         free(y[isa]), free(yt[isa]), free(t[isa]), free(d[isa]), free(dt[isa]);
     }
     free(api);
 }
 
 static void test_fp32_sample(void) {
-    bool quick = quick_mode();
+    bool quick = test_quick_mode();
     size_t n_rand = quick ? (size_t)1 << 17 : (size_t)1 << 22;
     size_t n_grid = quick ? (size_t)1 << 15 : (size_t)1 << 21;
     uint32_t step = quick ? 64 : 1; // every fp32 value of the windows below (or every 64th)
@@ -666,14 +636,14 @@ static void test_fp32_sample(void) {
     // special values
     for (int phase = 0; phase < 3 + NWIN; phase++) {
         bool win = phase >= 2 && phase < 2 + NWIN, last = phase == 2 + NWIN;
-        uint32_t wlo = win ? f2u(windows[phase - 2][0]) : 0, whi = win ? f2u(windows[phase - 2][1]) : 0;
+        uint32_t wlo = win ? test_f2u(windows[phase - 2][0]) : 0, whi = win ? test_f2u(windows[phase - 2][1]) : 0;
         size_t count = phase == 0 ? n_rand : phase == 1 ? n_grid : win ? (whi - wlo) / step + 1 : NSPECIALS;
         if (win) n_win += count;
         for (size_t i = 0; i < count; i++) {
             float xv;
-            if (phase == 0) xv = u2f((uint32_t)(test_rng_next(&r) >> 32));
+            if (phase == 0) xv = test_u2f((uint32_t)(test_rng_next(&r) >> 32));
             else if (phase == 1) xv = (float)(-20.0 + 40.0 * (double)i / (double)n_grid);
-            else if (win) xv = u2f(wlo + (uint32_t)i * step);
+            else if (win) xv = test_u2f(wlo + (uint32_t)i * step);
             else xv = SPECIALS[i];
             x[m] = xv;
             g[m] = (total + m) % 5 == 4 ? (float)test_rng_uniform(&r, -8, 8) : gset[(total + m) % 5];
@@ -691,7 +661,7 @@ static void test_fp32_sample(void) {
     printf("    %-7s %8s %8s %8s %10s %14s %10s %10s %14s\n", "isa", "fwd", "tanhx", "bwd",
            "bwd@root", "bwd@root abs", "bwdT", "bwdT@root", "bwdT>5u abs");
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!isa_available(isa)) continue;
+        if (!test_isa_available(isa)) continue;
         acc_stats *s = &g_fp32_stats[isa];
         printf("    %-7s %8.3f %8.3f %8.3f %10.3g %14.3f %10.3f %10.3g %14.3f\n",
                opgrad_isa_name((opgrad_isa)isa), s->fwd, s->t, s->bwd, s->bwd_root_ulp,
@@ -775,7 +745,7 @@ static void test_api_sizes(void) {
             aclTensor *ttt = test_tensor(dims, 1, dt, b.tt.data), *td = test_tensor(dims, 1, dt, b.d.data);
             aclTensor *tdt = test_tensor(dims, 1, dt, b.dt.data);
             for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-                if (!isa_available(isa)) continue;
+                if (!test_isa_available(isa)) continue;
                 opgrad_set_max_isa((opgrad_isa)isa);
                 for (int th = 0; th < 2; th++) {
                     opgrad_set_num_threads(threads[th]);
@@ -905,7 +875,7 @@ static void exhaustive16(aclDataType dt, int row) {
     aclTensor *tgb = test_tensor(dg, 2, dt, gb);
     int first = -1;
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!isa_available(isa)) continue;
+        if (!test_isa_available(isa)) continue;
         ulp_row *r = &g_rows16[row][isa];
         memset(r, 0, sizeof *r);
         opgrad_set_max_isa((opgrad_isa)isa);
@@ -982,7 +952,7 @@ static void print_table(void) {
     printf("  %-8s %-7s %9s %9s %9s %11s %11s   %s\n", "dtype", "isa", "forward", "tanhx",
            "backward", "bwd_tanhx", "bwdT-exact", "note");
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!isa_available(isa)) continue;
+        if (!test_isa_available(isa)) continue;
         acc_stats *s = &g_fp32_stats[isa];
         printf("  %-8s %-7s %9.3f %9.3f %9.3f %11.3f %11s   x in [-1.4,-1]: bwd %.3g ulp = %.2f x "
                "2^-24|g|M, bwd_tanhx %.3g ulp; bwd_tanhx > 5 ulp: %.2f x 2^-24|g|M\n",
@@ -992,7 +962,7 @@ static void print_table(void) {
     const char *names[2] = {"float16", "bfloat16"};
     for (int row = 0; row < 2; row++)
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-            if (!isa_available(isa)) continue;
+            if (!test_isa_available(isa)) continue;
             ulp_row *r = &g_rows16[row][isa];
             printf("  %-8s %-7s %9.3f %9.3f %9.3f %11.3f %11.3f   exhaustive x, 5 grads; without the "
                    "large grad: bwd %.3f, bwd_tanhx %.3f\n", names[row],
@@ -1002,7 +972,7 @@ static void print_table(void) {
     printf("  (bwd_tanhx: against g (t + x sig(x) (1 - t^2)) with the stored t; bwdT-exact: the same\n"
            "   output against the exact g mish'(x), for information: t is rounded to the dtype)\n");
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
-        if (!isa_available(isa))
+        if (!test_isa_available(isa))
             printf("  %-7s: not supported by this CPU, skipped\n", opgrad_isa_name((opgrad_isa)isa));
 }
 

@@ -46,34 +46,6 @@
 #include "test.h"
 #include "testutil.h"
 
-#define OP_RUN(status, phase1, phase2)                                                             \
-    do {                                                                                           \
-        uint64_t ws_ = 0;                                                                          \
-        aclOpExecutor *ex_ = NULL;                                                                 \
-        aclnnStatus p1_ = (phase1);                                                                \
-        (status) = test_run(p1_, ws_, ex_, (phase2), NULL);                                        \
-        if ((status) != ACLNN_SUCCESS)                                                             \
-            fprintf(stderr, "    %s: status %d: %s\n", #phase2, (int)(status),                     \
-                    aclGetRecentErrMsg());                                                         \
-    } while (0)
-
-static bool quick_mode(void) {
-    const char *q = getenv("OPGRAD_TEST_QUICK");
-    return q && *q && strcmp(q, "0") != 0;
-}
-
-static uint32_t f2u(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-static float u2f(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static bool isa_available(int isa) { return isa <= (int)opgrad_cpu_isa(); }
 static const char *isa_name(int isa) { return opgrad_isa_name((opgrad_isa)isa); }
 
 // ---------------------------------------------------------------------------------------------
@@ -240,7 +212,7 @@ static void test_kernel_tables(void) {
             CHECKF(tables[t][isa] == expect[t][isa], "table %zu entry %d", t, isa);
     printf("  cpu isa: %s\n", isa_name((int)opgrad_cpu_isa()));
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
-        if (!isa_available(isa))
+        if (!test_isa_available(isa))
             printf("  note: ISA %s not supported by this CPU, skipped\n", isa_name(isa));
 }
 
@@ -330,7 +302,7 @@ static void fill_inputs(size_t n, float *g, float *x, uint64_t seed) {
             x[i] = SPECIALS[(u >> 8) % NSPECIALS];
             break;
         case 1:
-            x[i] = u2f((uint32_t)(u >> 32));
+            x[i] = test_u2f((uint32_t)(u >> 32));
             break;
         default:
             x[i] = (float)test_rng_uniform(&r, -8, 8);
@@ -379,7 +351,7 @@ static void test_kernel_sizes(void) {
             call_kernel(k, OPGRAD_ISA_SCALAR, n, tg, tx, ref);
             judge(k, n, g, x, ref, &a, "scalar");
             for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-                if (!isa_available(isa)) continue;
+                if (!test_isa_available(isa)) continue;
                 gbuf o = gbuf_new(n, 4);
                 call_kernel(k, isa, n, tg, tx, o.data);
                 if (!gbuf_guards_ok(&o) && bad++ < 5)
@@ -411,7 +383,7 @@ static void test_kernel_inplace(void) {
               *cx = malloc(bytes);
         fill_inputs(n, g, x, 77 + n);
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-            if (!isa_available(isa)) continue;
+            if (!test_isa_available(isa)) continue;
             for (int c = 0; c < NCASES; c++) {
                 const kcase *k = &CASES[c];
                 call_kernel(k, isa, n, g, x, want);
@@ -445,7 +417,7 @@ static const kcase *find_case(const char *name) {
     abort();
 }
 
-#define SAME_BITS(a, b) (f2u(a) == f2u(b))
+#define SAME_BITS(a, b) (test_f2u(a) == test_f2u(b))
 #define EXPECT1(case_name, g, x, want)                                                             \
     do {                                                                                           \
         float got_ = run1(find_case(case_name), isa, (g), (x));                                    \
@@ -458,7 +430,7 @@ static const kcase *find_case(const char *name) {
 static void test_special_values(void) {
     const float inf = INFINITY, nan = NAN, sub = 0x1p-140f;
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!isa_available(isa)) continue;
+        if (!test_isa_available(isa)) continue;
         // relu: clamp_min(x, 0): NaN and -0 pass through
         EXPECT1("relu", 0, nan, nan);
         EXPECT1("relu", 0, -0.0f, -0.0f);
@@ -468,8 +440,8 @@ static void test_special_values(void) {
         EXPECT1("relu", 0, sub, sub);
         EXPECT1("relu", 0, -sub, 0.0f);
         EXPECT1("relu", 0, -FLT_MAX, 0.0f);
-        float q = run1(find_case("relu"), isa, 0, u2f(0x7fc12345u)); // NaN payload kept
-        CHECKF(f2u(q) == 0x7fc12345u, "%s relu(NaN payload) = %08x", isa_name(isa), f2u(q));
+        float q = run1(find_case("relu"), isa, 0, test_u2f(0x7fc12345u)); // NaN payload kept
+        CHECKF(test_f2u(q) == 0x7fc12345u, "%s relu(NaN payload) = %08x", isa_name(isa), test_f2u(q));
         // threshold: x > threshold ? g : 0, literally
         EXPECT1("threshold_bwd(0)", 2.5f, nan, 0.0f);
         EXPECT1("threshold_bwd(0)", nan, 1.0f, nan);
@@ -563,7 +535,7 @@ static void fp32_chunk(size_t n, const float *g, const float *x) {
     for (int c = 0; c < NCASES; c++) {
         const kcase *k = &CASES[c];
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-            if (!isa_available(isa)) continue;
+            if (!test_isa_available(isa)) continue;
             call_kernel(k, isa, n, g, x, out[isa]);
             if (isa == 0)
                 judge(k, n, g, x, out[0], &g_fp32[c][0], "fp32");
@@ -575,7 +547,7 @@ static void fp32_chunk(size_t n, const float *g, const float *x) {
 }
 
 static void test_fp32_sample(void) {
-    bool quick = quick_mode();
+    bool quick = test_quick_mode();
     size_t n_rand = quick ? (size_t)1 << 14 : (size_t)1 << 18, n_grid = quick ? 1 << 13 : 1 << 16;
     const size_t CH = 1 << 15;
     float *x = malloc(CH * 4), *g = malloc(CH * 4);
@@ -593,14 +565,14 @@ static void test_fp32_sample(void) {
         if (ph >= 4 && ph <= 6) {
             float a = win[ph - 4][0], b = win[ph - 4][1];
             // consecutive floats from a to b (same sign)
-            lo = f2u(fabsf(a) < fabsf(b) ? a : b), hi = f2u(fabsf(a) < fabsf(b) ? b : a);
+            lo = test_f2u(fabsf(a) < fabsf(b) ? a : b), hi = test_f2u(fabsf(a) < fabsf(b) ? b : a);
             count = hi - lo + 1;
         }
         for (size_t i = 0; i < count; i++) {
             float xv;
             switch (ph) {
             case 0:
-                xv = u2f((uint32_t)(test_rng_next(&r) >> 32));
+                xv = test_u2f((uint32_t)(test_rng_next(&r) >> 32));
                 break;
             case 1:
                 xv = (float)(-20.0 + 40.0 * (double)i / (double)n_grid);
@@ -618,7 +590,7 @@ static void test_fp32_sample(void) {
                 xv = SPECIALS[i];
                 break;
             default:
-                xv = u2f(lo + (uint32_t)i);
+                xv = test_u2f(lo + (uint32_t)i);
                 break;
             }
             x[m] = xv;
@@ -761,7 +733,7 @@ static void test_api_sizes(void) {
                 call_kernel(k, OPGRAD_ISA_SCALAR, n, gq, xq, e);
                 for (size_t i = 0; i < n; i++) want[i] = test_round_to(dt, e[i]);
                 for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-                    if (!isa_available(isa)) continue;
+                    if (!test_isa_available(isa)) continue;
                     opgrad_set_max_isa((opgrad_isa)isa);
                     for (int th = 0; th < 2; th++) {
                         opgrad_set_num_threads(threads[th]);
@@ -839,7 +811,7 @@ static void exhaustive16(aclDataType dt, int row) {
         double worst = 0;
         bool have_first = false;
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-            if (!isa_available(isa)) continue;
+            if (!test_isa_available(isa)) continue;
             opgrad_set_max_isa((opgrad_isa)isa);
             aclnnStatus st = k->nin == 1 ? api_call(k, NULL, tx1, to1) : api_call(k, tg, tx, to);
             CHECK_EQ(st, ACLNN_SUCCESS);
@@ -888,13 +860,13 @@ static void test_l1_throughput(void) {
     printf("  TSC cycles / element, n = %d in L1 (min of 5 runs of %d calls)\n", N, REPS);
     printf("    %-24s", "case");
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
-        if (isa_available(isa)) printf(" %8s", isa_name(isa));
+        if (test_isa_available(isa)) printf(" %8s", isa_name(isa));
     printf("\n");
     for (int c = 0; c < NCASES; c++) {
         const kcase *k = &CASES[c];
         printf("    %-24s", k->name);
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-            if (!isa_available(isa)) continue;
+            if (!test_isa_available(isa)) continue;
             double best = INFINITY;
             for (int run = 0; run < 5; run++) {
                 uint64_t t0 = __rdtsc();
