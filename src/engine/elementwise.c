@@ -104,15 +104,6 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
     if (op->params_size) memcpy(plan->params, op->params, op->params_size);
 }
 
-// Byte range [lo, hi] a non-empty tensor view touches.
-static void extent(const aclTensor *t, uintptr_t *lo, uintptr_t *hi) {
-    int64_t last = 0;
-    for (int d = 0; d < t->ndim; d++) last += t->strides[d] * (t->dims[d] - 1);
-    size_t es = aclDataTypeSize(t->dtype);
-    *lo = (uintptr_t)og_tensor_first(t);
-    *hi = *lo + (uintptr_t)last * es + es - 1;
-}
-
 static bool same_layout(const aclTensor *a, const aclTensor *b) {
     if (og_tensor_first(a) != og_tensor_first(b) || a->dtype != b->dtype || a->ndim != b->ndim)
         return false;
@@ -120,53 +111,6 @@ static bool same_layout(const aclTensor *a, const aclTensor *b) {
         if (a->dims[d] != b->dims[d] || (a->dims[d] > 1 && a->strides[d] != b->strides[d]))
             return false;
     return true;
-}
-
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-// Does the view write some memory location twice? -1 = no; otherwise a dim involved. Most views
-// are proved free of overlap by strides alone: in increasing stride order, each stride steps over
-// everything the smaller dims span. Interleaved views that fail that test (e.g. dims {3,2},
-// strides {2,3}) are decided exactly by sorting their element offsets, up to 2^20 elements;
-// larger ones are refused as unprovable.
-static int output_overlap_dim(const aclTensor *t) {
-    int order[OG_MAX_DIMS], n = 0;
-    for (int d = 0; d < t->ndim; d++)
-        if (t->dims[d] > 1) order[n++] = d;
-    for (int i = 1; i < n; i++) // insertion sort by stride
-        for (int k = i; k > 0 && t->strides[order[k]] < t->strides[order[k - 1]]; k--) {
-            int tmp = order[k];
-            order[k] = order[k - 1];
-            order[k - 1] = tmp;
-        }
-    int64_t span = 0; // max offset reached by the dims so far
-    int suspect = -1;
-    for (int i = 0; i < n; i++) {
-        int d = order[i];
-        if (t->strides[d] == 0) return d; // certainly overlapping
-        if (t->strides[d] <= span && suspect < 0) suspect = d;
-        span += t->strides[d] * (t->dims[d] - 1);
-    }
-    if (suspect < 0) return -1;
-    if (t->numel > ((int64_t)1 << 20)) return suspect;
-    int64_t *offsets = malloc((size_t)t->numel * sizeof *offsets);
-    if (!offsets) return suspect;
-    int64_t idx[OG_MAX_DIMS] = {0};
-    for (int64_t i = 0; i < t->numel; i++) {
-        int64_t off = 0;
-        for (int d = 0; d < t->ndim; d++) off += idx[d] * t->strides[d];
-        offsets[i] = off;
-        for (int d = t->ndim - 1; d >= 0 && ++idx[d] == t->dims[d]; d--) idx[d] = 0;
-    }
-    qsort(offsets, (size_t)t->numel, sizeof *offsets, cmp_i64);
-    int result = -1;
-    for (int64_t i = 1; i < t->numel && result < 0; i++)
-        if (offsets[i] == offsets[i - 1]) result = suspect;
-    free(offsets);
-    return result;
 }
 
 static aclnnStatus check_memory(const og_ew_op *op, const char *const *names) {
@@ -179,7 +123,7 @@ static aclnnStatus check_memory(const og_ew_op *op, const char *const *names) {
     for (int j = 0; j < op->nout; j++) {
         const aclTensor *o = op->out[j];
         // An output may not write one memory location twice.
-        int bad_dim = output_overlap_dim(o);
+        int bad_dim = og_tensor_self_overlap_dim(o);
         if (bad_dim >= 0)
             return og_fail(ACLNN_ERR_PARAM_INVALID,
                            "%sGetWorkspaceSize: %s dim %d (size %lld, stride %lld) makes several "
@@ -187,12 +131,12 @@ static aclnnStatus check_memory(const og_ew_op *op, const char *const *names) {
                            op->op, names[op->nin + j], bad_dim, (long long)o->dims[bad_dim],
                            (long long)o->strides[bad_dim]);
         uintptr_t olo, ohi;
-        extent(o, &olo, &ohi);
+        og_tensor_extent(o, &olo, &ohi);
         for (int k = 0; k < op->nin + op->nout; k++) {
             const aclTensor *t = k < op->nin ? op->in[k] : op->out[k - op->nin];
             if (t == o || (k >= op->nin && k - op->nin <= j)) continue;
             uintptr_t lo, hi;
-            extent(t, &lo, &hi);
+            og_tensor_extent(t, &lo, &hi);
             if (lo <= ohi && olo <= hi && !same_layout(o, t))
                 return og_fail(ACLNN_ERR_PARAM_INVALID,
                                "%sGetWorkspaceSize: %s overlaps %s with a different layout: an "

@@ -566,69 +566,10 @@ static aclnnStatus run_program(const aclOpExecutor *e, void *workspace) {
 // ---------------------------------------------------------------------------------------------
 // Phase 1
 
-// Byte range [lo, hi] a non-empty view touches.
-static void extent(const aclTensor *t, uintptr_t *lo, uintptr_t *hi) {
-    int64_t first = 0, last = 0;
-    for (int d = 0; d < t->ndim; d++) {
-        int64_t span = t->strides[d] * (t->dims[d] - 1);
-        if (span < 0) first += span;
-        else last += span;
-    }
-    size_t es = aclDataTypeSize(t->dtype);
-    uintptr_t base = (uintptr_t)og_tensor_first(t);
-    *lo = base + (uintptr_t)(first * (int64_t)es);
-    *hi = base + (uintptr_t)(last * (int64_t)es) + es - 1;
-}
-
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-// Does the view put two elements at one address? -1 = no, else a dim involved. Proved by strides
-// (each stride, in increasing order, steps over everything the smaller dims span), else decided
-// by sorting the offsets (up to 2^20 elements; larger interleaved views are refused).
-static int self_overlap_dim(const aclTensor *t) {
-    int order[OG_TENSOR_MAX_DIMS], n = 0;
-    for (int d = 0; d < t->ndim; d++)
-        if (t->dims[d] > 1) order[n++] = d;
-    for (int i = 1; i < n; i++)
-        for (int k = i; k > 0 && abs64(t->strides[order[k]]) < abs64(t->strides[order[k - 1]]); k--) {
-            int tmp = order[k];
-            order[k] = order[k - 1];
-            order[k - 1] = tmp;
-        }
-    int64_t span = 0;
-    int suspect = -1;
-    for (int i = 0; i < n; i++) {
-        int d = order[i];
-        if (t->strides[d] == 0) return d;
-        if (abs64(t->strides[d]) <= span && suspect < 0) suspect = d;
-        span += abs64(t->strides[d]) * (t->dims[d] - 1);
-    }
-    if (suspect < 0) return -1;
-    if (t->numel > ((int64_t)1 << 20)) return suspect;
-    int64_t *offsets = malloc((size_t)t->numel * sizeof *offsets);
-    if (!offsets) return suspect;
-    int64_t idx[OG_TENSOR_MAX_DIMS] = {0};
-    for (int64_t i = 0; i < t->numel; i++) {
-        int64_t off = 0;
-        for (int d = 0; d < t->ndim; d++) off += idx[d] * t->strides[d];
-        offsets[i] = off;
-        for (int d = t->ndim - 1; d >= 0 && ++idx[d] == t->dims[d]; d--) idx[d] = 0;
-    }
-    qsort(offsets, (size_t)t->numel, sizeof *offsets, cmp_i64);
-    int result = -1;
-    for (int64_t i = 1; i < t->numel && result < 0; i++)
-        if (offsets[i] == offsets[i - 1]) result = suspect;
-    free(offsets);
-    return result;
-}
-
 static bool overlaps(const aclTensor *a, const aclTensor *b) {
     uintptr_t alo, ahi, blo, bhi;
-    extent(a, &alo, &ahi);
-    extent(b, &blo, &bhi);
+    og_tensor_extent(a, &alo, &ahi);
+    og_tensor_extent(b, &blo, &bhi);
     return alo <= bhi && blo <= ahi;
 }
 
@@ -650,7 +591,7 @@ aclnnStatus og_reduce_plan_op(const char *op, int nplans, const og_reduce_op *op
             if (!r->in[j]->data)
                 return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: input %d has no data (NULL address)",
                                op, r->in_slot[j]);
-        int bad = self_overlap_dim(r->out);
+        int bad = og_tensor_self_overlap_dim(r->out);
         if (bad >= 0)
             return og_fail(ACLNN_ERR_PARAM_INVALID,
                            "%sGetWorkspaceSize: output %d dim %d (size %lld, stride %lld) makes several "

@@ -332,3 +332,62 @@ bool og_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb, int
     *nout = n;
     return true;
 }
+
+static int64_t llabs_i64(int64_t x) { return x < 0 ? -x : x; }
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+void og_tensor_extent(const aclTensor *t, uintptr_t *lo, uintptr_t *hi) {
+    int64_t first = 0, last = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        int64_t span = t->strides[d] * (t->dims[d] - 1);
+        if (span < 0) first += span;
+        else last += span;
+    }
+    size_t es = aclDataTypeSize(t->dtype);
+    uintptr_t base = (uintptr_t)og_tensor_first(t);
+    *lo = base + (uintptr_t)(first * (int64_t)es);
+    *hi = base + (uintptr_t)(last * (int64_t)es) + es - 1;
+}
+
+
+int og_tensor_self_overlap_dim(const aclTensor *t) {
+    int order[OG_TENSOR_MAX_DIMS], n = 0;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->dims[d] > 1) order[n++] = d;
+    for (int i = 1; i < n; i++)
+        for (int k = i; k > 0 && llabs_i64(t->strides[order[k]]) < llabs_i64(t->strides[order[k - 1]]); k--) {
+            int tmp = order[k];
+            order[k] = order[k - 1];
+            order[k - 1] = tmp;
+        }
+    int64_t span = 0;
+    int suspect = -1;
+    for (int i = 0; i < n; i++) {
+        int d = order[i];
+        if (t->strides[d] == 0) return d;
+        if (llabs_i64(t->strides[d]) <= span && suspect < 0) suspect = d;
+        span += llabs_i64(t->strides[d]) * (t->dims[d] - 1);
+    }
+    if (suspect < 0) return -1;
+    if (t->numel > ((int64_t)1 << 20)) return suspect;
+    int64_t *offsets = malloc((size_t)t->numel * sizeof *offsets);
+    if (!offsets) return suspect;
+    int64_t idx[OG_TENSOR_MAX_DIMS] = {0};
+    for (int64_t i = 0; i < t->numel; i++) {
+        int64_t off = 0;
+        for (int d = 0; d < t->ndim; d++) off += idx[d] * t->strides[d];
+        offsets[i] = off;
+        for (int d = t->ndim - 1; d >= 0 && ++idx[d] == t->dims[d]; d--) idx[d] = 0;
+    }
+    qsort(offsets, (size_t)t->numel, sizeof *offsets, cmp_i64);
+    int result = -1;
+    for (int64_t i = 1; i < t->numel && result < 0; i++)
+        if (offsets[i] == offsets[i - 1]) result = suspect;
+    free(offsets);
+    return result;
+}
+

@@ -73,6 +73,14 @@ static inline void *og_tensor_first(const aclTensor *t) {
 /// Value of a scalar as double (integers and bools converted, 16-bit floats decoded).
 double og_scalar_as_double(const aclScalar *s);
 
+/// Byte range [*lo, *hi] a non-empty view touches.
+void og_tensor_extent(const aclTensor *t, uintptr_t *lo, uintptr_t *hi);
+/// Does the view put two elements at one address? -1 = no, else a dim involved. Proved by strides
+/// (each stride, in increasing order, steps over everything the smaller dims span), else decided
+/// exactly by sorting the element offsets, up to 2^20 elements (larger interleaved views are
+/// reported as overlapping: unprovable).
+int og_tensor_self_overlap_dim(const aclTensor *t);
+
 /// "[4,2]" style rendering for messages; returns buf.
 const char *og_shape_str(const int64_t *dims, int ndim, char *buf, int bufsize);
 
