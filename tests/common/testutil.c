@@ -106,3 +106,29 @@ aclnnStatus test_run(aclnnStatus phase1_status, uint64_t ws, aclOpExecutor *exec
     if (workspace) aclrtFree(workspace);
     return st;
 }
+
+enum { GUARD = 64 };
+static const uint32_t SENTINEL = 0x7fa5c3e1u;
+
+gbuf gbuf_new(size_t n, size_t elem) {
+    gbuf b = {0};
+    size_t bytes = ((n + 2 * GUARD) * elem + 63) / 64 * 64;
+    b.raw = aligned_alloc(64, bytes);
+    if (!b.raw) abort();
+    for (size_t i = 0; i < bytes / 4; i++) memcpy(b.raw + 4 * i, &SENTINEL, 4);
+    b.elem = elem;
+    b.n = n;
+    b.data = b.raw + GUARD * elem;
+    b.f = b.data;
+    return b;
+}
+
+bool gbuf_guards_ok(const gbuf *b) {
+    const unsigned char *s = (const unsigned char *)&SENTINEL;
+    size_t gbytes = GUARD * b->elem, after = GUARD * b->elem + b->n * b->elem;
+    for (size_t i = 0; i < gbytes; i++)
+        if (b->raw[i] != s[i % 4] || b->raw[after + i] != s[(after + i) % 4]) return false;
+    return true;
+}
+
+void gbuf_free(gbuf *b) { free(b->raw); }

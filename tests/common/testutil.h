@@ -48,6 +48,18 @@ bool test_isa_available(int isa);
                     aclGetRecentErrMsg());                                                     \
     } while (0)
 
+/// A buffer of n elements of `elem` bytes with 64 elements of a sentinel pattern (a signalling
+/// NaN no kernel produces) on both sides, to catch writes outside a kernel's range.
+typedef struct gbuf {
+    unsigned char *raw;
+    void *data;
+    float *f; // = data, for fp32 buffers
+    size_t elem, n;
+} gbuf;
+gbuf gbuf_new(size_t n, size_t elem);
+bool gbuf_guards_ok(const gbuf *b);
+void gbuf_free(gbuf *b);
+
 /// Contiguous tensor over `data` (not owned).
 aclTensor *test_tensor(const int64_t *dims, int ndim, aclDataType dt, void *data);
 

@@ -163,42 +163,7 @@ static verdict judge(int k, double g, double x, float got) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Guarded buffers: GUARD elements of a sentinel pattern on both sides of the data
-
-enum { GUARD = 64 };
-static const uint32_t SENTINEL = 0x7fa5c3e1u; // a signalling-NaN pattern no kernel produces
-
-typedef struct gbuf {
-    unsigned char *raw;
-    void *data;
-    size_t elem, n;
-} gbuf;
-
-static gbuf gbuf_new(size_t n, size_t elem) {
-    gbuf b = {0};
-    size_t bytes = (n + 2 * GUARD) * elem;
-    bytes = (bytes + 63) / 64 * 64;
-    b.raw = aligned_alloc(64, bytes);
-    if (!b.raw) abort();
-    b.elem = elem;
-    b.n = n;
-    b.data = b.raw + GUARD * elem;
-    for (size_t i = 0; i < bytes / 4; i++) memcpy(b.raw + 4 * i, &SENTINEL, 4);
-    return b;
-}
-
-static bool gbuf_guards_ok(const gbuf *b) {
-    size_t gbytes = GUARD * b->elem;
-    const unsigned char *after = (const unsigned char *)b->data + b->n * b->elem;
-    for (size_t i = 0; i < gbytes; i++) {
-        size_t pb = i, pa = (size_t)(after - b->raw) + i;
-        if (b->raw[pb] != ((const unsigned char *)&SENTINEL)[pb % 4]) return false;
-        if (b->raw[pa] != ((const unsigned char *)&SENTINEL)[pa % 4]) return false;
-    }
-    return true;
-}
-
-static void gbuf_free(gbuf *b) { free(b->raw); }
+// Guarded buffers (tests/common): a sentinel pattern on both sides of the data
 
 // Tile width the engine really uses for nin inputs, one output, dtype dt (asked from the planner).
 static int64_t engine_tile(int nin, aclDataType dt) {

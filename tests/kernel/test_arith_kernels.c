@@ -45,31 +45,6 @@
 // ---------------------------------------------------------------------------------------------
 // Guarded buffers
 
-enum { GUARD = 64 };
-static const uint32_t SENTINEL = 0x7fa5c3e1u;
-
-typedef struct gbuf {
-    uint32_t *raw;
-    float *data;
-    size_t n;
-} gbuf;
-
-static gbuf gbuf_new(size_t n) {
-    gbuf b = {0};
-    b.raw = malloc((n + 2 * GUARD) * 4);
-    if (!b.raw) abort();
-    for (size_t i = 0; i < n + 2 * GUARD; i++) b.raw[i] = SENTINEL;
-    b.data = (float *)(b.raw + GUARD);
-    b.n = n;
-    return b;
-}
-
-static bool gbuf_ok(const gbuf *b) {
-    for (size_t i = 0; i < GUARD; i++)
-        if (b->raw[i] != SENTINEL || b->raw[GUARD + b->n + i] != SENTINEL) return false;
-    return true;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Elementwise kernels
 
@@ -180,16 +155,16 @@ static void test_elementwise_kernels(void) {
                                                                : NULL;
                 for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
                     if (!test_isa_available(isa)) continue;
-                    gbuf out = gbuf_new(n);
-                    float *outs[1] = {out.data};
+                    gbuf out = gbuf_new(n, 4);
+                    float *outs[1] = {out.f};
                     KERNELS[k].table[isa](n, in, outs, params);
-                    CHECKF(gbuf_ok(&out), "%s/%s n=%zu wrote outside its output", KERNELS[k].name,
+                    CHECKF(gbuf_guards_ok(&out), "%s/%s n=%zu wrote outside its output", KERNELS[k].name,
                            opgrad_isa_name((opgrad_isa)isa), n);
                     long bad = 0;
                     for (size_t i = 0; i < n; i++)
-                        if (!same_bits(out.data[i], expect_elem(k, in, i, params)) && bad++ < 3)
+                        if (!same_bits(out.f[i], expect_elem(k, in, i, params)) && bad++ < 3)
                             fprintf(stderr, "    %s/%s n=%zu i=%zu got %a want %a\n", KERNELS[k].name,
-                                    opgrad_isa_name((opgrad_isa)isa), n, i, out.data[i],
+                                    opgrad_isa_name((opgrad_isa)isa), n, i, out.f[i],
                                     expect_elem(k, in, i, params));
                     CHECKF(bad == 0, "%s/%s n=%zu: %ld elements differ from the C expression",
                            KERNELS[k].name, opgrad_isa_name((opgrad_isa)isa), n, bad);
@@ -374,11 +349,11 @@ static void test_reduce_kernels(void) {
             size_t n = ns[a];
             // lanes: acc[i % 16] += x[i]
             float want[16];
-            gbuf acc = gbuf_new(16);
-            for (int l = 0; l < 16; l++) want[l] = acc.data[l] = -0.0f + (float)l;
+            gbuf acc = gbuf_new(16, 4);
+            for (int l = 0; l < 16; l++) want[l] = acc.f[l] = -0.0f + (float)l;
             for (size_t i = 0; i < n; i++) want[i % 16] += x[i];
-            k->lanes(x, n, acc.data);
-            CHECKF(gbuf_ok(&acc) && memcmp(acc.data, want, sizeof want) == 0, "lanes/%s n=%zu",
+            k->lanes(x, n, acc.f);
+            CHECKF(gbuf_guards_ok(&acc) && memcmp(acc.f, want, sizeof want) == 0, "lanes/%s n=%zu",
                    opgrad_isa_name((opgrad_isa)isa), n);
             free(acc.raw);
             // rows: acc[(i % 16) * w + j] += rows[i][j]
@@ -386,13 +361,13 @@ static void test_reduce_kernels(void) {
                 size_t w = ws[b];
                 const float *rows[256];
                 for (size_t i = 0; i < n; i++) rows[i] = x + (i * 37) % (256 * 64 - w);
-                gbuf racc = gbuf_new(16 * w);
+                gbuf racc = gbuf_new(16 * w, 4);
                 float rwant[16 * 64]; // w <= 64
-                for (size_t i = 0; i < 16 * w; i++) rwant[i] = racc.data[i] = (float)i * 0.25f;
+                for (size_t i = 0; i < 16 * w; i++) rwant[i] = racc.f[i] = (float)i * 0.25f;
                 for (size_t i = 0; i < n; i++)
                     for (size_t j = 0; j < w; j++) rwant[(i % 16) * w + j] += rows[i][j];
-                k->rows(rows, n, w, racc.data);
-                CHECKF(gbuf_ok(&racc) && memcmp(racc.data, rwant, 16 * w * 4) == 0,
+                k->rows(rows, n, w, racc.f);
+                CHECKF(gbuf_guards_ok(&racc) && memcmp(racc.f, rwant, 16 * w * 4) == 0,
                        "rows/%s n=%zu w=%zu", opgrad_isa_name((opgrad_isa)isa), n, w);
                 free(racc.raw);
                 runs++;
@@ -402,25 +377,25 @@ static void test_reduce_kernels(void) {
         const size_t cn[] = {0, 1, 255, 256, 257, 1000, 1024, 1025, 4 * 256 + 17, 16384};
         for (size_t a = 0; a < sizeof cn / sizeof *cn; a++) {
             size_t n = cn[a], nc = (n + 255) / 256;
-            gbuf sums = gbuf_new(nc);
-            k->chunks(x, n, sums.data);
-            bool ok = gbuf_ok(&sums);
+            gbuf sums = gbuf_new(nc, 4);
+            k->chunks(x, n, sums.f);
+            bool ok = gbuf_guards_ok(&sums);
             for (size_t c = 0; c < nc; c++) {
                 float lane[16];
                 for (int l = 0; l < 16; l++) lane[l] = -0.0f;
                 for (size_t i = c * 256; i < n && i < c * 256 + 256; i++) lane[(i - c * 256) % 16] += x[i];
                 for (int h = 8; h >= 1; h /= 2)
                     for (int i = 0; i < h; i++) lane[i] = lane[2 * i] + lane[2 * i + 1];
-                ok &= same_bits(sums.data[c], lane[0]);
+                ok &= same_bits(sums.f[c], lane[0]);
             }
             CHECKF(ok, "chunks/%s n=%zu", opgrad_isa_name((opgrad_isa)isa), n);
             free(sums.raw);
         }
         for (size_t w = 0; w < 70; w++) { // add
-            gbuf d = gbuf_new(w);
+            gbuf d = gbuf_new(w, 4);
             k->add(x, x + 100, d.data, w);
-            bool ok = gbuf_ok(&d);
-            for (size_t j = 0; j < w; j++) ok &= same_bits(d.data[j], x[j] + x[100 + j]);
+            bool ok = gbuf_guards_ok(&d);
+            for (size_t j = 0; j < w; j++) ok &= same_bits(d.f[j], x[j] + x[100 + j]);
             CHECKF(ok, "add/%s w=%zu", opgrad_isa_name((opgrad_isa)isa), w);
             free(d.raw);
         }
