@@ -7,6 +7,7 @@
 
 #include "acl/acl.h"
 #include "check/check_internal.h"
+#include "check/compare.h"
 #include "check/rng.h"
 #include "opgrad/opgrad.h"
 #include "tensor/dtype.h"
@@ -54,27 +55,6 @@ static double test_point(const ogc_op *op, og_rng *r) {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Typed storage
-
-static void store(void *p, int64_t i, aclDataType dt, double v) {
-    switch (dt) {
-    case ACL_FLOAT16: ((uint16_t *)p)[i] = og_f32_to_f16((float)v); break;
-    case ACL_BF16: ((uint16_t *)p)[i] = og_f32_to_bf16((float)v); break;
-    case ACL_DOUBLE: ((double *)p)[i] = v; break;
-    default: ((float *)p)[i] = (float)v; break;
-    }
-}
-
-static double load(const void *p, int64_t i, aclDataType dt) {
-    switch (dt) {
-    case ACL_FLOAT16: return og_f16_to_f32(((const uint16_t *)p)[i]);
-    case ACL_BF16: return og_bf16_to_f32(((const uint16_t *)p)[i]);
-    case ACL_DOUBLE: return ((const double *)p)[i];
-    default: return ((const float *)p)[i];
-    }
-}
-
 // An input laid out as its view says; `values` (row-major, logical order) are quantized to dt
 // in place, so they hold exactly what the kernel sees.
 typedef struct input {
@@ -114,8 +94,8 @@ static bool make_input(aclDataType dt, const ogc_shape *s, ogc_view view, double
     for (int64_t i = 0; i < n; i++) {
         int64_t pos = offset;
         for (int d = 0; d < nd; d++) pos += idx[d] * strides[d];
-        store(in->storage, pos, dt, values[i]);
-        values[i] = load(in->storage, pos, dt);
+        ogc_store(in->storage, pos, dt, values[i]);
+        values[i] = ogc_load(in->storage, pos, dt);
         for (int d = nd - 1; d >= 0 && ++idx[d] == s->dims[d]; d--) idx[d] = 0;
     }
     int64_t storage_dims[1] = {extent};
@@ -243,160 +223,12 @@ static void ref_backward_all(const ogc_op *op, const ogc_layout *l, double *cons
 }
 
 // ---------------------------------------------------------------------------------------------
-// Comparison
-
-typedef struct stats {
-    double max_abs, max_rel, max_ulp, sum_ulp, sum_re, max_re;
-    int64_t compared, bad, first_bad, bad_idx[4];
-    double first_got, first_want, first_tol;
-    double dot_gr, dot_rr; // for the constant-factor diagnosis
-    double resid_max;      // max |got - alpha * ref| / tol, filled by factor_fit
-} stats;
-
-static int mant_bits(aclDataType dt) {
-    return dt == ACL_FLOAT16 ? 10 : dt == ACL_BF16 ? 7 : dt == ACL_DOUBLE ? 52 : 23;
-}
-static int min_exp(aclDataType dt) {
-    return dt == ACL_FLOAT16 ? -14 : dt == ACL_DOUBLE ? -1022 : -126;
-}
-
-static double ulp_of(aclDataType dt, double v) {
-    int e;
-    frexp(v, &e);
-    int ex = v == 0 || e - 1 < min_exp(dt) ? min_exp(dt) : e - 1;
-    return ldexp(1.0, ex - mant_bits(dt));
-}
-
-// |got - ref| <= c ulp_dt(ref) + c 2^-24 sqrt(K) M + smallest subnormal of dt, with c the
-// operator's fp32 bound (fp32 results) or 1 (16-bit results are rounded fp32 results).
-static double tolerance(const ogc_op *op, aclDataType dt, double ref, double mag, int64_t terms) {
-    double c = dt == ACL_FLOAT ? op->fp32_ulps : 1.0;
-    double k = terms > 1 ? sqrt((double)terms) : 1.0;
-    return c * ulp_of(dt, ref) + c * 0x1p-24 * k * mag + ldexp(1.0, min_exp(dt) - mant_bits(dt));
-}
-
-static void compare(const ogc_op *op, aclDataType dt, const void *got, const double *ref,
-                    const double *mag, int64_t terms, int64_t n, stats *s) {
-    for (int64_t i = 0; i < n; i++) {
-        double g = load(got, i, dt), r = ref[i];
-        bool both_nan = isnan(g) && isnan(r);
-        double err = both_nan ? 0 : (g == r ? 0 : fabs(g - r));
-        if (isnan(err)) err = INFINITY;
-        double m = mag ? mag[i] : fabs(r);
-        double tol = tolerance(op, dt, r, m, terms);
-        double ulp = err == 0 ? 0 : err / ulp_of(dt, r);
-        s->compared++;
-        s->max_abs = fmax(s->max_abs, err);
-        if (r != 0 && isfinite(r)) s->max_rel = fmax(s->max_rel, err / fabs(r));
-        s->max_ulp = fmax(s->max_ulp, ulp);
-        s->sum_ulp += isfinite(ulp) ? ulp : 0;
-        double re = isfinite(r) ? err / (fabs(r) + 1e-7) : (err == 0 ? 0 : INFINITY);
-        s->sum_re += isfinite(re) ? re : 0;
-        s->max_re = fmax(s->max_re, re);
-        if (isfinite(g) && isfinite(r)) s->dot_gr += g * r, s->dot_rr += r * r;
-        if (err > 0 && !(err <= tol)) {
-            if (s->bad < 4) s->bad_idx[s->bad] = i;
-            if (s->bad++ == 0) s->first_bad = i, s->first_got = g, s->first_want = r, s->first_tol = tol;
-        }
-    }
-}
-
-// After a failed comparison: does got = alpha * ref fit within tolerance for one alpha?
-static double factor_fit(const ogc_op *op, aclDataType dt, const void *got, const double *ref,
-                         const double *mag, int64_t terms, int64_t n, const stats *s) {
-    if (s->dot_rr == 0) return NAN;
-    // any wrong value is "a constant factor" off a single value: it takes two to tell
-    int64_t nonzero = 0;
-    for (int64_t i = 0; i < n && nonzero < 2; i++) nonzero += ref[i] != 0;
-    if (nonzero < 2) return NAN;
-    double alpha = s->dot_gr / s->dot_rr;
-    for (int64_t i = 0; i < n; i++) {
-        double r = ref[i], g = load(got, i, dt);
-        double tol = 4 * tolerance(op, dt, alpha * r, fabs(alpha) * (mag ? mag[i] : fabs(r)), terms);
-        if (!(fabs(g - alpha * r) <= tol)) return NAN;
-    }
-    return alpha;
-}
-
-static void describe_mismatch(char *out, size_t size, const char *what, const stats *s,
-                              double alpha, int64_t n) {
-    if (!isnan(alpha) && fabs(alpha + 1) < 1e-3) {
-        snprintf(out, size, "%s has the wrong sign (it is -1 x the reference)", what);
-    } else if (!isnan(alpha) && fabs(alpha - 1) > 1e-3) {
-        snprintf(out, size, "%s is off by a constant factor %.6g (a missing or extra factor)", what,
-                 alpha);
-    } else if (s->bad <= 4) {
-        char where[96] = "";
-        int len = 0;
-        for (int64_t i = 0; i < s->bad && i < 4; i++)
-            len += snprintf(where + len, sizeof where - len, "%s%lld", i ? "," : "",
-                            (long long)s->bad_idx[i]);
-        bool boundary = true;
-        for (int64_t i = 0; i < s->bad && i < 4; i++) {
-            int64_t j = s->bad_idx[i] % 64;
-            boundary &= s->bad_idx[i] >= 63 && (j == 0 || j == 63);
-        }
-        snprintf(out, size,
-                 "%s differs from the float64 reference only at element%s %s of %lld%s (first: "
-                 "got %.9g, want %.9g, tolerance %.3g)",
-                 what, s->bad > 1 ? "s" : "", where, (long long)n,
-                 boundary ? ", on a 64-element block boundary: an off-by-one at a tile edge?" : "",
-                 s->first_got, s->first_want, s->first_tol);
-    } else {
-        snprintf(out, size,
-                 "%s differs from the float64 reference at %lld of %lld elements (first at %lld: "
-                 "got %.9g, want %.9g, tolerance %.3g)",
-                 what, (long long)s->bad, (long long)n, (long long)s->first_bad, s->first_got,
-                 s->first_want, s->first_tol);
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Results (what the kernels write)
 
-static const char *shape_str(const int64_t *dims, int nd, char *buf, int size) {
-    return og_shape_str(dims, nd, buf, size);
-}
-
-static bool same_shape(const ogc_result *r, const ogc_shape *s) {
-    if (r->ndim != s->ndim) return false;
-    for (int d = 0; d < s->ndim; d++)
-        if (r->dims[d] != s->dims[d]) return false;
-    return true;
-}
-
-// A gradient shaped like `got` for an input shaped `want`: if `got` broadcasts onto... i.e. the
-// input expands to `got`, name the dims the backward forgot to reduce over.
-static void shape_diagnosis(char *out, size_t size, const char *name, int k, const ogc_result *got,
-                            const ogc_shape *want, const ogc_shape *fwd_out) {
-    char a[128], b[128], dims[96] = "";
-    int64_t bdims[OG_MAX_DIMS];
-    int nb;
-    bool expandable = og_broadcast_shapes(want->dims, want->ndim, got->dims, got->ndim, bdims, &nb,
-                                          NULL) &&
-                      nb == got->ndim;
-    for (int d = 0; expandable && d < nb; d++) expandable = bdims[d] == got->dims[d];
-    shape_str(got->dims, got->ndim, a, sizeof a);
-    shape_str(want->dims, want->ndim, b, sizeof b);
-    if (expandable) {
-        int len = 0, count = 0;
-        for (int d = 0; d < got->ndim; d++) {
-            int wd = want->ndim - got->ndim + d;
-            if (wd < 0 || (want->dims[wd] == 1 && got->dims[d] != 1)) {
-                len += snprintf(dims + len, sizeof dims - len, "%s%d", count ? "," : "", d);
-                count++;
-            }
-        }
-        snprintf(out, size, "grad of input %d ('%s') has shape %s, input is %s: missing reduction over dim%s %s",
-                 k, name, a, b, count > 1 ? "s" : "", dims);
-    } else if (same_shape(got, fwd_out)) {
-        snprintf(out, size,
-                 "grad of input %d ('%s') has shape %s, input is %s: it has the forward output's "
-                 "shape (grad_output was not broadcast back to the input)",
-                 k, name, a, b);
-    } else {
-        snprintf(out, size, "grad of input %d ('%s') has shape %s, input is %s", k, name, a, b);
-    }
+static ogc_shape result_shape(const ogc_result *r) {
+    ogc_shape s = {.ndim = r->ndim};
+    for (int d = 0; d < r->ndim; d++) s.dims[d] = r->dims[d];
+    return s;
 }
 
 aclTensor *ogc_result_tensor(const ogc_result *r) {
@@ -448,7 +280,7 @@ static int run_backward(case_state *cs, const double *gy, aclTensor **saved_t) {
     const ogc_op *op = cs->op;
     int64_t n = ogc_numel(&cs->l.out);
     void *gbuf = calloc((size_t)n + 16, aclDataTypeSize(cs->grad_dt));
-    for (int64_t i = 0; i < n; i++) store(gbuf, i, cs->grad_dt, gy[i]);
+    for (int64_t i = 0; i < n; i++) ogc_store(gbuf, i, cs->grad_dt, gy[i]);
     ogc_result tmp;
     declare(&tmp, &cs->l.out, cs->grad_dt, gbuf, 0);
     aclTensor *gt = ogc_result_tensor(&tmp);
@@ -510,7 +342,7 @@ static void fill_repro(ogc_report *rep, const ogc_options *opt) {
              opt->mode == OGC_MODE_FULL ? "full" : "fast");
 }
 
-static void finish_stats(ogc_report *rep, const stats *s) {
+static void finish_stats(ogc_report *rep, const ogc_stats *s) {
     rep->compared = s->compared;
     rep->max_abs = s->max_abs;
     rep->max_rel = s->max_rel;
@@ -522,15 +354,15 @@ static void finish_stats(ogc_report *rep, const stats *s) {
 
 static int64_t count_zeros(const void *data, aclDataType dt, int64_t n) {
     int64_t z = 0;
-    for (int64_t i = 0; i < n; i++) z += load(data, i, dt) == 0;
+    for (int64_t i = 0; i < n; i++) z += ogc_load(data, i, dt) == 0;
     return z;
 }
 
 // v rounded to dt, as make_input stores it.
 static double quantize(aclDataType dt, double v) {
     double buf[1];
-    store(buf, 0, dt, v);
-    return load(buf, 0, dt);
+    ogc_store(buf, 0, dt, v);
+    return ogc_load(buf, 0, dt);
 }
 
 // Does the float64 reference backward (dL/dy = 1) give every differentiable input a non-zero
@@ -584,7 +416,7 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
     double *gy = calloc((size_t)n + 1, sizeof(double));
     double *gy2 = calloc((size_t)n + 1, sizeof(double));
     refs ref = {0};
-    stats s = {0};
+    ogc_stats s = {0};
     aclTensor *saved_t[OGC_MAX_SAVED] = {0};
     double *saved_q[OGC_MAX_SAVED] = {0};
     for (int k = 0; k < op->nin; k++)
@@ -631,28 +463,29 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
                         og_dtype_name(dt), og_dtype_name(cs.fwd[j].dtype));
             goto done;
         }
-        if (!same_shape(&cs.fwd[j], &cs.l.out)) {
+        ogc_shape got = result_shape(&cs.fwd[j]);
+        if (!ogc_shape_equal(&got, &cs.l.out)) {
             report_fail(rep, OGC_FAIL, "declared %s shape %s, kernel wrote %s", what,
-                        shape_str(cs.l.out.dims, cs.l.out.ndim, a, sizeof a),
-                        shape_str(cs.fwd[j].dims, cs.fwd[j].ndim, b, sizeof b));
+                        og_shape_str(cs.l.out.dims, cs.l.out.ndim, a, sizeof a),
+                        og_shape_str(cs.fwd[j].dims, cs.fwd[j].ndim, b, sizeof b));
             goto done;
         }
     }
     ref_forward_all(op, &cs.l, cs.xq, &ref);
     for (int j = 0; j < cs.nfwd; j++) {
-        stats fs = {0};
+        ogc_stats fs = {0};
         const double *want = j == 0 ? ref.y : ref.saved[j - 1];
         const double *fmag = j == 0 ? ref.ymag : NULL;
         int64_t fterms = j == 0 ? ref.yterms : 1;
-        compare(op, dt, cs.fwd[j].data, want, fmag, fterms, n, &fs);
+        ogc_compare(op->fp32_ulps, dt, cs.fwd[j].data, want, fmag, fterms, n, &fs);
         s.compared += fs.compared, s.sum_ulp += fs.sum_ulp, s.sum_re += fs.sum_re;
         s.max_abs = fmax(s.max_abs, fs.max_abs), s.max_rel = fmax(s.max_rel, fs.max_rel);
         s.max_ulp = fmax(s.max_ulp, fs.max_ulp), s.max_re = fmax(s.max_re, fs.max_re);
         if (fs.bad) {
             char what[64], msg[400];
             snprintf(what, sizeof what, "forward %s", j == 0 ? "output" : op->saved_names[j - 1]);
-            describe_mismatch(msg, sizeof msg, what, &fs,
-                              factor_fit(op, dt, cs.fwd[j].data, want, fmag, fterms, n, &fs), n);
+            ogc_describe_mismatch(msg, sizeof msg, what, &fs,
+                              ogc_factor_fit(op->fp32_ulps, dt, cs.fwd[j].data, want, fmag, fterms, n, &fs), n);
             report_fail(rep, OGC_FAIL, "%s", msg);
         }
     }
@@ -687,7 +520,7 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
         const ogc_result *src = op->backward_uses_output ? &cs.fwd[0] : &cs.fwd[1 + si];
         saved_t[si] = ogc_result_tensor(src);
         saved_q[si] = calloc((size_t)n + 1, sizeof(double));
-        for (int64_t i = 0; i < n; i++) saved_q[si][i] = load(src->data, i, dt);
+        for (int64_t i = 0; i < n; i++) saved_q[si][i] = ogc_load(src->data, i, dt);
     }
     for (int64_t i = 0; i < n; i++) {
         // non-zero dL/dy (B(0) is checked on its own): +-1, +-2 and values in +-[0.25, 2]
@@ -717,9 +550,10 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
     for (int k = 0, j = 0; k < op->nin; k++) {
         if (!op->in[k].differentiable) continue;
         ogc_result *g = &cs.bwd[j++];
-        if (!same_shape(g, &cs.l.in[k])) {
+        ogc_shape got = result_shape(g);
+        if (!ogc_shape_equal(&got, &cs.l.in[k])) {
             char msg[400];
-            shape_diagnosis(msg, sizeof msg, op->in[k].name, k, g, &cs.l.in[k], &cs.l.out);
+            ogc_shape_diagnosis(msg, sizeof msg, op->in[k].name, k, &got, &cs.l.in[k], &cs.l.out);
             report_fail(rep, OGC_FAIL, "%s", msg);
             goto done;
         }
@@ -744,8 +578,8 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
                 int64_t nj = 1;
                 for (int d = 0; d < cs.bwd[j].ndim; d++) nj *= cs.bwd[j].dims[d];
                 for (int64_t i = 0; i < nj; i++) {
-                    double a = load(cs.bwd[j].data, i, dt), b = 2 * load(first[j].data, i, dt);
-                    if (a != b && !(fabs(a - b) <= tolerance(op, dt, b, fabs(b), 1)) &&
+                    double a = ogc_load(cs.bwd[j].data, i, dt), b = 2 * ogc_load(first[j].data, i, dt);
+                    if (a != b && !(fabs(a - b) <= ogc_tolerance(op->fp32_ulps, dt, b, fabs(b), 1)) &&
                         !(isnan(a) && isnan(b))) {
                         if (unchanged)
                             report_fail(rep, OGC_FAIL,
@@ -771,15 +605,15 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
         ogc_result *g = &cs.bwd[j++];
         const char *name = op->in[k].name;
         int64_t nk = ogc_numel(&cs.l.in[k]);
-        stats gs = {0};
-        compare(op, dt, g->data, ref.gx[k], ref.mag[k], ref.terms[k], nk, &gs);
+        ogc_stats gs = {0};
+        ogc_compare(op->fp32_ulps, dt, g->data, ref.gx[k], ref.mag[k], ref.terms[k], nk, &gs);
         s.compared += gs.compared, s.sum_ulp += gs.sum_ulp, s.sum_re += gs.sum_re;
         s.max_abs = fmax(s.max_abs, gs.max_abs), s.max_rel = fmax(s.max_rel, gs.max_rel);
         s.max_ulp = fmax(s.max_ulp, gs.max_ulp), s.max_re = fmax(s.max_re, gs.max_re);
         bool ref_zero = true, got_zero = true;
         for (int64_t i = 0; i < nk; i++) {
             ref_zero &= ref.gx[k][i] == 0;
-            got_zero &= load(g->data, i, dt) == 0;
+            got_zero &= ogc_load(g->data, i, dt) == 0;
         }
         if (gs.bad && got_zero) {
             report_fail(rep, OGC_FAIL,
@@ -789,8 +623,8 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
         } else if (gs.bad) {
             char what[64], msg[400];
             snprintf(what, sizeof what, "gradient of '%s'", name);
-            describe_mismatch(msg, sizeof msg, what, &gs,
-                              factor_fit(op, dt, g->data, ref.gx[k], ref.mag[k], ref.terms[k], nk, &gs), nk);
+            ogc_describe_mismatch(msg, sizeof msg, what, &gs,
+                              ogc_factor_fit(op->fp32_ulps, dt, g->data, ref.gx[k], ref.mag[k], ref.terms[k], nk, &gs), nk);
             report_fail(rep, OGC_FAIL, "%s", msg);
         } else if (nk > 0 && ref_zero) {
             report_fail(rep, OGC_MISTRUSTED, "input '%s' is never exercised by the test data (its gradient is 0 everywhere)", name);
@@ -808,11 +642,11 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
             int64_t nj = 1;
             for (int d = 0; d < cs.bwd[j].ndim; d++) nj *= cs.bwd[j].dims[d];
             for (int64_t i = 0; i < nj; i++)
-                if (load(cs.bwd[j].data, i, dt) != 0) {
+                if (ogc_load(cs.bwd[j].data, i, dt) != 0) {
                     report_fail(rep, OGC_FAIL,
                                 "backward ignores grad_output: with grad_output = 0 gradient %d is "
                                 "%.9g at element %lld, not 0",
-                                j, load(cs.bwd[j].data, i, dt), (long long)i);
+                                j, ogc_load(cs.bwd[j].data, i, dt), (long long)i);
                     break;
                 }
         }
