@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opgrad/custom_op.h"
 #include "runtime/error.h"
 #include "runtime/ptrset.h"
 #include "runtime/stream.h"
@@ -40,6 +41,10 @@ aclOpExecutor *og_executor_new(const char *op, size_t plan_size) {
     }
     *e = (aclOpExecutor){.op = op};
     atomic_init(&e->refs, 1);
+    // The gradient monitor watches every backward operator's outputs (decided once per
+    // executor; no record, no logging when the allocation fails).
+    if (opgrad_debug_grads_enabled() && strstr(op, "Backward"))
+        e->grads = calloc(1, sizeof *e->grads);
     e->plan = (char *)e + head;
     for (size_t i = 0; i < plan_size; i++) ((char *)e->plan)[i] = 0;
     return e;
@@ -48,12 +53,58 @@ aclOpExecutor *og_executor_new(const char *op, size_t plan_size) {
 void og_executor_bind(aclOpExecutor *e, int slot, const aclTensor *t) {
     e->io_base[slot] = t->data;
     e->io_offset[slot] = t->offset * (int64_t)aclDataTypeSize(t->dtype);
+    if (e->grads) {
+        og_exec_view *v = &e->grads->view[slot];
+        v->bound = t->ndim <= OG_EXEC_VIEW_MAX_DIMS;
+        v->dtype = t->dtype;
+        v->ndim = t->ndim;
+        for (int d = 0; d < t->ndim && d < OG_EXEC_VIEW_MAX_DIMS; d++) {
+            v->dims[d] = t->dims[d];
+            v->strides[d] = t->strides[d];
+        }
+    }
+}
+
+static void destroy(aclOpExecutor *e) {
+    free(e->grads);
+    free(e);
+}
+
+// The gradient names of the backward operators whose outputs are not called gradInput (the
+// names of their aclnn signatures).
+static const struct {
+    const char *op;
+    const char *names[3];
+} grad_names[] = {
+    {"aclnnFusedAddScaleBackward", {"gradX", "gradBias", "gradScale"}},
+    {"aclnnHardswishBackward", {"out"}},
+    {"aclnnLeakyReluBackward", {"out"}},
+    {"aclnnThresholdBackward", {"out"}},
+};
+
+static const char *grad_name(const char *op, int k) {
+    for (size_t i = 0; i < sizeof grad_names / sizeof grad_names[0]; i++)
+        if (strcmp(op, grad_names[i].op) == 0)
+            return k < 3 && grad_names[i].names[k] ? grad_names[i].names[k] : "out";
+    return k == 0 ? "gradInput" : "out";
+}
+
+// Logs each output of a watched executor that has just run (the addresses of this launch).
+static void log_grads(const aclOpExecutor *e) {
+    for (int k = 0; k < e->noutputs; k++) {
+        int slot = e->ninputs + k;
+        if (slot < 0 || slot >= OG_EXEC_MAX_IO) break;
+        const og_exec_view *v = &e->grads->view[slot];
+        if (!v->bound) continue;
+        og_grads_log_view(e->op, k, grad_name(e->op, k), v->dtype, v->ndim, v->dims, v->strides,
+                          og_executor_addr(e, slot));
+    }
 }
 
 aclnnStatus og_executor_publish(aclOpExecutor *e, uint64_t *workspaceSize, aclOpExecutor **executor) {
     if (!og_ptrset_add(&live_executors, e, 0)) {
         const char *op = e->op;
-        free(e);
+        destroy(e);
         return og_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, "%sGetWorkspaceSize: out of memory", op);
     }
     // A recycled address is a new executor, not a consumed one.
@@ -63,10 +114,10 @@ aclnnStatus og_executor_publish(aclOpExecutor *e, uint64_t *workspaceSize, aclOp
     return ACLNN_SUCCESS;
 }
 
-void og_executor_discard(aclOpExecutor *e) { free(e); }
+void og_executor_discard(aclOpExecutor *e) { destroy(e); }
 
 static void release_ref(aclOpExecutor *e) {
-    if (atomic_fetch_sub(&e->refs, 1) == 1) free(e);
+    if (atomic_fetch_sub(&e->refs, 1) == 1) destroy(e);
 }
 
 aclnnStatus og_check_out_ptrs(const char *op, uint64_t *workspaceSize, aclOpExecutor **executor) {
@@ -87,7 +138,9 @@ typedef struct launch {
 
 static int run_launch(void *arg) {
     launch *l = arg;
-    return l->at_launch.run ? l->at_launch.run(&l->at_launch, l->workspace) : ACLNN_SUCCESS;
+    int st = l->at_launch.run ? l->at_launch.run(&l->at_launch, l->workspace) : ACLNN_SUCCESS;
+    if (l->at_launch.grads && st == ACLNN_SUCCESS) log_grads(&l->at_launch);
+    return st;
 }
 
 static void free_launch(void *arg) {
