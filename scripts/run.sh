@@ -21,3 +21,6 @@ echo
 ./build/bin/opgrad selfcheck
 echo
 ./build/bin/opgrad check "$@"
+echo
+# the custom-operator example (examples/custom): every stage of the custom checker
+./build/bin/opgrad check --custom "$(pwd)/build/examples/custom/fused_add_scale.json" | tail -2

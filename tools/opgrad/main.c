@@ -20,6 +20,7 @@
 #include "aclnnop/aclnn_mish_backward.h"
 #include "check/check.h"
 #include "check/reference.h"
+#include "custom/custom_check.h"
 #include "opgrad/opgrad.h"
 #include "tensor/dtype.h"
 
@@ -135,6 +136,8 @@ static void usage(void) {
     fprintf(stderr,
             "usage: opgrad check [--op NAME...] [--dtype LIST] [--layout LIST] [--mode full|fast]\n"
             "                    [--seed N] [--json FILE] [--list]\n"
+            "       opgrad check --custom SPEC.json [--library /ABS/lib.so] [--seed N]\n"
+            "                    [--json FILE] [--in-process]\n"
             "       opgrad info\n"
             "       opgrad selfcheck\n");
 }
@@ -179,7 +182,81 @@ static void print_row(const ogc_report *r) {
            r->mare);
 }
 
+// ---------------------------------------------------------------------------------------------
+// opgrad check --custom
+
+typedef struct custom_sink {
+    FILE *json;
+    int counts[4];
+    ogcc_row failures[32];
+    int nfail;
+} custom_sink;
+
+static void custom_row(const ogcc_row *row, void *user) {
+    custom_sink *cs = user;
+    const ogc_report *r = &row->r;
+    cs->counts[r->status]++;
+    bool dtype_known = strcmp(row->label, "spec") && strcmp(row->label, "load");
+    printf("%-9s %-34s %-10s %9.3g %9.3g  %s\n",
+           dtype_known ? (r->dtype == ACL_DOUBLE ? "float64" : og_dtype_name(r->dtype)) : "-",
+           row->label, ogc_status_name(r->status), r->max_ulp, r->mere,
+           r->status == OGC_PASS ? r->diagnosis : "");
+    if (r->status == OGC_FAIL || r->status == OGC_MISTRUSTED) {
+        printf("          -> %s\n", r->diagnosis);
+        if (cs->nfail < 32) cs->failures[cs->nfail++] = *row;
+    }
+    fflush(stdout);
+    if (cs->json) {
+        ogc_report copy = *r;
+        copy.layout = row->label;
+        fprintf(cs->json, "%s  ", cs->counts[0] + cs->counts[1] + cs->counts[2] + cs->counts[3] > 1 ? ",\n" : "");
+        ogc_report_json(cs->json, &copy);
+    }
+}
+
+static int cmd_check_custom(int argc, char **argv) {
+    ogcc_options opt = {.seed = 1, .timeout_s = 20};
+    const char *spec = NULL, *json_path = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if (!strcmp(a, "--custom") && has_value) spec = argv[++i];
+        else if (!strcmp(a, "--library") && has_value) opt.library = argv[++i];
+        else if (!strcmp(a, "--seed") && has_value) opt.seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(a, "--json") && has_value) json_path = argv[++i];
+        else if (!strcmp(a, "--in-process")) opt.in_process = true;
+        else if (!strcmp(a, "--timeout") && has_value) opt.timeout_s = atoi(argv[++i]);
+        else return usage(), 2;
+    }
+    if (!spec) return usage(), 2;
+    custom_sink cs = {0};
+    if (json_path && !(cs.json = fopen(json_path, "w")))
+        return fprintf(stderr, "opgrad check: cannot write %s\n", json_path), 2;
+    if (cs.json) fprintf(cs.json, "[\n");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    printf("opgrad check --custom %s: seed %llu, kernels %s\n\n", spec,
+           (unsigned long long)opt.seed, opt.in_process ? "in this process" : "in child processes");
+    printf("%-9s %-34s %-10s %9s %9s  %s\n", "dtype", "stage", "status", "max_ulp", "MERE", "note");
+    int fails = ogcc_check(spec, &opt, custom_row, &cs);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (cs.json) fprintf(cs.json, "\n]\n"), fclose(cs.json);
+    if (cs.nfail) {
+        printf("\nFailures:\n");
+        for (int i = 0; i < cs.nfail; i++)
+            printf("  %s %s %s: %s\n", ogc_status_name(cs.failures[i].r.status),
+                   og_dtype_name(cs.failures[i].r.dtype), cs.failures[i].label,
+                   cs.failures[i].r.diagnosis);
+    }
+    printf("\n%d passed, %d failed, %d mistrusted, %d skipped in %.1f s\n", cs.counts[OGC_PASS],
+           cs.counts[OGC_FAIL], cs.counts[OGC_MISTRUSTED], cs.counts[OGC_SKIPPED],
+           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+    return fails ? 1 : 0;
+}
+
 static int cmd_check(int argc, char **argv) {
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "--custom")) return cmd_check_custom(argc, argv);
     name_list ops = {0}, dtypes = {0}, layouts = {0};
     ogc_options opt = {.mode = OGC_MODE_FAST, .seed = 1};
     const char *json_path = NULL;
