@@ -473,12 +473,20 @@ static int aot_call(const aot_desc *d, int nparam, void **params, int *ndims, in
 
 /* ---- the exported entry points ----------------------------------------------------------------- */
 
+// A framework calling an entry point sees only the return code, often on another thread than
+// the one that could read aclGetRecentErrMsg (MindSpore prints "Return value from CPU AOT
+// kernel ... is 161002"), so a failure also prints its message to stderr.
+static int reported(int rc) {
+    if (rc != 0) fprintf(stderr, "opgrad aot: error %d: %s\n", rc, aclGetRecentErrMsg());
+    return rc;
+}
+
 #define AOT_ENTRY(sym, index)                                                                   \
     OPGRAD_API int sym(int nparam, void **params, int *ndims, int64_t **shapes,                \
                        const char **dtypes, void *stream, void *extra) {                       \
         (void)stream; /* NULL on the CPU; the call is synchronous in any case */               \
         (void)extra;  /* MindSpore's C++ AotExtra: not readable from C */                      \
-        return aot_call(&AOT[index], nparam, params, ndims, shapes, dtypes);                   \
+        return reported(aot_call(&AOT[index], nparam, params, ndims, shapes, dtypes));         \
     }
 
 AOT_ENTRY(opgrad_Mish, MISH)

@@ -1,0 +1,516 @@
+#!/usr/bin/env python3
+"""opgrad's aot operators inside MindSpore: ops.Custom(func_type="aot") with an aot bprop, on CPU.
+
+The one command (makes the venv, installs MindSpore, builds the libraries, runs this file):
+    tests/mindspore/run.sh
+Directly, with a Python that has MindSpore installed:
+    python tests/mindspore/test_mindspore.py \
+        --fused-lib /abs/build/examples/custom/libfused_add_scale.so \
+        --opgrad-lib /abs/build/libopgrad.so
+
+What it checks (GRAPH_MODE on CPU unless said otherwise), every result against float64:
+  A. examples/custom/fused_add_scale.c, y = (x + bias) * scale with bias [C] broadcast over the
+     rows and scale [1] broadcast over everything:
+     1. the forward for float32, float16, bfloat16 and float64 against NumPy float64;
+     2. ms.grad(f, grad_position=(0, 1, 2)) of a scalar loss sum(w * y) through the aot bprop
+        (FusedAddScaleGrad, a second Custom built outside the bprop) against the float64
+        gradient AND against ms.grad of the same expression in native MindSpore ops, for float32
+        and float16, so dbias and dscale really are reductions over the broadcast dims;
+     3. each grad_position alone (0, 1, 2).
+  B. opgrad's own aot entry points exported by libopgrad.so (opgrad_Mish, opgrad_MishBackward):
+     1. the forward (float32, float16, bfloat16) and the gradient (float32) against float64 and
+        against native ops.mish;
+     2. a tiny network Dense(8,16) -> Mish -> Dense(16,3), MSE loss, plain SGD, trained for
+        --steps steps twice from the same initial weights: Mish through aot (Custom + bprop) vs
+        native ops.mish. The two loss curves must agree within --loss-rtol per step, and both
+        must agree with the same training done in NumPy float64. A deliberately wrong backward
+        (dx * 1.01) must NOT agree: that shows the tolerance can see a 1% gradient error.
+  C. PYNATIVE_MODE: the gradients of A.2 and B.1 once more, eagerly.
+
+Tolerances are bounds, not fudge factors (u is the dtype's unit roundoff: 2^-24 float32, 2^-11
+float16, 2^-8 bfloat16, 2^-53 float64; the reference is computed in float64 from the inputs as
+rounded to the dtype):
+  * the FusedAddScale kernels compute in double and round once: |err| <= u |ref| plus the double
+    rounding of the sums (n 2^-52 sum|terms|) plus the dtype's smallest subnormal;
+  * native MindSpore computes in the dtype: each product and sum rounds, and a sum of n terms
+    in any order is within (n - 1) u sum|terms| (Higham's gamma bound), so a reduced gradient
+    gets (n + 2) u sum|terms|;
+  * custom vs native: the sum of the two bounds.
+  * Mish: opgrad's float32 kernel is within a few ulps, its only error being exp's (measured
+    over 60001 points of [-30, 30]: forward <= 4.0 u |y|, backward <= 3.5 u m |dy| with
+    m = |t| + |x sigmoid(x) (1 - t^2)|, the magnitude of the two terms of mish', which cancel near
+    x = -1.19 so the bound cannot be relative to mish' itself). Bounds: 8 u |y| forward (float16 /
+    bfloat16: plus one rounding of the float32 result, u16 |y|), 8 u m |dy| backward.
+    Native ops.mish (MindSpore 2.10 CPU) is far less accurate away from 0 (measured: backward up
+    to 1.5e4 u m on [2, 10] and ~6% relative below -10; forward returns 0 below about -17): its
+    gradient is compared with opgrad's on |x| <= 2 only, where it is within 40 u m (bound 64 u m),
+    and its worst error elsewhere is printed for information.
+  * loss curves: relative 1e-5 per step (--loss-rtol). The two networks differ only in Mish's
+    rounding (a few ulps per element), which moved the curves by at most 1.6e-7 relative in 10
+    steps; a backward off by 1% moves them by ~1e-3, and the run checks that it does leave 1e-5.
+Every check prints its worst error as a multiple of its bound (err/tol).
+
+Exit status: 0 all passed, 1 a check failed, 2 bad arguments or libraries, 4 MindSpore cannot
+be imported.
+"""
+import argparse
+import ctypes
+import os
+import sys
+import time
+
+import numpy as np
+
+try:
+    import mindspore as ms
+    import mindspore.nn as nn
+    import mindspore.ops as ops
+    from mindspore import Tensor
+except Exception as e:  # noqa: BLE001 - any import failure means "MindSpore unavailable"
+    print(f"MindSpore unavailable: import mindspore failed: {type(e).__name__}: {e}", flush=True)
+    sys.exit(4)
+
+U = {"float32": 2.0 ** -24, "float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float64": 2.0 ** -53}
+DENORM = {"float32": 2.0 ** -149, "float16": 2.0 ** -24, "bfloat16": 2.0 ** -133,
+          "float64": 5e-324}
+MSDT = {"float32": ms.float32, "float16": ms.float16, "bfloat16": ms.bfloat16,
+        "float64": ms.float64}
+
+RESULTS = []  # (label, ok, detail)
+
+
+def record(label, ok, detail=""):
+    RESULTS.append((label, ok, detail))
+    print(f"  {'PASS' if ok else 'FAIL'}  {label}  {detail}", flush=True)
+
+
+def section(title):
+    print(f"\n== {title}", flush=True)
+
+
+def to_ms(a, dtype):
+    """(Tensor of dtype, its values as float64) from a float64 array."""
+    if dtype == "bfloat16":  # NumPy has no bfloat16: round through a float32 Tensor
+        t = Tensor(np.asarray(a, np.float32)).astype(ms.bfloat16)
+    else:
+        t = Tensor(np.asarray(a, dtype=np.dtype(dtype)))
+    return t, as64(t)
+
+
+def as64(t):
+    if t.dtype in (ms.bfloat16, ms.float16):
+        return t.astype(ms.float32).asnumpy().astype(np.float64)
+    return t.asnumpy().astype(np.float64)
+
+
+def check_close(label, got, ref, tol):
+    """Elementwise |got - ref| <= tol (tol broadcast to ref); prints the worst err/tol."""
+    got = np.asarray(got, np.float64)
+    ref = np.asarray(ref, np.float64)
+    if got.shape != ref.shape:
+        record(label, False, f"shape {got.shape}, expected {ref.shape}")
+        return False
+    tol = np.broadcast_to(np.asarray(tol, np.float64), ref.shape)
+    err = np.abs(got - ref)
+    bad = ~(err <= tol)  # NaN counts as bad
+    ratio = np.where(tol > 0, err / np.where(tol > 0, tol, 1), np.where(err > 0, np.inf, 0))
+    if ref.size == 0:
+        record(label, True, "(empty)")
+        return True
+    i = np.unravel_index(np.nanargmax(np.where(np.isnan(ratio), np.inf, ratio)), ref.shape)
+    detail = (f"max|err|={np.nanmax(err):.3g} max err/tol={np.nanmax(ratio):.3g}"
+              f" (worst at {tuple(int(k) for k in i)}: got {got[i]:.9g}, want {ref[i]:.9g},"
+              f" tol {tol[i]:.3g})")
+    ok = not bad.any()
+    record(label, ok, detail if ok else detail + f"; {int(bad.sum())} of {ref.size} outside")
+    return ok
+
+
+def run_check(label, fn):
+    """Runs one check function; an exception is a failure with its message, not an abort."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001
+        msg = str(e).strip().splitlines()
+        # MindSpore's errors carry a long C++ stack: keep the first meaningful lines.
+        msg = " | ".join(line for line in msg[:6] if line.strip())
+        record(label, False, f"raised {type(e).__name__}: {msg}")
+
+
+def missing_symbols(path, names):
+    lib = ctypes.CDLL(path)
+    return [n for n in names if not hasattr(lib, n)]
+
+
+# ------------------------------------------------------------------------------------------------
+# A. FusedAddScale from examples/custom
+
+def fused_ops(lib):
+    """The forward Custom with its bprop, exactly as a user writes it."""
+    # The backward Custom is constructed OUTSIDE the bprop (MindSpore requires definition and use
+    # to be separate). Params: x, bias, scale, y, dy -> dx, dbias, dscale (one per input).
+    bwd = ops.Custom(func=lib + ":FusedAddScaleGrad",
+                     out_shape=lambda x, b, s, y, dy: (x, b, s),
+                     out_dtype=lambda x, b, s, y, dy: (x, b, s),
+                     func_type="aot")
+
+    def bprop(x, b, s, out, dout):
+        return bwd(x, b, s, out, dout)  # already a tuple: one gradient per forward input
+
+    fwd = ops.Custom(func=lib + ":FusedAddScale",
+                     out_shape=lambda x, b, s: x, out_dtype=lambda x, b, s: x,
+                     func_type="aot", bprop=bprop)
+    return fwd
+
+
+class Apply(nn.Cell):
+    """Runs an op inside a Cell, so that GRAPH_MODE really compiles a graph."""
+
+    def __init__(self, op):
+        super().__init__()
+        self.op = op
+
+    def construct(self, *args):
+        return self.op(*args)
+
+
+FAS_SHAPES = [((8, 16), 16), ((5, 37), 37), ((2, 3, 7), 7), ((1, 1), 1)]
+
+
+def fas_inputs(rng, xshape, c, dtype):
+    x, x64 = to_ms(rng.uniform(-2, 2, xshape), dtype)
+    b, b64 = to_ms(rng.uniform(-2, 2, (c,)), dtype)
+    s, s64 = to_ms(rng.uniform(0.5, 2, (1,)), dtype)
+    w, w64 = to_ms(rng.uniform(-2, 2, xshape), dtype)
+    return (x, b, s, w), (x64, b64, s64, w64)
+
+
+def check_fas_forward(fwd, dtype, rng):
+    net = Apply(fwd)
+    for xshape, c in FAS_SHAPES:
+        (x, b, s, _), (x64, b64, s64, _) = fas_inputs(rng, xshape, c, dtype)
+        y = net(x, b, s)
+        if y.dtype != MSDT[dtype]:
+            record(f"forward {dtype} {xshape}", False, f"output dtype {y.dtype}")
+            continue
+        ref = (x64 + b64) * s64
+        u = U[dtype]
+        tol = u * np.abs(ref) + 2.0 ** -52 * (np.abs(x64) + np.abs(b64)) * np.abs(s64) \
+            + DENORM[dtype]
+        check_close(f"forward {dtype} x{xshape} bias[{c}] scale[1] vs float64", as64(y), ref, tol)
+
+
+def fas_grad_refs(x64, b64, s64, w64, dtype):
+    """float64 gradients of L = sum(w * (x + b) * s) and the custom / native error bounds."""
+    rows = x64.size // x64.shape[-1]
+    n = x64.size
+    u, dn = U[dtype], DENORM[dtype]
+    xb = x64 + b64
+    red = tuple(range(x64.ndim - 1))
+    ref = (w64 * s64, (w64 * s64).sum(axis=red), np.array([(w64 * xb).sum()]))
+    abs_db = (np.abs(w64) * np.abs(s64)).sum(axis=red)
+    abs_ds = np.array([(np.abs(w64) * np.abs(xb)).sum()])
+    # custom: double accumulation, one rounding at the end
+    tol_c = (u * np.abs(ref[0]) + dn,
+             u * np.abs(ref[1]) + rows * 2.0 ** -52 * abs_db + dn,
+             u * np.abs(ref[2]) + (n + 1) * 2.0 ** -52 * abs_ds + dn)
+    # native, in the dtype: the product rounds; the sum of m terms is within (m - 1) u sum|terms|
+    tol_n = (u * np.abs(ref[0]) + dn,
+             1.01 * (rows + 1) * u * abs_db + dn,
+             1.01 * (n + 2) * u * abs_ds + dn)
+    return ref, tol_c, tol_n
+
+
+def check_fas_grad(fwd, dtype, rng, mode_label=""):
+    def loss_custom(x, b, s, w):  # a def, not a lambda: GRAPH_MODE cannot parse a lambda here
+        return (fwd(x, b, s) * w).sum()
+
+    def loss_native(x, b, s, w):
+        return (((x + b) * s) * w).sum()
+
+    g_custom = ms.grad(loss_custom, grad_position=(0, 1, 2))
+    g_native = ms.grad(loss_native, grad_position=(0, 1, 2))
+    names = ("dx", "dbias", "dscale")
+    for xshape, c in FAS_SHAPES:
+        (x, b, s, w), (x64, b64, s64, w64) = fas_inputs(rng, xshape, c, dtype)
+        ref, tol_c, tol_n = fas_grad_refs(x64, b64, s64, w64, dtype)
+        gc = g_custom(x, b, s, w)
+        gn = g_native(x, b, s, w)
+        if len(gc) != 3:
+            record(f"{mode_label}grad {dtype} {xshape}", False, f"{len(gc)} gradients, expected 3")
+            continue
+        for k in range(3):
+            tag = f"{mode_label}{names[k]} {dtype} x{xshape} bias[{c}] scale[1]"
+            if gc[k].dtype != MSDT[dtype]:
+                record(f"{tag} dtype", False, f"custom gradient dtype {gc[k].dtype}")
+            c64, n64 = as64(gc[k]), as64(gn[k])
+            check_close(f"{tag}: aot bprop vs float64", c64, ref[k], tol_c[k])
+            check_close(f"{tag}: native vs float64", n64, ref[k], tol_n[k])
+            check_close(f"{tag}: aot bprop vs native", c64, n64, tol_c[k] + tol_n[k])
+
+
+def check_fas_single_positions(fwd, rng):
+    def loss_custom(x, b, s, w):
+        return (fwd(x, b, s) * w).sum()
+
+    def loss_native(x, b, s, w):
+        return (((x + b) * s) * w).sum()
+
+    (x, b, s, w), (x64, b64, s64, w64) = fas_inputs(rng, (5, 37), 37, "float32")
+    ref, tol_c, tol_n = fas_grad_refs(x64, b64, s64, w64, "float32")
+    for pos in range(3):
+        gc = ms.grad(loss_custom, grad_position=pos)(x, b, s, w)
+        gn = ms.grad(loss_native, grad_position=pos)(x, b, s, w)
+        check_close(f"grad_position={pos} alone: aot bprop vs float64", as64(gc), ref[pos],
+                    tol_c[pos])
+        check_close(f"grad_position={pos} alone: aot bprop vs native", as64(gc), as64(gn),
+                    tol_c[pos] + tol_n[pos])
+
+
+# ------------------------------------------------------------------------------------------------
+# B. opgrad's built-in Mish through aot
+
+def mish_ops(opgrad_lib, dx_factor=None):
+    """opgrad_Mish with its bprop opgrad_MishBackward (params x, y, dy -> dx)."""
+    mish_bwd = ops.Custom(func=opgrad_lib + ":opgrad_MishBackward",
+                          out_shape=lambda x, y, dy: x, out_dtype=lambda x, y, dy: x,
+                          func_type="aot")
+    if dx_factor is None:
+        def mish_bprop(x, out, dout):
+            return (mish_bwd(x, out, dout),)  # a tuple even for one input
+    else:  # the deliberately wrong backward of the sensitivity check
+        def mish_bprop(x, out, dout):
+            return (mish_bwd(x, out, dout) * dx_factor,)
+    return ops.Custom(func=opgrad_lib + ":opgrad_Mish",
+                      out_shape=lambda x: x, out_dtype=lambda x: x,
+                      func_type="aot", bprop=mish_bprop)
+
+
+def mish64(x):
+    t = np.tanh(np.logaddexp(0.0, x))
+    return x * t, t
+
+
+def mish_grad64(x):
+    """mish'(x) = t + x sigmoid(x) (1 - t^2), and the magnitude of its two terms."""
+    _, t = mish64(x)
+    sig = np.exp(-np.logaddexp(0.0, -x))  # not 0.5 (1 + tanh(x / 2)): that cancels for x << 0
+    corr = x * sig * (1.0 - t * t)
+    return t + corr, np.abs(t) + np.abs(corr)
+
+
+def mish_points(rng, shape):
+    x = rng.uniform(-6, 6, shape)
+    special = [-30.0, -20.0, -1.1924, -1.0, -1e-3, 0.0, 1e-3, 1.0, 5.0, 20.0, 30.0]
+    x.flat[:len(special)] = special
+    return x
+
+
+def check_mish_forward(mish, rng):
+    net = Apply(mish)
+    for dtype in ("float32", "float16", "bfloat16"):
+        x, x64 = to_ms(mish_points(rng, (64, 33)), dtype)
+        y = net(x)
+        ref, _ = mish64(x64)
+        tol = 8 * U["float32"] * np.abs(ref) + DENORM[dtype]
+        if dtype != "float32":
+            tol = tol + U[dtype] * np.abs(ref)
+        check_close(f"opgrad_Mish forward {dtype} [64,33] vs float64", as64(y), ref, tol)
+
+
+def check_mish_grad(mish, rng, mode_label=""):
+    def loss_aot(x, w):
+        return (mish(x) * w).sum()
+
+    def loss_native(x, w):
+        return (ops.mish(x) * w).sum()
+
+    x, x64 = to_ms(mish_points(rng, (64, 33)), "float32")
+    w, w64 = to_ms(rng.uniform(-2, 2, (64, 33)), "float32")
+    d, mag = mish_grad64(x64)
+    ref = w64 * d
+    u = U["float32"]
+    tol = 8 * u * mag * np.abs(w64) + DENORM["float32"]
+    ga = as64(ms.grad(loss_aot)(x, w))
+    gn = as64(ms.grad(loss_native)(x, w))
+    check_close(f"{mode_label}opgrad_Mish dx float32 [64,33]: aot bprop vs float64", ga, ref, tol)
+    near = np.abs(x64) <= 2
+    tol_n = 64 * u * mag * np.abs(w64) + DENORM["float32"]
+    check_close(f"{mode_label}opgrad_Mish dx float32, |x| <= 2: aot bprop vs native ops.mish",
+                ga[near], gn[near], tol[near] + tol_n[near])
+    scale = u * mag * np.abs(w64) + DENORM["float32"]
+    for name, g in (("aot", ga), ("native", gn)):
+        r = np.abs(g - ref) / scale
+        print(f"  info  {mode_label}{name:>6} dx error in units of u*m*|dy|: "
+              f"max {r[near].max():.3g} "
+              f"on |x|<=2, {r[~near].max():.3g} on |x|>2 (at x={x64[~near][r[~near].argmax()]:g})")
+
+
+class MLP(nn.Cell):
+    def __init__(self, act, params):
+        super().__init__()
+        w1, b1, w2, b2 = (Tensor(p.astype(np.float32)) for p in params)
+        self.fc1 = nn.Dense(8, 16, weight_init=w1, bias_init=b1)
+        self.act = act
+        self.fc2 = nn.Dense(16, 3, weight_init=w2, bias_init=b2)
+
+    def construct(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+class NativeMish(nn.Cell):
+    def construct(self, x):
+        return ops.mish(x)
+
+
+def train_ms(act, params, X, Y, steps, lr):
+    net = MLP(act, params)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()),
+                               nn.SGD(net.trainable_params(), learning_rate=lr))
+    step.set_train()
+    xs, ys = Tensor(X.astype(np.float32)), Tensor(Y.astype(np.float32))
+    return [float(step(xs, ys).asnumpy()) for _ in range(steps)]  # loss before each update
+
+
+def train_np64(params, X, Y, steps, lr):
+    """The same training in float64 NumPy (nn.Dense: x W^T + b; MSELoss: the mean)."""
+    w1, b1, w2, b2 = (p.astype(np.float64).copy() for p in params)
+    losses = []
+    for _ in range(steps):
+        h = X @ w1.T + b1
+        a, _ = mish64(h)
+        o = a @ w2.T + b2
+        r = o - Y
+        losses.append(float((r * r).mean()))
+        do = 2.0 * r / r.size
+        dw2, db2 = do.T @ a, do.sum(0)
+        dh = (do @ w2) * mish_grad64(h)[0]
+        dw1, db1 = dh.T @ X, dh.sum(0)
+        w1 -= lr * dw1
+        b1 -= lr * db1
+        w2 -= lr * dw2
+        b2 -= lr * db2
+    return losses
+
+
+def check_training(opgrad_lib, steps, rtol):
+    rng = np.random.default_rng(2024)
+    # nn.Dense's default init is uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)): drawn once, here, and
+    # given to both networks (and to the float64 reference), so the starts are identical.
+    params = (rng.uniform(-8 ** -0.5, 8 ** -0.5, (16, 8)), rng.uniform(-8 ** -0.5, 8 ** -0.5, 16),
+              rng.uniform(-0.25, 0.25, (3, 16)), rng.uniform(-0.25, 0.25, 3))
+    params = tuple(p.astype(np.float32) for p in params)  # the float32 values both nets start at
+    X = rng.normal(size=(64, 8))
+    Y = np.stack([np.sin(X[:, 0] + X[:, 1]), X[:, 2] * X[:, 3], np.tanh(X[:, 4:]).sum(1)], 1)
+    X32, Y32 = X.astype(np.float32).astype(np.float64), Y.astype(np.float32).astype(np.float64)
+    lr = 0.1
+
+    t0 = time.time()
+    aot = train_ms(Apply(mish_ops(opgrad_lib)), params, X32, Y32, steps, lr)
+    native = train_ms(NativeMish(), params, X32, Y32, steps, lr)
+    wrong = train_ms(Apply(mish_ops(opgrad_lib, dx_factor=1.01)), params, X32, Y32, steps, lr)
+    ref = train_np64(params, X32, Y32, steps, lr)
+    print(f"  (4 trainings of {steps} steps: {time.time() - t0:.1f} s)")
+    print(f"  {'step':>4}  {'aot (opgrad_Mish)':>18}  {'native ops.mish':>18}"
+          f"  {'float64 numpy':>18}"
+          f"  {'|aot-native|/native':>20}  {'wrong bwd (dx*1.01)':>20}")
+    for i in range(steps):
+        print(f"  {i:>4}  {aot[i]:>18.9g}  {native[i]:>18.9g}  {ref[i]:>18.9g}"
+              f"  {abs(aot[i] - native[i]) / abs(native[i]):>20.3g}  {wrong[i]:>20.9g}")
+    a, n, r, bad = (np.array(v) for v in (aot, native, ref, wrong))
+    check_close(f"loss curve, {steps} SGD steps: aot vs native (rel {rtol:g} per step)", a, n,
+                rtol * np.abs(n))
+    check_close(f"loss curve: aot vs float64 NumPy (rel {rtol:g})", a, r, rtol * np.abs(r))
+    check_close(f"loss curve: native vs float64 NumPy (rel {rtol:g})", n, r, rtol * np.abs(r))
+    dev = np.max(np.abs(bad - n) / np.abs(n))
+    record("sensitivity: a backward off by 1% (dx * 1.01) leaves the tolerance", dev > rtol,
+           f"max rel deviation {dev:.3g} vs tolerance {rtol:g}")
+    if not np.all(np.diff(a) < 0):
+        record("the aot network's loss decreases every step", False, str(aot))
+    else:
+        record("the aot network's loss decreases every step", True,
+               f"{aot[0]:.6g} -> {aot[-1]:.6g}")
+
+
+# ------------------------------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--fused-lib", required=True, help="absolute path of libfused_add_scale.so")
+    ap.add_argument("--opgrad-lib", required=True, help="absolute path of libopgrad.so")
+    ap.add_argument("--steps", type=int, default=10, help="SGD steps of the training check")
+    ap.add_argument("--loss-rtol", type=float, default=1e-5,
+                    help="relative tolerance per step between the loss curves")
+    args = ap.parse_args()
+
+    for opt, path in (("--fused-lib", args.fused_lib), ("--opgrad-lib", args.opgrad_lib)):
+        if not os.path.isabs(path):
+            print(f"{opt} {path}: give an absolute path (MindSpore resolves a relative one "
+                  f"against the working directory at kernel init)", flush=True)
+            return 2
+        if not os.path.isfile(path):
+            print(f"{opt} {path}: no such file", flush=True)
+            return 2
+    fused_missing = missing_symbols(args.fused_lib, ["FusedAddScale", "FusedAddScaleGrad"])
+    if fused_missing:
+        print(f"{args.fused_lib} does not export {', '.join(fused_missing)}", flush=True)
+        return 2
+    mish_missing = missing_symbols(args.opgrad_lib, ["opgrad_Mish", "opgrad_MishBackward"])
+
+    print(f"MindSpore {ms.__version__}, NumPy {np.__version__}, Python {sys.version.split()[0]}")
+    print(f"fused-lib  {args.fused_lib}\nopgrad-lib {args.opgrad_lib}")
+    if int(np.__version__.split(".")[0]) >= 2:
+        print("NOTE: NumPy >= 2. The MindSpore 2.10.0 wheels are built against NumPy 1.x: "
+              "with NumPy 2 the first Tensor operation in PYNATIVE_MODE raises (\"A module "
+              "that was compiled using NumPy 1.x cannot be run in NumPy 2...\") and bfloat16 "
+              "constants fail to fold in graphs. run.sh installs numpy<2.", flush=True)
+    print(f"MS_CUSTOM_AOT_WHITE_LIST={os.environ.get('MS_CUSTOM_AOT_WHITE_LIST', '(unset)')}")
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_device("CPU")
+    t_all = time.time()
+    rng = np.random.default_rng(7)
+
+    section("A1. FusedAddScale forward (aot, GRAPH_MODE) vs NumPy float64")
+    fwd = fused_ops(args.fused_lib)
+    for dtype in ("float32", "float16", "bfloat16", "float64"):
+        run_check(f"forward {dtype}", lambda: check_fas_forward(fwd, dtype, rng))
+
+    section("A2. ms.grad(grad_position=(0, 1, 2)) through the aot bprop vs float64 and native ops")
+    for dtype in ("float32", "float16"):
+        run_check(f"grad {dtype}", lambda: check_fas_grad(fwd, dtype, rng))
+
+    section("A3. each grad_position alone (float32, x[5,37])")
+    run_check("single positions", lambda: check_fas_single_positions(fwd, rng))
+
+    if mish_missing:
+        section("B. opgrad's built-in Mish through aot")
+        record(f"libopgrad exports {', '.join(mish_missing)}", False,
+               f"{args.opgrad_lib} does not export {', '.join(mish_missing)} (the aot built-ins, "
+               f"src/aot/aot_builtins.c): parts B and C.2 cannot run")
+    else:
+        section("B1. opgrad_Mish / opgrad_MishBackward (aot, GRAPH_MODE) vs float64 and ops.mish")
+        mish = mish_ops(args.opgrad_lib)
+        run_check("mish forward", lambda: check_mish_forward(mish, rng))
+        run_check("mish grad", lambda: check_mish_grad(mish, rng))
+        section(f"B2. training Dense(8,16) -> Mish -> Dense(16,3), {args.steps} SGD steps, "
+                f"aot Mish vs native")
+        run_check("training", lambda: check_training(args.opgrad_lib, args.steps, args.loss_rtol))
+
+    section("C. PYNATIVE_MODE: the same gradients, eagerly")
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    fwd_py = fused_ops(args.fused_lib)
+    run_check("pynative fused grad", lambda: check_fas_grad(fwd_py, "float32", rng, "PYNATIVE "))
+    if not mish_missing:
+        mish_py = mish_ops(args.opgrad_lib)
+        run_check("pynative mish grad", lambda: check_mish_grad(mish_py, rng, "PYNATIVE "))
+
+    failed = [r for r in RESULTS if not r[1]]
+    print(f"\n{len(RESULTS) - len(failed)} of {len(RESULTS)} checks passed "
+          f"({time.time() - t_all:.1f} s)")
+    for label, _, detail in failed:
+        print(f"FAILED: {label}  {detail}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
