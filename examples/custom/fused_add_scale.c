@@ -55,7 +55,7 @@ static uint16_t double_to_half(double v) {
     if (isnan(v)) return 0x7e00;
     if (a >= 65520.0) return sign | 0x7c00; // rounds to infinity
     int e;
-    frexp(a, &e);                          // a = f * 2^e, f in [0.5, 1)
+    frexp(a, &e);                           // a = f * 2^e, f in [0.5, 1)
     int shift = e - 1 < -14 ? -24 : e - 11; // spacing of halfs at a: 2^shift
     double q = nearbyint(ldexp(a, -shift)); // round to nearest even in the current mode
     double r = ldexp(q, shift);
@@ -68,24 +68,36 @@ static uint16_t double_to_half(double v) {
 
 static double load(const void *p, int64_t i, kind k) {
     switch (k) {
-    case F32: return ((const float *)p)[i];
-    case F16: return half_to_double(((const uint16_t *)p)[i]);
-    case BF16: return bits_to_float((uint32_t)((const uint16_t *)p)[i] << 16);
-    default: return ((const double *)p)[i];
+    case F32:
+        return ((const float *)p)[i];
+    case F16:
+        return half_to_double(((const uint16_t *)p)[i]);
+    case BF16:
+        return bits_to_float((uint32_t)((const uint16_t *)p)[i] << 16);
+    default:
+        return ((const double *)p)[i];
     }
 }
 
 static void store(void *p, int64_t i, kind k, double v) {
     switch (k) {
-    case F32: ((float *)p)[i] = (float)v; break;
-    case F16: ((uint16_t *)p)[i] = double_to_half(v); break;
+    case F32:
+        ((float *)p)[i] = (float)v;
+        break;
+    case F16:
+        ((uint16_t *)p)[i] = double_to_half(v);
+        break;
     case BF16: {
         uint32_t u = float_to_bits((float)v); // bf16 from float: round to nearest even
-        if ((u & 0x7fffffff) > 0x7f800000) ((uint16_t *)p)[i] = (uint16_t)(u >> 16 | 0x40);
-        else ((uint16_t *)p)[i] = (uint16_t)((u + 0x7fff + (u >> 16 & 1)) >> 16);
+        if ((u & 0x7fffffff) > 0x7f800000)
+            ((uint16_t *)p)[i] = (uint16_t)(u >> 16 | 0x40);
+        else
+            ((uint16_t *)p)[i] = (uint16_t)((u + 0x7fff + (u >> 16 & 1)) >> 16);
         break;
     }
-    default: ((double *)p)[i] = v; break;
+    default:
+        ((double *)p)[i] = v;
+        break;
     }
 }
 

@@ -55,7 +55,8 @@ static const char *shape_str(const ogc_shape *s, char *buf, int size) {
 }
 
 static void emit(checker *ck, const kase *k, aclDataType dt, const char *stage, ogc_status st,
-                 const ogc_stats *stats, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+                 const ogc_stats *stats, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
 static void emit(checker *ck, const kase *k, aclDataType dt, const char *stage, ogc_status st,
                  const ogc_stats *stats, const char *fmt, ...) {
     ogcc_row row;
@@ -115,10 +116,13 @@ static void save_crash(const kase *k, const ogr_call *c, int ninputs, const char
         if (f) fwrite(c->p[i].data, 1, c->p[i].bytes, f), fclose(f);
         if (txt)
             fprintf(txt, "%s %s %s %s.%s.bin\n", names[i], ogs_dtype_str(c->p[i].dtype),
-                    shape_str(&c->p[i].shape, sh, sizeof sh), names[i], ogs_dtype_str(c->p[i].dtype));
+                    shape_str(&c->p[i].shape, sh, sizeof sh), names[i],
+                    ogs_dtype_str(c->p[i].dtype));
     }
-    if (txt) fprintf(txt, "op %s, sizes %s, seed %llu\n", k->s->name, k->bind,
-                     (unsigned long long)k->ck->opt->seed), fclose(txt);
+    if (txt)
+        fprintf(txt, "op %s, sizes %s, seed %llu\n", k->s->name, k->bind,
+                (unsigned long long)k->ck->opt->seed),
+            fclose(txt);
 }
 
 static void run(kase *k, ogr_call *c, const char *symbol, opgrad_aot_fn fn, void *extra,
@@ -148,15 +152,16 @@ static bool call_failed(kase *k, ogr_call *c, const ogr_outcome *o, const char *
 // Element e of param i untouched in both runs (still the poison byte of each run)?
 static bool unwritten(const unsigned char *run0, const unsigned char *run1, size_t es, int64_t e) {
     for (size_t b = 0; b < es; b++)
-        if (run0[e * (int64_t)es + (int64_t)b] != POISON[0] || run1[e * (int64_t)es + (int64_t)b] != POISON[1])
+        if (run0[e * (int64_t)es + (int64_t)b] != POISON[0] ||
+            run1[e * (int64_t)es + (int64_t)b] != POISON[1])
             return false;
     return true;
 }
 
 typedef struct written {
     int64_t missing, first_missing;
-    bool half_written;  // exactly the first half of the bytes written
-    size_t overrun;     // canary bytes overwritten
+    bool half_written; // exactly the first half of the bytes written
+    size_t overrun;    // canary bytes overwritten
     bool nondeterministic;
     int64_t first_diff;
 } written;
@@ -201,8 +206,10 @@ static bool run_twice(kase *k, ogr_call *c, int first, const char *symbol, opgra
                 bool lo = true, hi = true;
                 for (size_t q = 0; q < c->p[i].bytes; q++) {
                     bool untouched = a[q] == POISON[0] && b[q] == POISON[1];
-                    if (q < half) lo &= !untouched;
-                    else hi &= untouched;
+                    if (q < half)
+                        lo &= !untouched;
+                    else
+                        hi &= untouched;
                 }
                 wi->half_written = lo && hi;
             }
@@ -228,7 +235,8 @@ static bool reference(kase *k, double **ref, double **mag, int64_t *terms, char 
             snprintf(err, size,
                      "output '%s' is declared %s but the reference expression gives %s: the "
                      "declared out_shape is wrong (or the reference is)",
-                     s->out[0].name, shape_str(&k->out[0], a, sizeof a), shape_str(&rs, b, sizeof b));
+                     s->out[0].name, shape_str(&k->out[0], a, sizeof a),
+                     shape_str(&rs, b, sizeof b));
             return false;
         }
         int64_t n = numel(&rs);
@@ -283,7 +291,7 @@ static bool stage_forward(kase *k) {
         names[i] = s->in[i].name, dts[i] = ogs_dtype(&s->in[i], k->dt), shapes[i] = k->in[i];
     for (int j = 0; j < s->nout; j++)
         names[s->nin + j] = s->out[j].name, dts[s->nin + j] = ogs_dtype(&s->out[j], k->dt),
-        shapes[s->nin + j] = k->out[j];
+                       shapes[s->nin + j] = k->out[j];
     ogr_call c;
     if (!ogr_alloc(&c, s->nin + s->nout, dts, shapes, k->tail)) {
         emit(k->ck, k, k->dt, "forward", OGC_FAIL, NULL, "out of memory laying out the call");
@@ -365,7 +373,9 @@ static bool stage_forward(kase *k) {
         }
         if (ok)
             emit(k->ck, k, k->dt, "forward", OGC_PASS, &st, "%s",
-                 compared ? "" : "no reference in the spec: shapes, dtypes and coverage checked, values not");
+                 compared
+                     ? ""
+                     : "no reference in the spec: shapes, dtypes and coverage checked, values not");
     }
     free_list(ref, MAX_OUT);
     free_list(mag, MAX_OUT);
@@ -434,23 +444,27 @@ static void backward_layout(const kase *k, aclDataType dout_dt, bwd_layout *l) {
     const ogs_spec *s = k->s;
     int n = 0;
     for (int i = 0; i < s->nin; i++)
-        l->names[n] = s->in[i].name, l->dts[n] = ogs_dtype(&s->in[i], k->dt), l->shapes[n++] = k->in[i];
+        l->names[n] = s->in[i].name, l->dts[n] = ogs_dtype(&s->in[i], k->dt),
+        l->shapes[n++] = k->in[i];
     for (int j = 0; j < s->nout; j++)
-        l->names[n] = s->out[j].name, l->dts[n] = ogs_dtype(&s->out[j], k->dt), l->shapes[n++] = k->out[j];
+        l->names[n] = s->out[j].name, l->dts[n] = ogs_dtype(&s->out[j], k->dt),
+        l->shapes[n++] = k->out[j];
     for (int j = 0; j < s->nout; j++)
-        l->names[n] = "dout", l->dts[n] = dout_dt != ACL_DT_UNDEFINED ? dout_dt : ogs_dtype(&s->out[j], k->dt),
+        l->names[n] = "dout",
+        l->dts[n] = dout_dt != ACL_DT_UNDEFINED ? dout_dt : ogs_dtype(&s->out[j], k->dt),
         l->shapes[n++] = k->out[j];
     l->first_grad = n;
     for (int g = 0; g < s->ngrads; g++)
-        l->names[n] = g < s->nin ? s->in[g].name : "extra", l->dts[n] = ogs_dtype(&s->grads[g], k->dt),
-        l->shapes[n++] = k->grad[g];
+        l->names[n] = g < s->nin ? s->in[g].name : "extra",
+        l->dts[n] = ogs_dtype(&s->grads[g], k->dt), l->shapes[n++] = k->grad[g];
     l->n = n;
 }
 
 static void fill_backward_inputs(const kase *k, ogr_call *c, const double *const *dout) {
     const ogs_spec *s = k->s;
     for (int i = 0; i < s->nin; i++) put_values(c, i, k->x[i]);
-    for (int j = 0; j < s->nout; j++) memcpy(c->p[s->nin + j].data, k->ybytes[j], c->p[s->nin + j].bytes);
+    for (int j = 0; j < s->nout; j++)
+        memcpy(c->p[s->nin + j].data, k->ybytes[j], c->p[s->nin + j].bytes);
     for (int j = 0; j < s->nout; j++) put_values(c, s->nin + s->nout + j, dout[j]);
 }
 
@@ -463,6 +477,31 @@ static double *random_values(og_rng *r, int64_t n, aclDataType dt, double lo, do
         v[e] = ogc_load(q, 0, dt); // what the kernel will see
     }
     return v;
+}
+
+// Lays out a backward call (dout in dout_dt), fills its inputs with the case's values, the
+// forward's outputs and a random dout, and allocates the per-gradient copies run_twice keeps.
+static bool prepare_backward(kase *k, aclDataType dout_dt, uint64_t salt, bwd_layout *l,
+                             ogr_call *c, double **dout, unsigned char **keep) {
+    const ogs_spec *s = k->s;
+    backward_layout(k, dout_dt, l);
+    if (!ogr_alloc(c, l->n, l->dts, l->shapes, k->tail)) return false;
+    og_rng r;
+    og_rng_seed(&r, k->seed ^ salt);
+    bool ok = true;
+    for (int j = 0; j < s->nout; j++)
+        ok &= (dout[j] = random_values(&r, numel(&k->out[j]), l->dts[s->nin + s->nout + j], -1,
+                                       1)) != NULL;
+    for (int i = 0; i < s->nin; i++)
+        ok &= (keep[i] = malloc(c->p[l->first_grad + i].bytes + 1)) != NULL;
+    if (ok) {
+        fill_backward_inputs(k, c, (const double *const *)dout);
+        return true;
+    }
+    for (int i = 0; i < s->nin; i++) free(keep[i]), keep[i] = NULL;
+    free_list(dout, MAX_OUT);
+    ogr_free(c);
+    return false;
 }
 
 static bool stage_wiring(kase *k) {
@@ -478,7 +517,8 @@ static bool stage_wiring(kase *k) {
              "the backward declares %d gradient%s, the operator has %d inputs%s%s: a bprop returns "
              "exactly one gradient per forward input, in order (a zero tensor for a "
              "non-differentiable one)",
-             s->ngrads, s->ngrads == 1 ? "" : "s", s->nin, missing[0] ? ", none for " : "", missing);
+             s->ngrads, s->ngrads == 1 ? "" : "s", s->nin, missing[0] ? ", none for " : "",
+             missing);
         return false;
     }
     for (int i = 0; i < s->nin; i++) {
@@ -494,7 +534,8 @@ static bool stage_wiring(kase *k) {
                      shape_str(&k->in[i], b, sizeof b));
             else
                 emit(k->ck, k, k->dt, "wiring", OGC_FAIL, NULL,
-                     "gradient of '%s' is declared %s, input is %s: a gradient has its input's shape",
+                     "gradient of '%s' is declared %s, input is %s: a gradient has its input's "
+                     "shape",
                      s->in[i].name, shape_str(&k->grad[i], a, sizeof a),
                      shape_str(&k->in[i], b, sizeof b));
             return false;
@@ -508,21 +549,14 @@ static bool stage_wiring(kase *k) {
     }
     // the control run: opgrad's identity backward through the same call layout
     bwd_layout l;
-    backward_layout(k, ACL_DT_UNDEFINED, &l);
     ogr_call c;
-    if (!ogr_alloc(&c, l.n, l.dts, l.shapes, k->tail)) {
+    double *dout[MAX_OUT] = {0};
+    unsigned char *keep[MAX_IN] = {0};
+    written w[MAX_IN];
+    if (!prepare_backward(k, ACL_DT_UNDEFINED, 0x1d, &l, &c, dout, keep)) {
         emit(k->ck, k, k->dt, "wiring", OGC_FAIL, NULL, "out of memory laying out the call");
         return false;
     }
-    og_rng r;
-    og_rng_seed(&r, k->seed ^ 0x1d);
-    double *dout[MAX_OUT] = {0};
-    for (int j = 0; j < s->nout; j++)
-        dout[j] = random_values(&r, numel(&k->out[j]), l.dts[s->nin + s->nout + j], -1, 1);
-    fill_backward_inputs(k, &c, (const double *const *)dout);
-    unsigned char *keep[MAX_IN];
-    written w[MAX_IN];
-    for (int i = 0; i < s->nin; i++) keep[i] = malloc(c.p[l.first_grad + i].bytes + 1);
     identity_ctx ic = {s->nin, s->nout};
     bool ok = run_twice(k, &c, l.first_grad, NULL, identity_backward, &ic, "wiring",
                         "identity backward", l.names, keep, w);
@@ -555,9 +589,10 @@ static bool forward_at(kase *k, aclDataType fdt, double *const *xs, double **ys,
         dts[i] = s->in[i].dtype == ACL_DT_UNDEFINED ? fdt : s->in[i].dtype, shapes[i] = k->in[i];
     for (int j = 0; j < s->nout; j++)
         dts[s->nin + j] = s->out[j].dtype == ACL_DT_UNDEFINED ? fdt : s->out[j].dtype,
-        shapes[s->nin + j] = k->out[j];
+                     shapes[s->nin + j] = k->out[j];
     ogr_call c;
-    if (!ogr_alloc(&c, s->nin + s->nout, dts, shapes, k->tail)) return snprintf(why, size, "out of memory"), false;
+    if (!ogr_alloc(&c, s->nin + s->nout, dts, shapes, k->tail))
+        return snprintf(why, size, "out of memory"), false;
     for (int i = 0; i < s->nin; i++) put_values(&c, i, xs[i]);
     ogr_outcome o;
     run(k, &c, s->forward, NULL, NULL, &o);
@@ -588,7 +623,8 @@ static bool fd_check(kase *k, int i, double *const *dout, const double *g, char 
     double *u = malloc((size_t)(ni ? ni : 1) * sizeof(double));
     double *xs[MAX_IN], *ys[MAX_OUT];
     for (int q = 0; q < s->nin; q++) xs[q] = k->x[q];
-    for (int j = 0; j < s->nout; j++) ys[j] = malloc((size_t)(numel(&k->out[j]) + 1) * sizeof(double));
+    for (int j = 0; j < s->nout; j++)
+        ys[j] = malloc((size_t)(numel(&k->out[j]) + 1) * sizeof(double));
     double *xp = malloc((size_t)(ni ? ni : 1) * sizeof(double));
     for (int64_t e = 0; e < ni; e++) u[e] = og_rng_next(&r) & 1 ? 1.0 : -1.0;
     double ad = 0, ad_mag = 0;
@@ -643,11 +679,12 @@ static void overrun_diagnosis(const kase *k, int i, size_t wrote, char *msg, siz
     for (int j = 0; j < s->nout; j++) {
         int nd = ogc_unreduced_dims(&k->out[j], &k->in[i], dims, sizeof dims);
         if (nd > 0 && (int64_t)wrote == numel(&k->out[j])) {
-            snprintf(msg, size,
-                     "gradient of '%s' has %lld elements, input has %lld: reduce over dim%s %s (the "
-                     "backward wrote the unreduced %s gradient into the %s buffer)",
-                     s->in[i].name, (long long)wrote, (long long)numel(&k->in[i]), nd > 1 ? "s" : "",
-                     dims, shape_str(&k->out[j], a, sizeof a), shape_str(&k->in[i], b, sizeof b));
+            snprintf(
+                msg, size,
+                "gradient of '%s' has %lld elements, input has %lld: reduce over dim%s %s (the "
+                "backward wrote the unreduced %s gradient into the %s buffer)",
+                s->in[i].name, (long long)wrote, (long long)numel(&k->in[i]), nd > 1 ? "s" : "",
+                dims, shape_str(&k->out[j], a, sizeof a), shape_str(&k->in[i], b, sizeof b));
             return;
         }
     }
@@ -662,24 +699,19 @@ static void overrun_diagnosis(const kase *k, int i, size_t wrote, char *msg, siz
 static bool stage_backward(kase *k, aclDataType dout_dt) {
     const ogs_spec *s = k->s;
     char stage[64];
-    if (dout_dt == ACL_DT_UNDEFINED) snprintf(stage, sizeof stage, "backward");
-    else snprintf(stage, sizeof stage, "backward dout=%s", ogs_dtype_str(dout_dt));
+    if (dout_dt == ACL_DT_UNDEFINED)
+        snprintf(stage, sizeof stage, "backward");
+    else
+        snprintf(stage, sizeof stage, "backward dout=%s", ogs_dtype_str(dout_dt));
     bwd_layout l;
-    backward_layout(k, dout_dt, &l);
     ogr_call c;
-    if (!ogr_alloc(&c, l.n, l.dts, l.shapes, k->tail)) {
+    double *dout[MAX_OUT] = {0}, *gv[MAX_IN] = {0};
+    unsigned char *keep[MAX_IN] = {0};
+    written w[MAX_IN];
+    if (!prepare_backward(k, dout_dt, 0xb0u ^ (uint64_t)(dout_dt + 2) << 8, &l, &c, dout, keep)) {
         emit(k->ck, k, k->dt, stage, OGC_FAIL, NULL, "out of memory laying out the call");
         return false;
     }
-    og_rng r;
-    og_rng_seed(&r, k->seed ^ 0xb0u ^ (uint64_t)(dout_dt + 2) << 8);
-    double *dout[MAX_OUT] = {0}, *gv[MAX_IN] = {0};
-    for (int j = 0; j < s->nout; j++)
-        dout[j] = random_values(&r, numel(&k->out[j]), l.dts[s->nin + s->nout + j], -1, 1);
-    fill_backward_inputs(k, &c, (const double *const *)dout);
-    unsigned char *keep[MAX_IN];
-    written w[MAX_IN];
-    for (int i = 0; i < s->nin; i++) keep[i] = malloc(c.p[l.first_grad + i].bytes + 1);
     bool ok = run_twice(k, &c, l.first_grad, s->backward, NULL, NULL, stage, "backward kernel",
                         l.names, keep, w);
     char msg[600], a[128];
@@ -708,7 +740,8 @@ static bool stage_backward(kase *k, aclDataType dout_dt) {
             ok = false;
         } else if (w[i].missing) {
             emit(k->ck, k, k->dt, stage, OGC_FAIL, NULL,
-                 "%lld of %lld elements of gradient '%s' %s were never written (first: element %lld)",
+                 "%lld of %lld elements of gradient '%s' %s were never written (first: element "
+                 "%lld)",
                  (long long)w[i].missing, (long long)n, s->in[i].name,
                  shape_str(&k->grad[i], a, sizeof a), (long long)w[i].first_missing);
             ok = false;
@@ -762,7 +795,8 @@ static bool stage_backward(kase *k, aclDataType dout_dt) {
                             size_t len = strlen(msg);
                             snprintf(msg + len, sizeof msg - len,
                                      "; 1/%g is 1 over the extent of the output's dim %d: a mean "
-                                     "where the broadcast reduction needs a sum?", ext, d);
+                                     "where the broadcast reduction needs a sum?",
+                                     ext, d);
                             j = s->nout;
                             break;
                         }
@@ -805,7 +839,8 @@ static bool stage_backward(kase *k, aclDataType dout_dt) {
         for (int i = 0; i < s->nin; i++) ogr_poison(&c, l.first_grad + i, POISON[0]);
         ogr_outcome o;
         run(k, &c, s->backward, NULL, NULL, &o);
-        if (call_failed(k, &c, &o, stage, "backward kernel (dout = 0)", l.first_grad, l.names)) ok = false;
+        if (call_failed(k, &c, &o, stage, "backward kernel (dout = 0)", l.first_grad, l.names))
+            ok = false;
         for (int i = 0; ok && i < s->nin; i++) {
             const ogr_param *p = &c.p[l.first_grad + i];
             for (int64_t e = 0; e < numel(&k->grad[i]); e++) {
@@ -886,16 +921,23 @@ static void run_case(checker *ck, aclDataType dt, int b) {
     kase k = {.ck = ck, .s = s, .dt = dt, .b = b, .seed = case_seed(ck->opt->seed, dt, b)};
     ogs_binding_str(s, b, k.bind, sizeof k.bind);
     int64_t biggest = 1;
-    for (int i = 0; i < s->nin; i++) ogs_shape(s, &s->in[i], b, &k.in[i]), biggest = numel(&k.in[i]) > biggest ? numel(&k.in[i]) : biggest;
-    for (int j = 0; j < s->nout; j++) ogs_shape(s, &s->out[j], b, &k.out[j]), biggest = numel(&k.out[j]) > biggest ? numel(&k.out[j]) : biggest;
-    for (int g = 0; g < s->ngrads; g++) ogs_shape(s, &s->grads[g], b, &k.grad[g]), biggest = numel(&k.grad[g]) > biggest ? numel(&k.grad[g]) : biggest;
+    for (int i = 0; i < s->nin; i++)
+        ogs_shape(s, &s->in[i], b, &k.in[i]),
+            biggest = numel(&k.in[i]) > biggest ? numel(&k.in[i]) : biggest;
+    for (int j = 0; j < s->nout; j++)
+        ogs_shape(s, &s->out[j], b, &k.out[j]),
+            biggest = numel(&k.out[j]) > biggest ? numel(&k.out[j]) : biggest;
+    for (int g = 0; g < s->ngrads; g++)
+        ogs_shape(s, &s->grads[g], b, &k.grad[g]),
+            biggest = numel(&k.grad[g]) > biggest ? numel(&k.grad[g]) : biggest;
     // room for the largest tensor of the case in every canary zone, in the widest dtype: an
     // unreduced gradient written into a reduced buffer lands there whole and can be measured
     k.tail = (size_t)biggest * 8 + 256;
     og_rng r;
     og_rng_seed(&r, k.seed);
     for (int i = 0; i < s->nin; i++)
-        k.x[i] = random_values(&r, numel(&k.in[i]), ogs_dtype(&s->in[i], dt), s->in[i].lo, s->in[i].hi);
+        k.x[i] =
+            random_values(&r, numel(&k.in[i]), ogs_dtype(&s->in[i], dt), s->in[i].lo, s->in[i].hi);
     for (int j = 0; j < s->nout; j++) {
         int64_t n = numel(&k.out[j]);
         k.ybytes[j] = malloc((size_t)(n ? n : 1) * aclDataTypeSize(ogs_dtype(&s->out[j], dt)));
@@ -910,9 +952,11 @@ static void run_case(checker *ck, aclDataType dt, int b) {
         int di = 0;
         while (di < s->ndtypes && s->dtypes[di] != dt) di++;
         for (int g = 0; di < s->ndtypes && g < 64; g++)
-            if (s->dout_dtypes[di] >> g & 1 && (aclDataType)g != dt) stage_backward(&k, (aclDataType)g);
+            if (s->dout_dtypes[di] >> g & 1 && (aclDataType)g != dt)
+                stage_backward(&k, (aclDataType)g);
     } else {
-        emit(ck, &k, dt, "backward", OGC_SKIPPED, NULL, "the wiring failed: fix the declarations first");
+        emit(ck, &k, dt, "backward", OGC_SKIPPED, NULL,
+             "the wiring failed: fix the declarations first");
     }
     free_list(k.x, MAX_IN);
     for (int j = 0; j < s->nout; j++) free(k.ybytes[j]);

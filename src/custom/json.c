@@ -41,8 +41,10 @@ static void *arena(parser *ps, size_t size) {
 static void where(const parser *ps, const char *at, int *line, int *col) {
     *line = 1, *col = 1;
     for (const char *q = ps->s; q < at; q++) {
-        if (*q == '\n') ++*line, *col = 1;
-        else ++*col;
+        if (*q == '\n')
+            ++*line, *col = 1;
+        else
+            ++*col;
     }
 }
 
@@ -69,8 +71,10 @@ static int hex4(const char *p) {
     int v = 0;
     for (int i = 0; i < 4; i++) {
         char c = p[i];
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
         if (d < 0) return -1;
         v = v * 16 + d;
     }
@@ -78,8 +82,10 @@ static int hex4(const char *p) {
 }
 
 static char *utf8(char *o, unsigned cp) {
-    if (cp < 0x80) *o++ = (char)cp;
-    else if (cp < 0x800) *o++ = (char)(0xC0 | cp >> 6), *o++ = (char)(0x80 | (cp & 63));
+    if (cp < 0x80)
+        *o++ = (char)cp;
+    else if (cp < 0x800)
+        *o++ = (char)(0xC0 | cp >> 6), *o++ = (char)(0x80 | (cp & 63));
     else if (cp < 0x10000)
         *o++ = (char)(0xE0 | cp >> 12), *o++ = (char)(0x80 | (cp >> 6 & 63)),
         *o++ = (char)(0x80 | (cp & 63));
@@ -107,14 +113,30 @@ static char *parse_string(parser *ps) {
         char e = ps->p[1];
         ps->p += 2;
         switch (e) {
-        case '"': *o++ = '"'; break;
-        case '\\': *o++ = '\\'; break;
-        case '/': *o++ = '/'; break;
-        case 'b': *o++ = '\b'; break;
-        case 'f': *o++ = '\f'; break;
-        case 'n': *o++ = '\n'; break;
-        case 'r': *o++ = '\r'; break;
-        case 't': *o++ = '\t'; break;
+        case '"':
+            *o++ = '"';
+            break;
+        case '\\':
+            *o++ = '\\';
+            break;
+        case '/':
+            *o++ = '/';
+            break;
+        case 'b':
+            *o++ = '\b';
+            break;
+        case 'f':
+            *o++ = '\f';
+            break;
+        case 'n':
+            *o++ = '\n';
+            break;
+        case 'r':
+            *o++ = '\r';
+            break;
+        case 't':
+            *o++ = '\t';
+            break;
         case 'u': {
             int cp = ps->p + 4 <= end ? hex4(ps->p) : -1;
             if (cp < 0) return fail(ps, "bad \\u escape"), NULL;
@@ -130,7 +152,9 @@ static char *parse_string(parser *ps) {
             o = utf8(o, (unsigned)cp); // a \uXXXX takes 6 source bytes and at most 3 here
             break;
         }
-        default: ps->p -= 1; return fail(ps, "unknown escape '\\%c'", e), NULL;
+        default:
+            ps->p -= 1;
+            return fail(ps, "unknown escape '\\%c'", e), NULL;
         }
     }
     *o = 0;
@@ -215,7 +239,8 @@ static ogj_value *parse_container(parser *ps, int depth, bool object) {
     if (!ps->failed && v->count) {
         v->items = arena(ps, (size_t)v->count * sizeof *v->items);
         v->keys = object ? arena(ps, (size_t)v->count * sizeof *v->keys) : NULL;
-        if (!v->items || (object && !v->keys)) fail(ps, "out of memory");
+        if (!v->items || (object && !v->keys))
+            fail(ps, "out of memory");
         else {
             memcpy(v->items, items, (size_t)v->count * sizeof *items);
             if (object) memcpy(v->keys, keys, (size_t)v->count * sizeof *keys);
@@ -235,8 +260,11 @@ static ogj_value *parse_value(parser *ps, int depth) {
         ogj_value *v = new_value(ps, OGJ_STRING);
         return v && (v->string = parse_string(ps)) ? v : NULL;
     }
-    static const struct { const char *word; ogj_type t; bool b; } words[] = {
-        {"true", OGJ_BOOL, true}, {"false", OGJ_BOOL, false}, {"null", OGJ_NULL, false}};
+    static const struct {
+        const char *word;
+        ogj_type t;
+        bool b;
+    } words[] = {{"true", OGJ_BOOL, true}, {"false", OGJ_BOOL, false}, {"null", OGJ_NULL, false}};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         size_t n = strlen(words[i].word);
         if (!strncmp(ps->p, words[i].word, n)) {
@@ -256,7 +284,8 @@ static ogj_value *parse_value(parser *ps, int depth) {
         char *end;
         errno = 0;
         v->number = strtod(ps->p, &end);
-        if (end == ps->p || errno == ERANGE) return fail(ps, "malformed or out-of-range number"), NULL;
+        if (end == ps->p || errno == ERANGE)
+            return fail(ps, "malformed or out-of-range number"), NULL;
         ps->p = end;
         return v;
     }

@@ -24,7 +24,8 @@ typedef struct ogr_header {
 
 static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 
-bool ogr_alloc(ogr_call *c, int n, const aclDataType *dtypes, const ogc_shape *shapes, size_t tail) {
+bool ogr_alloc(ogr_call *c, int n, const aclDataType *dtypes, const ogc_shape *shapes,
+               size_t tail) {
     memset(c, 0, sizeof *c);
     if (n < 0 || n > OGR_MAX_PARAMS) return false;
     long page = sysconf(_SC_PAGESIZE);
@@ -34,8 +35,8 @@ bool ogr_alloc(ogr_call *c, int n, const aclDataType *dtypes, const ogc_shape *s
         int64_t numel = 1;
         for (int d = 0; d < shapes[i].ndim; d++) numel *= shapes[i].dims[d];
         if (numel < 0 || (uint64_t)numel > (1ull << 30)) return false;
-        c->p[i] = (ogr_param){.dtype = dtypes[i], .shape = shapes[i], .bytes = (size_t)numel * es,
-                              .tail = tail};
+        c->p[i] = (ogr_param){
+            .dtype = dtypes[i], .shape = shapes[i], .bytes = (size_t)numel * es, .tail = tail};
         total += align64(c->p[i].bytes + tail);
     }
     total = (total + (size_t)page - 1) / (size_t)page * (size_t)page;
@@ -85,8 +86,8 @@ static void call(ogr_call *c, opgrad_custom_lib *lib, const char *symbol, opgrad
     ogr_header *h = c->header;
     h->message[0] = 0;
     if (lib) {
-        aclnnStatus s = opgrad_custom_call(lib, symbol, c->n, c->params, c->ndims, c->shapes,
-                                           c->dtypes, 0);
+        aclnnStatus s =
+            opgrad_custom_call(lib, symbol, c->n, c->params, c->ndims, c->shapes, c->dtypes, 0);
         if (s != ACLNN_SUCCESS) {
             // the kernel's own return code is in the message; keep the text
             snprintf(h->message, sizeof h->message, "%s", aclGetRecentErrMsg());
@@ -100,8 +101,8 @@ static void call(ogr_call *c, opgrad_custom_lib *lib, const char *symbol, opgrad
     h->done = 1;
 }
 
-void ogr_run(ogr_call *c, opgrad_custom_lib *lib, const char *symbol, opgrad_aot_fn fn,
-             void *extra, bool isolate, int timeout_s, ogr_outcome *out) {
+void ogr_run(ogr_call *c, opgrad_custom_lib *lib, const char *symbol, opgrad_aot_fn fn, void *extra,
+             bool isolate, int timeout_s, ogr_outcome *out) {
     memset(out, 0, sizeof *out);
     c->header->done = 0;
     if (!isolate) {
@@ -163,12 +164,20 @@ void ogr_run(ogr_call *c, opgrad_custom_lib *lib, const char *symbol, opgrad_aot
 
 void ogr_outcome_str(const ogr_outcome *o, char *buf, size_t size) {
     if (o->signal)
-        snprintf(buf, size, "crashed with %s (%s)", o->signal == SIGSEGV ? "SIGSEGV"
-                 : o->signal == SIGBUS ? "SIGBUS" : o->signal == SIGFPE ? "SIGFPE"
-                 : o->signal == SIGABRT ? "SIGABRT" : o->signal == SIGILL ? "SIGILL" : "a signal",
+        snprintf(buf, size, "crashed with %s (%s)",
+                 o->signal == SIGSEGV   ? "SIGSEGV"
+                 : o->signal == SIGBUS  ? "SIGBUS"
+                 : o->signal == SIGFPE  ? "SIGFPE"
+                 : o->signal == SIGABRT ? "SIGABRT"
+                 : o->signal == SIGILL  ? "SIGILL"
+                                        : "a signal",
                  strsignal(o->signal));
-    else if (o->timed_out) snprintf(buf, size, "did not return within the time limit (hung?)");
-    else if (o->lost) snprintf(buf, size, "%s", o->message);
-    else if (o->rc != 0) snprintf(buf, size, "returned %d%s%s", o->rc, o->message[0] ? ": " : "", o->message);
-    else if (size) buf[0] = 0;
+    else if (o->timed_out)
+        snprintf(buf, size, "did not return within the time limit (hung?)");
+    else if (o->lost)
+        snprintf(buf, size, "%s", o->message);
+    else if (o->rc != 0)
+        snprintf(buf, size, "returned %d%s%s", o->rc, o->message[0] ? ": " : "", o->message);
+    else if (size)
+        buf[0] = 0;
 }

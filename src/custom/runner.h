@@ -36,10 +36,10 @@ typedef struct ogr_call {
 } ogr_call;
 
 typedef struct ogr_outcome {
-    int rc;          // the kernel's return value
-    int signal;      // > 0: the child died from this signal
-    bool timed_out;  // killed after the time limit
-    bool lost;       // the child exited without reporting (called exit()?)
+    int rc;            // the kernel's return value
+    int signal;        // > 0: the child died from this signal
+    bool timed_out;    // killed after the time limit
+    bool lost;         // the child exited without reporting (called exit()?)
     char message[256]; // aclGetRecentErrMsg of a failed call, or why the child could not run
 } ogr_outcome;
 
@@ -51,8 +51,8 @@ void ogr_poison(ogr_call *c, int i, unsigned char byte);
 
 /// Calls `symbol` of `lib` (or, when lib is NULL, fn(..., extra)) on c. isolate: in a child
 /// process, killed after timeout_s seconds.
-void ogr_run(ogr_call *c, opgrad_custom_lib *lib, const char *symbol, opgrad_aot_fn fn,
-             void *extra, bool isolate, int timeout_s, ogr_outcome *out);
+void ogr_run(ogr_call *c, opgrad_custom_lib *lib, const char *symbol, opgrad_aot_fn fn, void *extra,
+             bool isolate, int timeout_s, ogr_outcome *out);
 /// "crashed with SIGSEGV (segmentation fault)", "timed out after 20 s", "returned 3: <msg>", or
 /// "" when the call succeeded.
 void ogr_outcome_str(const ogr_outcome *o, char *buf, size_t size);

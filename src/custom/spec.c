@@ -30,18 +30,28 @@ static bool bad(ctx *c, const char *fmt, ...) {
 
 const char *ogs_dtype_str(aclDataType dt) {
     switch (dt) {
-    case ACL_FLOAT: return "float32";
-    case ACL_FLOAT16: return "float16";
-    case ACL_BF16: return "bfloat16";
-    case ACL_DOUBLE: return "float64";
-    default: return "unsupported";
+    case ACL_FLOAT:
+        return "float32";
+    case ACL_FLOAT16:
+        return "float16";
+    case ACL_BF16:
+        return "bfloat16";
+    case ACL_DOUBLE:
+        return "float64";
+    default:
+        return "unsupported";
     }
 }
 
 bool ogs_dtype_parse(const char *s, aclDataType *dt) {
-    static const struct { const char *name; aclDataType dt; } names[] = {
-        {"float32", ACL_FLOAT}, {"float", ACL_FLOAT},     {"float16", ACL_FLOAT16},
-        {"bfloat16", ACL_BF16}, {"float64", ACL_DOUBLE}};
+    static const struct {
+        const char *name;
+        aclDataType dt;
+    } names[] = {{"float32", ACL_FLOAT},
+                 {"float", ACL_FLOAT},
+                 {"float16", ACL_FLOAT16},
+                 {"bfloat16", ACL_BF16},
+                 {"float64", ACL_DOUBLE}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(s, names[i].name)) return *dt = names[i].dt, true;
     return false;
@@ -113,7 +123,8 @@ static bool read_tensor(ctx *c, const ogj_value *v, const char *list, int idx, o
             const ogj_value *e = shape->items[d];
             t->sym[d] = -1;
             if (e->type == OGJ_NUMBER) {
-                if (!(e->number >= 0 && e->number <= (double)(1 << 30)) || e->number != floor(e->number))
+                if (!(e->number >= 0 && e->number <= (double)(1 << 30)) ||
+                    e->number != floor(e->number))
                     return bad(c, "line %d: %s '%s' dim %d: %g is not an extent in [0, 2^30]",
                                e->line, list, t->name, d, e->number);
                 t->fixed[d] = (int64_t)e->number;
@@ -128,8 +139,10 @@ static bool read_tensor(ctx *c, const ogj_value *v, const char *list, int idx, o
             }
         }
     } else {
-        return bad(c, "line %d: %s '%s': \"shape\" must be a list of extents / dim names, or an "
-                   "input's name", shape->line, list, t->name);
+        return bad(c,
+                   "line %d: %s '%s': \"shape\" must be a list of extents / dim names, or an "
+                   "input's name",
+                   shape->line, list, t->name);
     }
     const ogj_value *dt = ogj_get(v, "dtype");
     if (dt) {
@@ -232,8 +245,8 @@ static bool read_sizes(ctx *c, const ogj_value *root) {
                            s->dimnames[d]);
             if (e->type != OGJ_NUMBER || !(e->number >= 0 && e->number <= (double)(1 << 30)) ||
                 e->number != floor(e->number))
-                return bad(c, "line %d: \"sizes\"[%d].%s must be an integer in [0, 2^30]",
-                           e->line, b, s->dimnames[d]);
+                return bad(c, "line %d: \"sizes\"[%d].%s must be an integer in [0, 2^30]", e->line,
+                           b, s->dimnames[d]);
             s->sizes[b][d] = (int64_t)e->number;
         }
         for (int i = 0; i < o->count; i++)
@@ -256,7 +269,8 @@ static bool check_extents(ctx *c) {
         for (int i = 0; i < n; i++) {
             double numel = 1;
             for (int d = 0; d < all[i]->ndim; d++)
-                numel *= (double)(all[i]->sym[d] >= 0 ? s->sizes[b][all[i]->sym[d]] : all[i]->fixed[d]);
+                numel *=
+                    (double)(all[i]->sym[d] >= 0 ? s->sizes[b][all[i]->sym[d]] : all[i]->fixed[d]);
             if (numel > (double)(1 << 26)) {
                 char bind[128];
                 ogs_binding_str(s, b, bind, sizeof bind);
@@ -303,7 +317,8 @@ bool ogs_parse(const char *text, const char *path, ogs_spec *spec, char *err, si
     ok = ok && read_domain(&c, ogj_get(root, "domain"), "the spec's", &lo, &hi);
     if (ok && ogj_get(root, "domain"))
         for (int i = 0; i < spec->nin; i++)
-            if (!ogj_get(ogj_get(root, "inputs")->items[i], "domain")) spec->in[i].lo = lo, spec->in[i].hi = hi;
+            if (!ogj_get(ogj_get(root, "inputs")->items[i], "domain"))
+                spec->in[i].lo = lo, spec->in[i].hi = hi;
     ok = ok && read_sizes(&c, root);
     ok = ok && check_extents(&c);
     const ogj_value *ref = ogj_get(root, "reference");
@@ -318,15 +333,17 @@ bool ogs_parse(const char *text, const char *path, ogs_spec *spec, char *err, si
     if (ok && tol) {
         if (tol->type != OGJ_NUMBER || !(tol->number >= 0.5 && tol->number <= 1e6))
             ok = bad(&c, "line %d: \"tolerance_ulps\" must be a number in [0.5, 1e6]", tol->line);
-        else spec->tolerance_ulps = tol->number;
+        else
+            spec->tolerance_ulps = tol->number;
     }
-    static const char *const known[] = {"name", "library", "forward", "backward", "reference",
-                                        "reference_symbol", "dtypes", "inputs", "outputs",
-                                        "gradients", "sizes", "domain", "dout_dtypes",
-                                        "tolerance_ulps", "description"};
+    static const char *const known[] = {"name",        "library",          "forward",    "backward",
+                                        "reference",   "reference_symbol", "dtypes",     "inputs",
+                                        "outputs",     "gradients",        "sizes",      "domain",
+                                        "dout_dtypes", "tolerance_ulps",   "description"};
     for (int i = 0; ok && i < root->count; i++) {
         bool found = false;
-        for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) found |= !strcmp(root->keys[i], known[k]);
+        for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+            found |= !strcmp(root->keys[i], known[k]);
         if (!found) ok = bad(&c, "unknown key \"%s\" (a typo?)", root->keys[i]);
     }
     ogj_free(doc);

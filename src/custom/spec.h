@@ -26,21 +26,21 @@ typedef struct ogs_tensor {
     int sym[OG_MAX_DIMS];       // index into ogs_spec.dimnames, or -1
     aclDataType dtype;          // ACL_DT_UNDEFINED: the case's dtype
     bool differentiable;
-    double lo, hi;              // domain of random values (inputs)
+    double lo, hi; // domain of random values (inputs)
 } ogs_tensor;
 
 typedef struct ogs_spec {
-    char path[PATH_MAX];        // the spec file
+    char path[PATH_MAX]; // the spec file
     char name[OGS_NAME];
     char library[PATH_MAX];
     char forward[OGS_NAME], backward[OGS_NAME], reference_symbol[OGS_NAME];
-    char *reference;            // expression text or NULL (owned)
+    char *reference; // expression text or NULL (owned)
     int ndtypes;
     aclDataType dtypes[OGS_MAX_DTYPES];
     int nin, nout;
     ogs_tensor in[OGS_MAX_IN], out[OGS_MAX_OUT];
-    int ngrads;                 // declared backward outputs
-    bool grads_declared;        // false: one per input with its shape and dtype (the default)
+    int ngrads;          // declared backward outputs
+    bool grads_declared; // false: one per input with its shape and dtype (the default)
     ogs_tensor grads[OGS_MAX_IN];
     int ndimnames;
     char dimnames[OGS_MAX_DIMNAMES][OGS_NAME];
@@ -48,7 +48,7 @@ typedef struct ogs_spec {
     int64_t sizes[OGS_MAX_SIZES][OGS_MAX_DIMNAMES];
     /// dout_dtypes[i][j]: for output dtype dtypes[i], dout may also arrive as dtype j (OG_DT bit)
     unsigned long long dout_dtypes[OGS_MAX_DTYPES];
-    double tolerance_ulps;      // fp32 tolerance factor (default 16)
+    double tolerance_ulps; // fp32 tolerance factor (default 16)
 } ogs_spec;
 
 /// Reads and validates a spec. false with a message naming the file, the key and the rule.

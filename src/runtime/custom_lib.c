@@ -23,10 +23,10 @@
 #include "runtime/error.h"
 
 struct opgrad_custom_lib {
-    char path[PATH_MAX];       // what the user named
-    char loaded[PATH_MAX];     // the private copy (removed after dlopen)
+    char path[PATH_MAX];   // what the user named
+    char loaded[PATH_MAX]; // the private copy (removed after dlopen)
     void *handle;
-    struct stat identity;      // of `path` when it was loaded
+    struct stat identity; // of `path` when it was loaded
     int loads;
     pthread_rwlock_t lock;
 };
@@ -62,8 +62,10 @@ static bool copy_file(const char *src, char *dst, size_t dst_size) {
         }
         for (ssize_t done = 0; ok && done < n;) {
             ssize_t w = write(out, buf + done, (size_t)(n - done));
-            if (w < 0) ok = errno == EINTR;
-            else done += w;
+            if (w < 0)
+                ok = errno == EINTR;
+            else
+                done += w;
         }
     }
     int saved = errno;
@@ -188,8 +190,10 @@ aclnnStatus opgrad_custom_call(opgrad_custom_lib *lib, const char *symbol, int n
                        "%s_call: nparam %d and ngrads %d: need 0 <= ngrads <= nparam", OP, nparam,
                        ngrads);
     if (nparam > 0 && (!params || !ndims || !shapes || !dtypes))
-        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s_call: params, ndims, shapes and dtypes must "
-                       "not be NULL when nparam > 0", OP);
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR,
+                       "%s_call: params, ndims, shapes and dtypes must "
+                       "not be NULL when nparam > 0",
+                       OP);
     aclnnStatus s = refresh(lib);
     if (s != ACLNN_SUCCESS) return s;
     pthread_rwlock_rdlock(&lib->lock);
@@ -207,8 +211,8 @@ aclnnStatus opgrad_custom_call(opgrad_custom_lib *lib, const char *symbol, int n
         char name[32];
         for (int k = 0; k < ngrads; k++) {
             int i = nparam - ngrads + k;
-            opgrad_debug_grads_log(symbol, k, param_name(k, name, sizeof name), dtypes[i],
-                                   ndims[i], shapes[i], params[i]);
+            opgrad_debug_grads_log(symbol, k, param_name(k, name, sizeof name), dtypes[i], ndims[i],
+                                   shapes[i], params[i]);
         }
     }
     return ACLNN_SUCCESS;

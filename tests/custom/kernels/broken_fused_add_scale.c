@@ -5,8 +5,9 @@
 
 #include <stdlib.h>
 
-#define ARGS int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, \
-             void *stream, void *extra
+#define ARGS                                                                                       \
+    int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *stream,    \
+        void *extra
 #define PASS_ARGS nparam, params, ndims, shapes, dtypes, stream, extra
 
 // Forward writing float16 values into the float32 output it was given.
@@ -60,7 +61,8 @@ EXPORT int FusedAddScaleGrad_TwoOfThree(ARGS) {
 EXPORT int FusedAddScaleGrad_SignFlip(ARGS) {
     int rc = FusedAddScaleGrad(PASS_ARGS);
     int64_t n = opgrad_aot_numel(ndims[5], shapes[5]);
-    for (int64_t i = 0; i < n; i++) store(params[5], i, kind_of(dtypes[5]), -load(params[5], i, kind_of(dtypes[5])));
+    for (int64_t i = 0; i < n; i++)
+        store(params[5], i, kind_of(dtypes[5]), -load(params[5], i, kind_of(dtypes[5])));
     return rc;
 }
 
@@ -70,7 +72,8 @@ EXPORT int FusedAddScaleGrad_MeanBias(ARGS) {
     int64_t rows = 0, cols = 0;
     shapes_ok(ndims, shapes, &rows, &cols);
     for (int64_t c = 0; c < cols; c++)
-        store(params[6], c, kind_of(dtypes[6]), load(params[6], c, kind_of(dtypes[6])) / (double)rows);
+        store(params[6], c, kind_of(dtypes[6]),
+              load(params[6], c, kind_of(dtypes[6])) / (double)rows);
     return rc;
 }
 
