@@ -1,0 +1,229 @@
+"""ctypes binding to libopgrad.so (no dependency on any framework).
+
+The library is found, in this order:
+  1. the environment variable OPGRAD_LIBRARY (a path to libopgrad.so),
+  2. next to this package (python/opgrad/libopgrad.so or python/opgrad/lib/libopgrad.so),
+  3. the build tree of a source checkout (<repo>/build/libopgrad.so, then <repo>/build-*/
+     libopgrad.so, newest first, skipping sanitizer builds, which cannot be dlopen()ed into an
+     uninstrumented Python),
+  4. the system loader (ctypes.util.find_library("opgrad"), then "libopgrad.so.0").
+
+Every function is declared once (argtypes / restype), at import. Pointer arguments are declared
+as c_void_p and passed as Python ints (the cheapest conversion ctypes has). ctypes.CDLL releases
+the GIL during each call; the C library is thread-safe and keeps its last error per thread, so
+a status is turned into an exception with the message of the same thread.
+"""
+import ctypes
+import ctypes.util
+import glob
+import os
+
+__all__ = ["OpgradError", "lib", "library_path", "check", "error_message", "Status", "i64_array"]
+
+
+class Status:
+    SUCCESS = 0
+    PARAM_NULLPTR = 161001
+    PARAM_INVALID = 161002
+    RUNTIME_ERROR = 361001
+    INNER = 561000
+
+
+class OpgradError(RuntimeError):
+    """A non-zero aclnn status. `status` is the code (161001 NULL pointer, 161002 invalid
+    parameter, ...), `message` is aclGetRecentErrMsg() of the calling thread, `function` the C
+    function that failed."""
+
+    def __init__(self, status, message, function=None):
+        self.status = int(status)
+        self.message = message
+        self.function = function
+        where = (function + ": ") if function and not message.startswith(function) else ""
+        super().__init__("opgrad status %d: %s%s" % (self.status, where, message))
+
+
+# aclDataType values (include/acl/acl_base.h)
+ACL_FLOAT = 0
+ACL_FLOAT16 = 1
+ACL_INT64 = 9
+ACL_DOUBLE = 11
+ACL_BF16 = 27
+ACL_FORMAT_ND = 2
+
+
+def _candidates():
+    env = os.environ.get("OPGRAD_LIBRARY")
+    if env:
+        return [env], True
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = [os.path.join(here, "libopgrad.so"), os.path.join(here, "lib", "libopgrad.so")]
+    root = os.path.dirname(os.path.dirname(here))  # python/opgrad -> python -> repo
+    if os.path.exists(os.path.join(root, "include", "opgrad", "opgrad.h")):
+        out.append(os.path.join(root, "build", "libopgrad.so"))
+        others = [p for p in glob.glob(os.path.join(root, "build-*", "libopgrad.so"))
+                  if not any(s in os.path.basename(os.path.dirname(p)) for s in ("asan", "tsan", "san"))]
+        others.sort(key=lambda p: os.path.getmtime(p), reverse=True)
+        out += others
+    return out, False
+
+
+def _load():
+    cands, explicit = _candidates()
+    errors = []
+    for path in cands:
+        if not os.path.exists(path):
+            if explicit:
+                raise OSError("OPGRAD_LIBRARY=%s: no such file" % path)
+            continue
+        try:
+            return ctypes.CDLL(path), path
+        except OSError as e:
+            if explicit:
+                raise
+            errors.append("%s: %s" % (path, e))
+    for name in (ctypes.util.find_library("opgrad"), "libopgrad.so.0", "libopgrad.so"):
+        if not name:
+            continue
+        try:
+            return ctypes.CDLL(name), name
+        except OSError as e:
+            errors.append("%s: %s" % (name, e))
+    raise OSError("libopgrad.so not found: set OPGRAD_LIBRARY=/path/to/libopgrad.so, or build it "
+                  "(cmake -S . -B build && ninja -C build opgrad), or install it. Tried: "
+                  + "; ".join(errors or cands))
+
+
+lib, library_path = _load()
+
+P = ctypes.c_void_p
+I64 = ctypes.c_int64
+U64 = ctypes.c_uint64
+I32 = ctypes.c_int32
+INT = ctypes.c_int
+BOOL = ctypes.c_bool
+CHARP = ctypes.c_char_p
+
+
+def _decl(name, restype, argtypes, required=True):
+    f = getattr(lib, name, None)
+    if f is None:
+        if required:
+            raise OSError("%s does not export %s (an older libopgrad?)" % (library_path, name))
+        return None
+    f.restype = restype
+    f.argtypes = argtypes
+    return f
+
+
+# runtime / tensors
+aclGetRecentErrMsg = _decl("aclGetRecentErrMsg", CHARP, [])
+aclCreateTensor = _decl("aclCreateTensor", P, [P, U64, INT, P, I64, INT, P, U64, P])
+aclInitTensor = _decl("aclInitTensor", I32, [P, P, U64, INT, P, I64, INT, P, U64, P])
+aclDestroyTensor = _decl("aclDestroyTensor", I32, [P])
+aclCreateScalar = _decl("aclCreateScalar", P, [P, INT])
+aclDestroyScalar = _decl("aclDestroyScalar", I32, [P])
+aclCreateIntArray = _decl("aclCreateIntArray", P, [P, U64])
+aclDestroyIntArray = _decl("aclDestroyIntArray", I32, [P])
+aclDestroyAclOpExecutor = _decl("aclDestroyAclOpExecutor", I32, [P])
+aclSetAclOpExecutorRepeatable = _decl("aclSetAclOpExecutorRepeatable", I32, [P])
+opgrad_version = _decl("opgrad_version", CHARP, [])
+opgrad_set_num_threads = _decl("opgrad_set_num_threads", INT, [INT])
+opgrad_get_num_threads = _decl("opgrad_get_num_threads", INT, [])
+
+# Phase 2 of every operator has the same signature.
+_PHASE2 = [P, U64, P, P]
+
+# Phase-1 signatures: T = tensor handle, S = scalar handle, A = int array, plus the trailing
+# (uint64_t *workspaceSize, aclOpExecutor **executor).
+_PHASE1 = {
+    "Mish": [P, P],
+    "MishBackward": [P, P, P],
+    "Gelu": [P, P],
+    "GeluBackward": [P, P, P],
+    "GeluV2": [P, I64, P],
+    "GeluBackwardV2": [P, P, CHARP, P],
+    "Silu": [P, P],
+    "SiluBackward": [P, P, P],
+    "Sigmoid": [P, P],
+    "SigmoidBackward": [P, P, P],
+    "Tanh": [P, P],
+    "TanhBackward": [P, P, P],
+    "Softplus": [P, P, P, P],
+    "SoftplusBackward": [P, P, P, P, P],
+    "Relu": [P, P],
+    "ThresholdBackward": [P, P, P, P],
+    "LeakyRelu": [P, P, P],
+    "LeakyReluBackward": [P, P, P, BOOL, P],
+    "Hardswish": [P, P],
+    "HardswishBackward": [P, P, P],
+    "Elu": [P, P, P, P, P],
+    "EluBackward": [P, P, P, P, BOOL, P, P],
+    "Add": [P, P, P, P],
+    "Mul": [P, P, P],
+    "Muls": [P, P, P],
+    "ReduceSum": [P, P, BOOL, INT, P],
+    "FusedAddScale": [P, P, P, P],
+    "FusedAddScaleBackward": [P, P, P, P, P, P, P],
+}
+
+phase1 = {}
+phase2 = {}
+phase2_gil = {}  # the same entry points called with the GIL held (for tiny tensors)
+for _name, _args in _PHASE1.items():
+    phase1[_name] = _decl("aclnn%sGetWorkspaceSize" % _name, I32, _args + [P, P])
+    phase2[_name] = _decl("aclnn%s" % _name, I32, _PHASE2)
+
+# Re-pointing an executor, or running phase 2 on a tiny tensor, takes ~100 ns and never waits on
+# anything that needs Python: those are called through a PyDLL view of the same library, which
+# keeps the GIL (releasing and re-taking it would cost as much as the call). Everything else, and
+# phase 2 of any operator with more than opgrad.torch's small-tensor bound, goes through CDLL,
+# which releases the GIL, so that other Python threads run meanwhile.
+_pylib = ctypes.PyDLL(library_path)
+for _name in _PHASE1:
+    _f = getattr(_pylib, "aclnn%s" % _name)
+    _f.restype = I32
+    _f.argtypes = _PHASE2
+    phase2_gil[_name] = _f
+aclSetInputTensorAddr = getattr(_pylib, "aclSetInputTensorAddr")
+aclSetOutputTensorAddr = getattr(_pylib, "aclSetOutputTensorAddr")
+for _f in (aclSetInputTensorAddr, aclSetOutputTensorAddr):
+    _f.restype = I32
+    _f.argtypes = [P, ctypes.c_size_t, P, P]
+
+# custom operators (include/opgrad/custom_op.h); optional: older libraries lack them
+opgrad_custom_open = _decl("opgrad_custom_open", I32, [CHARP, P], required=False)
+opgrad_custom_has_symbol = _decl("opgrad_custom_has_symbol", I32, [P, CHARP], required=False)
+opgrad_custom_call = _decl("opgrad_custom_call", I32, [P, CHARP, INT, P, P, P, P, INT],
+                           required=False)
+opgrad_custom_close = _decl("opgrad_custom_close", None, [P], required=False)
+
+
+def error_message():
+    m = aclGetRecentErrMsg()
+    return m.decode("utf-8", "replace") if m else ""
+
+
+def check(status, function):
+    if status:
+        raise OpgradError(status, error_message(), function)
+
+
+# ---- cached int64 arrays ----------------------------------------------------------------------
+# Read-only once built, so one cache serves every thread. Bounded: past the bound a fresh array
+# is built for the call (kept alive by the caller), never evicted while another thread uses it.
+_CACHE_MAX = 8192
+_i64_cache = {}
+_ARR = [ctypes.c_int64 * n for n in range(33)]
+
+
+def i64_array(values):
+    """(address, keep-alive) of a read-only C int64 array holding `values` (a tuple)."""
+    hit = _i64_cache.get(values)
+    if hit is not None:
+        return hit
+    n = len(values)
+    arr = (_ARR[n] if n < len(_ARR) else ctypes.c_int64 * n)(*values)
+    entry = (ctypes.addressof(arr), arr)
+    if len(_i64_cache) < _CACHE_MAX:
+        entry = _i64_cache.setdefault(tuple(values), entry)
+    return entry

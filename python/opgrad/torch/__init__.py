@@ -1,0 +1,200 @@
+"""opgrad.torch: opgrad's aclnn operators as PyTorch operators with autograd.
+
+    import opgrad.torch as ot
+    y = ot.mish(x)                        # functional form
+    y = torch.ops.opgrad.mish(x)          # the registered operator (same kernels, same autograd)
+    m = ot.nn.Mish()                      # nn.Module
+
+Every operator runs on the CPU through libopgrad (zero-copy: shapes, strides and the storage
+offset of the torch tensors are handed to aclCreateTensor), for float32, float16 and bfloat16.
+Other dtypes raise TypeError; a non-zero aclnn status raises opgrad.OpgradError (a RuntimeError)
+carrying the status and the library's message. See docs/torch.md.
+"""
+import torch as _torch
+
+from .._lib import OpgradError
+from . import _kernels  # noqa: F401  (opgrad.torch._kernels: plan cache, clear_plans)
+from . import _ops  # noqa: F401  (opgrad.torch._ops.Library: the 1.13 registration)
+from ._ops import OPS, USING_CUSTOM_OP
+
+__all__ = [
+    "mish", "gelu", "gelu_v2", "silu", "sigmoid", "tanh", "softplus", "relu", "leaky_relu",
+    "hardswish", "elu", "add", "mul", "muls", "fused_add_scale", "reduce_sum", "load_custom",
+    "OpgradError", "OPS", "USING_CUSTOM_OP", "nn",
+]
+
+_grad_enabled = _torch.is_grad_enabled
+_PLAIN = (_torch.Tensor, _torch.nn.Parameter)
+try:  # PyTorch >= 2.3: under torch.compile / export the dispatcher path must be used
+    from torch.compiler import is_compiling as _is_compiling
+except ImportError:  # 1.13
+    _is_compiling = None
+
+
+def _fast(*ts):
+    """True when the call can bypass the dispatcher: plain CPU tensors (data available), not
+    being traced by torch.compile. The result is the same either way; only the overhead differs."""
+    for t in ts:
+        if type(t) not in _PLAIN:
+            return False
+    return _is_compiling is None or not _is_compiling()
+
+
+def _unary(name, doc):
+    d = OPS[name]
+    fn, kernel, op = d.function, d.kernel, d.op
+    if _is_compiling is None:  # PyTorch without torch.compile: one type test is enough
+        def f(x):
+            if type(x) in _PLAIN:
+                if x.requires_grad and _grad_enabled():
+                    return fn.apply(x)
+                return kernel(x)
+            return op(x)
+    else:
+        def f(x):
+            if type(x) in _PLAIN and not _is_compiling():
+                if x.requires_grad and _grad_enabled():
+                    return fn.apply(x)
+                return kernel(x)
+            return op(x)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc
+    return f
+
+
+mish = _unary("mish", "mish(x) = x * tanh(softplus(x)) (aclnnMish / aclnnMishBackward).")
+gelu = _unary("gelu", "GELU, tanh approximation (aclnnGelu / aclnnGeluBackward), as "
+                      "torch.nn.functional.gelu(x, approximate='tanh').")
+silu = _unary("silu", "silu(x) = x * sigmoid(x) (aclnnSilu / aclnnSiluBackward).")
+sigmoid = _unary("sigmoid", "sigmoid(x) (aclnnSigmoid; backward from the output).")
+tanh = _unary("tanh", "tanh(x) (aclnnTanh; backward from the output).")
+relu = _unary("relu", "relu(x) (aclnnRelu; backward aclnnThresholdBackward(0) on the output).")
+hardswish = _unary("hardswish", "hardswish(x) (aclnnHardswish / aclnnHardswishBackward).")
+
+
+def _call(d, args, tensors):
+    if _fast(*tensors):
+        if _grad_enabled():
+            for t in tensors:
+                if t.requires_grad:
+                    return d.function.apply(*args)
+        return d.kernel(*args)
+    return d.op(*args)
+
+
+_D = OPS
+_EAGER_ONLY = _is_compiling is None  # this PyTorch has no torch.compile to defer to
+
+
+def _bind(name):
+    d = OPS[name]
+    return d.function, d.kernel, d.op
+
+
+_GELU_V2 = _bind("gelu_v2")
+_SOFTPLUS = _bind("softplus")
+_LEAKY = _bind("leaky_relu")
+_ELU = _bind("elu")
+_ADD = _bind("add")
+_MUL = _bind("mul")
+_MULS = _bind("muls")
+_RSUM = _bind("reduce_sum")
+
+# The functional forms below are spelled out (no shared helper) because this is the per-call
+# overhead of every small tensor: plain CPU tensors go straight to the autograd.Function (when a
+# gradient is needed) or to the kernel; anything else (tensor subclasses, torch.compile tracing)
+# goes through torch.ops.opgrad.<name>.
+
+
+def gelu_v2(x, approximate="none"):
+    """GELU with approximate 'none' (erf form) or 'tanh' (aclnnGeluV2 / aclnnGeluBackwardV2), as
+    torch.nn.functional.gelu(x, approximate=...)."""
+    if type(x) in _PLAIN and (_EAGER_ONLY or not _is_compiling()):
+        if x.requires_grad and _grad_enabled():
+            return _GELU_V2[0].apply(x, approximate)
+        return _GELU_V2[1](x, approximate)
+    return _GELU_V2[2](x, approximate)
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta, and x where beta x > threshold (aclnnSoftplus)."""
+    if type(x) in _PLAIN and (_EAGER_ONLY or not _is_compiling()):
+        if x.requires_grad and _grad_enabled():
+            return _SOFTPLUS[0].apply(x, beta, threshold)
+        return _SOFTPLUS[1](x, beta, threshold)
+    return _SOFTPLUS[2](x, float(beta), float(threshold))
+
+
+def leaky_relu(x, negative_slope=0.01):
+    """x > 0 ? x : negative_slope * x (aclnnLeakyRelu / aclnnLeakyReluBackward)."""
+    if type(x) in _PLAIN and (_EAGER_ONLY or not _is_compiling()):
+        if x.requires_grad and _grad_enabled():
+            return _LEAKY[0].apply(x, negative_slope)
+        return _LEAKY[1](x, negative_slope)
+    return _LEAKY[2](x, float(negative_slope))
+
+
+def elu(x, alpha=1.0):
+    """x > 0 ? x : alpha (exp(x) - 1) (aclnnElu / aclnnEluBackward)."""
+    if type(x) in _PLAIN and (_EAGER_ONLY or not _is_compiling()):
+        if x.requires_grad and _grad_enabled():
+            return _ELU[0].apply(x, alpha)
+        return _ELU[1](x, alpha)
+    return _ELU[2](x, float(alpha))
+
+
+def add(x, other, alpha=1.0):
+    """x + alpha * other with broadcasting and PyTorch dtype promotion (aclnnAdd). The gradients
+    are reduced to each input's shape on opgrad's ReduceSum."""
+    if type(x) in _PLAIN and type(other) in _PLAIN and (_EAGER_ONLY or not _is_compiling()):
+        if (x.requires_grad or other.requires_grad) and _grad_enabled():
+            return _ADD[0].apply(x, other, alpha)
+        return _ADD[1](x, other, alpha)
+    return _ADD[2](x, other, float(alpha))
+
+
+def mul(x, other):
+    """x * other with broadcasting and PyTorch dtype promotion (aclnnMul); gradients g*other and
+    g*x reduced to each input's shape on opgrad's ReduceSum."""
+    if type(x) in _PLAIN and type(other) in _PLAIN and (_EAGER_ONLY or not _is_compiling()):
+        if (x.requires_grad or other.requires_grad) and _grad_enabled():
+            return _MUL[0].apply(x, other)
+        return _MUL[1](x, other)
+    return _MUL[2](x, other)
+
+
+def muls(x, other):
+    """x * other for a Python number (aclnnMuls; other is rounded to x's dtype first)."""
+    if type(x) in _PLAIN and (_EAGER_ONLY or not _is_compiling()):
+        if x.requires_grad and _grad_enabled():
+            return _MULS[0].apply(x, other)
+        return _MULS[1](x, other)
+    return _MULS[2](x, float(other))
+
+
+def fused_add_scale(x, bias, scale):
+    """(x + bias) * scale, bias [C] over rows of x [..., C], scale [1]/0-d or [C]
+    (aclnnFusedAddScale / aclnnFusedAddScaleBackward)."""
+    return _call(_D["fused_add_scale"], (x, bias, scale), (x, bias, scale))
+
+
+def reduce_sum(x, dims=(), keepdim=False):
+    """Sum over dims (all when empty) in x's dtype, fp32 accumulation in a fixed order
+    (aclnnReduceSum: deterministic, independent of the thread count)."""
+    dims = dims if type(dims) is list else list(dims)
+    if type(x) in _PLAIN and (_EAGER_ONLY or not _is_compiling()):
+        if x.requires_grad and _grad_enabled():
+            return _RSUM[0].apply(x, dims, bool(keepdim))
+        return _RSUM[1](x, dims, bool(keepdim))
+    return _RSUM[2](x, dims, bool(keepdim))
+
+
+def load_custom(spec_path, library=None):
+    """A custom operator described by a JSON spec (docs/custom-ops.md) as a torch operator with
+    autograd; see opgrad.torch.custom.load_custom."""
+    from .custom import load_custom as _load
+    return _load(spec_path, library=library)
+
+
+from . import nn  # noqa: E402  (needs the functions above)

@@ -1,0 +1,357 @@
+"""Operator table of opgrad.torch: schemas, autograd formulas, and their registration as
+torch.ops.opgrad.<name>.
+
+Two registration paths, chosen by what the installed PyTorch offers:
+
+* PyTorch >= 2.4 (torch.library.custom_op and register_autograd exist): every operator is a
+  custom_op ("opgrad::<name>", device_types "cpu", explicit schema) with a register_fake
+  (shape / dtype only) and, for differentiable ones, register_autograd(backward,
+  setup_context). The backward formulas then call torch.ops.opgrad.* (the backward operators
+  are custom ops too), as register_autograd requires: no data_ptr outside an operator body.
+* PyTorch 1.13 (Debian's python3-torch): one torch.library.Library("opgrad", "DEF") kept in a
+  module global (1.13 removes a Library's registrations when the object is collected),
+  define(schema), impl(kernel, "CPU"), and for differentiable operators an "Autograd" impl that
+  calls a torch.autograd.Function. That Function's backward calls the kernels directly.
+
+Both paths share the same formula code: `setup(ctx, inputs, output)` saves what the backward
+needs, `backward(K, ctx, grad)` returns one gradient per schema argument (None for non-tensor
+arguments), with K the namespace the backward's operators come from.
+"""
+import torch
+
+from . import _kernels as K
+
+_ALL = {}          # name -> OpDef, in definition order
+Library = None     # the 1.13 torch.library.Library object (kept alive for the process)
+USING_CUSTOM_OP = False
+
+
+class OpDef:
+    """One operator: its schema (without the name), CPU kernel, and, if differentiable, the
+    autograd formula (setup + backward) and the indices of its tensor arguments."""
+
+    def __init__(self, name, schema, kernel, tensor_args, fake, setup=None, backward=None,
+                 nout=1):
+        self.name, self.schema, self.kernel = name, schema, kernel
+        self.tensor_args = tensor_args     # positions of Tensor arguments
+        self.fake = fake                   # fake(*args) -> output(s) without data (2.x)
+        self.setup, self.backward = setup, backward
+        self.nout = nout
+        self.function = None               # torch.autograd.Function (both paths: fast path)
+        self.op = None                     # torch.ops.opgrad.<name>
+
+    @property
+    def differentiable(self):
+        return self.backward is not None
+
+
+def _like(x, *attrs):
+    """Fake (meta) output of an operator whose output is like its first input."""
+    return x.new_empty(x.shape)
+
+
+def _define(name, schema, kernel, tensor_args=(0,), fake=_like, setup=None, backward=None, nout=1):
+    _ALL[name] = OpDef(name, schema, kernel, tuple(tensor_args), fake, setup, backward, nout)
+
+
+# ---- autograd formulas ------------------------------------------------------------------------
+def _save_input(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0])
+    ctx.attrs = inputs[1:]
+
+
+def _save_output(ctx, inputs, output):
+    ctx.save_for_backward(output)
+    ctx.attrs = inputs[1:]
+
+
+def _save_output_fp32(ctx, inputs, output):
+    """sigmoid / tanh: the backward is a function of the output (as in PyTorch). For a 16-bit
+    output, saving it would make 1 - y^2 (y near +-1) lose most of its digits; PyTorch 1.13 has no
+    float16 kernel, and the way users run it, f(x.float()).to(half), differentiates the fp32
+    output. So for 16-bit inputs the input is saved and the backward recomputes the output in
+    float32 (one extra forward call), and gets PyTorch's upcast accuracy (tests/python/
+    consistency.py)."""
+    x = inputs[0]
+    ctx.recompute = x.dtype != torch.float32
+    ctx.save_for_backward(x if ctx.recompute else output)
+
+
+def _grad_from_output(forward_name, backward_name):
+    def backward(ops, ctx, grad):
+        (saved,) = ctx.saved_tensors
+        if ctx.recompute:
+            y32 = getattr(ops, forward_name)(saved.float())
+            return (getattr(ops, backward_name)(grad, y32).to(saved.dtype),)
+        return (getattr(ops, backward_name)(grad, saved),)
+
+    return backward
+
+
+def _grad_of(backward_name, nattrs):
+    """backward(K, ctx, g) = (K.<backward_name>(g, saved, *attrs), None * nattrs)."""
+    nones = (None,) * nattrs
+
+    def backward(ops, ctx, grad):
+        (saved,) = ctx.saved_tensors
+        return (getattr(ops, backward_name)(grad, saved, *ctx.attrs),) + nones
+
+    return backward
+
+
+def _sum_to(ops, t, shape, dtype):
+    """Autograd's sum_to_size on opgrad's reduction engine, then the input's dtype."""
+    if t.shape != shape:
+        lead = t.dim() - len(shape)
+        dims = list(range(lead)) + [lead + i for i, n in enumerate(shape)
+                                    if n == 1 and t.shape[lead + i] != 1]
+        t = ops.reduce_sum(t, dims, True).reshape(shape) if dims else t.reshape(shape)
+    return t if t.dtype == dtype else t.to(dtype)
+
+
+def _setup_binary(ctx, inputs, output):
+    x, other = inputs[0], inputs[1]
+    ctx.shapes = (x.shape, other.shape)
+    ctx.dtypes = (x.dtype, other.dtype)
+    ctx.attrs = inputs[2:]
+    ctx.save_for_backward(x, other)
+
+
+def _setup_add(ctx, inputs, output):
+    x, other = inputs[0], inputs[1]
+    ctx.shapes = (x.shape, other.shape)
+    ctx.dtypes = (x.dtype, other.dtype)
+    ctx.alpha = inputs[2] if len(inputs) > 2 else 1.0
+
+
+def _backward_add(ops, ctx, grad):
+    (xs, os_), (xd, od) = ctx.shapes, ctx.dtypes
+    need = ctx.needs_input_grad
+    gx = _sum_to(ops, grad, xs, xd) if need[0] else None
+    go = None
+    if need[1]:
+        g = grad if ctx.alpha == 1 else ops.muls(grad, ctx.alpha)
+        go = _sum_to(ops, g, os_, od)
+    return gx, go, None
+
+
+def _backward_mul(ops, ctx, grad):
+    x, other = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    gx = _sum_to(ops, ops.mul(grad, other), x.shape, x.dtype) if need[0] else None
+    go = _sum_to(ops, ops.mul(grad, x), other.shape, other.dtype) if need[1] else None
+    return gx, go
+
+
+def _setup_muls(ctx, inputs, output):
+    ctx.other = inputs[1]
+
+
+def _backward_muls(ops, ctx, grad):
+    return ops.muls(grad, ctx.other), None
+
+
+def _setup_fas(ctx, inputs, output):
+    ctx.save_for_backward(*inputs[:3])
+
+
+def _backward_fas(ops, ctx, grad):
+    x, bias, scale = ctx.saved_tensors
+    return tuple(ops.fused_add_scale_backward(grad, x, bias, scale))
+
+
+def _setup_reduce_sum(ctx, inputs, output):
+    x = inputs[0]
+    ctx.shape = x.shape
+    dims = inputs[1] if len(inputs) > 1 else ()
+    ctx.keepdim = inputs[2] if len(inputs) > 2 else False
+    nd = x.dim()
+    ctx.dims = sorted(set(d + max(nd, 1) if d < 0 else d for d in dims)) if dims else list(range(nd))
+
+
+def _backward_reduce_sum(ops, ctx, grad):
+    g = grad
+    if not ctx.keepdim and len(ctx.shape) > 0:
+        for d in ctx.dims:
+            g = g.unsqueeze(d)
+    return g.expand(ctx.shape), None, None
+
+
+# ---- fake (meta) implementations for the 2.x path ----------------------------------------------
+def _fake_binary(x, other, *attrs):
+    shape = K.broadcast_shape(x.shape, other.shape)
+    if shape is None:
+        raise RuntimeError("opgrad: shapes %s and %s do not broadcast"
+                           % (list(x.shape), list(other.shape)))
+    return x.new_empty(shape, dtype=torch.result_type(x, other))
+
+
+def _fake_reduce_sum(x, dims=(), keepdim=False):
+    nd = x.dim()
+    red = set(d + max(nd, 1) if d < 0 else d for d in dims) if dims else set(range(nd))
+    shape = [1 if i in red else n for i, n in enumerate(x.shape) if keepdim or i not in red]
+    return x.new_empty(shape)
+
+
+def _fake_fas(x, bias, scale):
+    dtype = torch.promote_types(torch.promote_types(x.dtype, bias.dtype), scale.dtype)
+    return x.new_empty(x.shape, dtype=dtype)
+
+
+def _fake_fas_backward(grad, x, bias, scale):
+    return _like(x), _like(bias), _like(scale)
+
+
+def _fake_grad(grad, x, *attrs):
+    return _like(x)
+
+
+# ---- the table ----------------------------------------------------------------------------------
+# backward operators (not differentiable: double backward is refused with a clear error)
+_define("mish_backward", "(Tensor grad, Tensor x) -> Tensor", K.mish_backward, (0, 1), _fake_grad)
+_define("gelu_backward", "(Tensor grad, Tensor x) -> Tensor", K.gelu_backward, (0, 1), _fake_grad)
+_define("gelu_v2_backward", "(Tensor grad, Tensor x, str approximate='none') -> Tensor",
+        K.gelu_v2_backward, (0, 1), _fake_grad)
+_define("silu_backward", "(Tensor grad, Tensor x) -> Tensor", K.silu_backward, (0, 1), _fake_grad)
+_define("sigmoid_backward", "(Tensor grad, Tensor output) -> Tensor", K.sigmoid_backward, (0, 1),
+        _fake_grad)
+_define("tanh_backward", "(Tensor grad, Tensor output) -> Tensor", K.tanh_backward, (0, 1),
+        _fake_grad)
+_define("softplus_backward",
+        "(Tensor grad, Tensor x, float beta=1.0, float threshold=20.0) -> Tensor",
+        K.softplus_backward, (0, 1), _fake_grad)
+_define("relu_backward", "(Tensor grad, Tensor output) -> Tensor", K.relu_backward, (0, 1),
+        _fake_grad)
+_define("leaky_relu_backward", "(Tensor grad, Tensor x, float negative_slope=0.01) -> Tensor",
+        K.leaky_relu_backward, (0, 1), _fake_grad)
+_define("hardswish_backward", "(Tensor grad, Tensor x) -> Tensor", K.hardswish_backward, (0, 1),
+        _fake_grad)
+_define("elu_backward", "(Tensor grad, Tensor x, float alpha=1.0) -> Tensor", K.elu_backward,
+        (0, 1), _fake_grad)
+_define("fused_add_scale_backward",
+        "(Tensor grad, Tensor x, Tensor bias, Tensor scale) -> (Tensor, Tensor, Tensor)",
+        K.fused_add_scale_backward, (0, 1, 2, 3), _fake_fas_backward, nout=3)
+
+# differentiable operators
+_define("mish", "(Tensor x) -> Tensor", K.mish, setup=_save_input,
+        backward=_grad_of("mish_backward", 0))
+_define("gelu", "(Tensor x) -> Tensor", K.gelu, setup=_save_input,
+        backward=_grad_of("gelu_backward", 0))
+_define("gelu_v2", "(Tensor x, str approximate='none') -> Tensor", K.gelu_v2,
+        setup=_save_input, backward=_grad_of("gelu_v2_backward", 1))
+_define("silu", "(Tensor x) -> Tensor", K.silu, setup=_save_input,
+        backward=_grad_of("silu_backward", 0))
+_define("sigmoid", "(Tensor x) -> Tensor", K.sigmoid, setup=_save_output_fp32,
+        backward=_grad_from_output("sigmoid", "sigmoid_backward"))
+_define("tanh", "(Tensor x) -> Tensor", K.tanh, setup=_save_output_fp32,
+        backward=_grad_from_output("tanh", "tanh_backward"))
+_define("softplus", "(Tensor x, float beta=1.0, float threshold=20.0) -> Tensor", K.softplus,
+        setup=_save_input, backward=_grad_of("softplus_backward", 2))
+_define("relu", "(Tensor x) -> Tensor", K.relu, setup=_save_output,
+        backward=_grad_of("relu_backward", 0))
+_define("leaky_relu", "(Tensor x, float negative_slope=0.01) -> Tensor", K.leaky_relu,
+        setup=_save_input, backward=_grad_of("leaky_relu_backward", 1))
+_define("hardswish", "(Tensor x) -> Tensor", K.hardswish, setup=_save_input,
+        backward=_grad_of("hardswish_backward", 0))
+_define("elu", "(Tensor x, float alpha=1.0) -> Tensor", K.elu, setup=_save_input,
+        backward=_grad_of("elu_backward", 1))
+_define("add", "(Tensor x, Tensor other, float alpha=1.0) -> Tensor", K.add, (0, 1), _fake_binary,
+        setup=_setup_add, backward=_backward_add)
+_define("mul", "(Tensor x, Tensor other) -> Tensor", K.mul, (0, 1), _fake_binary,
+        setup=_setup_binary, backward=_backward_mul)
+_define("muls", "(Tensor x, float other) -> Tensor", K.muls, setup=_setup_muls,
+        backward=_backward_muls)
+_define("fused_add_scale", "(Tensor x, Tensor bias, Tensor scale) -> Tensor", K.fused_add_scale,
+        (0, 1, 2), _fake_fas, setup=_setup_fas, backward=_backward_fas)
+_define("reduce_sum", "(Tensor x, int[] dims=[], bool keepdim=False) -> Tensor", K.reduce_sum,
+        fake=_fake_reduce_sum, setup=_setup_reduce_sum, backward=_backward_reduce_sum)
+
+
+# ---- autograd.Function per differentiable op (the 1.13 "Autograd" kernel and the fast path) ----
+def _make_function(d):
+    kernel, setup, backward = d.kernel, d.setup, d.backward
+
+    def forward(ctx, *args):
+        out = kernel(*args)
+        setup(ctx, args, out)
+        return out
+
+    def bwd(ctx, grad):
+        return backward(K, ctx, grad)
+
+    cls = type(
+        "OpgradFunction_" + d.name,
+        (torch.autograd.Function,),
+        {"forward": staticmethod(forward),
+         "backward": staticmethod(torch.autograd.function.once_differentiable(bwd))},
+    )
+    return cls
+
+
+for _d in _ALL.values():
+    if _d.differentiable:
+        _d.function = _make_function(_d)
+
+
+def _needs_grad(d, args):
+    if not torch.is_grad_enabled():
+        return False
+    for i in d.tensor_args:
+        if args[i].requires_grad:
+            return True
+    return False
+
+
+# ---- registration ------------------------------------------------------------------------------
+def _register_library():
+    """PyTorch 1.13 (and any version without custom_op): Library("opgrad", "DEF")."""
+    global Library
+    lib = torch.library.Library("opgrad", "DEF")
+    for d in _ALL.values():
+        lib.define(d.name + d.schema)
+        lib.impl(d.name, d.kernel, "CPU")
+        if d.differentiable:
+            fn, kernel, tensor_args = d.function, d.kernel, d.tensor_args
+
+            def autograd_impl(*args, _fn=fn, _kernel=kernel, _t=tensor_args):
+                if torch.is_grad_enabled():
+                    for i in _t:
+                        if args[i].requires_grad:
+                            return _fn.apply(*args)
+                return _kernel(*args)
+
+            lib.impl(d.name, autograd_impl, "Autograd")
+    Library = lib
+
+
+def _register_custom_op():
+    """PyTorch >= 2.4: torch.library.custom_op + register_fake + register_autograd."""
+    global USING_CUSTOM_OP
+    ops_ns = torch.ops.opgrad
+    for d in _ALL.values():
+        op = torch.library.custom_op("opgrad::" + d.name, d.kernel, mutates_args=(),
+                                     device_types="cpu", schema=d.schema)
+        torch.library.register_fake("opgrad::" + d.name, d.fake)
+        if d.differentiable:
+            backward = d.backward
+
+            def bwd(ctx, grad, _b=backward):
+                return _b(ops_ns, ctx, grad)
+
+            torch.library.register_autograd("opgrad::" + d.name, bwd, setup_context=d.setup)
+        d.custom_op = op
+    USING_CUSTOM_OP = True
+
+
+def register():
+    if hasattr(torch.library, "custom_op") and hasattr(torch.library, "register_autograd") \
+            and hasattr(torch.library, "register_fake"):
+        _register_custom_op()
+    else:
+        _register_library()
+    for d in _ALL.values():
+        d.op = getattr(torch.ops.opgrad, d.name)
+
+
+register()
+OPS = _ALL

@@ -1,0 +1,106 @@
+"""nn.Module wrappers of opgrad.torch's activations, drop-in for their torch.nn namesakes
+(same constructor arguments; `inplace=True` is not supported and raises ValueError)."""
+import torch
+
+from . import elu, gelu, gelu_v2, hardswish, leaky_relu, mish, relu, sigmoid, silu, softplus, tanh
+
+__all__ = ["Mish", "GELU", "SiLU", "Sigmoid", "Tanh", "Softplus", "ReLU", "LeakyReLU",
+           "Hardswish", "ELU"]
+
+
+def _no_inplace(cls, inplace):
+    if inplace:
+        raise ValueError("opgrad.torch.nn.%s: inplace=True is not supported (opgrad's autograd "
+                         "wrappers always return a new tensor)" % cls)
+
+
+class _Activation(torch.nn.Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        _no_inplace(type(self).__name__, inplace)
+        self.inplace = False
+
+
+class Mish(_Activation):
+    def forward(self, x):
+        return mish(x)
+
+
+class SiLU(_Activation):
+    def forward(self, x):
+        return silu(x)
+
+
+class Hardswish(_Activation):
+    def forward(self, x):
+        return hardswish(x)
+
+
+class ReLU(_Activation):
+    def forward(self, x):
+        return relu(x)
+
+
+class Sigmoid(torch.nn.Module):
+    def forward(self, x):
+        return sigmoid(x)
+
+
+class Tanh(torch.nn.Module):
+    def forward(self, x):
+        return tanh(x)
+
+
+class GELU(torch.nn.Module):
+    """approximate 'none' (default, as torch.nn.GELU) or 'tanh'."""
+
+    def __init__(self, approximate="none"):
+        super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise ValueError("opgrad.torch.nn.GELU: approximate must be 'none' or 'tanh', got %r"
+                             % (approximate,))
+        self.approximate = approximate
+
+    def forward(self, x):
+        return gelu(x) if self.approximate == "tanh" else gelu_v2(x, "none")
+
+    def extra_repr(self):
+        return "approximate=%r" % self.approximate
+
+
+class Softplus(torch.nn.Module):
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = float(beta), float(threshold)
+
+    def forward(self, x):
+        return softplus(x, self.beta, self.threshold)
+
+    def extra_repr(self):
+        return "beta=%g, threshold=%g" % (self.beta, self.threshold)
+
+
+class LeakyReLU(torch.nn.Module):
+    def __init__(self, negative_slope=0.01, inplace=False):
+        super().__init__()
+        _no_inplace("LeakyReLU", inplace)
+        self.negative_slope, self.inplace = float(negative_slope), False
+
+    def forward(self, x):
+        return leaky_relu(x, self.negative_slope)
+
+    def extra_repr(self):
+        return "negative_slope=%g" % self.negative_slope
+
+
+class ELU(torch.nn.Module):
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        _no_inplace("ELU", inplace)
+        self.alpha, self.inplace = float(alpha), False
+
+    def forward(self, x):
+        return elu(x, self.alpha)
+
+    def extra_repr(self):
+        return "alpha=%g" % self.alpha
