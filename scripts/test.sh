@@ -7,7 +7,10 @@
 #   4. ThreadSanitizer build, the stream/thread tests
 #   5. `cmake --install` into a scratch prefix, then a consumer built with find_package(opgrad)
 #      and one built with pkg-config, in C and C++
-#   6. MindSpore integration (tests/mindspore/run.sh): pip-installs MindSpore into a venv, runs the
+#   6. PyTorch (Debian's python3-torch 1.13 under /usr/bin/python3): the opgrad.torch adapter tests,
+#      the cross-framework consistency table (opgrad vs PyTorch against float64) and the digits
+#      training run (opgrad vs native PyTorch loss curves, bf16 with fp32 master weights)
+#   7. MindSpore integration (tests/mindspore/run.sh): pip-installs MindSpore into a venv, runs the
 #      custom FusedAddScale and opgrad's Mish through ops.Custom(func_type="aot") with bprops.
 #      When MindSpore cannot be installed or imported here (exit 3/4) the stage reports why and
 #      is skipped; any other failure fails the run. OPGRAD_TEST_MINDSPORE=0 skips it.
@@ -19,7 +22,8 @@ out=${OPGRAD_TEST_BUILD:-$root/build-test}
 jobs=$(nproc)
 
 need=()
-for pkg in cmake ninja-build gcc g++ clang pkg-config libmpfr-dev; do
+for pkg in cmake ninja-build gcc g++ clang pkg-config libmpfr-dev \
+           python3-torch python3-numpy python3-sklearn python3-matplotlib; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -42,6 +46,15 @@ ctest --test-dir "$out/gcc" --output-on-failure -j "$jobs"
 "$out/gcc/bin/opgrad" selfcheck
 "$out/gcc/bin/opgrad" check --json "$out/check.json"
 "$out/gcc/bin/opgrad" check --mode full --seed 2 | tail -1
+
+step "PyTorch: opgrad.torch tests, consistency table, digits training"
+(
+    export OPGRAD_LIBRARY="$out/gcc/libopgrad.so" PYTHONPATH="$root/python"
+    /usr/bin/python3 tests/python/test_torch_adapter.py
+    /usr/bin/python3 tests/python/consistency.py --out "$out/consistency.md"
+    /usr/bin/python3 examples/train/train_digits.py --quick --plot "$out/loss_curves.png" \
+        --out "$out/train.json"
+)
 
 step "clang build + tests"
 build "$out/clang" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
