@@ -1,6 +1,12 @@
-/* opgrad/opgrad.h - opgrad's own controls: threads, instruction set, version. */
+/* opgrad/opgrad.h - opgrad's own controls: threads, instruction set, version; and one extension
+ * of the aclnn API (opgrad_executor_run). */
 #ifndef OPGRAD_OPGRAD_H
 #define OPGRAD_OPGRAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aclnn/aclnn_base.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,6 +36,26 @@ __attribute__((visibility("default"))) opgrad_isa opgrad_active_isa(void);
 __attribute__((visibility("default"))) const char *opgrad_isa_name(opgrad_isa isa);
 
 __attribute__((visibility("default"))) const char *opgrad_version(void);
+
+/// Re-points a repeatable executor and runs its phase 2, in one call: for i < naddrs, a non-NULL
+/// addrs[i] re-points io slot i (inputs first, then outputs, in the order of the operator's
+/// phase-1 signature; the same storage address aclSetInputTensorAddr / aclSetOutputTensorAddr
+/// take, the view offset is kept), a NULL one leaves the slot as it is; then the executor runs
+/// exactly as the operator's own aclnnXxx(workspace, workspaceSize, executor, stream) would
+/// (same checks, same statuses and messages). The aclTensor handles given to phase 1 are not
+/// updated (the executor never reads them after phase 1).
+///
+/// Only for executors made repeatable (aclSetAclOpExecutorRepeatable): a single-use executor is
+/// refused (ACLNN_ERR_PARAM_INVALID) and stays usable by its aclnnXxx. Errors, each with
+/// aclGetRecentErrMsg naming the argument: NULL executor, or NULL addrs with naddrs > 0
+/// (ACLNN_ERR_PARAM_NULLPTR); an executor that is not live, single-use, or naddrs larger than its
+/// number of io slots (ACLNN_ERR_PARAM_INVALID); then the phase-2 errors of aclnnXxx (workspace,
+/// stream). On any error no slot is re-pointed: the executor is left as it was. Like
+/// aclSetInputTensorAddr, one executor must not be re-pointed from two threads at once; a run
+/// queued on a stream keeps the addresses of its own call.
+__attribute__((visibility("default"))) aclnnStatus opgrad_executor_run(
+    aclOpExecutor *executor, void *const *addrs, size_t naddrs, void *workspace,
+    uint64_t workspaceSize, aclrtStream stream);
 
 #ifdef __cplusplus
 }

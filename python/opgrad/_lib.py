@@ -9,7 +9,9 @@ The library is found, in this order:
   4. the system loader (ctypes.util.find_library("opgrad"), then "libopgrad.so.0").
 
 Every function is declared once (argtypes / restype), at import. Pointer arguments are declared
-as c_void_p and passed as Python ints (the cheapest conversion ctypes has). ctypes.CDLL releases
+as c_void_p and passed as Python ints. The one exception is the per-call path of opgrad.torch:
+executor_run_gil / executor_run_nogil (opgrad_executor_run without argtypes, called with
+prebuilt ctypes objects; see below). ctypes.CDLL releases
 the GIL during each call; the C library is thread-safe and keeps its last error per thread, so
 a status is turned into an exception with the message of the same thread.
 """
@@ -189,6 +191,21 @@ aclSetOutputTensorAddr = getattr(_pylib, "aclSetOutputTensorAddr")
 for _f in (aclSetInputTensorAddr, aclSetOutputTensorAddr):
     _f.restype = I32
     _f.argtypes = [P, ctypes.c_size_t, P, P]
+
+# opgrad_executor_run (include/opgrad/opgrad.h): re-points a repeatable executor's io slots and
+# runs its phase 2 in one call (the cached-plan path of opgrad.torch). Declared with argtypes for
+# general use; the adapter's hot path instead calls the executor_run_gil / executor_run_nogil
+# function objects below, which have no argtypes: converting each argument through argtypes
+# (from_param) costs more than the C call itself, while prebuilt ctypes objects (c_void_p,
+# c_size_t, c_uint64, a ctypes array for addrs, None for NULL) are passed without a Python-level
+# conversion. Callers of those two must pass exactly such objects (a plain Python int would be
+# passed as a C int).
+opgrad_executor_run = _decl("opgrad_executor_run", I32,
+                            [P, P, ctypes.c_size_t, P, U64, P])
+executor_run_gil = _pylib["opgrad_executor_run"]   # keeps the GIL (tiny tensors)
+executor_run_nogil = lib["opgrad_executor_run"]    # releases it (CDLL)
+for _f in (executor_run_gil, executor_run_nogil):
+    _f.restype = I32
 
 # custom operators (include/opgrad/custom_op.h); optional: older libraries lack them
 opgrad_custom_open = _decl("opgrad_custom_open", I32, [CHARP, P], required=False)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "opgrad/custom_op.h"
+#include "opgrad/opgrad.h"
 #include "runtime/error.h"
 #include "runtime/ptrset.h"
 #include "runtime/stream.h"
@@ -245,4 +246,53 @@ aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, const size_t index, a
 aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor,
                                    void *addr) {
     return set_addr("aclSetOutputTensorAddr", executor, index, true, tensor, addr);
+}
+
+aclnnStatus opgrad_executor_run(aclOpExecutor *executor, void *const *addrs, size_t naddrs,
+                                void *workspace, uint64_t workspaceSize, aclrtStream stream) {
+    static const char fn[] = "opgrad_executor_run";
+    aclOpExecutor *e = executor;
+    if (!e) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: executor is NULL", fn);
+    if (!og_ptrset_find(&live_executors, e, NULL)) {
+        uintptr_t consumed_by = 0;
+        if (og_ptrset_find(&consumed_executors, e, &consumed_by))
+            return og_fail(ACLNN_ERR_PARAM_INVALID,
+                           "%s: executor %p was already consumed by an earlier %s call", fn,
+                           (void *)e, (const char *)consumed_by);
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%s: executor %p is not a live executor (destroyed, or not returned by a "
+                       "GetWorkspaceSize call)",
+                       fn, (void *)e);
+    }
+    // Single-use executors are refused before anything changes: re-pointing one and consuming
+    // it in the same call has no use, and refusing keeps it runnable by its own aclnnXxx.
+    if (!e->repeatable)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%s: executor %p (planned by %sGetWorkspaceSize) is single-use; call "
+                       "aclSetAclOpExecutorRepeatable first, or run it with %s",
+                       fn, (void *)e, e->op, e->op);
+    size_t slots = (size_t)e->ninputs + (size_t)e->noutputs;
+    if (naddrs > slots)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%s: naddrs %zu is larger than the %zu io slots of the %s executor (%d "
+                       "inputs + %d outputs)",
+                       fn, naddrs, slots, e->op, e->ninputs, e->noutputs);
+    if (naddrs > 0 && !addrs)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: addrs is NULL but naddrs is %zu", fn,
+                       naddrs);
+    // Re-point, run, and on failure put the old addresses back (a queued run has its own copy
+    // of the addresses, taken at launch, so restoring never affects it).
+    void *saved[OG_EXEC_MAX_IO];
+    bool moved = false;
+    for (size_t i = 0; i < naddrs; i++) {
+        void *a = addrs[i];
+        if (a && a != e->io_base[i]) {
+            if (!moved) memcpy(saved, e->io_base, sizeof saved);
+            moved = true;
+            e->io_base[i] = a;
+        }
+    }
+    aclnnStatus st = og_executor_launch(e->op, workspace, workspaceSize, e, stream);
+    if (st != ACLNN_SUCCESS && moved) memcpy(e->io_base, saved, sizeof saved);
+    return st;
 }

@@ -20,16 +20,17 @@ torch.empty(shape, dtype=...).
 Per-call cost. Phase 1 (checking and planning) costs more than running a tiny operator, so each
 thread keeps a cache of repeatable executors (aclSetAclOpExecutorRepeatable) keyed by the
 operator, its attributes and the shape / strides / dtype of every input; the output layout
-follows from those. A hit re-points the executor's inputs and outputs at the new tensors
-(aclSetInputTensorAddr / aclSetOutputTensorAddr, with the executor's own aclTensor handles; skipped
-for a slot whose address did not change since the last call) and runs phase 2: at most three
-ctypes calls for a unary operator, no phase 1. Plans do not depend on
-addresses (only on layouts, the thread count and the ISA); the overlap checks of phase 1 stay
-valid because outputs are always fresh allocations. The caches are per thread (threading.local):
-an executor, its tensors and scalars are never touched by two threads, and a thread runs one
-call at a time. Changing the thread count through opgrad.set_num_threads starts new plans.
-Phase 2 of a plan whose tensors have at most _SMALL elements is called with the GIL held (it
-takes well under a microsecond); larger ones release it (ctypes.CDLL), so threads overlap.
+follows from those. A hit writes the addresses of this call's inputs and outputs into the plan's
+own address array and makes one ctypes call, opgrad_executor_run (include/opgrad/opgrad.h), which
+re-points the executor's io slots and runs phase 2; no phase 1. Every argument of that call is a
+ctypes object built once per plan (the function has no argtypes: their conversion would cost more
+than the call), so a hit allocates nothing but the output. Plans do not depend on addresses
+(only on layouts, the thread count and the ISA); the overlap checks of phase 1 stay valid because
+outputs are always fresh allocations. The caches are per thread (threading.local): an executor,
+its tensors and scalars are never touched by two threads, and a thread runs one call at a time.
+Changing the thread count through opgrad.set_num_threads starts new plans. Phase 2 of a plan
+whose tensors have at most _SMALL elements is called with the GIL held (it takes well under a
+microsecond); larger ones release it (ctypes.CDLL), so threads overlap.
 """
 import ctypes
 import threading
@@ -54,35 +55,46 @@ _i64_cache = L._i64_cache
 _create_tensor = L.aclCreateTensor
 _destroy_tensor = L.aclDestroyTensor
 _destroy_executor = L.aclDestroyAclOpExecutor
-_set_in = L.aclSetInputTensorAddr
-_set_out = L.aclSetOutputTensorAddr
 _repeatable = L.aclSetAclOpExecutorRepeatable
 _p1 = L.phase1
+_vp = ctypes.c_void_p
+_run_gil = L.executor_run_gil      # opgrad_executor_run, GIL kept (tiny tensors), no argtypes
+_run_nogil = L.executor_run_nogil  # the same, GIL released
 
 
-class _Generation:
-    value = 0
-
-
-GEN = _Generation()
+# The plan generation, part of every key (a module global: the cheapest lookup there is).
+_gen = 0
 
 
 def clear_plans():
     """Drops every cached executor (lazily, thread by thread): the next call of each thread plans
     again. Called by opgrad.set_num_threads."""
-    GEN.value += 1
+    global _gen
+    _gen += 1
 
 
 # ---- per-thread state -----------------------------------------------------------------------
 class _Plan:
-    """A cached repeatable executor with its own aclTensor / aclScalar handles. `addr` holds the
-    addresses now bound to its inputs then outputs: re-pointing is skipped when a call brings the
-    same address again (a freed output is often reallocated at the same place)."""
-    __slots__ = ("ex", "ws", "hin", "hout", "scalars", "addr", "meta", "run")
+    """A cached repeatable executor with its own aclTensor / aclScalar handles, and the prebuilt
+    arguments of opgrad_executor_run: `args` = (executor, addrs, naddrs, workspace, workspaceSize,
+    stream), all ctypes objects (or None). A call writes its tensors' addresses into `addrs`
+    (inputs then outputs) through `mv`, a memoryview of it (cheaper than ctypes item
+    assignment), and calls `call(*args)`. The workspace in `args` is the thread's workspace
+    buffer: when that is reallocated (it only grows), _grow_workspace rebuilds the `args` of
+    every plan of the thread, so a hit never checks it.
+    `like`: the output is allocated by torch.empty_like(x) (that already gives the planned
+    contiguous layout for this key) instead of the slower contiguous_format request. `meta`:
+    whatever else the kernel needs on a hit (an output shape)."""
+    __slots__ = ("ex", "ws", "hin", "hout", "scalars", "addrs", "mv", "args", "call", "like",
+                 "meta")
 
-    def __init__(self, ex, ws, hin, hout, scalars, addr, meta, run):
-        self.ex, self.ws, self.hin, self.hout = ex, ws, hin, hout
-        self.scalars, self.addr, self.meta, self.run = scalars, addr, meta, run
+    def __init__(self, ex, ws, hin, hout, scalars, ptrs, call, like, meta):
+        self.ex, self.ws, self.hin, self.hout, self.scalars = ex, ws, hin, hout, scalars
+        n = len(ptrs)
+        self.addrs = (_vp * n)(*ptrs)
+        self.mv = memoryview(self.addrs).cast("B").cast("P")
+        self.args = (_vp(ex), self.addrs, ctypes.c_size_t(n), None, ctypes.c_uint64(ws), None)
+        self.call, self.like, self.meta = call, like, meta
 
     def release(self):
         _destroy_executor(self.ex)
@@ -113,7 +125,7 @@ class _Plans(dict):
 class _State(threading.local):
     def __init__(self):
         self.plans = _Plans()
-        self.gen = GEN.value
+        self.gen = _gen
         self.wsize = ctypes.c_uint64(0)
         self.executor = ctypes.c_void_p(0)
         self.wsize_addr = ctypes.addressof(self.wsize)
@@ -160,12 +172,12 @@ def _new_tensor(t, dt, fn):
     return h
 
 
-def _plan(tl, key, fn, phase1, ins, in_dts, outs, out_dts, scalars=(), meta=None):
+def _plan(tl, key, fn, phase1, ins, in_dts, outs, out_dts, scalars=(), meta=None, like=False):
     """Cache miss: describes the tensors, runs phase 1 (with the current addresses bound), makes
     the executor repeatable and caches it."""
-    if tl.gen != GEN.value:
+    if tl.gen != _gen:
         tl.plans.release_all()
-        tl.gen = GEN.value
+        tl.gen = _gen
     hin, hout, owned = [], [], []
     try:
         for t, dt in zip(ins, in_dts):
@@ -181,10 +193,11 @@ def _plan(tl, key, fn, phase1, ins, in_dts, outs, out_dts, scalars=(), meta=None
         st = phase1(hin, hout, owned, tl.wsize_addr, tl.executor_addr)
         if st:
             raise OpgradError(st, L.error_message(), fn + "GetWorkspaceSize")
-        small = max(t.numel() for t in ins + outs) <= _SMALL
+        tensors = tuple(ins) + tuple(outs)
+        small = max(t.numel() for t in tensors) <= _SMALL
         plan = _Plan(tl.executor.value, tl.wsize.value, tuple(hin), tuple(hout), tuple(owned),
-                     [t.data_ptr() for t in ins] + [t.data_ptr() for t in outs], meta,
-                     (L.phase2_gil if small else L.phase2)[fn[len("aclnn"):]])
+                     [t.data_ptr() or None for t in tensors], _run_gil if small else _run_nogil,
+                     like, meta)
         hin = hout = owned = ()
         st = _repeatable(plan.ex)
         if st:
@@ -198,6 +211,13 @@ def _plan(tl, key, fn, phase1, ins, in_dts, outs, out_dts, scalars=(), meta=None
             _destroy_tensor(h)
         for h in owned:
             L.aclDestroyScalar(h)
+    if plan.ws > tl.workspace_cap:
+        try:
+            _grow_workspace(tl, plan.ws)
+        except BaseException:
+            plan.release()
+            raise
+    _bind_workspace(plan, tl.workspace_ptr)
     plans = tl.plans
     while plans and len(plans) >= _PLAN_CAPACITY:
         plans.evict_one()
@@ -205,50 +225,47 @@ def _plan(tl, key, fn, phase1, ins, in_dts, outs, out_dts, scalars=(), meta=None
     return plan
 
 
+def _like(x, out):
+    """Whether torch.empty_like(x) (preserve_format) gives out's layout (the contiguous one), so
+    that a hit may call it without memory_format, which is cheaper. It depends only on x's
+    shape and strides, which are part of the plan's key."""
+    return _empty_like(x).stride() == out.stride()
+
+
 def _grow_workspace(tl, size):
+    """A larger workspace for this thread. Every cached plan of the thread is re-bound to it at
+    once, before the old buffer can be used again (runs are synchronous: nothing is queued)."""
     size = max(size, 2 * tl.workspace_cap, 1 << 16)
     buf = _empty(size, dtype=_uint8)
     tl.workspace, tl.workspace_ptr, tl.workspace_cap = buf, buf.data_ptr(), size
+    for plan in tl.plans.values():
+        _bind_workspace(plan, tl.workspace_ptr)
 
 
-def _launch(tl, plan, fn):
-    ws = plan.ws
-    if ws:
-        if ws > tl.workspace_cap:
-            _grow_workspace(tl, ws)
-        st = plan.run(tl.workspace_ptr, ws, plan.ex, None)
-    else:
-        st = plan.run(None, 0, plan.ex, None)
+def _bind_workspace(plan, ptr):
+    """Puts workspace address `ptr` into plan.args (plans asking for none get it too: harmless)."""
+    a = plan.args
+    plan.args = (a[0], a[1], a[2], _vp(ptr) if ptr else None, a[4], None)
+
+
+def _launch(plan, fn, tensors):
+    """Re-points the plan at `tensors` (inputs then outputs) and runs it: one ctypes call."""
+    mv = plan.mv
+    for i, t in enumerate(tensors):
+        mv[i] = t.data_ptr()
+    st = plan.call(*plan.args)
     if st:
         raise OpgradError(st, L.error_message(), fn)
-
-
-def _repoint(plan, i, ptr, fn):
-    """Binds address `ptr` to io slot i (inputs first, then outputs) of a cached plan."""
-    nin = len(plan.hin)
-    if i < nin:
-        st = _set_in(plan.ex, i, plan.hin[i], ptr)
-    else:
-        st = _set_out(plan.ex, i - nin, plan.hout[i - nin], ptr)
-    if st:
-        raise OpgradError(st, L.error_message(), fn)
-    plan.addr[i] = ptr
 
 
 def _run(opkey, fn, phase1, ins, in_dts, outs, out_dts, attrs=(), scalars=()):
     """Generic path: any number of inputs and outputs."""
     tl = _tls
-    key = (opkey, GEN.value, attrs) + tuple((t.shape, t.stride(), d) for t, d in zip(ins, in_dts))
+    key = (opkey, _gen, attrs) + tuple((t.shape, t.stride(), d) for t, d in zip(ins, in_dts))
     plan = tl.plans.get(key)
     if plan is None:
         plan = _plan(tl, key, fn, phase1, ins, in_dts, outs, out_dts, scalars)
-    else:
-        addr = plan.addr
-        for i, t in enumerate(ins + outs):
-            ptr = t.data_ptr()
-            if addr[i] != ptr:
-                _repoint(plan, i, ptr, fn)
-    _launch(tl, plan, fn)
+    _launch(plan, fn, ins + outs)
 
 
 # ---- unary forwards: Op(self, out) and backwards Op(gradOutput, self, out) ---------------------
@@ -264,44 +281,29 @@ def _unary(aclname, opname):
     def kernel(x):
         if not x.is_cpu:
             raise _bad_tensor(opname, "x", x)
-        out = _empty_like(x, memory_format=_CONTIGUOUS)
         tl = _tls
-        key = (fn, GEN.value, x.shape, x.stride(), x.dtype)
+        key = (fn, _gen, x.shape, x.stride(), x.dtype)
         plan = tl.plans.get(key)
         if plan is None:
             dt = _DT.get(x.dtype)
             if dt is None:
                 raise _bad_tensor(opname, "x", x)
-            plan = _plan(tl, key, fn, phase1, (x,), (dt,), (out,), (dt,))
+            out = _empty_like(x, memory_format=_CONTIGUOUS)
+            plan = _plan(tl, key, fn, phase1, (x,), (dt,), (out,), (dt,), like=_like(x, out))
+        elif plan.like:
+            out = _empty_like(x)
         else:
-            addr = plan.addr
-            ptr = x.data_ptr()
-            if addr[0] != ptr:
-                if _set_in(plan.ex, 0, plan.hin[0], ptr):
-                    _repoint_failed(fn)
-                addr[0] = ptr
-            ptr = out.data_ptr()
-            if addr[1] != ptr:
-                if _set_out(plan.ex, 0, plan.hout[0], ptr):
-                    _repoint_failed(fn)
-                addr[1] = ptr
-        ws = plan.ws
-        if ws:
-            if ws > tl.workspace_cap:
-                _grow_workspace(tl, ws)
-            st = plan.run(tl.workspace_ptr, ws, plan.ex, None)
-        else:
-            st = plan.run(None, 0, plan.ex, None)
+            out = _empty_like(x, memory_format=_CONTIGUOUS)
+        mv = plan.mv
+        mv[0] = x.data_ptr()
+        mv[1] = out.data_ptr()
+        st = plan.call(*plan.args)
         if st:
             raise OpgradError(st, L.error_message(), fn)
         return out
 
     kernel.__name__ = kernel.__qualname__ = opname
     return kernel
-
-
-def _repoint_failed(fn):
-    raise OpgradError(L.Status.PARAM_INVALID, L.error_message(), fn)
 
 
 def _grad(aclname, opname, first="grad", second="x"):
@@ -316,9 +318,8 @@ def _grad(aclname, opname, first="grad", second="x"):
             raise _bad_tensor(opname, second, x)
         if not grad.is_cpu:
             raise _bad_tensor(opname, first, grad)
-        out = _empty_like(x, memory_format=_CONTIGUOUS)
         tl = _tls
-        key = (fn, GEN.value, grad.shape, grad.stride(), grad.dtype, x.shape, x.stride(), x.dtype)
+        key = (fn, _gen, grad.shape, grad.stride(), grad.dtype, x.shape, x.stride(), x.dtype)
         plan = tl.plans.get(key)
         if plan is None:
             dt = _DT.get(x.dtype)
@@ -327,31 +328,18 @@ def _grad(aclname, opname, first="grad", second="x"):
             gdt = _DT.get(grad.dtype)
             if gdt is None:
                 raise _bad_tensor(opname, first, grad)
-            plan = _plan(tl, key, fn, phase1, (grad, x), (gdt, dt), (out,), (dt,))
+            out = _empty_like(x, memory_format=_CONTIGUOUS)
+            plan = _plan(tl, key, fn, phase1, (grad, x), (gdt, dt), (out,), (dt,),
+                         like=_like(x, out))
+        elif plan.like:
+            out = _empty_like(x)
         else:
-            addr = plan.addr
-            ptr = grad.data_ptr()
-            if addr[0] != ptr:
-                if _set_in(plan.ex, 0, plan.hin[0], ptr):
-                    _repoint_failed(fn)
-                addr[0] = ptr
-            ptr = x.data_ptr()
-            if addr[1] != ptr:
-                if _set_in(plan.ex, 1, plan.hin[1], ptr):
-                    _repoint_failed(fn)
-                addr[1] = ptr
-            ptr = out.data_ptr()
-            if addr[2] != ptr:
-                if _set_out(plan.ex, 0, plan.hout[0], ptr):
-                    _repoint_failed(fn)
-                addr[2] = ptr
-        ws = plan.ws
-        if ws:
-            if ws > tl.workspace_cap:
-                _grow_workspace(tl, ws)
-            st = plan.run(tl.workspace_ptr, ws, plan.ex, None)
-        else:
-            st = plan.run(None, 0, plan.ex, None)
+            out = _empty_like(x, memory_format=_CONTIGUOUS)
+        mv = plan.mv
+        mv[0] = grad.data_ptr()
+        mv[1] = x.data_ptr()
+        mv[2] = out.data_ptr()
+        st = plan.call(*plan.args)
         if st:
             raise OpgradError(st, L.error_message(), fn)
         return out
@@ -387,79 +375,63 @@ def _check(t, op, name):
 def _attr1(opname, fn, phase1, x, attrs, scalars):
     """One input of any layout, attributes, one output like x. phase1(hin, hout, sc, attrs, w, e)
     runs on a cache miss only; `scalars` (floats) become aclScalars (sc) for it."""
-    dt = _DT.get(x.dtype)
-    if dt is None or not x.is_cpu:
+    if not x.is_cpu:
         raise _bad_tensor(opname, "x", x)
-    out = _empty_like(x, memory_format=_CONTIGUOUS)
     tl = _tls
-    key = (fn, GEN.value, attrs, x.shape, x.stride(), dt)
+    key = (fn, _gen, attrs, x.shape, x.stride(), x.dtype)
     plan = tl.plans.get(key)
     if plan is None:
+        dt = _DT.get(x.dtype)
+        if dt is None:
+            raise _bad_tensor(opname, "x", x)
+        out = _empty_like(x, memory_format=_CONTIGUOUS)
         plan = _plan(tl, key, fn, lambda hi, ho, sc, w, e: phase1(hi, ho, sc, attrs, w, e),
-                     (x,), (dt,), (out,), (dt,), scalars)
+                     (x,), (dt,), (out,), (dt,), scalars, like=_like(x, out))
+    elif plan.like:
+        out = _empty_like(x)
     else:
-        addr = plan.addr
-        ptr = x.data_ptr()
-        if addr[0] != ptr:
-            _repoint(plan, 0, ptr, fn)
-        ptr = out.data_ptr()
-        if addr[1] != ptr:
-            _repoint(plan, 1, ptr, fn)
-    ws = plan.ws
-    if ws:
-        if ws > tl.workspace_cap:
-            _grow_workspace(tl, ws)
-        st = plan.run(tl.workspace_ptr, ws, plan.ex, None)
-    else:
-        st = plan.run(None, 0, plan.ex, None)
+        out = _empty_like(x, memory_format=_CONTIGUOUS)
+    mv = plan.mv
+    mv[0] = x.data_ptr()
+    mv[1] = out.data_ptr()
+    st = plan.call(*plan.args)
     if st:
         raise OpgradError(st, L.error_message(), fn)
     return out
 
 
-def _attr2(opname, fn, phase1, a, b, out, attrs, scalars, names=("grad", "x")):
-    """Two inputs (any layouts), attributes, one preallocated output."""
-    adt = _DT.get(a.dtype)
-    if adt is None or not a.is_cpu:
+def _attr2(opname, fn, phase1, a, b, attrs, scalars, names=("grad", "x")):
+    """Two inputs (any layouts), attributes, one output like b (a gradient: b's shape and
+    dtype, contiguous)."""
+    if not isinstance(a, torch.Tensor) or not a.is_cpu:
         raise _bad_tensor(opname, names[0], a)
-    bdt = _DT.get(b.dtype)
-    if bdt is None or not b.is_cpu:
+    if not isinstance(b, torch.Tensor) or not b.is_cpu:
         raise _bad_tensor(opname, names[1], b)
-    odt = _DT[out.dtype]
     tl = _tls
-    key = (fn, GEN.value, attrs, a.shape, a.stride(), adt, b.shape, b.stride(), bdt, odt)
+    key = (fn, _gen, attrs, a.shape, a.stride(), a.dtype, b.shape, b.stride(), b.dtype)
     plan = tl.plans.get(key)
     if plan is None:
+        adt = _DT.get(a.dtype)
+        if adt is None:
+            raise _bad_tensor(opname, names[0], a)
+        bdt = _DT.get(b.dtype)
+        if bdt is None:
+            raise _bad_tensor(opname, names[1], b)
+        out = _empty_like(b, memory_format=_CONTIGUOUS)
         plan = _plan(tl, key, fn, lambda hi, ho, sc, w, e: phase1(hi, ho, sc, attrs, w, e),
-                     (a, b), (adt, bdt), (out,), (odt,), scalars)
+                     (a, b), (adt, bdt), (out,), (bdt,), scalars, like=_like(b, out))
+    elif plan.like:
+        out = _empty_like(b)
     else:
-        addr = plan.addr
-        ptr = a.data_ptr()
-        if addr[0] != ptr:
-            _repoint(plan, 0, ptr, fn)
-        ptr = b.data_ptr()
-        if addr[1] != ptr:
-            _repoint(plan, 1, ptr, fn)
-        ptr = out.data_ptr()
-        if addr[2] != ptr:
-            _repoint(plan, 2, ptr, fn)
-    ws = plan.ws
-    if ws:
-        if ws > tl.workspace_cap:
-            _grow_workspace(tl, ws)
-        st = plan.run(tl.workspace_ptr, ws, plan.ex, None)
-    else:
-        st = plan.run(None, 0, plan.ex, None)
+        out = _empty_like(b, memory_format=_CONTIGUOUS)
+    mv = plan.mv
+    mv[0] = a.data_ptr()
+    mv[1] = b.data_ptr()
+    mv[2] = out.data_ptr()
+    st = plan.call(*plan.args)
     if st:
         raise OpgradError(st, L.error_message(), fn)
     return out
-
-
-def _grad_out(grad, x):
-    """The gradient buffer of a backward operator: x's shape and dtype, contiguous."""
-    if not isinstance(x, torch.Tensor):
-        return None
-    return _empty_like(x, memory_format=_CONTIGUOUS)
 
 
 _APPROX = {"none": 0, "tanh": 1}
@@ -493,8 +465,7 @@ def _gelu_v2_bwd_p1(hi, ho, sc, attrs, w, e):
 
 def gelu_v2_backward(grad, x, approximate="none"):
     a = _approx("gelu_v2_backward", approximate)
-    return _attr2("gelu_v2_backward", "aclnnGeluBackwardV2", _gelu_v2_bwd_p1,
-                  grad, x, _grad_out(grad, x), a, ())
+    return _attr2("gelu_v2_backward", "aclnnGeluBackwardV2", _gelu_v2_bwd_p1, grad, x, a, ())
 
 
 def _softplus_p1(hi, ho, sc, attrs, w, e):
@@ -513,7 +484,7 @@ def _softplus_bwd_p1(hi, ho, sc, attrs, w, e):
 def softplus_backward(grad, x, beta=1.0, threshold=20.0):
     attrs = (beta, threshold)
     return _attr2("softplus_backward", "aclnnSoftplusBackward", _softplus_bwd_p1,
-                  grad, x, _grad_out(grad, x), attrs, attrs)
+                  grad, x, attrs, attrs)
 
 
 def _threshold_p1(hi, ho, sc, attrs, w, e):
@@ -526,8 +497,7 @@ _ZERO = (0.0,)
 def relu_backward(grad, output):
     """threshold_backward(grad, relu's output, 0): grad where output > 0, else 0."""
     return _attr2("relu_backward", "aclnnThresholdBackward", _threshold_p1,
-                  grad, output, _grad_out(grad, output), None, _ZERO,
-                  ("grad", "output"))
+                  grad, output, None, _ZERO, ("grad", "output"))
 
 
 def _leaky_p1(hi, ho, sc, attrs, w, e):
@@ -546,7 +516,7 @@ def _leaky_bwd_p1(hi, ho, sc, attrs, w, e):
 def leaky_relu_backward(grad, x, negative_slope=0.01):
     attrs = (negative_slope,)
     return _attr2("leaky_relu_backward", "aclnnLeakyReluBackward", _leaky_bwd_p1,
-                  grad, x, _grad_out(grad, x), attrs, attrs)
+                  grad, x, attrs, attrs)
 
 
 def _elu_p1(hi, ho, sc, attrs, w, e):
@@ -564,8 +534,8 @@ def _elu_bwd_p1(hi, ho, sc, attrs, w, e):
 
 
 def elu_backward(grad, x, alpha=1.0):
-    return _attr2("elu_backward", "aclnnEluBackward", _elu_bwd_p1, grad, x,
-                  _grad_out(grad, x), alpha, (alpha, 1.0))
+    return _attr2("elu_backward", "aclnnEluBackward", _elu_bwd_p1, grad, x, alpha,
+                  (alpha, 1.0))
 
 
 # ---- arithmetic ---------------------------------------------------------------------------------
@@ -610,16 +580,18 @@ def _binary(aclname, opname, alpha):
             raise _bad_tensor(opname, "x", x)
         if not other.is_cpu:
             raise _bad_tensor(opname, "other", other)
-        xdt, odt_ = x.dtype, other.dtype
-        if xdt is odt_ and x.shape == other.shape:
-            out = _empty_like(x, memory_format=_CONTIGUOUS)
-        else:
-            out = _binary_out(x, other)
         tl = _tls
-        key = (fn, GEN.value, a, x.shape, x.stride(), xdt, other.shape, other.stride(), odt_)
+        key = (fn, _gen, a, x.shape, x.stride(), x.dtype, other.shape, other.stride(),
+               other.dtype)
         plan = tl.plans.get(key)
         if plan is None:
-            xdt, odt_ = _DT.get(xdt), _DT.get(odt_)
+            if x.dtype is other.dtype and x.shape == other.shape:
+                out = _empty_like(x, memory_format=_CONTIGUOUS)
+                meta, like = None, _like(x, out)
+            else:
+                out = _binary_out(x, other)
+                meta, like = (out.shape, out.dtype), False
+            xdt, odt_ = _DT.get(x.dtype), _DT.get(other.dtype)
             if xdt is None:
                 raise _bad_tensor(opname, "x", x)
             if odt_ is None:
@@ -631,27 +603,19 @@ def _binary(aclname, opname, alpha):
             else:
                 phase1 = lambda hi, ho, sc, w, e: p1(hi[0], hi[1], ho[0], w, e)  # noqa
                 scalars = ()
-            plan = _plan(tl, key, fn, phase1, (x, other), (xdt, odt_), (out,), (dt,), scalars)
+            plan = _plan(tl, key, fn, phase1, (x, other), (xdt, odt_), (out,), (dt,), scalars,
+                         meta, like)
+        elif plan.like:
+            out = _empty_like(x)
+        elif plan.meta is None:
+            out = _empty_like(x, memory_format=_CONTIGUOUS)
         else:
-            addr = plan.addr
-            ptr = x.data_ptr()
-            if addr[0] != ptr:
-                _repoint(plan, 0, ptr, fn)
-            ptr = other.data_ptr()
-            if addr[1] != ptr:
-                _repoint(plan, 1, ptr, fn)
-            ptr = out.data_ptr()
-            if addr[2] != ptr:
-                if _set_out(plan.ex, 0, plan.hout[0], ptr):
-                    _repoint_failed(fn)
-                addr[2] = ptr
-        ws = plan.ws
-        if ws:
-            if ws > tl.workspace_cap:
-                _grow_workspace(tl, ws)
-            st = plan.run(tl.workspace_ptr, ws, plan.ex, None)
-        else:
-            st = plan.run(None, 0, plan.ex, None)
+            out = _empty(plan.meta[0], dtype=plan.meta[1])
+        mv = plan.mv
+        mv[0] = x.data_ptr()
+        mv[1] = other.data_ptr()
+        mv[2] = out.data_ptr()
+        st = plan.call(*plan.args)
         if st:
             raise OpgradError(st, L.error_message(), fn)
         return out
@@ -707,26 +671,19 @@ def reduce_sum(x, dims=(), keepdim=False):
     dims = tuple(dims) if type(dims) is not tuple else dims
     keepdim = bool(keepdim)
     tl = _tls
-    key = (fn, GEN.value, dims, keepdim, x.shape, x.stride(), dt)
+    key = (fn, _gen, dims, keepdim, x.shape, x.stride(), dt)
     plan = tl.plans.get(key)
     if plan is None:
         dims = tuple(int(d) for d in dims)
         shape = _reduced_shape(x, dims, keepdim)
         out = _empty(shape, dtype=x.dtype)
         attrs = (dims, keepdim, dt)
-        _plan(tl, key, fn, lambda hi, ho, sc, w, e: _reduce_sum_p1(hi, ho, sc, attrs, w, e),
-              (x,), (dt,), (out,), (dt,), (), shape)
-        plan = tl.plans[key]
+        plan = _plan(tl, key, fn,
+                     lambda hi, ho, sc, w, e: _reduce_sum_p1(hi, ho, sc, attrs, w, e),
+                     (x,), (dt,), (out,), (dt,), (), shape)
     else:
         out = _empty(plan.meta, dtype=x.dtype)
-        addr = plan.addr
-        ptr = x.data_ptr()
-        if addr[0] != ptr:
-            _repoint(plan, 0, ptr, fn)
-        ptr = out.data_ptr()
-        if addr[1] != ptr:
-            _repoint(plan, 1, ptr, fn)
-    _launch(tl, plan, fn)
+    _launch(plan, fn, (x, out))
     return out
 
 
@@ -745,20 +702,14 @@ def fused_add_scale(x, bias, scale):
     else:
         out = _empty(x.shape, dtype=torch.promote_types(torch.promote_types(xd, bd), sd))
     tl = _tls
-    key = (fn, GEN.value, x.shape, x.stride(), xd, bias.shape, bias.stride(), bd, scale.shape,
+    key = (fn, _gen, x.shape, x.stride(), xd, bias.shape, bias.stride(), bd, scale.shape,
            scale.stride(), sd)
     plan = tl.plans.get(key)
     if plan is None:
         dts = (_check(x, "fused_add_scale", "x"), _check(bias, "fused_add_scale", "bias"),
                _check(scale, "fused_add_scale", "scale"))
         plan = _plan(tl, key, fn, _fas_p1, (x, bias, scale), dts, (out,), (_DT[out.dtype],))
-    else:
-        addr = plan.addr
-        for i, t in ((0, x), (1, bias), (2, scale), (3, out)):
-            ptr = t.data_ptr()
-            if addr[i] != ptr:
-                _repoint(plan, i, ptr, fn)
-    _launch(tl, plan, fn)
+    _launch(plan, fn, (x, bias, scale, out))
     return out
 
 
