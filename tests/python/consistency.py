@@ -150,10 +150,7 @@ def fmt(v):
 
 # Gaps measured and not yet closed, by (op, dtype). Their rows are still computed and printed
 # as FAIL; they do not fail the run, but a listed gap that no longer fails does (remove it).
-KNOWN_GAPS = {
-    ("tanh", "float32"): "opgrad's fp32 tanh is within 1.5 ulp, PyTorch's within 1.0 ulp; the "
-                         "backward from the output inherits it (issue 6: a more accurate tanh)",
-}
+KNOWN_GAPS = {}
 
 
 def main():

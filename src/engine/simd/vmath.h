@@ -122,30 +122,70 @@ static inline vf og_vlog1p_ratio(vf e) {
     return vfma(q, e, vset(1.0f));
 }
 
-/// tanh(x) for |x| <= 0.625: x + x^3 P(x^2), P of degree 4, relative error 2^-27.7. Below
-/// 2^-12, where tanh(x) rounds to x, x itself (so -0 stays -0 and subnormals are unchanged).
-static inline vf og_vtanh_small(vf x) {
-    vf s = vmul(x, x);
-    vf q = vset(-5.699397996e-03f);
-    q = vfma(q, s, vset(2.063351683e-02f));
-    q = vfma(q, s, vset(-5.373777077e-02f));
-    q = vfma(q, s, vset(1.333141476e-01f));
-    q = vfma(q, s, vset(-3.333328068e-01f));
-    return vsel(vlt(vabs(x), vset(0x1p-12f)), x, vfma(vmul(x, s), q, x));
-}
-
-/// tanh(x) for every float x: the polynomial for |x| < 0.625, else (1 - e) / (1 + e) with
-/// e = exp(-2|x|) <= 0.29 (no cancellation, no overflow), sign restored; +-inf give +-1, NaN
-/// propagates. One exp and one division.
+/// tanh(x) for every float x, nearly correctly rounded: max error 0.504 ulp over every float
+/// (0.5 from the final rounding; tests/kernel, tests/check/mpfr_activation.c), in float
+/// arithmetic with error-free transformations (no double, no table):
+///   a = |x| (clamped to 9.5: tanh rounds to 1 from 9.01), 2a = k ln2 - t, so e^-2a = 2^-k e^t;
+///   m = 1 - e^-2a = (1 - 2^-k) - 2^-k v with v = e^t - 1;  tanh a = m / (2 - m).
+/// - t = th + tl: th = k L1 - 2a exactly (L1 = ln2 to 19 bits, k <= 27, so k L1 and the
+///   difference are exact floats), tl = k (ln2 - L1), |tl| < 2^-16; e^tl = 1 + tl is applied to
+///   m at the end (m -= (1 - m) tl).
+/// - v(th) = th + th^2/2 + th^3/6 + th^4 Q(th) (|th| <= 0.347) as a float pair uh - nlo: th^2
+///   and th^3 exact to 2^-48 by fma, th + th^2/2 and + th^3/6 by Fast2Sum, the rounding of
+///   th^3 * (1/6) recovered by fma; only th^4 Q (Q of degree 4, minimax with float coefficients
+///   for the relative error of v, 2^-35.9) is rounded in float (2^-34 relative to v).
+/// - m as a float pair mh + ml (1 - 2^-k = o + ol exactly, Fast2Sum of o - 2^-k uh),
+///   renormalized; 2 - m = dh + dl by Fast2Sum; the quotient: yh = mh / dh (one division), the
+///   exact residual mh - yh dh (fma), and y = yh + (residual + ml - yh dl) / (2 - m) with
+///   1 / (2 - m) = (1 + tanh a) / 2 ~ (1 + yh) / 2, rounded once by the last fma.
+/// The sign is restored at the end; |x| < 2^-12 (tanh x rounds to x: -0 stays -0, subnormals
+/// unchanged) and NaN return x. One division; about 65 vector operations.
 static inline vf og_vtanh(vf x) {
     vf a = vabs(x);
-    og_vexp s = og_vexp_split(vmax(vmul(a, vset(-2.0f)), vset(-200.0f)));
-    vf e = og_vexp_value(s);
-    vf one = vset(1.0f);
-    vf big = vdiv(vsub(one, e), vadd(one, e));
-    big = vsel(vlt(x, vset(0.0f)), vsub(vset(0.0f), big), big);
-    vf y = vsel(vlt(a, vset(0.625f)), og_vtanh_small(x), big);
-    return vsel(visnan(x), x, y);
+    vf na2 = vmul(vmin(a, vset(9.5f)), vset(-2.0f));   // -2a (NaN and inf give -19)
+    vf nk = vround(vmul(na2, vset(0x1.715476p+0f)));   // -k, k = round(2a / ln2) in [0, 27]
+    vf th = vfma(nk, vset(-0x1.62e44p-1f), na2);       // exact
+    vf ntl = vmul(nk, vset(-0x1.0105c6p-21f));         // -tl = -k (ln2 - L1)
+    // v = e^th - 1 = uh - nlo
+    vf p = vmul(th, th);
+    vf np = vsub(vset(0.0f), p);
+    vf pl = vfma(th, th, np);                          // th^2 = p + pl exactly
+    vf vh = vfma(p, vset(0.5f), th);
+    vf nvl = vfma(p, vset(-0.5f), vsub(vh, th));       // th + p/2 = vh - nvl (Fast2Sum, |th| >= p/2)
+    vf nc = vmul(np, th);                              // -c, c = th^3 rounded
+    vf cl = vfma(pl, th, vfma(p, th, nc));             // th^3 - c
+    vf ch = vmul(nc, vset(-0x1.555556p-3f));           // c C6, C6 = 1/6 rounded up
+    vf ncr = vfma(cl, vset(-0x1.555556p-3f),           // ch - th^3/6, with 1/6 - C6 = -0x1.555556p-28
+                  vfma(nc, vset(-0x1.555556p-28f), vfma(nc, vset(0x1.555556p-3f), ch)));
+    vf uh = vadd(vh, ch);
+    vf nt2 = vsub(vsub(uh, vh), ch);                   // vh + ch = uh - nt2 (Fast2Sum)
+    vf nq = vset(-0x1.a1fa50p-16f);                    // -Q(th)
+    nq = vfma(nq, th, vset(-0x1.a126d6p-13f));
+    nq = vfma(nq, th, vset(-0x1.6c1566p-10f));
+    nq = vfma(nq, th, vset(-0x1.1110e4p-7f));
+    nq = vfma(nq, th, vset(-0x1.555556p-5f));
+    vf nlo = vadd(vadd(vfma(pl, vset(-0.5f), nvl), nt2), ncr);
+    nlo = vfma(vmul(p, p), nq, nlo);
+    // m = (1 - 2^-k) - 2^-k uh + 2^-k nlo = mh + ml
+    vf pw = vpow2i(nk);
+    vf o = vsub(vset(1.0f), pw);
+    vf ol = vsub(vsub(vset(1.0f), o), pw);             // 1 - 2^-k = o + ol (ol != 0 for k > 24)
+    vf w1 = vmul(pw, uh);
+    vf nh = vsub(o, w1);                               // Fast2Sum: |o| >= |w1| (k >= 1) or o = 0
+    vf nl = vfma(pw, nlo, vadd(vsub(vsub(o, nh), w1), ol));
+    vf mh = vadd(nh, nl);
+    vf ml = vsub(nl, vsub(mh, nh));                    // renormalized, |ml| <= ulp(mh) / 2
+    ml = vfma(vsub(vset(1.0f), mh), ntl, ml);          // e^tl = 1 + tl: m -= (1 - m) tl
+    // tanh a = m / (2 - m)
+    vf dh = vsub(vset(2.0f), mh);
+    vf dl = vsub(vsub(vsub(vset(2.0f), dh), mh), ml);  // 2 - m = dh + dl
+    vf yh = vdiv(mh, dh);
+    vf nyh = vsub(vset(0.0f), yh);
+    vf res = vfma(nyh, dh, mh);                        // mh - yh dh exactly
+    vf r = vfma(yh, vset(0.5f), vset(0.5f));           // 1 / (2 - m) to about 2^-21
+    vf y = vfma(vfma(nyh, dl, vadd(res, ml)), r, yh);  // yh + (m - yh (2 - m)) / (2 - m)
+    y = vsel(vlt(x, vset(0.0f)), vsub(vset(0.0f), y), y);
+    return vsel(vgt(a, vset(0x1.fffffep-13f)), y, x);  // |x| < 2^-12 and NaN: x
 }
 
 /// The scaled normal tail R(t) = Q(t) e^(t^2/2) for t in [0, 20], Q(t) = 1 - Phi(t) the upper
@@ -178,5 +218,60 @@ static inline vf og_vnormal_tail_scaled(vf t) {
     vf k = vfma(vsub(vset(0.0f), t), r, vset(0.3989422804f));
     return vfma(vmul(k, h), vmul(d, vset(1.0f / 3.0f)), r);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Fast paths (sigmoid, silu, softplus). A kernel evaluates the common case with the helpers
+// below and only lanes outside their range (the "rare" lanes: deep negative tails, NaN) with its
+// general formula, selected per lane:
+//     y = fast(x);  rare = ...;  if (vany(rare)) y = vsel(rare, general(x), y);
+// A lane's result therefore never depends on its neighbours, and the per-vector branch cannot
+// make the ISA builds differ.
+
+/// Below this v, p 2^n is no longer a normal float (n would reach -127).
+#define OG_VEXP_NORMAL_MIN (-87.0f)
+
+/// e^v = p 2^n = e, for v in [OG_VEXP_NORMAL_MIN, 0]: e is a normal float, and (p, n, e) are bit
+/// for bit og_vexp_split's p, n and og_vexp_value (p 2^n is exact), without the two-factor
+/// scaling s1 s2 (which only matters below the normal range).
+typedef struct og_vexpn {
+    vf p, n, e;
+} og_vexpn;
+
+/// e^r - 1 by og_vexp_reduced's Cephes polynomial (|r| <= ln2 / 2), before its final "+ 1":
+/// keeping t apart saves the rounding of p = t + 1, e.g. y e^v = (y + y t) 2^n rounded once.
+static inline vf og_vexp_poly_m1(vf r) {
+    vf q = vset(1.9875691500e-4f);
+    q = vfma(q, r, vset(1.3981999507e-3f));
+    q = vfma(q, r, vset(8.3334519073e-3f));
+    q = vfma(q, r, vset(4.1665795894e-2f));
+    q = vfma(q, r, vset(1.6666665459e-1f));
+    q = vfma(q, r, vset(5.0000001201e-1f));
+    return vfma(q, vmul(r, r), r);
+}
+
+/// The Cephes polynomial of og_vexp_reduced: e^r for |r| <= ln2 / 2, the same operations.
+static inline vf og_vexp_poly(vf r) { return vadd(og_vexp_poly_m1(r), vset(1.0f)); }
+
+/// og_vexp_split2(v, lo) for v in [OG_VEXP_NORMAL_MIN, 0] (lo = 0: og_vexp_split), as p, n, e.
+static inline og_vexpn og_vexp_normal2(vf v, vf lo) {
+    og_vexpn s;
+    s.n = og_vexp_n(v);
+    s.p = og_vexp_poly(vadd(og_vexp_r(v, s.n), lo));
+    s.e = vmul(s.p, vpow2i(s.n));
+    return s;
+}
+
+/// The same with lo = 0 (og_vexp_split).
+static inline og_vexpn og_vexp_normal(vf v) {
+    og_vexpn s;
+    s.n = og_vexp_n(v);
+    s.p = og_vexp_poly(og_vexp_r(v, s.n));
+    s.e = vmul(s.p, vpow2i(s.n));
+    return s;
+}
+
+/// Lanes where x is below lo or NaN: vmax(x, lo) returns lo for a NaN x (vec.h's vmax returns
+/// its second operand when either is NaN), so one compare finds both.
+static inline vm og_vbelow_or_nan(vf x, vf lo) { return vne(vmax(x, lo), x); }
 
 #endif
