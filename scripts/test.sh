@@ -10,7 +10,10 @@
 #   6. PyTorch (Debian's python3-torch 1.13 under /usr/bin/python3): the opgrad.torch adapter tests,
 #      the cross-framework consistency table (opgrad vs PyTorch against float64) and the digits
 #      training run (opgrad vs native PyTorch loss curves, bf16 with fp32 master weights)
-#   7. MindSpore integration (tests/mindspore/run.sh): pip-installs MindSpore into a venv, runs the
+#   7. PyTorch >= 2.4 (tests/python/torch2.sh): pip-installs torch 2.5.1 into a venv and runs the
+#      adapter tests, torch.library.opcheck and the consistency table on its custom_op path
+#      (skipped with the reason when PyTorch cannot be installed; OPGRAD_TEST_TORCH2=0 skips it)
+#   8. MindSpore integration (tests/mindspore/run.sh): pip-installs MindSpore into a venv, runs the
 #      custom FusedAddScale and opgrad's Mish through ops.Custom(func_type="aot") with bprops.
 #      When MindSpore cannot be installed or imported here (exit 3/4) the stage reports why and
 #      is skipped; any other failure fails the run. OPGRAD_TEST_MINDSPORE=0 skips it.
@@ -98,6 +101,21 @@ gcc -std=c11 -Wall -Wextra -Werror "$consumer/mish_backward.c" -o "$consumer/pc_
     $(pkg-config --cflags --libs opgrad) -lm -Wl,-rpath,"$(pkg-config --variable=libdir opgrad)"
 "$consumer/pc_c" >/dev/null
 echo "consumers: find_package (C, C++ static) and pkg-config (C) built and ran"
+
+step "PyTorch >= 2.4 (tests/python/torch2.sh)"
+if [ "${OPGRAD_TEST_TORCH2:-1}" = 0 ]; then
+    echo "skipped: OPGRAD_TEST_TORCH2=0"
+else
+    set +e
+    OPGRAD_TORCH2_VENV="$out/torch2venv" OPGRAD_TORCH2_BUILD="$out/torch2" tests/python/torch2.sh
+    rc=$?
+    set -e
+    case $rc in
+        0) ;;
+        3) echo "PyTorch 2 unavailable on this machine (pip error above): stage skipped" ;;
+        *) echo "PyTorch 2 stage failed (exit $rc)"; exit 1 ;;
+    esac
+fi
 
 step "MindSpore integration (tests/mindspore/run.sh)"
 if [ "${OPGRAD_TEST_MINDSPORE:-1}" = 0 ]; then
