@@ -297,7 +297,10 @@ static const ogc_op activation_ops[] = {
         .hi = 60,
         .specials = silu_specials,
         .nspecials = COUNT(silu_specials),
-        .fp32_ulps = 3,
+        // SiluBackward's float fast path: relative error <= 3.0 x 2^-24 before the product
+        // with gradOutput (every float of [-64, 64]), so 3.5 ulp for an adversarial
+        // gradOutput; 2.98 measured in tests/kernel, 2.61 against MPFR
+        .fp32_ulps = 3.5,
         .ref_forward = silu_fwd_ref,
         .ref_backward = silu_bwd_ref,
         .forward = silu_fwd,

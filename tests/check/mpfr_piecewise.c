@@ -2,8 +2,9 @@
  * float64 references of check/ref_piecewise.h against MPFR at 256 bits, and the fp32 kernels
  * (scalar build; every ISA is bitwise identical) against the same MPFR values, in ulps.
  * The references are a libm expm1/exp and two or three multiplications: within 4 ulps of double.
- * The kernels evaluate the x <= 0 pieces in double and round once, so they must be correctly
- * rounded to within 2^-20 ulp of a midpoint: <= 0.5 + 2^-20 ulp. Points: grids over
+ * The kernels evaluate the x <= 0 pieces in float with float-float pairs (double only for rare
+ * lanes, see elu_kernel_simd.c): one final rounding of a value within ~2^-26 relative, so
+ * <= 0.75 ulp (the registry's bound is 1 ulp; measured: 0.61). Points: grids over
  * [-30, 0] and [-1e-3, 0], log-uniform |x| in [2^-40, 2^6], the subnormal-result range
  * [-104, -87] of the backward, for the attribute sets of the checker's ELU entries. */
 #include <math.h>
@@ -116,8 +117,8 @@ static void test_fp32_kernels_against_mpfr(void) {
             double uy = test_ulp_error(ACL_FLOAT, y[i], my),
                    ud = test_ulp_error(ACL_FLOAT, d[i], md);
             wy = fmax(wy, uy), wd = fmax(wd, ud);
-            CHECKF(uy <= 0.5 + 0x1p-20, "elu(%a) set %d = %a: %.6f ulp", xs[i], s, y[i], uy);
-            CHECKF(ud <= 0.5 + 0x1p-20, "elu'(%a) set %d = %a: %.6f ulp", xs[i], s, d[i], ud);
+            CHECKF(uy <= 0.75, "elu(%a) set %d = %a: %.6f ulp", xs[i], s, y[i], uy);
+            CHECKF(ud <= 0.75, "elu'(%a) set %d = %a: %.6f ulp", xs[i], s, d[i], ud);
         }
     }
     printf(

@@ -485,6 +485,12 @@ static void test_special_values(void) {
         EXPECT1("elu_bwd(1,1,1)", 3.0f, nan, nan);
         EXPECT1("elu_bwd(1,1,1)", nan, -1.0f, nan);
         EXPECT1("elu_bwd(1,1,1)", 3.0f, -0.0f, 3.0f);
+        EXPECT1("elu_bwd(1,1,1)", inf, -1.0f, inf); // the fast path's pair: no inf - inf
+        EXPECT1("elu_bwd(1,1,1)", -inf, -3.0f, -inf);
+        EXPECT1("elu_bwd(1,1,1)", -0.0f, -1.0f, -0.0f); // the sign of g e^x
+        EXPECT1("elu_bwd(selu)", -0.0f, -0.3f, -0.0f);
+        EXPECT1("elu_bwd(2,0.75,0.5)", inf, -2.0f, inf);
+        EXPECT1("elu(1,1,1)", 0, -0x1p-120f, -0x1p-120f); // tiny u: the double form
         EXPECT1("elu_bwd(1,1,1)", 3.0f, -200.0f, 0.0f);
         EXPECT1("elu_bwd(1,1,1)", 1.0f, -100.0f, 27 * 0x1p-149f); // e^-100 = 26.55 x 2^-149
         EXPECT1("elu_bwd(1,1,-1.5)", 1.0f, -100.0f, -inf);

@@ -1,11 +1,16 @@
 /* Hardswish forward and backward, written once against vec.h and compiled per ISA.
  *
- * The quadratic middle piece is evaluated in double and rounded to float once, so fp32 results
- * are correctly rounded (to within 2^-50 relative of a midpoint):
- *   forward   x (x + 3) / 6          x + 3 and the products carry ~2^-53 relative error each;
+ * The quadratic middle piece is correctly rounded in fp32 (to within ~2^-46 relative of a
+ * midpoint):
+ *   forward   x (x + 3) / 6 = x k, k = (x + 3) / 6 as a float pair: x + 3 = sh + sl exactly
+ *             (Fast2Sum, |x| <= 3), times 1/6 = ch + cl (float pair, 2^-50), kh = RN(sh ch),
+ *             kl = the rest (the exact error of sh ch by fma, sh cl, sl ch), then
+ *             y = fma(x, kh, x kl): one rounding of x k to ~2^-46. k is exactly 0 at x = -3,
+ *             and kl = +0 at x = +-0, so -0 stays -0. All in float (no widening to double).
  *   backward  g (2x + 3) / 6         = g (x / 3 + 1/2) without the rounding of 1/3: 2x + 3 is
  *                                    exact in double for every float x in [-3, 3] above 2^-28,
- *                                    so the zero at x = -1.5 is exact and nothing cancels.
+ *                                    so the zero at x = -1.5 is exact and nothing cancels
+ *                                    (evaluated in double and rounded to float once).
  * Outside [-3, 3] the pieces are selected exactly: forward x (x > 3) and -0 (x < -3, the sign
  * PyTorch's x * 0 gives); backward g (x > 3) and +0 (x < -3). At the joins the middle formula
  * applies, as in aclnn and PyTorch: hardswish'(-3) = -0.5 and hardswish'(3) = 1.5.
@@ -19,11 +24,15 @@
 void OG_FN(og_hardswish_fwd)(size_t n, const float *const *in, float *const *out,
                              const void *params) {
     (void)params;
-    vf three = vset(3.0f), mthree = vset(-3.0f), mzero = vset(-0.0f);
+    vf three = vset(3.0f), mthree = vset(-3.0f), mzero = vset(-0.0f), zero = vset(0.0f);
+    vf ch = vset(0x1.555556p-3f), cl = vset(-0x1.555556p-28f); // 1/6 = ch + cl (to 2^-50)
     OG_EW_LOOP(n, 1, in, 1, out, {
         vf x = vload(ins[0]);
-        vd xd = vwiden(x);
-        vf mid = vnarrow(vdmul(vdmul(xd, vdadd(xd, vdset(3.0))), vdset(1.0 / 6.0)));
+        vf sh = vadd(x, three);
+        vf sl = vsub(x, vsub(sh, three)); // x + 3 = sh + sl
+        vf kh = vmul(sh, ch);
+        vf kl = vadd(vfma(sh, ch, vsub(zero, kh)), vfma(sh, cl, vmul(sl, ch)));
+        vf mid = vfma(x, kh, vmul(x, kl));
         vstore(outs[0], vsel(vgt(x, three), x, vsel(vlt(x, mthree), mzero, mid)));
     });
 }

@@ -7,15 +7,29 @@
  * Backward, from the forward's output y: dx = g * y (1 - y) with y (1 - y) = fma(-y, y, y), one
  * rounding of the exact y - y^2, then one rounding of the product with g (<= 1 ulp in all).
  * y = +-inf (not a sigmoid output) gives y (1 - y) = -inf, as the formula does; |y| >= 2^64
- * (where y - y^2 overflows in float) is evaluated in double. */
+ * (where y - y^2 overflows in float) is evaluated in double.
+ *
+ * Fast path (vmath.h): for x >= -87, where e = p 2^n is a normal float, e is formed with one
+ * multiply (og_vexp_normal) instead of the two-factor scaling, which gives the same bits; the
+ * argument is clamped at -87, which changes nothing for x > 87 (1 + e rounds to 1 either way).
+ * Vectors with a lane below -87 or NaN evaluate those lanes with the general form above. */
 #include "engine/simd/vmath.h"
 #include "ops/activation/sigmoid/sigmoid_kernel.h"
 
-static inline vf sigmoid_forward(vf x) {
+static inline vf sigmoid_general(vf x) {
     og_vexp s = og_vexp_split(vmax(vsub(vset(0.0f), vabs(x)), vset(-200.0f)));
     vf e = og_vexp_value(s);
     vf y = vdiv(vsel(vgt(x, vset(0.0f)), vset(1.0f), e), vadd(vset(1.0f), e));
     return vsel(visnan(x), x, y);
+}
+
+static inline vf sigmoid_forward(vf x) {
+    vf lo = vset(OG_VEXP_NORMAL_MIN);
+    vf e = og_vexp_normal(vmax(vsub(vset(0.0f), vabs(x)), lo)).e;
+    vf y = vdiv(vsel(vgt(x, vset(0.0f)), vset(1.0f), e), vadd(vset(1.0f), e));
+    vm rare = og_vbelow_or_nan(x, lo);
+    if (vany(rare)) y = vsel(rare, sigmoid_general(x), y);
+    return y;
 }
 
 static inline vf sigmoid_backward(vf g, vf y) {
