@@ -1,6 +1,9 @@
 /* CopyIn / CopyOut conversions between storage dtypes and fp32 tile buffers, per ISA.
  * Rounding is to nearest even everywhere; NaN stays NaN; subnormals are exact. With `stream`
- * the stores are non-temporal (they bypass the cache: for outputs far larger than the cache). */
+ * the stores are non-temporal (they bypass the cache: for outputs far larger than the cache).
+ * Non-temporal stores are weakly ordered and the converters do not fence them: the calling thread
+ * sees them at once, but it must call og_stream_fence() after its last one before another thread
+ * may read the data (one fence per core and launch, not one per tile). */
 #ifndef OG_CONVERT_H
 #define OG_CONVERT_H
 
@@ -30,7 +33,9 @@ void og_load_run(const og_convert_table *cv, const char *src, aclDataType dt, in
 void og_store_run(const og_convert_table *cv, char *dst, aclDataType dt, int64_t stride,
                   const float *src, int64_t n, bool stream);
 /// Rounds fp32 values to a 16-bit float dtype and back (an op's result in its promoted dtype).
-void og_round_through(float *v, int64_t n, aclDataType dt);
+void og_round_through(const og_convert_table *cv, float *v, int64_t n, aclDataType dt);
+/// Orders this thread's earlier non-temporal stores before its later stores (sfence).
+void og_stream_fence(void);
 
 #define OG_DECLARE_CONVERT(sfx)                                                                \
     void og_cvt_f16_to_f32__##sfx(const uint16_t *src, float *dst, size_t n);                  \

@@ -1,6 +1,7 @@
 /* Strided CopyIn / CopyOut between storage dtypes and fp32 buffers, shared by the elementwise
  * and reduction drivers. Contiguous runs go through the per-ISA converters (convert.h). */
 #include <string.h>
+#include <xmmintrin.h>
 
 #include "engine/convert.h"
 #include "tensor/dtype.h"
@@ -51,8 +52,13 @@ void og_store_run(const og_convert_table *cv, char *dst, aclDataType dt, int64_t
     }
 }
 
-void og_round_through(float *v, int64_t n, aclDataType dt) {
-    for (int64_t i = 0; i < n; i++)
-        v[i] = dt == ACL_FLOAT16 ? og_f16_to_f32(og_f32_to_f16(v[i]))
-                                 : og_bf16_to_f32(og_f32_to_bf16(v[i]));
+void og_round_through(const og_convert_table *cv, float *v, int64_t n, aclDataType dt) {
+    uint16_t h[256];
+    for (int64_t i = 0; i < n; i += 256) {
+        size_t m = n - i < 256 ? (size_t)(n - i) : 256;
+        if (dt == ACL_FLOAT16) cv->f32_to_f16(v + i, h, m, false), cv->f16_to_f32(h, v + i, m);
+        else cv->f32_to_bf16(v + i, h, m, false), cv->bf16_to_f32(h, v + i, m);
+    }
 }
+
+void og_stream_fence(void) { _mm_sfence(); }

@@ -10,8 +10,7 @@
 #include "tensor/dtype.h"
 
 enum {
-    TILE_CACHE_BUDGET = 32 * 1024, // fp32 tile buffers of one core stay in L1
-    BLOCK_BYTES = 64,              // every core starts on a cache-line multiple
+    BLOCK_BYTES = 64, // every core starts on a cache-line multiple
 };
 
 int64_t og_ew_nt_threshold(void) {
@@ -96,11 +95,16 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
     plan->tiling = og_tiling_plan((og_tiling_request){
         .total = total,
         .max_cores = max_cores,
-        .cache_budget = TILE_CACHE_BUDGET,
+        // no buffers (every operand fp32 in place): the tile is only how much one Compute call
+        // does, and longer calls cost less per element (32 KiB, as before buffers shrank)
+        .cache_budget = buffered ? OG_EW_TILE_BUDGET : 2 * OG_EW_TILE_BUDGET,
         .buffered_operands = buffered,
         .operands = nops,
         .block = BLOCK_BYTES / (int64_t)min_elem,
     });
+    int64_t bytes = 0;
+    for (int k = 0; k < nops; k++) bytes += total * (int64_t)aclDataTypeSize(operands[k]->dtype);
+    plan->stream_in = bytes / (plan->tiling.core_num > 0 ? plan->tiling.core_num : 1) >= OG_EW_STREAM_IN_BYTES;
     if (op->params_size) memcpy(plan->params, op->params, op->params_size);
 }
 
@@ -183,52 +187,95 @@ static void walk(const og_ew_plan *p, const og_convert_table *cv, const og_ew_op
     }
 }
 
+enum {
+    COPYIN_STEP = 256, // linear 16-bit inputs are converted side by side in steps of this many
+};
+
 typedef struct ew_run_ctx {
     const aclOpExecutor *e;
     const og_ew_plan *p;
     char *workspace;
 } ew_run_ctx;
 
+// n elements of a linear operand from element `at` on, converted into buf (an fp32 operand that
+// is used in place never comes here).
+static inline void load_linear(const og_convert_table *cv, aclDataType dt, const char *base,
+                               int64_t at, float *buf, int64_t n) {
+    if (dt == ACL_BF16) cv->bf16_to_f32((const uint16_t *)base + at, buf, (size_t)n);
+    else if (dt == ACL_FLOAT16) cv->f16_to_f32((const uint16_t *)base + at, buf, (size_t)n);
+    else memcpy(buf, (const float *)base + at, (size_t)n * sizeof(float));
+}
+
+static inline void store_linear(const og_convert_table *cv, aclDataType dt, char *base, int64_t at,
+                                const float *buf, int64_t n, bool stream) {
+    if (dt == ACL_BF16) cv->f32_to_bf16(buf, (uint16_t *)base + at, (size_t)n, stream);
+    else if (dt == ACL_FLOAT16) cv->f32_to_f16(buf, (uint16_t *)base + at, (size_t)n, stream);
+    else cv->f32_copy(buf, (float *)base + at, (size_t)n, stream);
+}
+
+// A tile is CopyIn -> Compute -> CopyOut, so a converted input stream would be read only in its
+// CopyIn phase. When the operands do not fit in L2 (stream_in), the next tile of each linear
+// 16-bit input is prefetched (into L2) before this tile's Compute, which keeps reads in flight
+// while it computes and writes, and those inputs are converted side by side (COPYIN_STEP elements
+// of each in turn), not one whole stream after the other. Both change only when bytes are read.
+// fp32 inputs used in place are read by Compute itself, all streams at once.
 static void run_core(void *arg, int core) {
     const ew_run_ctx *c = arg;
     const og_ew_plan *p = c->p;
     const og_convert_table *cv = &og_convert[p->isa];
     int64_t start, count;
     og_tiling_core_range(&p->tiling, core, &start, &count);
-    int64_t tile = p->tiling.tile_elems;
+    int64_t tile = p->tiling.tile_elems, end = start + count;
     int64_t per_buffer = (tile * 4 + 63) / 64 * 64;
     char *scratch = c->workspace + (int64_t)core * p->tiling.buffer_bytes;
+    // Per operand, once per launch: its address and, when it is not used in place, its buffer.
+    int nops = p->nin + p->nout, nconv = 0;
+    const og_ew_operand *ops[OG_EW_MAX_IN + OG_EW_MAX_OUT];
+    char *base[OG_EW_MAX_IN + OG_EW_MAX_OUT];
     float *bufs[OG_EW_MAX_IN + OG_EW_MAX_OUT];
+    int conv[OG_EW_MAX_IN]; // the linear inputs that are converted (16-bit)
     int b = 0;
-    for (int k = 0; k < p->nin + p->nout; k++) {
-        const og_ew_operand *o = k < p->nin ? &p->in[k] : &p->out[k - p->nin];
-        bufs[k] = o->direct ? NULL : (float *)(scratch + (b++) * per_buffer);
+    for (int k = 0; k < nops; k++) {
+        ops[k] = k < p->nin ? &p->in[k] : &p->out[k - p->nin];
+        base[k] = og_executor_addr(c->e, ops[k]->slot);
+        bufs[k] = ops[k]->direct ? NULL : (float *)(scratch + (b++) * per_buffer);
+        if (k < p->nin && ops[k]->linear && !ops[k]->direct) conv[nconv++] = k;
     }
-    for (int64_t s = start; s < start + count; s += tile) {
-        int64_t n = start + count - s < tile ? start + count - s : tile;
-        const float *in[OG_EW_MAX_IN];
-        float *out[OG_EW_MAX_OUT];
-        for (int k = 0; k < p->nin; k++) { // CopyIn
-            const og_ew_operand *o = &p->in[k];
-            char *base = og_executor_addr(c->e, o->slot);
-            if (o->direct) {
-                in[k] = (const float *)base + s;
-            } else {
-                walk(p, cv, o, base, s, n, bufs[k], false);
-                in[k] = bufs[k];
+    const float *in[OG_EW_MAX_IN];
+    float *out[OG_EW_MAX_OUT];
+    int64_t step = p->stream_in ? COPYIN_STEP : tile;
+    for (int64_t s = start; s < end; s += tile) {
+        int64_t n = end - s < tile ? end - s : tile;
+        for (int64_t j = 0; j < n; j += step) { // CopyIn: linear 16-bit inputs
+            int64_t m = n - j < step ? n - j : step;
+            for (int i = 0; i < nconv; i++)
+                load_linear(cv, ops[conv[i]]->dtype, base[conv[i]], s + j, bufs[conv[i]] + j, m);
+        }
+        for (int k = 0; k < p->nin; k++) { // CopyIn: the others
+            const og_ew_operand *o = ops[k];
+            if (o->direct) in[k] = (const float *)base[k] + s;
+            else if (!o->linear) walk(p, cv, o, base[k], s, n, bufs[k], false);
+            if (!o->direct) in[k] = bufs[k];
+        }
+        for (int k = 0; k < p->nout; k++)
+            out[k] = ops[p->nin + k]->direct ? (float *)base[p->nin + k] + s : bufs[p->nin + k];
+        if (p->stream_in && s + tile < end) // the next tile of the converted inputs, into L2
+            for (int i = 0; i < nconv; i++) {
+                int64_t es = (int64_t)aclDataTypeSize(ops[conv[i]]->dtype);
+                const char *from = base[conv[i]] + (s + tile) * es;
+                int64_t bytes = (end - s - tile < tile ? end - s - tile : tile) * es;
+                for (int64_t at = 0; at < bytes; at += 64) __builtin_prefetch(from + at, 0, 1);
             }
-        }
-        for (int k = 0; k < p->nout; k++) {
-            const og_ew_operand *o = &p->out[k];
-            out[k] = o->direct ? (float *)og_executor_addr(c->e, o->slot) + s : bufs[p->nin + k];
-        }
         p->compute((size_t)n, in, out, p->params); // Compute
         for (int k = 0; k < p->nout; k++) {       // CopyOut
-            const og_ew_operand *o = &p->out[k];
-            if (o->round_via != ACL_FLOAT) og_round_through(out[k], n, o->round_via);
-            if (!o->direct) walk(p, cv, o, og_executor_addr(c->e, o->slot), s, n, out[k], true);
+            const og_ew_operand *o = ops[p->nin + k];
+            if (o->round_via != ACL_FLOAT) og_round_through(cv, out[k], n, o->round_via);
+            if (o->direct) continue;
+            if (o->linear) store_linear(cv, o->dtype, base[p->nin + k], s, out[k], n, p->stream_out);
+            else walk(p, cv, o, base[p->nin + k], s, n, out[k], true);
         }
     }
+    if (p->stream_out) og_stream_fence(); // the non-temporal stores are seen before we return
 }
 
 static aclnnStatus run_plan(const aclOpExecutor *e, void *workspace) {

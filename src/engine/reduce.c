@@ -14,13 +14,19 @@
     void og_red_lanes__##sfx(const float *x, size_t n, float *acc);                             \
     void og_red_rows__##sfx(const float *const *rows, size_t n, size_t w, float *acc);          \
     void og_red_add__##sfx(const float *a, const float *b, float *dst, size_t w);                \
-    void og_red_chunks__##sfx(const float *x, size_t n, float *sums);
+    void og_red_chunks__##sfx(const float *x, size_t n, float *sums);                           \
+    void og_red_rows_bf16__##sfx(const uint16_t *const *rows, size_t n, size_t w, float *acc);  \
+    void og_red_rows_f16__##sfx(const uint16_t *const *rows, size_t n, size_t w, float *acc);   \
+    void og_red_chunks_bf16__##sfx(const uint16_t *x, size_t n, float *sums);                   \
+    void og_red_chunks_f16__##sfx(const uint16_t *x, size_t n, float *sums);
 OG_DECLARE_REDUCE(scalar)
 OG_DECLARE_REDUCE(avx2)
 OG_DECLARE_REDUCE(avx512)
 
 #define REDUCE_ENTRY(sfx)                                                                       \
-    {og_red_lanes__##sfx, og_red_rows__##sfx, og_red_add__##sfx, og_red_chunks__##sfx}
+    {og_red_lanes__##sfx,      og_red_rows__##sfx,       og_red_add__##sfx,                     \
+     og_red_chunks__##sfx,     og_red_rows_bf16__##sfx,  og_red_rows_f16__##sfx,                \
+     og_red_chunks_bf16__##sfx, og_red_chunks_f16__##sfx}
 const og_reduce_kernels og_reduce_kernel_table[OPGRAD_ISA_COUNT] = {
     [OPGRAD_ISA_SCALAR] = REDUCE_ENTRY(scalar),
     [OPGRAD_ISA_AVX2] = REDUCE_ENTRY(avx2),
@@ -96,9 +102,11 @@ void og_reduce_make_plan(const og_reduce_op *op, int max_cores, og_reduce_plan *
         p->strips = p->kept[p->nkept - 1] >= 8 &&
                     (abs64(p->kept_in[0][p->nkept - 1]) <= 1 || k < SHORT_SUMS);
     }
-    p->direct = nin == 1 && !op->map && p->in_dtype[0] == ACL_FLOAT && p->round_in == ACL_FLOAT &&
-                (p->strips ? p->kept_in[0][p->nkept - 1] == 1
-                           : p->nred == 1 && p->red_in[0][0] == 1);
+    bool in_place = nin == 1 && !op->map && p->round_in == ACL_FLOAT &&
+                    (p->strips ? p->kept_in[0][p->nkept - 1] == 1
+                               : p->nred == 1 && p->red_in[0][0] == 1);
+    p->direct = in_place && p->in_dtype[0] == ACL_FLOAT;
+    p->direct16 = in_place && (p->in_dtype[0] == ACL_BF16 || p->in_dtype[0] == ACL_FLOAT16);
     if (p->strips) {
         // gathered / mapped rows are produced one at a time: wider strips make each a longer
         // sequential read (in-place rows are read 16 streams at once and need no more)
@@ -220,10 +228,29 @@ static const float *ps_finish(pstack *s, const og_reduce_kernels *k) {
     return s->v;
 }
 
+// The binary-counter pairwise sum of v[0..n) (n <= 64): the same adds as ps_push / ps_finish with
+// w = 1, in registers.
+static float pairwise(const float *v, int64_t n) {
+    float st[BLOCK_STACK];
+    int level[BLOCK_STACK], depth = 0;
+    for (int64_t i = 0; i < n; i++) {
+        st[depth] = v[i];
+        level[depth++] = 0;
+        while (depth >= 2 && level[depth - 1] == level[depth - 2]) {
+            st[depth - 2] = st[depth - 2] + st[depth - 1];
+            level[depth - 2]++;
+            depth--;
+        }
+    }
+    for (; depth > 1; depth--) st[depth - 2] = st[depth - 2] + st[depth - 1];
+    return st[0];
+}
+
 typedef struct core_mem {
     float *g[OG_RED_MAX_IN]; // gathered operands
     float *vals;             // summands
     const float **rows;
+    const uint16_t **rows16; // the same memory, for 16-bit rows read in place
     float *acc;              // 16 lanes x w
     pstack block, total;
 } core_mem;
@@ -235,7 +262,8 @@ static core_mem core_memory(const red_ctx *c, int core) {
     core_mem m;
     for (int k = 0; k < p->nin; k++) m.g[k] = (float *)at, at += align64(gbuf * 4);
     m.vals = (float *)at, at += align64(gbuf * 4);
-    m.rows = (const float **)at, at += align64(OG_RED_CHUNK * 8);
+    m.rows = (const float **)at;
+    m.rows16 = (const uint16_t **)at, at += align64(OG_RED_CHUNK * 8);
     m.acc = (float *)at, at += align64(OG_RED_LANES * w * 4);
     m.block = (pstack){.v = (float *)at, .w = (size_t)w};
     at += align64(BLOCK_STACK * w * 4);
@@ -348,7 +376,7 @@ static const float *summands(const red_ctx *c, core_mem *m, const int64_t *off, 
     float *outs[1] = {dst};
     if (p->map) p->map((size_t)n, ins, outs, p->params);
     else if (ins[0] != dst) memcpy(dst, ins[0], (size_t)n * sizeof(float));
-    if (p->round_in != ACL_FLOAT) og_round_through(dst, n, p->round_in);
+    if (p->round_in != ACL_FLOAT) og_round_through(c->cv, dst, n, p->round_in);
     return dst;
 }
 
@@ -435,7 +463,22 @@ static void chunk_sum(const red_ctx *c, core_mem *m, const unit_pos *up, int64_t
         rwalk rw;
         rw_init(p, &rw, r0);
         // rows in batches; a batch starts on a multiple of 16 summands, so row i goes to lane i % 16
-        int64_t batch = p->direct ? OG_RED_CHUNK : BATCH_ROWS;
+        int64_t batch = p->direct || p->direct16 ? OG_RED_CHUNK : BATCH_ROWS;
+        if (p->direct16) { // 16-bit rows in place, widened by the kernel
+            const uint16_t *x = (const uint16_t *)operand_base(c, 0) + up->in_off[0];
+            void (*rows16)(const uint16_t *const *, size_t, size_t, float *) =
+                p->in_dtype[0] == ACL_BF16 ? c->k->rows_bf16 : c->k->rows_f16;
+            for (int64_t i0 = 0; i0 < n; i0 += batch) {
+                int64_t nr = n - i0 < batch ? n - i0 : batch;
+                for (int64_t i = 0; i < nr; i++) {
+                    m->rows16[i] = x + rw.off[0];
+                    rw_advance(p, &rw, 1);
+                }
+                rows16(m->rows16, (size_t)nr, (size_t)w, m->acc);
+            }
+            lane_tree(c, m->acc, (size_t)w, active);
+            return;
+        }
         for (int64_t i0 = 0; i0 < n; i0 += batch) {
             int64_t nr = n - i0 < batch ? n - i0 : batch;
             for (int64_t i = 0; i < nr; i++) {
@@ -453,14 +496,16 @@ static void chunk_sum(const red_ctx *c, core_mem *m, const unit_pos *up, int64_t
 static const float *block_sum(const red_ctx *c, core_mem *m, const unit_pos *up, int64_t b) {
     int64_t rb, nb;
     og_reduce_block_range(c->p, b, &rb, &nb);
-    if (c->p->direct && !c->p->strips) { // the block's summands are contiguous: one kernel call
+    const og_reduce_plan *p = c->p;
+    if ((p->direct || p->direct16) && !p->strips) { // contiguous summands: one kernel call
         float sums[OG_RED_BLOCK];
-        c->k->chunks((const float *)operand_base(c, 0) + up->in_off[0] + rb, (size_t)nb, sums);
-        int64_t nc = (nb + OG_RED_CHUNK - 1) / OG_RED_CHUNK;
-        m->block.depth = 0;
-        m->block.w = 1;
-        for (int64_t i = 0; i < nc; i++) ps_push(&m->block, &sums[i], c->k);
-        return ps_finish(&m->block, c->k);
+        const char *x = operand_base(c, 0);
+        if (p->direct) c->k->chunks((const float *)x + up->in_off[0] + rb, (size_t)nb, sums);
+        else if (p->in_dtype[0] == ACL_BF16)
+            c->k->chunks_bf16((const uint16_t *)x + up->in_off[0] + rb, (size_t)nb, sums);
+        else c->k->chunks_f16((const uint16_t *)x + up->in_off[0] + rb, (size_t)nb, sums);
+        m->acc[0] = pairwise(sums, (nb + OG_RED_CHUNK - 1) / OG_RED_CHUNK);
+        return m->acc;
     }
     if (nb <= OG_RED_CHUNK) {
         chunk_sum(c, m, up, rb, nb);

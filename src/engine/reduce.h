@@ -25,11 +25,15 @@
  * stays within 2^24 is summed exactly (every partial sum is an integer of at most 2^24).
  *
  * Threads: the work is cut into units (one output element, or a strip of neighbouring outputs
- * along the innermost kept dim: 64, or 512 when the rows are gathered/mapped; strips are used
+ * along the innermost kept dim: 64 for fp32 rows read in place, else 512; strips are used
  * when that dim is contiguous in memory, or when each output sums fewer than 32 values). With
  * enough units each core takes a contiguous range of units; otherwise cores take (unit, block)
  * items, store the block sums in the workspace, and a second pass combines them in the fixed
- * order. The kernels never allocate, validate or thread. */
+ * order. The kernels never allocate, validate or thread.
+ *
+ * Summands that are an input's own contiguous values (no map, no rounding) are read in place:
+ * fp32 as they are (`direct`), bf16/fp16 widened in registers by the rows_/chunks_bf16/f16 kernels
+ * (`direct16`). Widening is exact, so the sums are bitwise those of the widened fp32 values. */
 #ifndef OG_REDUCE_H
 #define OG_REDUCE_H
 
@@ -79,6 +83,12 @@ typedef struct og_reduce_kernels {
     /// sums[c] = the sum of chunk c of x[0..n) (256 values; the last may be shorter): 16 lanes
     /// from -0 as `lanes` does, then the pairwise lane tree.
     void (*chunks)(const float *x, size_t n, float *sums);
+    /// rows and chunks over bf16 / fp16 values, widened to fp32 in registers (exact): the same
+    /// adds in the same order as on the widened values.
+    void (*rows_bf16)(const uint16_t *const *rows, size_t n, size_t w, float *acc);
+    void (*rows_f16)(const uint16_t *const *rows, size_t n, size_t w, float *acc);
+    void (*chunks_bf16)(const uint16_t *x, size_t n, float *sums);
+    void (*chunks_f16)(const uint16_t *x, size_t n, float *sums);
 } og_reduce_kernels;
 
 extern const og_reduce_kernels og_reduce_kernel_table[OPGRAD_ISA_COUNT];
@@ -106,6 +116,7 @@ typedef struct og_reduce_plan {
     int64_t units;             // strips: (M / W) * strips_per_row; else M
     int64_t nchunks, nblocks;
     bool direct;               // fp32 summands read in place (no gather, no map, no rounding)
+    bool direct16;             // the same for bf16/fp16 summands, widened in registers
     bool split_blocks;         // cores take (unit, block) items, then a combine pass
     int64_t items;             // units, or units * nblocks
     int core_num;              // cores of the (first) pass

@@ -228,7 +228,8 @@ static og_ew_plan plan_of(opspec s, int max_cores, int64_t nt) {
 
 static void check_tiling_of(const og_ew_plan *p, int operands, int buffered, int64_t block) {
     CHECK_EQ(p->tiling.block, block);
-    int64_t tile = (32 * 1024 / (4 * operands)) / block * block;
+    int64_t budget = buffered ? OG_EW_TILE_BUDGET : 2 * OG_EW_TILE_BUDGET; // no buffers: longer tiles
+    int64_t tile = (budget / (4 * operands)) / block * block;
     CHECK_EQ(p->tiling.tile_elems, tile);
     CHECK_EQ(p->tiling.buffer_bytes, (tile * 4 + 63) / 64 * 64 * buffered);
     int64_t total = 1;
