@@ -102,35 +102,30 @@ gcc -std=c11 -Wall -Wextra -Werror "$consumer/mish_backward.c" -o "$consumer/pc_
 "$consumer/pc_c" >/dev/null
 echo "consumers: find_package (C, C++ static) and pkg-config (C) built and ran"
 
-step "PyTorch >= 2.4 (tests/python/torch2.sh)"
-if [ "${OPGRAD_TEST_TORCH2:-1}" = 0 ]; then
-    echo "skipped: OPGRAD_TEST_TORCH2=0"
-else
+# A stage that needs a framework from PyPI: exit 3 or 4 from its script means the framework
+# could not be installed or imported here (the script printed why), so the stage is skipped;
+# any other non-zero exit fails the run. $1: the variable that skips it when 0, $2: a label.
+pypi_stage() {
+    local switch=$1 label=$2 rc; shift 2
+    if [ "${!switch:-1}" = 0 ]; then echo "skipped: $switch=0"; return; fi
     set +e
-    OPGRAD_TORCH2_VENV="$out/torch2venv" OPGRAD_TORCH2_BUILD="$out/torch2" tests/python/torch2.sh
+    env "$@"
     rc=$?
     set -e
     case $rc in
         0) ;;
-        3) echo "PyTorch 2 unavailable on this machine (pip error above): stage skipped" ;;
-        *) echo "PyTorch 2 stage failed (exit $rc)"; exit 1 ;;
+        3|4) echo "$label unavailable on this machine (exit $rc, error above): stage skipped" ;;
+        *) echo "$label stage failed (exit $rc)"; exit 1 ;;
     esac
-fi
+}
+
+step "PyTorch >= 2.4 (tests/python/torch2.sh)"
+pypi_stage OPGRAD_TEST_TORCH2 "PyTorch 2" OPGRAD_TORCH2_VENV="$out/torch2venv" \
+    OPGRAD_TORCH2_BUILD="$out/torch2" tests/python/torch2.sh
 
 step "MindSpore integration (tests/mindspore/run.sh)"
-if [ "${OPGRAD_TEST_MINDSPORE:-1}" = 0 ]; then
-    echo "skipped: OPGRAD_TEST_MINDSPORE=0"
-else
-    set +e
-    OPGRAD_MS_VENV="$out/msvenv" OPGRAD_MS_BUILD="$out/ms" tests/mindspore/run.sh
-    rc=$?
-    set -e
-    case $rc in
-        0) ;;
-        3|4) echo "MindSpore unavailable on this machine (exit $rc, error above): stage skipped" ;;
-        *) echo "MindSpore integration failed (exit $rc)"; exit 1 ;;
-    esac
-fi
+pypi_stage OPGRAD_TEST_MINDSPORE MindSpore OPGRAD_MS_VENV="$out/msvenv" OPGRAD_MS_BUILD="$out/ms" \
+    tests/mindspore/run.sh
 
 step "summary"
 echo "all test stages passed"
