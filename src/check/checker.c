@@ -114,20 +114,6 @@ static void free_input(input *in) {
 // ---------------------------------------------------------------------------------------------
 // Float64 references over broadcast shapes
 
-// Row-major strides of `in` over the output shape, 0 on broadcast dims.
-static void bstrides(const ogc_shape *in, const ogc_shape *out, int64_t *st) {
-    int64_t acc = 1;
-    for (int d = out->ndim - 1; d >= 0; d--) {
-        int di = in->ndim - out->ndim + d;
-        if (di < 0 || in->dims[di] == 1) {
-            st[d] = 0;
-        } else {
-            st[d] = acc;
-        }
-        if (di >= 0) acc *= in->dims[di];
-    }
-}
-
 typedef struct refs {
     int64_t n;                 // output elements
     double *y;                 // output
@@ -167,7 +153,7 @@ static void ref_forward_all(const ogc_op *op, const ogc_layout *l, double *const
             if (r->ymag[i] == 0) r->ymag[i] = fabs(r->y[i]);
         return;
     }
-    for (int k = 0; k < op->nin; k++) bstrides(&l->in[k], &l->out, st[k]);
+    for (int k = 0; k < op->nin; k++) ogc_broadcast_strides(&l->in[k], &l->out, st[k]);
     for (int64_t i = 0; i < n; i++) {
         double xe[OGC_MAX_IN], saved[OGC_MAX_SAVED] = {0};
         for (int k = 0; k < op->nin; k++) {
@@ -194,7 +180,7 @@ static void ref_backward_all(const ogc_op *op, const ogc_layout *l, double *cons
         r->gx[k] = calloc((size_t)nk + 1, sizeof(double));
         r->mag[k] = calloc((size_t)nk + 1, sizeof(double));
         r->terms[k] = nk > 0 ? n / nk : 0;
-        bstrides(&l->in[k], &l->out, st[k]);
+        ogc_broadcast_strides(&l->in[k], &l->out, st[k]);
     }
     if (op->ref_backward_tensor) { // not elementwise: the operator's own tensor-level reference
         op->ref_backward_tensor(op, l->in, (const double *const *)x, &l->out,

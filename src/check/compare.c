@@ -173,3 +173,16 @@ void ogc_shape_diagnosis(char *out, size_t size, const char *name, int k, const 
         snprintf(out, size, "grad of input %d ('%s') has shape %s, input is %s", k, name, a, b);
     }
 }
+
+void ogc_broadcast_strides(const ogc_shape *in, const ogc_shape *out, int64_t *st) {
+    int64_t acc = 1;
+    for (int d = out->ndim - 1; d >= 0; d--) {
+        int di = in->ndim - out->ndim + d;
+        if (di < 0 || in->dims[di] == 1) {
+            st[d] = 0;
+        } else {
+            st[d] = acc;
+        }
+        if (di >= 0) acc *= in->dims[di];
+    }
+}

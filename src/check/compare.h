@@ -42,6 +42,9 @@ void ogc_describe_mismatch(char *out, size_t size, const char *what, const ogc_s
                            double alpha, int64_t n);
 
 bool ogc_shape_equal(const ogc_shape *a, const ogc_shape *b);
+/// Element strides of a row-major tensor of shape `in` indexed over the broadcast shape `out`
+/// (0 on the dims `in` is broadcast along).
+void ogc_broadcast_strides(const ogc_shape *in, const ogc_shape *out, int64_t *st);
 /// Diagnosis for gradient k ('name') produced with shape `got` for an input of shape `want`
 /// (fwd_out: the forward output's shape): names the dims a missing reduction left.
 void ogc_shape_diagnosis(char *out, size_t size, const char *name, int k, const ogc_shape *got,

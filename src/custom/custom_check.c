@@ -413,12 +413,7 @@ static int identity_backward(int nparam, void **params, int *ndims, int64_t **sh
         double *acc = calloc((size_t)(ng ? ng : 1), sizeof(double));
         if (!acc) return 3;
         int64_t st[OG_MAX_DIMS], idx[OG_MAX_DIMS] = {0};
-        // strides of the gradient over dout's shape (0 on broadcast dims)
-        for (int d = ds.ndim - 1, acc_s = 1, gd = gs.ndim - 1; d >= 0; d--, gd--) {
-            bool bcast = gd < 0 || gs.dims[gd] == 1;
-            st[d] = bcast ? 0 : acc_s;
-            if (gd >= 0) acc_s *= (int)gs.dims[gd];
-        }
+        ogc_broadcast_strides(&gs, &ds, st); // the gradient indexed over dout's shape
         for (int64_t e = 0; e < nd; e++) {
             int64_t pos = 0;
             for (int d = 0; d < ds.ndim; d++) pos += idx[d] * st[d];

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "check/compare.h"
 #include "opgrad/opgrad.h"
 #include "tensor/dtype.h"
 
@@ -31,23 +32,10 @@ float test_u2f(uint32_t u) {
 
 bool test_isa_available(int isa) { return isa <= (int)opgrad_cpu_isa(); }
 
-void test_store(void *base, int64_t index, aclDataType dt, double v) {
-    switch (dt) {
-    case ACL_FLOAT16: ((uint16_t *)base)[index] = og_f32_to_f16((float)v); break;
-    case ACL_BF16: ((uint16_t *)base)[index] = og_f32_to_bf16((float)v); break;
-    case ACL_DOUBLE: ((double *)base)[index] = v; break;
-    default: ((float *)base)[index] = (float)v; break;
-    }
-}
+// The checker's typed access (check/compare.c), under the names the tests use.
+void test_store(void *base, int64_t index, aclDataType dt, double v) { ogc_store(base, index, dt, v); }
 
-double test_load(const void *base, int64_t index, aclDataType dt) {
-    switch (dt) {
-    case ACL_FLOAT16: return og_f16_to_f32(((const uint16_t *)base)[index]);
-    case ACL_BF16: return og_bf16_to_f32(((const uint16_t *)base)[index]);
-    case ACL_DOUBLE: return ((const double *)base)[index];
-    default: return ((const float *)base)[index];
-    }
-}
+double test_load(const void *base, int64_t index, aclDataType dt) { return ogc_load(base, index, dt); }
 
 // Rounding a double straight to fp16/bf16 (not via float) avoids double rounding.
 double test_round_to(aclDataType dt, double v) {

@@ -18,17 +18,22 @@ typedef struct og_vexp {
     vf s1, s2; // 2^n = s1 * s2, both normal floats (valid for n >= -252)
 } og_vexp;
 
-// e^(n ln2 + r) for |r| <= ln2 / 2: the Cephes polynomial, with 2^n kept apart.
-static inline og_vexp og_vexp_reduced(vf n, vf r) {
+/// e^r - 1 by the Cephes polynomial (|r| <= ln2 / 2), before its final "+ 1":
+/// keeping t apart saves the rounding of p = t + 1, e.g. y e^v = (y + y t) 2^n rounded once.
+static inline vf og_vexp_poly_m1(vf r) {
     vf q = vset(1.9875691500e-4f);
     q = vfma(q, r, vset(1.3981999507e-3f));
     q = vfma(q, r, vset(8.3334519073e-3f));
     q = vfma(q, r, vset(4.1665795894e-2f));
     q = vfma(q, r, vset(1.6666665459e-1f));
     q = vfma(q, r, vset(5.0000001201e-1f));
-    vf r2 = vmul(r, r);
+    return vfma(q, vmul(r, r), r);
+}
+
+// e^(n ln2 + r) for |r| <= ln2 / 2: the Cephes polynomial, with 2^n kept apart.
+static inline og_vexp og_vexp_reduced(vf n, vf r) {
     og_vexp e;
-    e.p = vadd(vfma(q, r2, r), vset(1.0f));
+    e.p = vadd(og_vexp_poly_m1(r), vset(1.0f));
     e.n = n;
     vf n1 = vhalf_floor(n);
     e.s1 = vpow2i(vmax(n1, vset(-126.0f)));
@@ -237,17 +242,6 @@ typedef struct og_vexpn {
     vf p, n, e;
 } og_vexpn;
 
-/// e^r - 1 by og_vexp_reduced's Cephes polynomial (|r| <= ln2 / 2), before its final "+ 1":
-/// keeping t apart saves the rounding of p = t + 1, e.g. y e^v = (y + y t) 2^n rounded once.
-static inline vf og_vexp_poly_m1(vf r) {
-    vf q = vset(1.9875691500e-4f);
-    q = vfma(q, r, vset(1.3981999507e-3f));
-    q = vfma(q, r, vset(8.3334519073e-3f));
-    q = vfma(q, r, vset(4.1665795894e-2f));
-    q = vfma(q, r, vset(1.6666665459e-1f));
-    q = vfma(q, r, vset(5.0000001201e-1f));
-    return vfma(q, vmul(r, r), r);
-}
 
 /// The Cephes polynomial of og_vexp_reduced: e^r for |r| <= ln2 / 2, the same operations.
 static inline vf og_vexp_poly(vf r) { return vadd(og_vexp_poly_m1(r), vset(1.0f)); }
