@@ -15,10 +15,13 @@
 
 #include "opgrad/opgrad.h"
 #include "ops/activation/elu/elu_kernel.h"
+#include "ops/activation/gelu/gelu_kernel.h"
 #include "ops/activation/hardswish/hardswish_kernel.h"
+#include "ops/activation/mish/mish_kernel.h"
 #include "ops/activation/sigmoid/sigmoid_kernel.h"
 #include "ops/activation/silu/silu_kernel.h"
 #include "ops/activation/softplus/softplus_kernel.h"
+#include "ops/activation/tanh/tanh_kernel.h"
 
 typedef struct kern {
     const char *name;
@@ -40,6 +43,13 @@ static const kern KERNS[] = {
     {"elu_fwd", og_elu_fwd_kernels, 1, 0, 2},
     {"elu_bwd", og_elu_bwd_kernels, 2, 0, 2},
     {"elu_bwd_result", og_elu_bwd_result_kernels, 2, 0, 2},
+    {"tanh_fwd", og_tanh_fwd_kernels, 1, 0, 0},
+    {"mish_fwd", og_mish_fwd_kernels, 1, 0, 0},
+    {"mish_bwd", og_mish_bwd_kernels, 2, 0, 0},
+    {"gelu_tanh_fwd", og_gelu_tanh_fwd_kernels, 1, 0, 0},
+    {"gelu_tanh_bwd", og_gelu_tanh_bwd_kernels, 2, 0, 0},
+    {"gelu_erf_fwd", og_gelu_erf_fwd_kernels, 1, 0, 0},
+    {"gelu_erf_bwd", og_gelu_erf_bwd_kernels, 2, 0, 0},
 };
 enum { NK = sizeof KERNS / sizeof KERNS[0] };
 
@@ -94,7 +104,7 @@ int main(int argc, char **argv) {
     printf(
         "# TSC cycles per element, n = %d fp32 (x uniform in [%g, %g]), min (median) of %d calls\n",
         n, lo, hi, reps);
-    printf("%-16s", "kernel");
+    printf("%-18s", "kernel");
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
         printf(" %17s", opgrad_isa_name((opgrad_isa)isa));
     printf("\n");
@@ -105,7 +115,7 @@ int main(int argc, char **argv) {
                                                     : NULL;
         const float *in[2] = {KERNS[k].nin == 2 ? g : x, KERNS[k].from_sigmoid ? y : x};
         float *out[1] = {o};
-        printf("%-16s", KERNS[k].name);
+        printf("%-18s", KERNS[k].name);
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
             if (isa > (int)top) {
                 printf(" %17s", "-");
