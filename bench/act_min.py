@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""Best-of-many timing of opgrad operators against PyTorch's CPU kernels (fp32, one process).
+"""Best-of-many timing of opgrad operators against PyTorch's CPU kernels (one process).
 
     /usr/bin/python3 bench/act_min.py [--lib build-perf/libopgrad.so] [--ops silu,elu,...]
-                                      [--sizes 12,16,20] [--threads 1] [--calls 400]
+                                      [--sizes 12,16,20] [--threads 1] [--calls 400] [--dtypes fp32,bf16]
 
 bench/torch_ops.py times blocks and reports medians, which on a shared 2-core VM mostly measure
 the other tenants. This script times single calls, alternating opgrad and torch call by call, and
@@ -29,21 +29,23 @@ def main():
     ap.add_argument("--sizes", default="12,16,20")
     ap.add_argument("--threads", default="1")
     ap.add_argument("--calls", type=int, default=400, help="timed calls per variant at 2^16 (scaled by size)")
+    ap.add_argument("--dtypes", default="fp32", help="fp32,bf16,fp16 (torch must have the 16-bit kernel)")
     a = ap.parse_args()
     og = T.Opgrad(T.find_lib(a.lib))
     ops = {o[0]: o for o in T.OPS}
     want = a.ops.split(",")
     print("# act_min: %s, kernels %s; best (median) ns per element of single calls; ratio = torch / opgrad"
           % (og.path, og.lib.opgrad_isa_name(og.lib.opgrad_active_isa()).decode()))
-    print("%-14s %5s %3s %17s %17s %15s" % ("op", "n", "thr", "opgrad ns/el", "torch ns/el", "ratio best(med)"))
-    for lg in [int(s) for s in a.sizes.split(",")]:
+    print("%-14s %5s %5s %3s %17s %17s %15s" % ("op", "dtype", "n", "thr", "opgrad ns/el", "torch ns/el",
+                                                 "ratio best(med)"))
+    for dname, lg in [(d, int(s)) for d in a.dtypes.split(",") for s in a.sizes.split(",")]:
+        dt, acl = T.DTYPES[dname]
         n = 1 << lg
         R, W = max(n // 1024, 1), min(n, 1024)
         gen = torch.Generator().manual_seed(n)
-        x = torch.rand(R, W, generator=gen) * 12 - 6
-        g = torch.rand(R, W, generator=gen) * 12 - 6
-        tens = {"x": x, "g": g, "y_sigmoid": torch.sigmoid(x), "y_tanh": torch.tanh(x)}
-        out_og, out_t = torch.zeros(R, W), torch.zeros(R, W)
+        x = (torch.rand(R, W, generator=gen) * 12 - 6).to(dt)
+        g = (torch.rand(R, W, generator=gen) * 12 - 6).to(dt)
+        tens = {"x": x, "g": g, "y_sigmoid": torch.sigmoid(x.float()).to(dt), "y_tanh": torch.tanh(x.float()).to(dt)}
         calls = max(20, min(20000, a.calls * (1 << 16) // n))
         for t in [int(s) for s in a.threads.split(",")]:
             torch.set_num_threads(t)
@@ -52,7 +54,9 @@ def main():
                 op = ops[name]
                 roles = op[6]
                 ins = {"x": [x], "gx": [g, x], "gy": [g, tens.get("y_" + name[:-4])], "xg": [x, g]}[roles]
-                call = T.OgCall(og, op, T.ACL_FLOAT, ins, out_og)
+                shape = (R,) if op[1] == "r" else (R, W)
+                out_og, out_t = torch.zeros(shape, dtype=dt), torch.zeros(shape, dtype=dt)
+                call = T.OgCall(og, op, acl, ins, out_og)
                 tfn = lambda: op[4](ins, out_t)  # noqa: E731
                 for _ in range(5):
                     call(), tfn()
@@ -65,8 +69,8 @@ def main():
                 gc.enable()
                 call.close()
                 bo, bt, mo, mt = min(to), min(tt), T.med(to), T.med(tt)
-                print("%-14s %5s %3d %8.3f (%6.3f) %8.3f (%6.3f) %6.2fx (%5.2fx)" % (
-                    name, T.size_label(n), t, bo / n * 1e9, mo / n * 1e9, bt / n * 1e9, mt / n * 1e9,
+                print("%-14s %5s %5s %3d %8.3f (%6.3f) %8.3f (%6.3f) %6.2fx (%5.2fx)" % (
+                    name, dname, T.size_label(n), t, bo / n * 1e9, mo / n * 1e9, bt / n * 1e9, mt / n * 1e9,
                     bt / bo, mt / mo), flush=True)
 
 

@@ -39,6 +39,10 @@ bytes (the op's buffers viewed as float32) in the same process, interleaved with
 This is NOT bench/bwprobe.c (the C probe with NT stores); it is the simplest honest probe in Python.
 Timing: per case a warm-up and calibration, then --runs blocks of >= --min-run-ms per variant,
 interleaved in rotating order; medians. "foreign" = CPUs used by other processes (/proc/stat).
+Each block starts after a --gap-ms pause and two untimed calls: PyTorch's OpenMP workers keep
+polling for ~18 ms after each torch call (libgomp's default), and on a 2-vCPU VM that takes the
+CPU opgrad's second thread needs; the pause lets them go to sleep first, the untimed calls wake
+the next variant's threads (an idle vCPU is halted). Every variant gets the same treatment.
 Check: opgrad's output vs torch's (fp32: allclose with a per-op tolerance; 16-bit: within about one
 ulp of the dtype of torch's native or upcast result); max |diff| is reported.
 """
@@ -281,7 +285,7 @@ def calibrate(fn, min_s):
     return max(1, int(min_s / max(t1, 1e-9) + 0.999))
 
 
-def time_interleaved(cases, runs, min_s):
+def time_interleaved(cases, runs, min_s, gap_s=0.0):
     keys = list(cases)
     reps = {k: calibrate(cases[k], min_s) for k in keys}
     ts = {k: [] for k in keys}
@@ -291,6 +295,9 @@ def time_interleaved(cases, runs, min_s):
             for r in range(runs):
                 for i in range(len(keys)):
                     k = keys[(i + r) % len(keys)]
+                    if gap_s > 0:
+                        time.sleep(gap_s)
+                        timed(cases[k], 2)
                     ts[k].append(timed(cases[k], reps[k]) / reps[k])
     finally:
         gc.enable()
@@ -317,6 +324,8 @@ def main():
     ap.add_argument("--runs", type=int, help="timed blocks per variant (default 3)")
     ap.add_argument("--min-run-ms", type=float, help="minimum duration of a block (default 15)")
     ap.add_argument("--max-foreign", type=float, default=0.15, help="repeat a case once above this")
+    ap.add_argument("--gap-ms", type=float, default=25.0,
+                    help="pause before each block, for the other library's polling threads to sleep (default 25)")
     ap.add_argument("--quick", action="store_true", help="sizes 16,20; 3 blocks of >= 5 ms; no repeats")
     ap.add_argument("--csv", help="also write the results as CSV")
     a = ap.parse_args()
@@ -341,7 +350,8 @@ def main():
         torch.__version__, cap[0] if cap else "?", os.environ.get("ATEN_CPU_CAPABILITY", "unset"),
         og.lib.opgrad_version().decode(), og.lib.opgrad_isa_name(og.lib.opgrad_active_isa()).decode(), og.path))
     print("# opgrad: planned once, repeatable executor, phase-2 only (phase 1 excluded); %d blocks >= %.0f ms "
-          "per variant, interleaved, medians" % (a.runs, a.min_run_ms))
+          "per variant, interleaved, each after a %.0f ms pause + 2 untimed calls, medians"
+          % (a.runs, a.min_run_ms, a.gap_ms))
     print("# speedup = torch ms / opgrad ms under the same allocation policy ([out] vs opgrad prealloc, "
           "[upcast] vs opgrad alloc)")
     print("# probe = torch's fp32 mul kernel on the same bytes (rd1wr1 / rd2wr1), NOT bench/bwprobe.c")
@@ -404,7 +414,7 @@ def main():
                     cases = {"og": ofn, "torch": tfn, "probe": probes[probe]}
                     best = None
                     for attempt in range(retries + 1):
-                        ts, foreign = time_interleaved(cases, a.runs, a.min_run_ms / 1e3)
+                        ts, foreign = time_interleaved(cases, a.runs, a.min_run_ms / 1e3, a.gap_ms / 1e3)
                         if best is None or foreign < best[1]:
                             best = (ts, foreign)
                         if 0 <= foreign <= a.max_foreign:

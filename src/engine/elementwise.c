@@ -72,6 +72,7 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
 
     int buffered = 0;
     size_t min_elem = 4;
+    int64_t bytes_per_elem = 0;
     for (int k = 0; k < nops; k++) {
         og_ew_operand *o = operands[k];
         o->dtype = tensors[k]->dtype;
@@ -91,6 +92,7 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
                     !(is_out && plan->stream_out);
         if (!o->direct) buffered++;
         if (aclDataTypeSize(o->dtype) < min_elem) min_elem = aclDataTypeSize(o->dtype);
+        bytes_per_elem += (int64_t)aclDataTypeSize(o->dtype);
     }
     plan->tiling = og_tiling_plan((og_tiling_request){
         .total = total,
@@ -101,10 +103,9 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
         .buffered_operands = buffered,
         .operands = nops,
         .block = BLOCK_BYTES / (int64_t)min_elem,
+        .bytes_per_elem = bytes_per_elem,
     });
-    int64_t bytes = 0;
-    for (int k = 0; k < nops; k++) bytes += total * (int64_t)aclDataTypeSize(operands[k]->dtype);
-    plan->stream_in = bytes / (plan->tiling.core_num > 0 ? plan->tiling.core_num : 1) >= OG_EW_STREAM_IN_BYTES;
+    plan->stream_in = total / (max_cores > 0 ? max_cores : 1) * bytes_per_elem >= OG_EW_STREAM_IN_BYTES;
     if (op->params_size) memcpy(plan->params, op->params, op->params_size);
 }
 
@@ -219,7 +220,7 @@ static inline void store_linear(const og_convert_table *cv, aclDataType dt, char
 // while it computes and writes, and those inputs are converted side by side (COPYIN_STEP elements
 // of each in turn), not one whole stream after the other. Both change only when bytes are read.
 // fp32 inputs used in place are read by Compute itself, all streams at once.
-static void run_core(void *arg, int core) {
+static void run_core(void *arg, int core, int slot) {
     const ew_run_ctx *c = arg;
     const og_ew_plan *p = c->p;
     const og_convert_table *cv = &og_convert[p->isa];
@@ -227,7 +228,7 @@ static void run_core(void *arg, int core) {
     og_tiling_core_range(&p->tiling, core, &start, &count);
     int64_t tile = p->tiling.tile_elems, end = start + count;
     int64_t per_buffer = (tile * 4 + 63) / 64 * 64;
-    char *scratch = c->workspace + (int64_t)core * p->tiling.buffer_bytes;
+    char *scratch = c->workspace + (int64_t)slot * p->tiling.buffer_bytes;
     // Per operand, once per launch: its address and, when it is not used in place, its buffer.
     int nops = p->nin + p->nout, nconv = 0;
     const og_ew_operand *ops[OG_EW_MAX_IN + OG_EW_MAX_OUT];
@@ -281,7 +282,7 @@ static void run_core(void *arg, int core) {
 static aclnnStatus run_plan(const aclOpExecutor *e, void *workspace) {
     const og_ew_plan *p = e->plan;
     ew_run_ctx ctx = {e, p, workspace};
-    og_parallel_for(p->tiling.core_num, run_core, &ctx);
+    og_parallel_for(p->tiling.core_num, p->tiling.slots, run_core, &ctx);
     return ACLNN_SUCCESS;
 }
 
@@ -308,7 +309,7 @@ aclnnStatus og_ew_plan_op(const og_ew_op *op, uint64_t *workspaceSize, aclOpExec
     e->noutputs = op->nout;
     for (int k = 0; k < op->nin; k++) og_executor_bind(e, k, op->in[k]);
     for (int k = 0; k < op->nout; k++) og_executor_bind(e, op->nin + k, op->out[k]);
-    e->workspace_size = (uint64_t)p->tiling.core_num * (uint64_t)p->tiling.buffer_bytes;
+    e->workspace_size = (uint64_t)p->tiling.slots * (uint64_t)p->tiling.buffer_bytes;
     e->run = run_plan;
     return og_executor_publish(e, workspaceSize, executor);
 }

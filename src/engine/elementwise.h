@@ -22,12 +22,12 @@
 #define OG_EW_MAX_IN 4
 #define OG_EW_MAX_OUT 2
 #define OG_EW_MAX_PARAMS 64
-/// Bytes of fp32 tile buffers per core. A tile is processed as CopyIn -> Compute -> CopyOut, so
+/// Bytes of fp32 tile buffers per thread. A tile is processed as CopyIn -> Compute -> CopyOut, so
 /// its buffers, and the lines of the operands streaming through, should stay in L1: 16 KiB leaves
 /// room for both in a 32-48 KiB L1d (32 KiB made bf16 ops ~1.3x slower on a 48 KiB L1d). A plan
 /// without buffers (every operand fp32 and used in place) tiles as if it had 2x this budget.
 #define OG_EW_TILE_BUDGET (16 * 1024)
-/// Bytes per core (all operands) from which the inputs come from beyond L2: 16-bit inputs are then
+/// Bytes per thread (all operands) from which the inputs come from beyond L2: 16-bit inputs are then
 /// converted side by side and the next tile is prefetched (1.05-1.3x); below it that costs ~20%.
 #define OG_EW_STREAM_IN_BYTES ((int64_t)4 << 20)
 
@@ -65,7 +65,7 @@ typedef struct og_ew_plan {
     int nin, nout;
     og_ew_operand in[OG_EW_MAX_IN], out[OG_EW_MAX_OUT];
     bool stream_out;                              // non-temporal CopyOut
-    bool stream_in;                               // more than OG_EW_STREAM_IN_BYTES per core:
+    bool stream_in;                               // more than OG_EW_STREAM_IN_BYTES per thread:
                                                   // 16-bit inputs converted side by side and
                                                   // the next tile prefetched
     opgrad_isa isa;

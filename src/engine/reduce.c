@@ -528,7 +528,8 @@ static void store_unit(const red_ctx *c, const unit_pos *up, const float *s) {
     else og_store_run(c->cv, at, p->out_dtype, p->kept_out[p->nkept - 1], s, up->w, false);
 }
 
-static void run_units(void *arg, int core) {
+static void run_units(void *arg, int core, int slot) {
+    (void)slot; // scratch is per core
     const red_ctx *c = arg;
     const og_reduce_plan *p = c->p;
     core_mem m = core_memory(c, core);
@@ -558,7 +559,8 @@ static float *partial_at(const red_ctx *c, int64_t item) {
     return (float *)(c->workspace + c->p->partial_offset) + item * c->p->strip;
 }
 
-static void run_items(void *arg, int core) {
+static void run_items(void *arg, int core, int slot) {
+    (void)slot; // scratch is per core
     const red_ctx *c = arg;
     const og_reduce_plan *p = c->p;
     core_mem m = core_memory(c, core);
@@ -571,7 +573,8 @@ static void run_items(void *arg, int core) {
     }
 }
 
-static void run_combine(void *arg, int core) {
+static void run_combine(void *arg, int core, int slot) {
+    (void)slot; // scratch is per core
     const red_ctx *c = arg;
     const og_reduce_plan *p = c->p;
     core_mem m = core_memory(c, core);
@@ -599,10 +602,10 @@ static aclnnStatus run_program(const aclOpExecutor *e, void *workspace) {
         red_ctx ctx = {p, e, workspace, &og_reduce_kernel_table[p->isa], &og_convert[p->isa]};
         if (p->core_num == 0) continue;
         if (p->split_blocks) {
-            og_parallel_for(p->core_num, run_items, &ctx);
-            og_parallel_for(p->combine_cores, run_combine, &ctx);
+            og_parallel_for(p->core_num, p->core_num, run_items, &ctx);
+            og_parallel_for(p->combine_cores, p->combine_cores, run_combine, &ctx);
         } else {
-            og_parallel_for(p->core_num, run_units, &ctx);
+            og_parallel_for(p->core_num, p->core_num, run_units, &ctx);
         }
     }
     return ACLNN_SUCCESS;

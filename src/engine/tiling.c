@@ -13,10 +13,20 @@ og_tiling og_tiling_plan(og_tiling_request req) {
     if (req.total <= 0) return t;
 
     int64_t blocks = (req.total + t.block - 1) / t.block;
-    // ops-nn: one core when a single tile holds everything, else as many as there are blocks.
-    int64_t cores = req.total <= tile ? 1 : (req.max_cores > 0 ? req.max_cores : 1);
+    // ops-nn: one core when a single tile holds everything, else every core (thread), each cut
+    // into up to OG_CORES_PER_THREAD ranges of at least OG_MIN_CORE_BYTES.
+    int64_t threads = req.max_cores > 0 ? req.max_cores : 1;
+    int64_t cores = req.total <= tile ? 1 : threads;
+    if (cores > 1 && req.bytes_per_elem > 0) {
+        int64_t per_thread = OG_CORES_PER_THREAD; // (total stays small enough to multiply below it)
+        if (req.total / threads < OG_CORES_PER_THREAD * OG_MIN_CORE_BYTES)
+            per_thread = req.total * req.bytes_per_elem / (threads * OG_MIN_CORE_BYTES);
+        if (per_thread > OG_CORES_PER_THREAD) per_thread = OG_CORES_PER_THREAD;
+        if (per_thread > 1) cores = threads * per_thread;
+    }
     if (cores > blocks) cores = blocks;
     t.core_num = (int)cores;
+    t.slots = (int)(cores < threads ? cores : threads);
     t.small_core_blocks = blocks / cores;
     t.big_core_num = (int)(blocks % cores);
     int64_t per_buffer = (tile * 4 + 63) / 64 * 64;

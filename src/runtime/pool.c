@@ -9,14 +9,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "opgrad/opgrad.h"
 
 enum {
     MAX_THREADS = 256,
-    // Polls (each a `pause`, ~10-40 ns) a thread spins before sleeping. Back-to-back operators
-    // then start without a futex wake-up, which costs tens of microseconds on a VM.
-    SPIN_POLLS = 2000,
+    // Polls (each a `pause`, 13 ns on the Xeon this was tuned on) between looks at the clock and
+    // sched_yield() while a thread waits.
+    SPIN_POLLS = 64,
+    // How long an idle worker keeps polling before it sleeps, unless OPGRAD_SPIN_US says otherwise.
+    // Operators that follow each other within it start without a futex wake-up, which on a VM
+    // costs tens to hundreds of microseconds (an idle vCPU is halted, and waking it goes through
+    // the host). The poll yields the CPU to any other runnable thread, so it only takes time that
+    // nothing else wants. OpenMP runtimes spin far longer by default (libgomp: ~300,000 polls).
+    DEFAULT_SPIN_US = 2000,
 };
 
 // One launch at a time. A core is claimed by a compare-and-swap on `claim`, which holds the
@@ -28,9 +35,10 @@ static struct {
     pthread_cond_t done;
     int nworkers;
     int sleepers;                   // workers blocked on `start`
-    void (*fn)(void *, int);
+    og_core_fn fn;
     void *ctx;
     int ncores;
+    int nslots;                     // the caller is slot 0, worker w is slot w + 1
     _Atomic uint64_t claim;
     atomic_int unfinished;          // cores of the current launch not yet finished
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -54,6 +62,35 @@ static void decide_default_threads(void) {
     atomic_compare_exchange_strong(&configured_threads, &expected, n < 1 ? 1 : n);
 }
 
+static int64_t spin_ns = -1; // decided once, by the first launch (before any worker exists)
+
+static void decide_spin(void) {
+    const char *env = getenv("OPGRAD_SPIN_US");
+    long long us = env ? atoll(env) : DEFAULT_SPIN_US;
+    spin_ns = us < 0 ? 0 : us > 1000000 ? 1000000000 : us * 1000;
+}
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+// Polls until done(arg) or spin_ns have passed; returns done(arg). Yields between polls, so a
+// waiting thread never keeps another runnable thread off its CPU.
+static bool poll_until(bool (*done)(const void *), const void *arg) {
+    if (done(arg)) return true;
+    int64_t start = now_ns();
+    for (;;) {
+        for (int i = 0; i < SPIN_POLLS; i++) {
+            _mm_pause();
+            if (done(arg)) return true;
+        }
+        if (now_ns() - start >= spin_ns) return done(arg);
+        sched_yield();
+    }
+}
+
 int og_num_threads(void) {
     pthread_once(&threads_once, decide_default_threads);
     return atomic_load(&configured_threads);
@@ -69,12 +106,12 @@ int opgrad_set_num_threads(int n) {
 int opgrad_get_num_threads(void) { return og_num_threads(); }
 
 // Runs cores of launch `gen` until none is left; returns how many this thread ran.
-static int run_cores(uint32_t gen, void (*fn)(void *, int), void *ctx, int ncores) {
+static int run_cores(uint32_t gen, og_core_fn fn, void *ctx, int ncores, int slot) {
     int ran = 0;
     uint64_t cur = atomic_load(&pool.claim);
     while ((uint32_t)(cur >> 32) == gen && (uint32_t)cur < (uint32_t)ncores) {
         if (atomic_compare_exchange_weak(&pool.claim, &cur, cur + 1)) {
-            fn(ctx, (int)(uint32_t)cur);
+            fn(ctx, (int)(uint32_t)cur, slot);
             ran++;
             cur = atomic_load(&pool.claim);
         }
@@ -90,50 +127,58 @@ static void finish_cores(int ran) {
     }
 }
 
+static bool launched_since(const void *seen) {
+    return (uint32_t)(atomic_load(&pool.claim) >> 32) != *(const uint32_t *)seen;
+}
+
+static bool all_finished(const void *unused) {
+    (void)unused;
+    return atomic_load(&pool.unfinished) <= 0;
+}
+
 static void *worker_loop(void *arg) {
-    (void)arg;
-    uint32_t seen = 0;
+    int slot = (int)(intptr_t)arg;
+    uint32_t seen = 0, gen;
     for (;;) {
-        // Spin briefly for the next launch, then sleep.
-        uint32_t gen = (uint32_t)(atomic_load(&pool.claim) >> 32);
-        for (int i = 0; i < SPIN_POLLS && gen == seen; i++) {
-            _mm_pause();
-            gen = (uint32_t)(atomic_load(&pool.claim) >> 32);
-        }
+        // Poll for the next launch for a while, then sleep.
+        poll_until(launched_since, &seen);
         pthread_mutex_lock(&pool.lock);
         while ((gen = (uint32_t)(atomic_load(&pool.claim) >> 32)) == seen) {
             pool.sleepers++;
             pthread_cond_wait(&pool.start, &pool.lock);
             pool.sleepers--;
         }
-        void (*fn)(void *, int) = pool.fn;
+        og_core_fn fn = pool.fn;
         void *ctx = pool.ctx;
-        int ncores = pool.ncores;
+        int ncores = pool.ncores, nslots = pool.nslots;
         pthread_mutex_unlock(&pool.lock);
         seen = gen;
-        finish_cores(run_cores(gen, fn, ctx, ncores));
+        if (slot < nslots) finish_cores(run_cores(gen, fn, ctx, ncores, slot));
     }
     return NULL;
 }
 
-void og_parallel_for(int ncores, void (*fn)(void *ctx, int core), void *ctx) {
+void og_parallel_for(int ncores, int nslots, og_core_fn fn, void *ctx) {
     int nthreads = og_num_threads();
+    if (nslots < nthreads) nthreads = nslots;
     if (ncores <= 0) return;
-    if (ncores == 1 || nthreads == 1 || atomic_flag_test_and_set(&pool_busy)) {
-        for (int core = 0; core < ncores; core++) fn(ctx, core);
+    if (ncores == 1 || nthreads <= 1 || atomic_flag_test_and_set(&pool_busy)) {
+        for (int core = 0; core < ncores; core++) fn(ctx, core, 0);
         return;
     }
     pthread_mutex_lock(&pool.lock);
+    if (spin_ns < 0) decide_spin();
     int wanted = (ncores < nthreads ? ncores : nthreads) - 1;
     while (pool.nworkers < wanted) {
         pthread_t t;
-        if (pthread_create(&t, NULL, worker_loop, NULL) != 0) break;
+        if (pthread_create(&t, NULL, worker_loop, (void *)(intptr_t)(pool.nworkers + 1)) != 0) break;
         pthread_detach(t);
         pool.nworkers++;
     }
     pool.fn = fn;
     pool.ctx = ctx;
     pool.ncores = ncores;
+    pool.nslots = nthreads;
     atomic_store(&pool.unfinished, ncores);
     uint32_t gen = (uint32_t)(atomic_load(&pool.claim) >> 32) + 1;
     if (gen == 0) gen = 1; // 0 is what a new worker has seen
@@ -141,11 +186,10 @@ void og_parallel_for(int ncores, void (*fn)(void *ctx, int core), void *ctx) {
     if (pool.sleepers) pthread_cond_broadcast(&pool.start);
     pthread_mutex_unlock(&pool.lock);
 
-    finish_cores(run_cores(gen, fn, ctx, ncores));
+    finish_cores(run_cores(gen, fn, ctx, ncores, 0));
 
-    // Wait for the cores other threads claimed: spin first, then sleep.
-    for (int i = 0; i < SPIN_POLLS && atomic_load(&pool.unfinished) > 0; i++) _mm_pause();
-    if (atomic_load(&pool.unfinished) > 0) {
+    // Wait for the cores other threads claimed: poll first, then sleep.
+    if (!poll_until(all_finished, NULL)) {
         pthread_mutex_lock(&pool.lock);
         while (atomic_load(&pool.unfinished) > 0) pthread_cond_wait(&pool.done, &pool.lock);
         pthread_mutex_unlock(&pool.lock);

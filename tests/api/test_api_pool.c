@@ -1,8 +1,11 @@
 /* API-level stress of the worker pool behind every operator: many short multi-core operators,
  * back to back, from two host threads at once, with more pool threads than CPUs and a thread
- * count that changes between operators (so consecutive plans have different core counts).
+ * count that changes between operators (so consecutive plans have different core counts; the
+ * largest size is cut into several ranges per thread, which the threads claim dynamically).
  * Each result must be bitwise the one of a quiet single run, and the run must neither hang nor
- * crash. A watchdog turns a deadlock into a failure; a crash ends the binary (a failure). */
+ * crash. A watchdog turns a deadlock into a failure; a crash ends the binary (a failure).
+ * A plan also has to run right when the thread count changes between its two phases (its
+ * workspace holds tile buffers for the threads it was planned for). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -20,10 +23,10 @@
 #include "test.h"
 #include "testutil.h"
 
-enum { OPS = 1000, HOSTS = 2, MAXN = 40000 };
-static const int64_t sizes[2] = {40000, 9000};
+enum { OPS = 1000, HOSTS = 2, SIZES = 3, MAXN = 200000 };
+static const int64_t sizes[SIZES] = {40000, 9000, 200000};
 static float x[MAXN], g[MAXN];
-static float *expected_fwd[2], *expected_bwd[2];
+static float *expected_fwd[SIZES], *expected_bwd[SIZES];
 static atomic_int finished;
 
 static aclTensor *t1(void *data, int64_t n) {
@@ -64,7 +67,7 @@ static void *host_thread(void *arg) {
     host *h = arg;
     float *out = malloc(MAXN * sizeof *out);
     for (int k = 0; k < OPS; k++) {
-        int which = (k + h->id) & 1, bwd = (k / 2 + h->id) & 1;
+        int which = (k + h->id) % SIZES, bwd = (k / 2 + h->id) & 1;
         int64_t n = sizes[which];
         // 16 pool threads, then 2..6: consecutive plans use different numbers of cores
         opgrad_set_num_threads(k % 3 == 0 ? 16 : 2 + k % 5);
@@ -110,7 +113,7 @@ static void test_pool_stress(void) {
         x[i] = (float)test_rng_uniform(&r, -8, 8);
         g[i] = (float)test_rng_uniform(&r, -2, 2);
     }
-    for (int w = 0; w < 2; w++) {
+    for (int w = 0; w < SIZES; w++) {
         expected_fwd[w] = malloc(MAXN * sizeof(float));
         expected_bwd[w] = malloc(MAXN * sizeof(float));
         CHECK_EQ(mish(x, expected_fwd[w], sizes[w]), ACLNN_SUCCESS);
@@ -156,15 +159,53 @@ static void test_pool_stress(void) {
                hs[t].wrong, OPS, hs[t].first);
     }
     opgrad_set_num_threads(before);
-    for (int w = 0; w < 2; w++) {
+    for (int w = 0; w < SIZES; w++) {
         free(expected_fwd[w]);
         free(expected_bwd[w]);
     }
+}
+
+// Planned with one thread count, run with another: the same bits as one thread gives. bf16 data,
+// so every operand goes through the per-thread tile buffers of the workspace.
+static void test_threads_change_between_phases(void) {
+    int before = opgrad_get_num_threads();
+    enum { N = 300000 };
+    uint16_t *in = malloc(N * sizeof *in), *want = malloc(N * sizeof *want), *out = malloc(N * sizeof *out);
+    test_rng r;
+    test_rng_seed(&r, 7);
+    for (int i = 0; i < N; i++) {
+        float v = (float)test_rng_uniform(&r, -8, 8);
+        uint32_t bits;
+        memcpy(&bits, &v, 4);
+        in[i] = (uint16_t)(bits >> 16);
+    }
+    const int64_t d[1] = {N};
+    static const int pairs[][2] = {{1, 1}, {2, 16}, {16, 2}, {7, 1}, {1, 7}, {3, 3}};
+    for (size_t k = 0; k < sizeof pairs / sizeof *pairs; k++) {
+        uint16_t *dst = k == 0 ? want : out;
+        aclTensor *a = aclCreateTensor(d, 1, ACL_BF16, NULL, 0, ACL_FORMAT_ND, d, 1, in);
+        aclTensor *c = aclCreateTensor(d, 1, ACL_BF16, NULL, 0, ACL_FORMAT_ND, d, 1, dst);
+        uint64_t ws = 0;
+        aclOpExecutor *e = NULL;
+        memset(dst, 0, N * sizeof *dst);
+        opgrad_set_num_threads(pairs[k][0]);
+        aclnnStatus st = aclnnMishBackwardGetWorkspaceSize(a, a, c, &ws, &e);
+        opgrad_set_num_threads(pairs[k][1]);
+        CHECK_EQ(test_run(st, ws, e, aclnnMishBackward, NULL), ACLNN_SUCCESS);
+        if (k > 0)
+            CHECKF(memcmp(out, want, N * sizeof *out) == 0, "planned with %d threads, run with "
+                   "%d: results differ from one thread's", pairs[k][0], pairs[k][1]);
+        aclDestroyTensor(a);
+        aclDestroyTensor(c);
+    }
+    opgrad_set_num_threads(before);
+    free(in), free(want), free(out);
 }
 
 int main(void) {
     signal(SIGSEGV, on_crash);
     signal(SIGBUS, on_crash);
     RUN(test_pool_stress);
+    RUN(test_threads_change_between_phases);
     return test_summary();
 }

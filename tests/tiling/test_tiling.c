@@ -69,13 +69,22 @@ static int check_plan(og_tiling_request q, bool mark_elements) {
     }
     int64_t blocks = ceil_div(q.total, q.block);
     PROP(t.core_num >= 1);
-    PROP(t.core_num <= q.max_cores);
     PROP(t.core_num <= blocks);
-    if (q.total <= t.tile_elems) PROP(t.core_num == 1);
-    else PROP(t.core_num == (q.max_cores < blocks ? q.max_cores : blocks)); // ops-nn: all cores
+    // ops-nn: all cores (threads); a large job: up to OG_CORES_PER_THREAD ranges per thread, each
+    // moving at least OG_MIN_CORE_BYTES (up to the rounding of blocks)
+    int64_t threads = q.max_cores > 0 ? q.max_cores : 1;
+    int64_t per_thread = 1;
+    if (q.total > t.tile_elems && q.bytes_per_elem > 0 && threads > 1) { // one thread: one range
+        while (per_thread < OG_CORES_PER_THREAD &&
+               q.total * q.bytes_per_elem >= threads * (per_thread + 1) * OG_MIN_CORE_BYTES)
+            per_thread++;
+    }
+    int64_t want = q.total <= t.tile_elems ? 1 : threads * per_thread;
+    PROP(t.core_num == (want < blocks ? want : blocks));
+    PROP(t.slots == (t.core_num < threads ? t.core_num : threads));
     PROP(t.big_core_num >= 0 && t.big_core_num < t.core_num);
     PROP(t.small_core_blocks * t.core_num + t.big_core_num == blocks);
-    // workspace per core: one 64-byte-rounded fp32 tile buffer per buffered operand
+    // workspace per slot: one 64-byte-rounded fp32 tile buffer per buffered operand
     PROP(t.buffer_bytes == (t.tile_elems * 4 + 63) / 64 * 64 * q.buffered_operands);
     PROP(t.buffer_bytes % 64 == 0);
     // ranges: contiguous from 0 to total, in core order, block-aligned starts, balanced
@@ -145,7 +154,9 @@ static void test_tiling_plans(void) {
                         for (size_t gi = 0; gi < sizeof budgets / sizeof *budgets; gi++) {
                             og_tiling_request q = {.total = totals[ti], .max_cores = cores[ci],
                                                    .cache_budget = budgets[gi], .buffered_operands = buffered,
-                                                   .operands = ops, .block = blocks[bi]};
+                                                   .operands = ops, .block = blocks[bi],
+                                                   // no range cutting, 2-byte and 4-byte operands
+                                                   .bytes_per_elem = (gi % 3) * 2 * ops};
                             // each tile boundary +-1 as well
                             int64_t tile = og_tiling_plan(q).tile_elems;
                             int64_t variants[] = {totals[ti], tile - 1, tile, tile + 1, tile - blocks[bi],
@@ -440,7 +451,8 @@ static void test_plan_nt_threshold(void) {
                 for (int i = 0; i < nin; i++) CHECK_EQ(p.in[i].direct, dt == ACL_FLOAT);
                 int buffered = dt == ACL_FLOAT ? (stream ? 1 : 0) : nin + 1;
                 check_tiling_of(&p, nin + 1, buffered, dt == ACL_FLOAT ? 16 : 32);
-                CHECK_EQ(p.tiling.core_num, 7);
+                CHECK_EQ(p.tiling.slots, 7); // 7 threads, each with a few ranges
+                CHECK(p.tiling.core_num > 7 && p.tiling.core_num % 7 == 0);
             }
         }
         aclDestroyTensor(g), aclDestroyTensor(x), aclDestroyTensor(t), aclDestroyTensor(o);
@@ -449,7 +461,7 @@ static void test_plan_nt_threshold(void) {
     if (!getenv("OPGRAD_NT_BYTES")) CHECK_EQ(og_ew_nt_threshold(), 16 << 20);
 }
 
-// Phase 1 reports core_num * buffer_bytes as the workspace (per core = buffer_bytes).
+// Phase 1 reports slots * buffer_bytes as the workspace (per thread = buffer_bytes).
 static void test_plan_workspace_through_api(void) {
     static const aclDataType dts[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
     static const int64_t sizes[] = {1, 100, 2720, 2721, 4096, 4097, 100000, 5000000};
@@ -482,10 +494,11 @@ static void test_plan_workspace_through_api(void) {
                     }
                     CHECKF(st == ACLNN_SUCCESS, "%s", aclGetRecentErrMsg());
                     og_ew_plan p = plan_of(s, opgrad_get_num_threads(), og_ew_nt_threshold());
-                    CHECKF(ws == (uint64_t)p.tiling.core_num * (uint64_t)p.tiling.buffer_bytes,
-                           "%s nin=%d n=%lld threads=%d: workspace %llu, plan %d cores x %lld",
+                    CHECKF(ws == (uint64_t)p.tiling.slots * (uint64_t)p.tiling.buffer_bytes,
+                           "%s nin=%d n=%lld threads=%d: workspace %llu, plan %d slots x %lld",
                            og_dtype_name(dt), nin, (long long)sizes[si], th, (unsigned long long)ws,
-                           p.tiling.core_num, (long long)p.tiling.buffer_bytes);
+                           p.tiling.slots, (long long)p.tiling.buffer_bytes);
+                    CHECK(p.tiling.slots <= th && p.tiling.core_num >= p.tiling.slots);
                     if (st == ACLNN_SUCCESS) CHECK_EQ(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
                 }
                 aclDestroyTensor(g), aclDestroyTensor(x), aclDestroyTensor(t), aclDestroyTensor(o);
