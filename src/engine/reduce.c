@@ -127,7 +127,20 @@ void og_reduce_make_plan(const og_reduce_op *op, int max_cores, og_reduce_plan *
     int cores = max_cores > 0 ? max_cores : 1;
     p->split_blocks = cores > 1 && p->K > 0 && p->nblocks > 1 && p->units < 4 * (int64_t)cores;
     p->items = p->split_blocks ? p->units * p->nblocks : p->units;
-    p->core_num = (int)(p->items < cores ? p->items : cores);
+    // As the elementwise tiling: a large job gets up to OG_CORES_PER_THREAD ranges of items per
+    // thread (each reading at least OG_MIN_CORE_BYTES), claimed dynamically; scratch is per thread.
+    int64_t ranges = cores, read_bytes = 0;
+    for (int k = 0; k < nin; k++) read_bytes += (int64_t)aclDataTypeSize(p->in_dtype[k]);
+    if (cores > 1) {
+        int64_t per_thread = OG_CORES_PER_THREAD;
+        if (p->M / cores < OG_CORES_PER_THREAD * OG_MIN_CORE_BYTES &&
+            p->K < OG_CORES_PER_THREAD * OG_MIN_CORE_BYTES) // small enough to multiply
+            per_thread = p->M * p->K * read_bytes / (cores * OG_MIN_CORE_BYTES);
+        if (per_thread > OG_CORES_PER_THREAD) per_thread = OG_CORES_PER_THREAD;
+        if (per_thread > 1) ranges = cores * per_thread;
+    }
+    p->core_num = (int)(p->items < ranges ? p->items : ranges);
+    p->slots = p->core_num < cores ? p->core_num : cores;
     p->combine_cores = p->split_blocks ? (int)(p->units < cores ? p->units : cores) : 0;
 
     // Per-core workspace: operand buffers, values, row pointers, lane accumulators, two stacks.
@@ -135,7 +148,7 @@ void og_reduce_make_plan(const og_reduce_op *op, int max_cores, og_reduce_plan *
     p->core_bytes = (int64_t)(nin + 1) * align64(gbuf * 4) + align64(OG_RED_CHUNK * 8) +
                     align64(OG_RED_LANES * w * 4) + align64(BLOCK_STACK * w * 4) +
                     align64(STACK_DEPTH * w * 4);
-    p->partial_offset = p->core_num * p->core_bytes;
+    p->partial_offset = (p->slots > p->combine_cores ? p->slots : p->combine_cores) * p->core_bytes;
     p->workspace = p->partial_offset + (p->split_blocks ? align64(p->items * w * 4) : 0);
     if (p->M == 0) p->core_num = 0, p->workspace = 0;
     if (op->params_size) memcpy(p->params, op->params, op->params_size);
@@ -255,9 +268,9 @@ typedef struct core_mem {
     pstack block, total;
 } core_mem;
 
-static core_mem core_memory(const red_ctx *c, int core) {
+static core_mem core_memory(const red_ctx *c, int slot) {
     const og_reduce_plan *p = c->p;
-    char *at = c->workspace + (int64_t)core * p->core_bytes;
+    char *at = c->workspace + (int64_t)slot * p->core_bytes;
     int64_t w = p->strip, gbuf = p->strips ? BATCH_ROWS * w : OG_RED_CHUNK;
     core_mem m;
     for (int k = 0; k < p->nin; k++) m.g[k] = (float *)at, at += align64(gbuf * 4);
@@ -529,10 +542,9 @@ static void store_unit(const red_ctx *c, const unit_pos *up, const float *s) {
 }
 
 static void run_units(void *arg, int core, int slot) {
-    (void)slot; // scratch is per core
     const red_ctx *c = arg;
     const og_reduce_plan *p = c->p;
-    core_mem m = core_memory(c, core);
+    core_mem m = core_memory(c, slot);
     int64_t start, count;
     og_reduce_core_range(p, 1, core, &start, &count);
     unit_pos up;
@@ -560,10 +572,9 @@ static float *partial_at(const red_ctx *c, int64_t item) {
 }
 
 static void run_items(void *arg, int core, int slot) {
-    (void)slot; // scratch is per core
     const red_ctx *c = arg;
     const og_reduce_plan *p = c->p;
-    core_mem m = core_memory(c, core);
+    core_mem m = core_memory(c, slot);
     int64_t start, count;
     og_reduce_core_range(p, 1, core, &start, &count);
     unit_pos up;
@@ -574,10 +585,9 @@ static void run_items(void *arg, int core, int slot) {
 }
 
 static void run_combine(void *arg, int core, int slot) {
-    (void)slot; // scratch is per core
     const red_ctx *c = arg;
     const og_reduce_plan *p = c->p;
-    core_mem m = core_memory(c, core);
+    core_mem m = core_memory(c, slot);
     int64_t start, count;
     og_reduce_core_range(p, 2, core, &start, &count);
     unit_pos up;
@@ -602,10 +612,10 @@ static aclnnStatus run_program(const aclOpExecutor *e, void *workspace) {
         red_ctx ctx = {p, e, workspace, &og_reduce_kernel_table[p->isa], &og_convert[p->isa]};
         if (p->core_num == 0) continue;
         if (p->split_blocks) {
-            og_parallel_for(p->core_num, p->core_num, run_items, &ctx);
+            og_parallel_for(p->core_num, p->slots, run_items, &ctx);
             og_parallel_for(p->combine_cores, p->combine_cores, run_combine, &ctx);
         } else {
-            og_parallel_for(p->core_num, p->core_num, run_units, &ctx);
+            og_parallel_for(p->core_num, p->slots, run_units, &ctx);
         }
     }
     return ACLNN_SUCCESS;

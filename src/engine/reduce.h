@@ -119,9 +119,10 @@ typedef struct og_reduce_plan {
     bool direct16;             // the same for bf16/fp16 summands, widened in registers
     bool split_blocks;         // cores take (unit, block) items, then a combine pass
     int64_t items;             // units, or units * nblocks
-    int core_num;              // cores of the (first) pass
+    int core_num;              // ranges ("cores") of the (first) pass, claimed dynamically
+    int slots;                 // threads that may run them (each has core_bytes of scratch)
     int combine_cores;         // cores of the combine pass (split_blocks)
-    int64_t core_bytes;        // workspace per core
+    int64_t core_bytes;        // workspace per slot (thread)
     int64_t partial_offset;    // split_blocks: block sums (items x strip floats) at this offset
     int64_t workspace;         // bytes
     opgrad_isa isa;

@@ -97,8 +97,16 @@ static int check_plan(const og_reduce_plan *p, int64_t M, int64_t K, int cores, 
     PROP(p->nchunks == (K + OG_RED_CHUNK - 1) / OG_RED_CHUNK);
     // pass 1: contiguous ordered balanced ranges over the items
     PROP(p->items == (p->split_blocks ? p->units * p->nblocks : p->units));
-    PROP(p->core_num >= 1 && p->core_num <= cores && p->core_num <= p->items);
-    PROP(p->core_num == (p->items < cores ? p->items : cores));
+    // a large job: up to OG_CORES_PER_THREAD ranges per thread, each reading >= OG_MIN_CORE_BYTES
+    int64_t read_bytes = 0, per_thread = 1;
+    for (int k = 0; k < p->nin; k++) read_bytes += (int64_t)aclDataTypeSize(p->in_dtype[k]);
+    while (cores > 1 && per_thread < OG_CORES_PER_THREAD &&
+           M * K * read_bytes >= (int64_t)cores * (per_thread + 1) * OG_MIN_CORE_BYTES)
+        per_thread++;
+    int64_t want = (int64_t)cores * per_thread;
+    PROP(p->core_num >= 1 && p->core_num <= p->items);
+    PROP(p->core_num == (p->items < want ? p->items : want));
+    PROP(p->slots == (p->core_num < cores ? p->core_num : cores));
     int64_t lo = INT64_MAX, hi = 0;
     next = 0;
     for (int c = 0; c < p->core_num; c++) {
@@ -127,7 +135,8 @@ static int check_plan(const og_reduce_plan *p, int64_t M, int64_t K, int cores, 
     } else {
         PROP(!(cores > 1 && K > 0 && p->nblocks > 1 && p->units < 4 * (int64_t)cores));
     }
-    PROP(p->partial_offset >= p->core_num * p->core_bytes && p->core_bytes % 64 == 0);
+    PROP(p->partial_offset >= p->slots * p->core_bytes && p->core_bytes % 64 == 0);
+    PROP(p->partial_offset >= p->combine_cores * p->core_bytes);
     PROP(p->workspace >= p->partial_offset);
     // every (output, summand) pair exactly once (small cases element by element)
     if (M * K <= 200000) {
@@ -249,7 +258,8 @@ static void test_coalescing_and_strategy(void) {
     int64_t many[2] = {10000, 100000};
     p = plan_for(many, 2, 2u, ACL_FLOAT, NULL, 4, false);
     CHECK(!p.split_blocks);
-    CHECK_EQ(p.core_num, 4);
+    CHECK_EQ(p.core_num, 4 * OG_CORES_PER_THREAD); // 4 GB read: 8 ranges per thread
+    CHECK_EQ(p.slots, 4);
     // nothing summed (a copy through the engine), and a 0-d input
     p = plan_for(d3, 3, 0u, ACL_FLOAT, NULL, 2, false);
     CHECK_EQ(p.K, 1);
