@@ -57,7 +57,7 @@ def main():
                 shape = (R,) if op[1] == "r" else (R, W)
                 out_og, out_t = torch.zeros(shape, dtype=dt), torch.zeros(shape, dtype=dt)
                 call = T.OgCall(og, op, acl, ins, out_og)
-                tfn = lambda: op[4](ins, out_t)  # noqa: E731
+                tfn = (lambda: op[4](ins, out_t)) if op[4] else (lambda: op[5](ins))  # noqa: E731
                 for _ in range(5):
                     call(), tfn()
                 to, tt = [], []

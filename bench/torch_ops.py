@@ -193,6 +193,19 @@ OPS = [
      lambda i: torch.mul(i[0], i[1]), "xg", (0.0, 0.0)),
     ("reduce_sum", "r", "ReduceSum", None, lambda i, o: torch.sum(i[0], -1, out=o),
      lambda i: torch.sum(i[0], -1), "x", (1e-5, 2e-4)),
+    ("mish", "u", "Mish", lambda T, S: [T[0]], lambda i, o: A.mish.out(i[0], out=o), lambda i: A.mish(i[0]),
+     "x", (TR, 1e-6)),
+    # torch has no out= variant of mish_backward: both sides allocate their output ([alloc])
+    ("mish_bwd", "b", "MishBackward", lambda T, S: [T[0], T[1]], None,
+     lambda i: A.mish_backward(i[0], i[1]), "gx", (TR, 1e-5)),
+    ("gelu_erf", "u", "GeluV2", lambda T, S: [T[0], ctypes.c_int64(0)],
+     lambda i, o: A.gelu.out(i[0], approximate="none", out=o), lambda i: A.gelu(i[0], approximate="none"),
+     "x", (TR, 1e-6)),
+    ("gelu_erf_bwd", "b", "GeluBackwardV2", lambda T, S: [T[0], T[1], ctypes.c_char_p(b"none")],
+     lambda i, o: A.gelu_backward.grad_input(i[0], i[1], approximate="none", grad_input=o),
+     lambda i: A.gelu_backward(i[0], i[1], approximate="none"), "gx", (TR, 1e-5)),
+    ("muls", "u", "Muls", lambda T, S: [T[0], S(2.5)], lambda i, o: torch.mul(i[0], 2.5, out=o),
+     lambda i: torch.mul(i[0], 2.5), "x", (0.0, 0.0)),
 ]
 
 
@@ -352,7 +365,7 @@ def main():
     print("# opgrad: planned once, repeatable executor, phase-2 only (phase 1 excluded); %d blocks >= %.0f ms "
           "per variant, interleaved, each after a %.0f ms pause + 2 untimed calls, medians"
           % (a.runs, a.min_run_ms, a.gap_ms))
-    print("# speedup = torch ms / opgrad ms under the same allocation policy ([out] vs opgrad prealloc, "
+    print("# speedup = torch ms / opgrad ms under the same allocation policy ([out] vs opgrad prealloc, [alloc] and "
           "[upcast] vs opgrad alloc)")
     print("# probe = torch's fp32 mul kernel on the same bytes (rd1wr1 / rd2wr1), NOT bench/bwprobe.c")
     hdr = "%-15s %-5s %5s %3s %10s %10s %-8s %8s %8s %6s %7s  %s" % (
@@ -402,6 +415,8 @@ def main():
                     tv, note = "out", ""
                     tfn = lambda: op[4](ins, ot)
                     try:
+                        if op[4] is None:
+                            tv, tfn = "alloc", lambda: op[5](ins)
                         timed(tfn, 1)
                     except RuntimeError as e:
                         if dt == torch.float32:
@@ -443,7 +458,7 @@ def main():
                         joins = " [x=+-3 excluded: %d elems]" % int(at.sum())
                         got = got.masked_fill(at, 0)
                     if dt == torch.float32:
-                        ref = op[4](ins, ot).float()
+                        ref = (op[4](ins, ot) if op[4] else op[5](ins)).float()
                         if joins:
                             ref = ref.masked_fill(at, 0)
                         diff = float((got - ref).abs().max())
