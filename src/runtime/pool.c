@@ -26,9 +26,19 @@ enum {
     DEFAULT_SPIN_US = 2000,
 };
 
-// One launch at a time. A core is claimed by a compare-and-swap on `claim`, which holds the
-// launch's generation (high 32 bits) and the next core (low 32 bits): a worker that wakes late
-// with a finished launch's function and context can never claim a core of a newer launch.
+// One launch at a time. Its cores are dealt out as contiguous runs, one per slot (thread): a
+// thread takes its own run from the front, in order, and when it is empty takes the others' from
+// the back. So when every thread starts on time each runs the same cores on every launch (their
+// data stays in its cache), and a late thread loses only what the others reach first.
+// A run is one 64-bit word: the launch's generation (high 32 bits), front and back (16 each),
+// changed by compare-and-swap: a worker that wakes late with a finished launch's function and
+// context can never take a core of a newer launch.
+typedef struct run_queue {
+    _Alignas(64) _Atomic uint64_t word;
+} run_queue;
+
+static run_queue queues[MAX_THREADS];
+
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t start;
@@ -37,9 +47,8 @@ static struct {
     int sleepers;                   // workers blocked on `start`
     og_core_fn fn;
     void *ctx;
-    int ncores;
     int nslots;                     // the caller is slot 0, worker w is slot w + 1
-    _Atomic uint64_t claim;
+    _Atomic uint32_t launch;        // generation of the latest launch (0: none yet)
     atomic_int unfinished;          // cores of the current launch not yet finished
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER,
           .start = PTHREAD_COND_INITIALIZER,
@@ -105,17 +114,26 @@ int opgrad_set_num_threads(int n) {
 
 int opgrad_get_num_threads(void) { return og_num_threads(); }
 
-// Runs cores of launch `gen` until none is left; returns how many this thread ran.
-static int run_cores(uint32_t gen, og_core_fn fn, void *ctx, int ncores, int slot) {
-    int ran = 0;
-    uint64_t cur = atomic_load(&pool.claim);
-    while ((uint32_t)(cur >> 32) == gen && (uint32_t)cur < (uint32_t)ncores) {
-        if (atomic_compare_exchange_weak(&pool.claim, &cur, cur + 1)) {
-            fn(ctx, (int)(uint32_t)cur, slot);
-            ran++;
-            cur = atomic_load(&pool.claim);
-        }
+// The next core of run q for launch gen: its front for the run's owner, its back for the others;
+// -1 when the run is empty or belongs to another launch.
+static int take_core(int q, uint32_t gen, bool owner) {
+    uint64_t cur = atomic_load(&queues[q].word);
+    for (;;) {
+        uint32_t front = (uint32_t)(cur >> 16) & 0xffff, back = (uint32_t)cur & 0xffff;
+        if ((uint32_t)(cur >> 32) != gen || front >= back) return -1;
+        uint64_t next = owner ? cur + (1u << 16) : cur - 1;
+        if (atomic_compare_exchange_weak(&queues[q].word, &cur, next))
+            return (int)(owner ? front : back - 1);
     }
+}
+
+// Runs cores of launch `gen` (nslots runs) until none is left; returns how many this thread ran.
+static int run_cores(uint32_t gen, og_core_fn fn, void *ctx, int nslots, int slot) {
+    int ran = 0, core;
+    while ((core = take_core(slot, gen, true)) >= 0) fn(ctx, core, slot), ran++;
+    // Runs only shrink during a launch, so one pass that empties each of the others is enough.
+    for (int k = 1; k < nslots; k++)
+        while ((core = take_core((slot + k) % nslots, gen, false)) >= 0) fn(ctx, core, slot), ran++;
     return ran;
 }
 
@@ -128,7 +146,7 @@ static void finish_cores(int ran) {
 }
 
 static bool launched_since(const void *seen) {
-    return (uint32_t)(atomic_load(&pool.claim) >> 32) != *(const uint32_t *)seen;
+    return atomic_load(&pool.launch) != *(const uint32_t *)seen;
 }
 
 static bool all_finished(const void *unused) {
@@ -143,17 +161,17 @@ static void *worker_loop(void *arg) {
         // Poll for the next launch for a while, then sleep.
         poll_until(launched_since, &seen);
         pthread_mutex_lock(&pool.lock);
-        while ((gen = (uint32_t)(atomic_load(&pool.claim) >> 32)) == seen) {
+        while ((gen = atomic_load(&pool.launch)) == seen) {
             pool.sleepers++;
             pthread_cond_wait(&pool.start, &pool.lock);
             pool.sleepers--;
         }
         og_core_fn fn = pool.fn;
         void *ctx = pool.ctx;
-        int ncores = pool.ncores, nslots = pool.nslots;
+        int nslots = pool.nslots;
         pthread_mutex_unlock(&pool.lock);
         seen = gen;
-        if (slot < nslots) finish_cores(run_cores(gen, fn, ctx, ncores, slot));
+        if (slot < nslots) finish_cores(run_cores(gen, fn, ctx, nslots, slot));
     }
     return NULL;
 }
@@ -162,14 +180,15 @@ void og_parallel_for(int ncores, int nslots, og_core_fn fn, void *ctx) {
     int nthreads = og_num_threads();
     if (nslots < nthreads) nthreads = nslots;
     if (ncores <= 0) return;
-    if (ncores == 1 || nthreads <= 1 || atomic_flag_test_and_set(&pool_busy)) {
+    if (ncores < nthreads) nthreads = ncores;
+    // (a run holds 16-bit core numbers; the planners stay far below)
+    if (nthreads <= 1 || ncores > 0xffff || atomic_flag_test_and_set(&pool_busy)) {
         for (int core = 0; core < ncores; core++) fn(ctx, core, 0);
         return;
     }
     pthread_mutex_lock(&pool.lock);
     if (spin_ns < 0) decide_spin();
-    int wanted = (ncores < nthreads ? ncores : nthreads) - 1;
-    while (pool.nworkers < wanted) {
+    while (pool.nworkers < nthreads - 1) {
         pthread_t t;
         if (pthread_create(&t, NULL, worker_loop, (void *)(intptr_t)(pool.nworkers + 1)) != 0) break;
         pthread_detach(t);
@@ -177,16 +196,20 @@ void og_parallel_for(int ncores, int nslots, og_core_fn fn, void *ctx) {
     }
     pool.fn = fn;
     pool.ctx = ctx;
-    pool.ncores = ncores;
     pool.nslots = nthreads;
     atomic_store(&pool.unfinished, ncores);
-    uint32_t gen = (uint32_t)(atomic_load(&pool.claim) >> 32) + 1;
+    uint32_t gen = atomic_load(&pool.launch) + 1;
     if (gen == 0) gen = 1; // 0 is what a new worker has seen
-    atomic_store(&pool.claim, (uint64_t)gen << 32); // publishes fn/ctx (seq_cst)
+    for (int q = 0; q < nthreads; q++) { // thread q's run: cores [q n / t, (q + 1) n / t)
+        uint64_t front = (uint64_t)q * (uint64_t)ncores / (uint64_t)nthreads;
+        uint64_t back = (uint64_t)(q + 1) * (uint64_t)ncores / (uint64_t)nthreads;
+        atomic_store(&queues[q].word, (uint64_t)gen << 32 | front << 16 | back);
+    }
+    atomic_store(&pool.launch, gen); // publishes fn/ctx and the runs (seq_cst)
     if (pool.sleepers) pthread_cond_broadcast(&pool.start);
     pthread_mutex_unlock(&pool.lock);
 
-    finish_cores(run_cores(gen, fn, ctx, ncores, 0));
+    finish_cores(run_cores(gen, fn, ctx, nthreads, 0));
 
     // Wait for the cores other threads claimed: poll first, then sleep.
     if (!poll_until(all_finished, NULL)) {
