@@ -52,6 +52,20 @@ static inline vf vhalf_floor(vf k) {
     return _mm512_roundscale_ps(_mm512_mul_ps(k, _mm512_set1_ps(0.5f)),
                                 _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
 }
+/// -|a| (the sign bit set; NaN stays NaN).
+static inline vf vnegabs(vf a) { return _mm512_or_ps(a, _mm512_set1_ps(-0.0f)); }
+/// The float whose bits are k's shifted left by 23: 2^m for k = 0x1.8p23 + 127 + m (m integer
+/// in [-126, 127]), the power of two of a magic-number rounding.
+static inline vf vbits_shl23(vf k) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(k), 23));
+}
+/// c - a b and a b - c, fused (one rounding: the same bits as vfma with a negated operand).
+static inline vf vfnmadd(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }
+static inline vf vfmsub(vf a, vf b, vf c) { return _mm512_fmsub_ps(a, b, c); }
+/// The float whose bits are k minus a's bits (integer subtraction), e.g. a reciprocal seed.
+static inline vf vbits_rsub(vf a, int32_t k) {
+    return _mm512_castsi512_ps(_mm512_sub_epi32(_mm512_set1_epi32(k), _mm512_castps_si512(a)));
+}
 
 
 /// A float vector widened to double precision (two halves), for the few steps that cancel.
@@ -123,6 +137,15 @@ static inline vf vpow2i(vf k) {
 static inline vf vhalf_floor(vf k) {
     return _mm256_round_ps(_mm256_mul_ps(k, _mm256_set1_ps(0.5f)), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
 }
+static inline vf vnegabs(vf a) { return _mm256_or_ps(a, _mm256_set1_ps(-0.0f)); }
+static inline vf vbits_shl23(vf k) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(k), 23));
+}
+static inline vf vfnmadd(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }
+static inline vf vfmsub(vf a, vf b, vf c) { return _mm256_fmsub_ps(a, b, c); }
+static inline vf vbits_rsub(vf a, int32_t k) {
+    return _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_set1_epi32(k), _mm256_castps_si256(a)));
+}
 
 
 typedef struct { __m256d lo, hi; } vd;
@@ -191,6 +214,23 @@ static inline vf vpow2i(vf k) {
     return f;
 }
 static inline vf vhalf_floor(vf k) { return floorf(k * 0.5f); }
+static inline vf vnegabs(vf a) { return -fabsf(a); }
+static inline vf vbits_shl23(vf k) {
+    uint32_t bits;
+    memcpy(&bits, &k, sizeof bits);
+    bits <<= 23;
+    memcpy(&k, &bits, sizeof k);
+    return k;
+}
+static inline vf vfnmadd(vf a, vf b, vf c) { return fmaf(-a, b, c); }
+static inline vf vfmsub(vf a, vf b, vf c) { return fmaf(a, b, -c); }
+static inline vf vbits_rsub(vf a, int32_t k) {
+    uint32_t bits;
+    memcpy(&bits, &a, sizeof bits);
+    bits = (uint32_t)k - bits;
+    memcpy(&a, &bits, sizeof a);
+    return a;
+}
 
 typedef double vd;
 static inline vd vwiden(vf a) { return (double)a; }

@@ -25,7 +25,19 @@
  * vectors) in the tanh forward, og_vmul3_pow2 / og_vmul3d_pow2 (the whole product in double,
  * one rounding) in the other three. x is clamped where that
  * changes no float result (|x| <= 20 forward, 15 or 20 backward), so -inf gives -0 (forward)
- * and 0 (backward), +inf gives +inf and gradOutput; NaN propagates. */
+ * and 0 (backward), +inf gives +inf and gradOutput; NaN propagates.
+ *
+ * The forms above (the *_general functions) serve only lanes with |x| > 9.5 or NaN. The common
+ * range |x| <= 9.5, where every exponential is a normal float, takes float-only fast paths (no
+ * double, no division), chosen per lane, so the ISA builds stay bitwise identical:
+ * - tanh form: u = a + b x^2 (a = 2 sqrt(2/pi), b = a 0.044715) as a float pair (Fast2Sum, fma
+ *   products), s = -|x|; the exp reduction r = s uh - n L1 is one fma of an exact product, then
+ *   - n L2 + s ul; e = 2^n (1 + tp) with n from a magic-number fma. Quotients by 1 + e = dh + dl
+ *   (or (1 + e)^2 as a float pair) use a Newton reciprocal (2^-16) and one residual correction.
+ *   Backward: N = (1 + e) + s u3 (x <= 0) or (1 + e) + x e u3 (x > 0), u3 = a + 3 b x^2 as a
+ *   float pair, so the root of gelu' cancels exactly in one fma; gelu' = q or e q, q = N/(1+e)^2.
+ * - erf form: the same R(t) with w = 3/(3+t) from a bit-trick seed and two Newton-type steps (the
+ *   first-order correction in w absorbs w's error); x <= 0 products as 2^n (h + h tp). */
 #include "engine/simd/vmath.h"
 #include "ops/activation/gelu/gelu_kernel.h"
 
@@ -41,7 +53,7 @@ static inline og_vexp exp_neg_abs(vd zd, vm pos, float limit) {
     return og_vexp_split2(v, vsel(pos, vsub(vset(0.0f), zl), zl));
 }
 
-static inline vf gelu_tanh_forward(vf x) {
+static inline vf gelu_tanh_forward_general(vf x) {
     vm pos = vgt(x, vset(0.0f));
     vd xd = vwiden(vmax(vmin(x, vset(20.0f)), vset(-20.0f)));
     vd zd = vdmul(vdmul(vdset(K_TANH), xd), vdfma(vdmul(vdset(C_TANH), xd), xd, vdset(1.0)));
@@ -52,7 +64,7 @@ static inline vf gelu_tanh_forward(vf x) {
     return vsel(visnan(x), x, y);
 }
 
-static inline vf gelu_tanh_backward(vf g, vf x) {
+static inline vf gelu_tanh_backward_general(vf g, vf x) {
     vm pos = vgt(x, vset(0.0f));
     vd xd = vwiden(vmax(vmin(x, vset(15.0f)), vset(-15.0f)));
     vd x2 = vdmul(xd, xd), kx = vdmul(vdset(K_TANH), xd), one = vdset(1.0);
@@ -73,7 +85,7 @@ static inline og_vexp exp_half_square(vf t) {
     return og_vexp_split2(vmul(hh, vset(-0.5f)), vmul(hl, vset(-0.5f)));
 }
 
-static inline vf gelu_erf_forward(vf x) {
+static inline vf gelu_erf_forward_general(vf x) {
     vm pos = vgt(x, vset(0.0f));
     vf t = vmin(vabs(x), vset(20.0f));
     og_vexp s = exp_half_square(t);
@@ -84,7 +96,7 @@ static inline vf gelu_erf_forward(vf x) {
     return vsel(visnan(x), x, vsel(pos, yp, yn));
 }
 
-static inline vf gelu_erf_backward(vf g, vf x) {
+static inline vf gelu_erf_backward_general(vf g, vf x) {
     vm pos = vgt(x, vset(0.0f));
     vf t = vmin(vabs(x), vset(20.0f));
     og_vexp s = exp_half_square(t);
@@ -93,6 +105,186 @@ static inline vf gelu_erf_backward(vf g, vf x) {
     vf dp = vmul(g, vfma(vsub(vset(0.0f), e), q, vset(1.0f)));
     vf dn = og_vmul3_pow2(g, q, s.p, vsel(pos, vset(0.0f), s.n));
     return vsel(visnan(x), x, vsel(pos, dp, dn));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fast paths: float arithmetic only (no double, no division), for |x| <= FAST_MAX, where every
+// exponential is a normal float. A lane outside that range (or NaN) takes the general form
+// above, selected per lane, so a lane's bits never depend on its neighbours or on the ISA.
+
+#define FAST_MAX 9.5f
+#define MAGIC_B 12583039.0f // 0x1.8p23 + 127: fma(v, log2e, MAGIC_B) rounds v log2e to n, bits give 2^n
+
+// a = 2 sqrt(2/pi) and b = a 0.044715 as float pairs
+#define A_HI 0x1.988454p+0f
+#define A_LO -0x1.857936p-25f
+#define B_HI 0x1.2444f2p-4f
+#define B_LO 0x1.49b16ap-29f
+
+/// -|z| = s u for s = -|x|, u = a + b x^2, with e^(s u) = 2^n (1 + tp) and the pieces of u:
+/// u = uh + ul, b x^2 = p + lowp.
+typedef struct tanh_parts {
+    vf s, uh, ul, p, lowp, zh;
+    vf pw, tp, e;
+} tanh_parts;
+
+static inline tanh_parts tanh_exp(vf x) {
+    tanh_parts o;
+    o.s = vnegabs(x);
+    vf x2 = vmul(x, x), x2l = vfmsub(x, x, x2);              // x^2 = x2 + x2l exactly
+    o.p = vmul(vset(B_HI), x2);
+    vf pl = vfmsub(vset(B_HI), x2, o.p);                      // bh x2 = p + pl exactly
+    o.lowp = vfma(vset(B_HI), x2l, vfma(vset(B_LO), x2, pl)); // b x^2 - p (to 2^-45 relative)
+    o.uh = vadd(o.p, vset(A_HI));
+    vf err = vadd(vsub(vmax(o.p, vset(A_HI)), o.uh), vmin(o.p, vset(A_HI))); // Fast2Sum
+    o.ul = vadd(vadd(o.lowp, vset(A_LO)), err);
+    o.zh = vmul(o.s, o.uh);
+    // Cody-Waite on s u: r = s uh - n L1 (exact product, one rounding), - n L2, + s ul
+    vf wm = vfma(o.zh, vset(1.44269504088896341f), vset(MAGIC_B));
+    vf nf = vsub(wm, vset(MAGIC_B));
+    vf r = vfma(o.s, o.uh, vmul(nf, vset(-0.693359375f)));
+    r = vfma(nf, vset(2.12194440e-4f), r);
+    r = vfma(o.s, o.ul, r);
+    o.tp = og_vexp_poly_m1(r);
+    o.pw = vbits_shl23(wm);
+    o.e = vfma(o.pw, o.tp, o.pw);
+    return o;
+}
+
+/// 1 / d for d in [1, 2] to about 2^-16 (linear seed, relative error 1/17, two Newton steps):
+/// callers correct the quotient with its residual.
+static inline vf rcp12(vf d) {
+    vf r0 = vfma(d, vset(-8.0f / 17.0f), vset(24.0f / 17.0f));
+    vf r1 = vfma(r0, vfnmadd(d, r0, vset(1.0f)), r0);
+    return vfma(r1, vfnmadd(d, r1, vset(1.0f)), r1);
+}
+
+static inline vf gelu_tanh_forward_fast(vf x) {
+    tanh_parts o = tanh_exp(x);
+    vf dh = vadd(vset(1.0f), o.e), dl = vadd(vsub(vset(1.0f), dh), o.e); // 1 + e = dh + dl
+    vf rc = rcp12(dh);
+    vf xpw = vmul(x, o.pw);
+    vf num = vsel(vgt(x, vset(0.0f)), x, vfma(xpw, o.tp, xpw)); // x or x e
+    vf q0 = vmul(num, rc);
+    vf nres = vfma(q0, dl, vfmsub(q0, dh, num)); // q0 (1 + e) - num (written so that -0 stays -0)
+    return vfnmadd(nres, rc, q0);
+}
+
+static inline vf gelu_tanh_forward(vf x) {
+    vf a = vabs(x);
+    vm rare = vne(vmin(a, vset(FAST_MAX)), a); // |x| > FAST_MAX or NaN
+    vf y = gelu_tanh_forward_fast(x);
+    if (vany(rare)) y = vsel(rare, gelu_tanh_forward_general(x), y);
+    return y;
+}
+
+static inline vf gelu_tanh_backward_fast(vf g, vf x) {
+    tanh_parts o = tanh_exp(x);
+    vm pos = vgt(x, vset(0.0f));
+    vf dh = vadd(vset(1.0f), o.e), dl = vadd(vsub(vset(1.0f), dh), o.e); // 1 + e = dh + dl
+    // u3 = a + 3 b x^2 = u + 2 b x^2 = u3h + u3l (so that s u3 = x z' for x <= 0)
+    vf p2 = vadd(o.p, o.p);
+    vf u3h = vadd(o.uh, p2);
+    vf err = vadd(vsub(vmax(o.uh, p2), u3h), vmin(o.uh, p2));
+    vf u3l = vadd(vfma(o.lowp, vset(2.0f), o.ul), err);
+    // numerator N = (1 + e) + x z' (x <= 0: s = x) or (1 + e) + x z' e (x > 0: x e = -s e)
+    vf sm = vsel(pos, vmul(x, o.e), o.s);
+    vf num = vfma(sm, u3h, dh), numl = vfma(sm, u3l, dl); // N = num + numl
+    // q = N / (1 + e)^2, the quotient corrected by its residual
+    vf rc = rcp12(dh);
+    vf rr = vmul(rc, rc);
+    vf d2h = vmul(dh, dh), d2l = vfma(vadd(dh, dh), dl, vfmsub(dh, dh, d2h));
+    vf q0 = vmul(num, rr);
+    vf nres = vsub(vfma(q0, d2l, vfmsub(q0, d2h, num)), numl);
+    vf q = vfnmadd(nres, rr, q0);
+    // x <= 0: gelu' = e q = 2^n (q + q tp)
+    vf qp = vmul(q, o.pw);
+    return vmul(g, vsel(pos, q, vfma(qp, o.tp, qp)));
+}
+
+static inline vf gelu_tanh_backward(vf g, vf x) {
+    vf a = vabs(x);
+    vm rare = vne(vmin(a, vset(FAST_MAX)), a);
+    vf y = gelu_tanh_backward_fast(g, x);
+    if (vany(rare)) y = vsel(rare, gelu_tanh_backward_general(g, x), y);
+    return y;
+}
+
+/// e^(-t^2/2) = 2^n (1 + tp) for t in [0, FAST_MAX] (t^2 = hh + hl exactly).
+static inline vf exp_half_square_fast(vf t, vf *tp) {
+    vf hh = vmul(t, t), hl = vfmsub(t, t, hh);
+    vf v = vmul(hh, vset(-0.5f));
+    vf wm = vfma(v, vset(1.44269504088896341f), vset(MAGIC_B));
+    vf nf = vsub(wm, vset(MAGIC_B));
+    vf r = og_vexp_r(v, nf);
+    *tp = og_vexp_poly_m1(vfma(hl, vset(-0.5f), r));
+    return vbits_shl23(wm);
+}
+
+/// og_vnormal_tail_scaled with w = 3 / (3 + t) from a Newton reciprocal (to 2^-18) instead of a
+/// division: the first-order correction in w absorbs w's error whatever its source.
+static inline vf normal_tail_fast(vf t) {
+    vf three = vset(3.0f);
+    vf d = vadd(three, t);
+    vf dl = vadd(vsub(vmax(three, t), d), vmin(three, t)); // 3 + t = d + dl exactly
+    vf r0 = vbits_rsub(d, 0x7EF311C3);
+    vf e1 = vfnmadd(d, r0, vset(1.0f));
+    vf r1 = vfma(r0, vfma(e1, e1, e1), r0);
+    vf r2 = vfma(r1, vfnmadd(d, r1, vset(1.0f)), r1);
+    vf w = vmul(three, r2);
+    vf rw = vfnmadd(w, d, three);
+    vf q = vset(1.804562658e-02f);
+    q = vfma(q, w, vset(-1.123253554e-01f));
+    q = vfma(q, w, vset(2.817225158e-01f));
+    q = vfma(q, w, vset(-3.426824808e-01f));
+    q = vfma(q, w, vset(1.917442083e-01f));
+    q = vfma(q, w, vset(-8.008468151e-02f));
+    q = vfma(q, w, vset(7.514028996e-02f));
+    q = vfma(q, w, vset(8.371689916e-02f));
+    q = vfma(q, w, vset(1.188013256e-01f));
+    q = vfma(q, w, vset(1.329396665e-01f));
+    q = vfma(q, w, vset(1.329819858e-01f));
+    vf r = vmul(w, q);
+    vf h = vfnmadd(w, dl, rw);
+    vf k = vfnmadd(t, r, vset(0.3989422804f));
+    return vfma(vmul(k, h), vmul(d, vset(1.0f / 3.0f)), r);
+}
+
+static inline vf gelu_erf_forward_fast(vf x) {
+    vf t = vabs(x), tp;
+    vf pw = exp_half_square_fast(t, &tp);
+    vf e = vfma(pw, tp, pw);
+    vf r = normal_tail_fast(t);
+    vf yp = vmul(x, vfnmadd(e, r, vset(1.0f)));
+    vf h = vmul(vmul(x, pw), r);
+    vf yn = vfma(h, tp, h);
+    return vsel(vgt(x, vset(0.0f)), yp, yn);
+}
+
+static inline vf gelu_erf_forward(vf x) {
+    vf a = vabs(x);
+    vm rare = vne(vmin(a, vset(FAST_MAX)), a);
+    vf y = gelu_erf_forward_fast(x);
+    if (vany(rare)) y = vsel(rare, gelu_erf_forward_general(x), y);
+    return y;
+}
+
+static inline vf gelu_erf_backward_fast(vf g, vf x) {
+    vf t = vabs(x), tp;
+    vf pw = exp_half_square_fast(t, &tp);
+    vf e = vfma(pw, tp, pw);
+    vf q = vfnmadd(t, vset((float)INV_SQRT_2PI), normal_tail_fast(t));
+    vf dp = vmul(g, vfnmadd(e, q, vset(1.0f)));
+    vf dn = vmul(vmul(g, pw), vfma(q, tp, q));
+    return vsel(vgt(x, vset(0.0f)), dp, dn);
+}
+
+static inline vf gelu_erf_backward(vf g, vf x) {
+    vf a = vabs(x);
+    vm rare = vne(vmin(a, vset(FAST_MAX)), a);
+    vf y = gelu_erf_backward_fast(g, x);
+    if (vany(rare)) y = vsel(rare, gelu_erf_backward_general(g, x), y);
+    return y;
 }
 
 void OG_FN(og_gelu_tanh_fwd)(size_t n, const float *const *in, float *const *out, const void *params) {
