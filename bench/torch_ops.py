@@ -141,6 +141,31 @@ class Opgrad:
 # inputs name the group's tensors: x, g, y (= f(x) for sigmoid/tanh backward).
 B, I = ctypes.c_bool, ctypes.c_int
 TR = 1e-5  # transcendental ops: fp32 rtol
+SCRATCH = {}
+
+
+def scratch(key, like, shape=None):
+    """A cached torch scratch tensor (what a composite's out= calls write into)."""
+    shape = tuple(like.shape if shape is None else shape)
+    k = (key, shape, like.dtype)
+    if k not in SCRATCH:
+        SCRATCH[k] = torch.empty(shape, dtype=like.dtype)
+    return SCRATCH[k]
+
+
+def fas_torch(i, o):
+    torch.add(i[0], i[1], out=o)
+    return o.mul_(i[2])
+
+
+def fas_bwd_torch(i, o):
+    g, x, b, s = i
+    torch.mul(g, s, out=o)
+    torch.sum(o, 0, out=scratch("gb", o, o.shape[-1:]))
+    t = torch.add(x, b, out=scratch("t", o))
+    t.mul_(g)
+    torch.sum(t, 0, out=scratch("gs", o, o.shape[-1:]))
+    return o
 OPS = [
     ("gelu", "u", "Gelu", lambda T, S: [T[0]], lambda i, o: A.gelu.out(i[0], approximate="tanh", out=o),
      lambda i: A.gelu(i[0], approximate="tanh"), "x", (TR, 1e-6)),
@@ -206,17 +231,26 @@ OPS = [
      lambda i: A.gelu_backward(i[0], i[1], approximate="none"), "gx", (TR, 1e-5)),
     ("muls", "u", "Muls", lambda T, S: [T[0], S(2.5)], lambda i, o: torch.mul(i[0], 2.5, out=o),
      lambda i: torch.mul(i[0], 2.5), "x", (0.0, 0.0)),
+    # opgrad's fused y = (x + bias) * scale (per-column bias and scale) against the same expression
+    # in torch ops, and its backward against what torch's autograd computes for that expression
+    # (gradX = g scale, gradBias = sum_rows gradX, gradScale = sum_rows g (x + bias)); only gradX
+    # is compared here (tests/ check all three)
+    ("fused_add_scale", "u", "FusedAddScale", lambda T, S: T, fas_torch, lambda i: (i[0] + i[1]) * i[2],
+     "xbs", (1e-6, 1e-6)),
+    ("fused_add_scale_bwd", "b", "FusedAddScaleBackward", lambda T, S: T, fas_bwd_torch,
+     lambda i: i[0] * i[3], "gxbs", (1e-6, 1e-6), 2),
 ]
 
 
 class OgCall:
     """A planned, repeatable opgrad executor: call() runs phase 2 once (NULL stream, synchronous)."""
 
-    def __init__(self, og, op, acl, ins, out):
+    def __init__(self, og, op, acl, ins, out, extra_outs=()):
         name, kind, aname, build = op[0], op[1], op[2], op[3]
-        self.og, self.ins, self.out = og, ins, out
+        self.og, self.ins, self.out, self.extra_outs = og, ins, out, list(extra_outs)
         self.handles = [og.tensor(t, acl) for t in ins]
         self.oh = og.tensor(out, acl)
+        self.extra_oh = [og.tensor(t, acl) for t in self.extra_outs]
         self.scalars, self.extra = [], []
 
         def S(v):
@@ -232,7 +266,8 @@ class OgCall:
             args = [cvp(self.handles[0]), cvp(arr), B(False), I(acl)]
         else:
             args = [a if not isinstance(a, int) else cvp(a) for a in build([cvp(h) for h in self.handles], S)]
-        st = og.fn("aclnn%sGetWorkspaceSize" % aname)(*args, cvp(self.oh), ctypes.byref(ws), ctypes.byref(ex))
+        outs = [cvp(self.oh)] + [cvp(h) for h in self.extra_oh]
+        st = og.fn("aclnn%sGetWorkspaceSize" % aname)(*args, *outs, ctypes.byref(ws), ctypes.byref(ex))
         og.check(st, "aclnn%sGetWorkspaceSize" % aname)
         og.check(og.lib.aclSetAclOpExecutorRepeatable(ex), "aclSetAclOpExecutorRepeatable")
         self.exec = ex
@@ -254,7 +289,7 @@ class OgCall:
     def close(self):
         L = self.og.lib
         L.aclDestroyAclOpExecutor(self.exec)
-        for h in self.handles + [self.oh]:
+        for h in self.handles + [self.oh] + self.extra_oh:
             L.aclDestroyTensor(h)
         for h in self.scalars:
             L.aclDestroyScalar(h)
@@ -386,6 +421,8 @@ def main():
             x32 = torch.rand(R, W, generator=gen) * 12 - 6
             g32 = torch.rand(R, W, generator=gen) * 12 - 6
             T = {"x": x32.to(dt), "g": g32.to(dt)}
+            T["b"] = (torch.rand(W, generator=gen) * 2 - 1).to(dt)
+            T["s"] = (torch.rand(W, generator=gen) + 0.5).to(dt)
             T["y_sigmoid"] = torch.sigmoid(x32).to(dt)
             T["y_tanh"] = torch.tanh(x32).to(dt)
             del x32, g32
@@ -408,10 +445,13 @@ def main():
                         ins = [T["g"], T["x"]]
                     elif roles == "gy":
                         ins = [T["g"], T["y_" + name[:-4]]]
+                    elif roles in ("xbs", "gxbs"):
+                        ins = ([T["g"]] if roles == "gxbs" else []) + [T["x"], T["b"], T["s"]]
                     else:  # xg
                         ins = [T["x"], T["g"]]
                     oo, ot = (sum_og, sum_t) if kind == "r" else (out_og, out_t)
-                    call = OgCall(og, op, acl, ins, oo)
+                    extra = [torch.zeros(W, dtype=dt) for _ in range(op[8] if len(op) > 8 else 0)]
+                    call = OgCall(og, op, acl, ins, oo, extra)
                     tv, note = "out", ""
                     tfn = lambda: op[4](ins, ot)
                     try:
