@@ -41,22 +41,19 @@ def main():
     for dname, lg in [(d, int(s)) for d in a.dtypes.split(",") for s in a.sizes.split(",")]:
         dt, acl = T.DTYPES[dname]
         n = 1 << lg
-        R, W = max(n // 1024, 1), min(n, 1024)
+        R, W = max(n // T.W, 1), T.W  # n >= 2^10
         gen = torch.Generator().manual_seed(n)
-        x = (torch.rand(R, W, generator=gen) * 12 - 6).to(dt)
-        g = (torch.rand(R, W, generator=gen) * 12 - 6).to(dt)
-        tens = {"x": x, "g": g, "y_sigmoid": torch.sigmoid(x.float()).to(dt), "y_tanh": torch.tanh(x.float()).to(dt)}
+        tens = T.make_inputs(R, dt, gen)
         calls = max(20, min(20000, a.calls * (1 << 16) // n))
         for t in [int(s) for s in a.threads.split(",")]:
             torch.set_num_threads(t)
             og.lib.opgrad_set_num_threads(t)
             for name in want:
                 op = ops[name]
-                roles = op[6]
-                ins = {"x": [x], "gx": [g, x], "gy": [g, tens.get("y_" + name[:-4])], "xg": [x, g]}[roles]
+                ins = T.op_inputs(op, tens)
                 shape = (R,) if op[1] == "r" else (R, W)
                 out_og, out_t = torch.zeros(shape, dtype=dt), torch.zeros(shape, dtype=dt)
-                call = T.OgCall(og, op, acl, ins, out_og)
+                call = T.OgCall(og, op, acl, ins, out_og, T.extra_outputs(op, dt))
                 tfn = (lambda: op[4](ins, out_t)) if op[4] else (lambda: op[5](ins))  # noqa: E731
                 for _ in range(5):
                     call(), tfn()

@@ -242,6 +242,37 @@ OPS = [
 ]
 
 
+def make_inputs(R, dt, gen):
+    """The tensors of one (n, dtype) group: x, g in [-6, 6] ([R, W]), the forward outputs y_sigmoid
+    and y_tanh, and a per-column bias b in [-1, 1] and scale s in [0.5, 1.5] ([W])."""
+    x32 = torch.rand(R, W, generator=gen) * 12 - 6
+    g32 = torch.rand(R, W, generator=gen) * 12 - 6
+    T = {"x": x32.to(dt), "g": g32.to(dt)}
+    T["b"] = (torch.rand(W, generator=gen) * 2 - 1).to(dt)
+    T["s"] = (torch.rand(W, generator=gen) + 0.5).to(dt)
+    T["y_sigmoid"] = torch.sigmoid(x32).to(dt)
+    T["y_tanh"] = torch.tanh(x32).to(dt)
+    return T
+
+
+def op_inputs(op, T):
+    roles = op[6]
+    if roles == "x":
+        return [T["x"]]
+    if roles == "gx":
+        return [T["g"], T["x"]]
+    if roles == "gy":
+        return [T["g"], T["y_" + op[0][:-4]]]
+    if roles in ("xbs", "gxbs"):
+        return ([T["g"]] if roles == "gxbs" else []) + [T["x"], T["b"], T["s"]]
+    return [T["x"], T["g"]]  # xg
+
+
+def extra_outputs(op, dt):
+    """opgrad's outputs after the first ([W] each; FusedAddScaleBackward's gradBias, gradScale)."""
+    return [torch.zeros(W, dtype=dt) for _ in range(op[8] if len(op) > 8 else 0)]
+
+
 class OgCall:
     """A planned, repeatable opgrad executor: call() runs phase 2 once (NULL stream, synchronous)."""
 
@@ -420,12 +451,7 @@ def main():
             gen = torch.Generator().manual_seed(n)
             x32 = torch.rand(R, W, generator=gen) * 12 - 6
             g32 = torch.rand(R, W, generator=gen) * 12 - 6
-            T = {"x": x32.to(dt), "g": g32.to(dt)}
-            T["b"] = (torch.rand(W, generator=gen) * 2 - 1).to(dt)
-            T["s"] = (torch.rand(W, generator=gen) + 0.5).to(dt)
-            T["y_sigmoid"] = torch.sigmoid(x32).to(dt)
-            T["y_tanh"] = torch.tanh(x32).to(dt)
-            del x32, g32
+            T = make_inputs(R, dt, gen)
             out_og = torch.zeros(R, W, dtype=dt)
             out_t = torch.zeros(R, W, dtype=dt)
             sum_og = torch.zeros(R, dtype=dt)
@@ -438,20 +464,10 @@ def main():
                 torch.set_num_threads(t)
                 og.lib.opgrad_set_num_threads(t)  # before planning: the plan splits the work by it
                 for op in ops:
-                    name, kind, roles = op[0], op[1], op[6]
-                    if roles == "x":
-                        ins = [T["x"]]
-                    elif roles == "gx":
-                        ins = [T["g"], T["x"]]
-                    elif roles == "gy":
-                        ins = [T["g"], T["y_" + name[:-4]]]
-                    elif roles in ("xbs", "gxbs"):
-                        ins = ([T["g"]] if roles == "gxbs" else []) + [T["x"], T["b"], T["s"]]
-                    else:  # xg
-                        ins = [T["x"], T["g"]]
+                    name, kind = op[0], op[1]
+                    ins = op_inputs(op, T)
                     oo, ot = (sum_og, sum_t) if kind == "r" else (out_og, out_t)
-                    extra = [torch.zeros(W, dtype=dt) for _ in range(op[8] if len(op) > 8 else 0)]
-                    call = OgCall(og, op, acl, ins, oo, extra)
+                    call = OgCall(og, op, acl, ins, oo, extra_outputs(op, dt))
                     tv, note = "out", ""
                     tfn = lambda: op[4](ins, ot)
                     try:

@@ -449,8 +449,9 @@ static void reset_acc(float *acc, size_t count) {
     for (size_t i = 0; i < count; i++) acc[i] = -0.0f;
 }
 
-// The sum of chunk [r0, r0 + n) of a unit, left in m->acc[0..w).
-static void chunk_sum(const red_ctx *c, core_mem *m, const unit_pos *up, int64_t r0, int64_t n) {
+// The sum of chunk [r0, r0 + n) of a unit (w values): in m->acc, or where the one summand is.
+static const float *chunk_sum(const red_ctx *c, core_mem *m, const unit_pos *up, int64_t r0,
+                              int64_t n) {
     const og_reduce_plan *p = c->p;
     int64_t w = up->w;
     if (n == 1) { // one summand: the lanes and the tree add only -0 to it, which changes nothing
@@ -461,9 +462,7 @@ static void chunk_sum(const red_ctx *c, core_mem *m, const unit_pos *up, int64_t
             stride[k] = p->strips ? p->kept_in[k][p->nkept - 1] : 1;
             off[k] = up->in_off[k] + rw.off[k];
         }
-        const float *v = summands(c, m, off, stride, w, m->vals, 0);
-        if (v != m->acc) memcpy(m->acc, v, (size_t)w * sizeof(float));
-        return;
+        return summands(c, m, off, stride, w, m->vals, 0);
     }
     int active = n < OG_RED_LANES ? (int)n : OG_RED_LANES;
     reset_acc(m->acc, (size_t)((p->strips ? active : OG_RED_LANES) * w));
@@ -490,7 +489,7 @@ static void chunk_sum(const red_ctx *c, core_mem *m, const unit_pos *up, int64_t
                 rows16(m->rows16, (size_t)nr, (size_t)w, m->acc);
             }
             lane_tree(c, m->acc, (size_t)w, active);
-            return;
+            return m->acc;
         }
         for (int64_t i0 = 0; i0 < n; i0 += batch) {
             int64_t nr = n - i0 < batch ? n - i0 : batch;
@@ -503,6 +502,7 @@ static void chunk_sum(const red_ctx *c, core_mem *m, const unit_pos *up, int64_t
         }
     }
     lane_tree(c, m->acc, (size_t)w, active);
+    return m->acc;
 }
 
 // Block b of a unit: its sum (w values); a block of one chunk is that chunk's sum.
@@ -520,15 +520,12 @@ static const float *block_sum(const red_ctx *c, core_mem *m, const unit_pos *up,
         m->acc[0] = pairwise(sums, (nb + OG_RED_CHUNK - 1) / OG_RED_CHUNK);
         return m->acc;
     }
-    if (nb <= OG_RED_CHUNK) {
-        chunk_sum(c, m, up, rb, nb);
-        return m->acc;
-    }
+    if (nb <= OG_RED_CHUNK) return chunk_sum(c, m, up, rb, nb);
     m->block.depth = 0;
     m->block.w = (size_t)up->w;
     for (int64_t r0 = rb; r0 < rb + nb; r0 += OG_RED_CHUNK) {
-        chunk_sum(c, m, up, r0, rb + nb - r0 < OG_RED_CHUNK ? rb + nb - r0 : OG_RED_CHUNK);
-        ps_push(&m->block, m->acc, c->k);
+        ps_push(&m->block, chunk_sum(c, m, up, r0, rb + nb - r0 < OG_RED_CHUNK ? rb + nb - r0 : OG_RED_CHUNK),
+                c->k);
     }
     return ps_finish(&m->block, c->k);
 }

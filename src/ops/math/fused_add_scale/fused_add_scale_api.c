@@ -91,8 +91,11 @@ aclnnStatus aclnnFusedAddScaleBackwardGetWorkspaceSize(
                           .map = og_mul_kernels, .out = gradX, .out_slot = 4,
                           .round_in = ACL_FLOAT};
     og_reduce_to_shape(&r[0], x->dims, x->ndim, gradX);
-    // gradBias = sum over the rows of g * scale
+    // gradBias = sum over the rows of g * scale. An fp32 gradX holds exactly those products once
+    // the first plan has run, so the sum reads them instead of forming them again.
     r[1] = r[0];
+    if (gradX->dtype == ACL_FLOAT)
+        r[1] = (og_reduce_op){.nin = 1, .in = {gradX}, .in_slot = {4}, .round_in = ACL_FLOAT};
     r[1].out = gradBias, r[1].out_slot = 5;
     og_reduce_to_shape(&r[1], x->dims, x->ndim, gradBias);
     // gradScale = sum of g * (x + bias), down to scale's shape
