@@ -243,7 +243,7 @@ static void test_coalescing_and_strategy(void) {
     CHECK_EQ(p.strip, OG_RED_STRIP);
     CHECK_EQ(p.strips_per_row, 3);
     CHECK_EQ(p.units, 3);
-    int64_t wide[2] = {10, 1500};
+    int64_t wide[2] = {10, 2 * OG_RED_STRIP_WIDE + 476};
     p = plan_for(wide, 2, 1u, ACL_FLOAT16, NULL, 2, false);
     CHECK_EQ(p.strip, OG_RED_STRIP_WIDE);
     CHECK_EQ(p.strips_per_row, 3);
