@@ -7,27 +7,13 @@
  * with vpackusdw. The vector bodies and the tails compute exactly what og_f32_to_bf16 /
  * og_f32_to_f16 (tensor/dtype.c) compute, so every ISA writes the same bits. */
 #include "engine/convert.h"
-#include "engine/simd/vec.h"
+#include "engine/simd/vec16.h"
+#include "runtime/cpu.h"
 #include "tensor/dtype.h"
-
-#if defined(OG_ISA_AVX512)
-#include <cpuid.h>
-#include <stdatomic.h>
-#endif
 
 #define F16_RC (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC) // vcvtps2ph: nearest even
 
 #if defined(OG_ISA_AVX512)
-// The bf16 bits of 16 floats in the high halves of the 32-bit lanes (the low halves are junk).
-static inline __m512i bf16_high(__m512 v) {
-    __m512i u = _mm512_castps_si512(v);
-    __m512i r = _mm512_add_epi32(u, _mm512_set1_epi32(0x7fff));
-    // + 1 where bit 16 (the bf16 lsb) is set: ties go to even
-    r = _mm512_mask_sub_epi32(r, _mm512_test_epi32_mask(u, _mm512_set1_epi32(0x10000)), r,
-                              _mm512_set1_epi32(-1));
-    return _mm512_mask_or_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), u,
-                                _mm512_set1_epi32(0x400000));
-}
 // The high words of a's and b's lanes, in order: 32 bf16.
 static inline __m512i bf16_pack2(__m512i a, __m512i b) {
     const __m512i odd = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33,
@@ -41,22 +27,12 @@ static inline __mmask16 tail_mask(size_t rest) { return (__mmask16)((1u << rest)
 // nearest even in one instruction, NaN -> its high half with the quiet bit set, exactly as above,
 // except that it flushes subnormal inputs to zero. Vectors with a subnormal lane take the integer
 // path, so the results are the same bits everywhere.
-static _Atomic int have_bf16_insn = -1; // -1: not probed yet
-static bool cpu_has_avx512bf16(void) {
-    int v = atomic_load_explicit(&have_bf16_insn, memory_order_relaxed);
-    if (v < 0) {
-        unsigned a = 0, b = 0, c = 0, d = 0;
-        v = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5)) ? 1 : 0;
-        atomic_store_explicit(&have_bf16_insn, v, memory_order_relaxed);
-    }
-    return v == 1;
-}
 __attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl"))) static void
 f32_to_bf16_insn(const float *src, uint16_t *dst, size_t n, bool stream) {
     for (size_t i = 0; i < n; i += 32) { // n is a multiple of 32
         __m512 a = _mm512_loadu_ps(src + i), b = _mm512_loadu_ps(src + i + 16);
         __mmask16 sub = _mm512_fpclass_ps_mask(a, 0x20) | _mm512_fpclass_ps_mask(b, 0x20);
-        __m512i h = sub ? bf16_pack2(bf16_high(a), bf16_high(b))
+        __m512i h = sub ? bf16_pack2(og_bf16_high(a), og_bf16_high(b))
                         : (__m512i)_mm512_cvtne2ps_pbh(b, a); // a in the low half
         if (stream) _mm512_stream_si512((void *)(dst + i), h);
         else _mm512_storeu_si512(dst + i, h);
@@ -64,22 +40,9 @@ f32_to_bf16_insn(const float *src, uint16_t *dst, size_t n, bool stream) {
 }
 #define CVT_ALIGN 64
 #elif defined(OG_ISA_AVX2)
-// The bf16 bits of 8 floats in the low halves of the 32-bit lanes (high halves zero).
-static inline __m256i bf16_low(__m256 v) {
-    __m256i u = _mm256_castps_si256(v);
-    __m256i hi = _mm256_srli_epi32(u, 16);
-    __m256i lsb = _mm256_and_si256(hi, _mm256_set1_epi32(1));
-    __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
-    __m256i nan = _mm256_or_si256(hi, _mm256_set1_epi32(0x40));
-    return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(r), _mm256_castsi256_ps(nan),
-                                                _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
-}
 // 16 bf16 of two vectors of 8, in order.
 static inline __m256i bf16_pack2(__m256i a, __m256i b) {
     return _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8); // packs per 128-bit lane
-}
-static inline __m128i bf16_pack1(__m256i a) {
-    return _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(a, a), 0x08));
 }
 #define CVT_ALIGN 32
 #endif
@@ -185,36 +148,36 @@ void OG_FN(og_cvt_f32_to_f16)(const float *src, uint16_t *dst, size_t n, bool st
 void OG_FN(og_cvt_f32_to_bf16)(const float *src, uint16_t *dst, size_t n, bool stream) {
 #if defined(OG_ISA_AVX512)
     STREAM_HEAD(dst, n, dst[i] = og_f32_to_bf16(src[i]))
-    if (n - i >= 32 && cpu_has_avx512bf16()) {
+    if (n - i >= 32 && og_cpu_avx512bf16()) {
         size_t m = (n - i) / 32 * 32;
         f32_to_bf16_insn(src + i, dst + i, m, stream);
         i += m;
     }
     for (; i + 32 <= n; i += 32) {
-        __m512i h = bf16_pack2(bf16_high(_mm512_loadu_ps(src + i)), bf16_high(_mm512_loadu_ps(src + i + 16)));
+        __m512i h = bf16_pack2(og_bf16_high(_mm512_loadu_ps(src + i)), og_bf16_high(_mm512_loadu_ps(src + i + 16)));
         if (stream) _mm512_stream_si512((void *)(dst + i), h);
         else _mm512_storeu_si512(dst + i, h);
     }
     if (i + 16 <= n) {
-        __m256i h = bf16_pack1(bf16_high(_mm512_loadu_ps(src + i)));
+        __m256i h = bf16_pack1(og_bf16_high(_mm512_loadu_ps(src + i)));
         if (stream) _mm256_stream_si256((__m256i *)(dst + i), h);
         else _mm256_storeu_si256((__m256i *)(dst + i), h);
         i += 16;
     }
     if (i < n) {
         __mmask16 m = tail_mask(n - i);
-        _mm256_mask_storeu_epi16(dst + i, m, bf16_pack1(bf16_high(_mm512_maskz_loadu_ps(m, src + i))));
+        _mm256_mask_storeu_epi16(dst + i, m, bf16_pack1(og_bf16_high(_mm512_maskz_loadu_ps(m, src + i))));
     }
 #else
 #if defined(OG_ISA_AVX2)
     STREAM_HEAD(dst, n, dst[i] = og_f32_to_bf16(src[i]))
     for (; i + 16 <= n; i += 16) {
-        __m256i h = bf16_pack2(bf16_low(_mm256_loadu_ps(src + i)), bf16_low(_mm256_loadu_ps(src + i + 8)));
+        __m256i h = bf16_pack2(og_bf16_low(_mm256_loadu_ps(src + i)), og_bf16_low(_mm256_loadu_ps(src + i + 8)));
         if (stream) _mm256_stream_si256((__m256i *)(dst + i), h);
         else _mm256_storeu_si256((__m256i *)(dst + i), h);
     }
     if (i + 8 <= n) {
-        __m128i h = bf16_pack1(bf16_low(_mm256_loadu_ps(src + i)));
+        __m128i h = og_pack_low16(og_bf16_low(_mm256_loadu_ps(src + i)));
         if (stream) _mm_stream_si128((__m128i *)(dst + i), h);
         else _mm_storeu_si128((__m128i *)(dst + i), h);
         i += 8;

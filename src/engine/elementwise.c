@@ -70,6 +70,18 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
     size_t out_bytes = (size_t)total * aclDataTypeSize(op->out[0]->dtype);
     plan->stream_out = nt_threshold_bytes > 0 && (int64_t)out_bytes >= nt_threshold_bytes;
 
+    // The fused 16-bit path: the op has kernels for it and every operand is linear and of the
+    // compute dtype (so there is no second rounding to make).
+    plan->fused16 = op->kernels16 &&
+                    (op->compute_dtype == ACL_BF16 || op->compute_dtype == ACL_FLOAT16);
+    for (int k = 0; k < nops && plan->fused16; k++) {
+        int64_t expect = 1;
+        for (int d = ndim - 1; d >= 0; d--) {
+            plan->fused16 = plan->fused16 && operands[k]->strides[d] == expect;
+            expect *= plan->dims[d];
+        }
+        plan->fused16 = plan->fused16 && tensors[k]->dtype == op->compute_dtype;
+    }
     int buffered = 0;
     size_t min_elem = 4;
     int64_t bytes_per_elem = 0;
@@ -90,7 +102,7 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
             o->round_via = op->compute_dtype;
         o->direct = o->linear && o->dtype == ACL_FLOAT && o->round_via == ACL_FLOAT &&
                     !(is_out && plan->stream_out);
-        if (!o->direct) buffered++;
+        if (!o->direct && !plan->fused16) buffered++;
         if (aclDataTypeSize(o->dtype) < min_elem) min_elem = aclDataTypeSize(o->dtype);
         bytes_per_elem += (int64_t)aclDataTypeSize(o->dtype);
     }
@@ -226,6 +238,15 @@ static void run_core(void *arg, int core, int slot) {
     const og_convert_table *cv = &og_convert[p->isa];
     int64_t start, count;
     og_tiling_core_range(&p->tiling, core, &start, &count);
+    if (p->fused16) { // one call on the whole range, straight on the 16-bit data
+        const uint16_t *in16[OG_EW_MAX_IN];
+        uint16_t *out16[OG_EW_MAX_OUT];
+        for (int k = 0; k < p->nin; k++) in16[k] = (const uint16_t *)og_executor_addr(c->e, p->in[k].slot) + start;
+        for (int k = 0; k < p->nout; k++) out16[k] = (uint16_t *)og_executor_addr(c->e, p->out[k].slot) + start;
+        p->compute16((size_t)count, in16, out16, p->params, p->stream_out);
+        if (p->stream_out) og_stream_fence();
+        return;
+    }
     int64_t tile = p->tiling.tile_elems, end = start + count;
     int64_t per_buffer = (tile * 4 + 63) / 64 * 64;
     char *scratch = c->workspace + (int64_t)slot * p->tiling.buffer_bytes;
@@ -305,6 +326,7 @@ aclnnStatus og_ew_plan_op(const og_ew_op *op, uint64_t *workspaceSize, aclOpExec
     og_ew_make_plan(op, og_num_threads(), og_ew_nt_threshold(), p);
     p->isa = og_isa();
     p->compute = op->kernels[p->isa];
+    if (p->fused16) p->compute16 = op->kernels16[p->isa][op->compute_dtype == ACL_BF16 ? 0 : 1];
     e->ninputs = op->nin;
     e->noutputs = op->nout;
     for (int k = 0; k < op->nin; k++) og_executor_bind(e, k, op->in[k]);

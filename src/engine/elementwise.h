@@ -35,9 +35,38 @@
 typedef void (*og_ew_compute_fn)(size_t n, const float *const *in, float *const *out,
                                  const void *params);
 
+/// A fused 16-bit kernel (engine/simd/vec16.h, OG_EW_KERNEL3): in[k] / out[k] point at n
+/// contiguous values of one 16-bit dtype; widen, compute, round once; `stream`: non-temporal stores.
+typedef void (*og_ew_compute16_fn)(size_t n, const uint16_t *const *in, uint16_t *const *out,
+                                   const void *params, bool stream);
+
+/// Declares og_<name>_kernels[] and, for kernels made with OG_EW_KERNEL3, og_<name>_kernels16[]
+/// ([isa][0] bf16, [isa][1] fp16), and their per-ISA functions.
+#define OG_EW_DECLARE_KERNEL3(name)                                                             \
+    void og_##name##__scalar(size_t n, const float *const *in, float *const *out, const void *p); \
+    void og_##name##__avx2(size_t n, const float *const *in, float *const *out, const void *p); \
+    void og_##name##__avx512(size_t n, const float *const *in, float *const *out, const void *p); \
+    void og_##name##_bf16__scalar(size_t, const uint16_t *const *, uint16_t *const *, const void *, bool); \
+    void og_##name##_bf16__avx2(size_t, const uint16_t *const *, uint16_t *const *, const void *, bool); \
+    void og_##name##_bf16__avx512(size_t, const uint16_t *const *, uint16_t *const *, const void *, bool); \
+    void og_##name##_f16__scalar(size_t, const uint16_t *const *, uint16_t *const *, const void *, bool); \
+    void og_##name##_f16__avx2(size_t, const uint16_t *const *, uint16_t *const *, const void *, bool); \
+    void og_##name##_f16__avx512(size_t, const uint16_t *const *, uint16_t *const *, const void *, bool); \
+    extern const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT];                       \
+    extern const og_ew_compute16_fn og_##name##_kernels16[OPGRAD_ISA_COUNT][2];
+
+#define OG_EW_DEFINE_KERNEL3_TABLES(name)                                                       \
+    const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = {                           \
+        og_##name##__scalar, og_##name##__avx2, og_##name##__avx512};                          \
+    const og_ew_compute16_fn og_##name##_kernels16[OPGRAD_ISA_COUNT][2] = {                    \
+        {og_##name##_bf16__scalar, og_##name##_f16__scalar},                                   \
+        {og_##name##_bf16__avx2, og_##name##_f16__avx2},                                       \
+        {og_##name##_bf16__avx512, og_##name##_f16__avx512}}
+
 typedef struct og_ew_op {
     const char *op;                               // aclnn name, e.g. "aclnnMish"
     const og_ew_compute_fn *kernels;              // [OPGRAD_ISA_COUNT]
+    const og_ew_compute16_fn (*kernels16)[2];     // optional [OPGRAD_ISA_COUNT][bf16, fp16]
     int nin, nout;
     const aclTensor *in[OG_EW_MAX_IN];
     const aclTensor *out[OG_EW_MAX_OUT];          // all of the output shape
@@ -65,11 +94,15 @@ typedef struct og_ew_plan {
     int nin, nout;
     og_ew_operand in[OG_EW_MAX_IN], out[OG_EW_MAX_OUT];
     bool stream_out;                              // non-temporal CopyOut
+    bool fused16;                                 // every operand linear and of the compute dtype
+                                                  // (bf16 / fp16): compute16 runs on the data,
+                                                  // no CopyIn / CopyOut
     bool stream_in;                               // more than OG_EW_STREAM_IN_BYTES per thread:
                                                   // 16-bit inputs converted side by side and
                                                   // the next tile prefetched
     opgrad_isa isa;
     og_ew_compute_fn compute;
+    og_ew_compute16_fn compute16;
     og_tiling tiling;
     unsigned char params[OG_EW_MAX_PARAMS];
 } og_ew_plan;

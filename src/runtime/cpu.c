@@ -9,6 +9,7 @@
 #include <string.h>
 
 static opgrad_isa cpu_isa_level = OPGRAD_ISA_SCALAR;
+static bool cpu_avx512bf16;
 static atomic_int isa_cap = OPGRAD_ISA_COUNT - 1;
 static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
 
@@ -41,6 +42,8 @@ static void detect(void) {
             if (avx && avx2 && fma && f16c && ymm_saved) level = OPGRAD_ISA_AVX2;
             if (level == OPGRAD_ISA_AVX2 && avx512 && zmm_saved) level = OPGRAD_ISA_AVX512;
         }
+        if (level == OPGRAD_ISA_AVX512 && __get_cpuid_count(7, 1, &a, &b, &c, &d))
+            cpu_avx512bf16 = a & (1u << 5);
     }
     cpu_isa_level = level;
     atomic_store(&isa_cap, parse_isa(getenv("OPGRAD_ISA"), OPGRAD_ISA_COUNT - 1));
@@ -49,6 +52,11 @@ static void detect(void) {
 opgrad_isa opgrad_cpu_isa(void) {
     pthread_once(&detect_once, detect);
     return cpu_isa_level;
+}
+
+bool og_cpu_avx512bf16(void) {
+    pthread_once(&detect_once, detect);
+    return cpu_avx512bf16;
 }
 
 opgrad_isa og_isa(void) {

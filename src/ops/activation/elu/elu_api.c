@@ -39,7 +39,7 @@ static aclnnStatus plan_elu(const char *op, const char *self_name, const aclTens
     float v[3] = {0, 0, 0};
     PW_TRY(elu_attrs(op, alpha, scale, inputScale, v));
     og_elu_params p = og_elu_make_params(v[0], v[1], v[2]);
-    return pw_plan_unary(op, og_elu_fwd_kernels, self_name, self, out_name, out, ELU_ACLNN_EXTRA,
+    return pw_plan_unary(op, og_elu_fwd_kernels, NULL, self_name, self, out_name, out, ELU_ACLNN_EXTRA,
                          PW_OUT_CASTABLE, &p, sizeof p, workspaceSize, executor);
 }
 
@@ -88,7 +88,7 @@ aclnnStatus aclnnEluBackwardGetWorkspaceSize(const aclTensor *gradOutput, const 
                        op, (double)v[0]);
     og_elu_params p = og_elu_make_params(v[0], v[1], v[2]);
     static const char *const names[3] = {"gradOutput", "selfOrResult", "gradInput"};
-    return pw_plan_binary(op, isResult ? og_elu_bwd_result_kernels : og_elu_bwd_kernels, names,
+    return pw_plan_binary(op, isResult ? og_elu_bwd_result_kernels : og_elu_bwd_kernels, NULL, names,
                           gradOutput, selfOrResult, gradInput, 0, false, PW_OUT_CASTABLE, &p,
                           sizeof p, workspaceSize, executor);
 }

@@ -7,8 +7,8 @@
 #include "ops/activation/hardswish/hardswish_kernel.h"
 #include "ops/activation/relu/pw_api.h"
 
-PW_KERNEL_TABLE(hardswish_fwd);
-PW_KERNEL_TABLE(hardswish_bwd);
+OG_EW_DEFINE_KERNEL3_TABLES(hardswish_fwd);
+OG_EW_DEFINE_KERNEL3_TABLES(hardswish_bwd);
 
 static const char OP_HARDSWISH[] = "aclnnHardswish";
 static const char OP_INPLACE_HARDSWISH[] = "aclnnInplaceHardswish";
@@ -21,7 +21,7 @@ static aclnnStatus plan_hardswish(const char *op, const char *self_name, const a
     const char *names[2] = {self_name, out_name};
     const void *ptrs[2] = {self, out};
     PW_TRY(og_check_not_null(op, 2, names, ptrs));
-    return pw_plan_unary(op, og_hardswish_fwd_kernels, self_name, self, out_name, out, 0,
+    return pw_plan_unary(op, og_hardswish_fwd_kernels, og_hardswish_fwd_kernels16, self_name, self, out_name, out, 0,
                          PW_OUT_CASTABLE, NULL, 0, workspaceSize, executor);
 }
 
@@ -55,7 +55,7 @@ aclnnStatus aclnnHardswishBackwardGetWorkspaceSize(const aclTensor *gradOutput,
     static const char *const names[3] = {"gradOutput", "self", "out"};
     const void *ptrs[3] = {gradOutput, self, out};
     PW_TRY(og_check_not_null(op, 3, names, ptrs));
-    return pw_plan_binary(op, og_hardswish_bwd_kernels, names, gradOutput, self, out, 0, false,
+    return pw_plan_binary(op, og_hardswish_bwd_kernels, og_hardswish_bwd_kernels16, names, gradOutput, self, out, 0, false,
                           PW_OUT_SAME_DTYPE, NULL, 0, workspaceSize, executor);
 }
 

@@ -8,16 +8,7 @@
 
 #include "engine/elementwise.h"
 
-#define OG_DECLARE_HARDSWISH(sfx)                                                               \
-    void og_hardswish_fwd__##sfx(size_t n, const float *const *in, float *const *out,          \
-                                 const void *p);                                                \
-    void og_hardswish_bwd__##sfx(size_t n, const float *const *in, float *const *out,          \
-                                 const void *p);
-OG_DECLARE_HARDSWISH(scalar)
-OG_DECLARE_HARDSWISH(avx2)
-OG_DECLARE_HARDSWISH(avx512)
-
-extern const og_ew_compute_fn og_hardswish_fwd_kernels[OPGRAD_ISA_COUNT];
-extern const og_ew_compute_fn og_hardswish_bwd_kernels[OPGRAD_ISA_COUNT];
+OG_EW_DECLARE_KERNEL3(hardswish_fwd)
+OG_EW_DECLARE_KERNEL3(hardswish_bwd)
 
 #endif

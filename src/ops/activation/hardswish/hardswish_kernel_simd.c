@@ -18,33 +18,24 @@
  * hardswish(+inf) = +inf, hardswish(-inf) = -0 (PyTorch's x * min(max(x + 3, 0), 6) / 6 gives
  * NaN there, and inf for x > FLT_MAX / 6; opgrad gives the mathematical values);
  * hardswish(+-0) = +-0; hardswish'(+-inf) = g / 0. */
-#include "engine/simd/vec.h"
+#include "engine/simd/vec16.h"
 #include "ops/activation/hardswish/hardswish_kernel.h"
 
-void OG_FN(og_hardswish_fwd)(size_t n, const float *const *in, float *const *out,
-                             const void *params) {
-    (void)params;
-    vf three = vset(3.0f), mthree = vset(-3.0f), mzero = vset(-0.0f), zero = vset(0.0f);
+OG_EW_KERNEL3(og_hardswish_fwd, og_no_consts, og_no_setup, 1, 1, {
+    vf three = vset(3.0f), zero = vset(0.0f);
     vf ch = vset(0x1.555556p-3f), cl = vset(-0x1.555556p-28f); // 1/6 = ch + cl (to 2^-50)
-    OG_EW_LOOP(n, 1, in, 1, out, {
-        vf x = vload(ins[0]);
-        vf sh = vadd(x, three);
-        vf sl = vsub(x, vsub(sh, three)); // x + 3 = sh + sl
-        vf kh = vmul(sh, ch);
-        vf kl = vadd(vfma(sh, ch, vsub(zero, kh)), vfma(sh, cl, vmul(sl, ch)));
-        vf mid = vfma(x, kh, vmul(x, kl));
-        vstore(outs[0], vsel(vgt(x, three), x, vsel(vlt(x, mthree), mzero, mid)));
-    });
-}
+    vf x = vload(ins[0]);
+    vf sh = vadd(x, three);
+    vf sl = vsub(x, vsub(sh, three)); // x + 3 = sh + sl
+    vf kh = vmul(sh, ch);
+    vf kl = vadd(vfma(sh, ch, vsub(zero, kh)), vfma(sh, cl, vmul(sl, ch)));
+    vf mid = vfma(x, kh, vmul(x, kl));
+    vstore(outs[0], vsel(vgt(x, three), x, vsel(vlt(x, vset(-3.0f)), vset(-0.0f), mid)));
+})
 
-void OG_FN(og_hardswish_bwd)(size_t n, const float *const *in, float *const *out,
-                             const void *params) {
-    (void)params;
-    vf three = vset(3.0f), mthree = vset(-3.0f), zero = vset(0.0f);
-    OG_EW_LOOP(n, 2, in, 1, out, {
-        vf g = vload(ins[0]), x = vload(ins[1]);
-        vd slope = vdfma(vwiden(x), vdset(2.0), vdset(3.0)); // 2x + 3
-        vf mid = vnarrow(vdmul(vdmul(vwiden(g), slope), vdset(1.0 / 6.0)));
-        vstore(outs[0], vsel(vgt(x, three), g, vsel(vlt(x, mthree), zero, mid)));
-    });
-}
+OG_EW_KERNEL3(og_hardswish_bwd, og_no_consts, og_no_setup, 2, 1, {
+    vf g = vload(ins[0]), x = vload(ins[1]);
+    vd slope = vdfma(vwiden(x), vdset(2.0), vdset(3.0)); // 2x + 3
+    vf mid = vnarrow(vdmul(vdmul(vwiden(g), slope), vdset(1.0 / 6.0)));
+    vstore(outs[0], vsel(vgt(x, vset(3.0f)), g, vsel(vlt(x, vset(-3.0f)), vset(0.0f), mid)));
+})

@@ -6,8 +6,8 @@
 #include "ops/activation/leaky_relu/leaky_relu_kernel.h"
 #include "ops/activation/relu/pw_api.h"
 
-PW_KERNEL_TABLE(leaky_relu_fwd);
-PW_KERNEL_TABLE(leaky_relu_bwd);
+OG_EW_DEFINE_KERNEL3_TABLES(leaky_relu_fwd);
+OG_EW_DEFINE_KERNEL3_TABLES(leaky_relu_bwd);
 
 static const char OP_LEAKY_RELU[] = "aclnnLeakyRelu";
 static const char OP_INPLACE_LEAKY_RELU[] = "aclnnInplaceLeakyRelu";
@@ -31,7 +31,7 @@ static aclnnStatus plan_leaky(const char *op, const char *self_name, const aclTe
     PW_TRY(og_check_not_null(op, 3, names, ptrs));
     og_leaky_relu_params p = {0};
     PW_TRY(pw_scalar_float(op, "negativeSlope", negativeSlope, PW_DTS_REAL_SCALAR, &p.slope));
-    return pw_plan_unary(op, og_leaky_relu_fwd_kernels, self_name, self, out_name, out,
+    return pw_plan_unary(op, og_leaky_relu_fwd_kernels, og_leaky_relu_fwd_kernels16, self_name, self, out_name, out,
                          LEAKY_ACLNN_EXTRA, PW_OUT_CASTABLE, &p, sizeof p, workspaceSize,
                          executor);
 }
@@ -81,7 +81,7 @@ aclnnStatus aclnnLeakyReluBackwardGetWorkspaceSize(const aclTensor *gradOutput,
                        "backward from the result needs negativeSlope >= 0 (call the out-of-place "
                        "forward instead)",
                        op, slope);
-    return pw_plan_binary(op, og_leaky_relu_bwd_kernels, names, gradOutput, self, out,
+    return pw_plan_binary(op, og_leaky_relu_bwd_kernels, og_leaky_relu_bwd_kernels16, names, gradOutput, self, out,
                           LEAKY_ACLNN_EXTRA, true, PW_OUT_CASTABLE, &p, sizeof p, workspaceSize,
                           executor);
 }

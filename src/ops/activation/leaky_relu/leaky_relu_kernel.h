@@ -12,16 +12,7 @@ typedef struct og_leaky_relu_params {
     float slope;
 } og_leaky_relu_params;
 
-#define OG_DECLARE_LEAKY_RELU(sfx)                                                              \
-    void og_leaky_relu_fwd__##sfx(size_t n, const float *const *in, float *const *out,         \
-                                  const void *p);                                               \
-    void og_leaky_relu_bwd__##sfx(size_t n, const float *const *in, float *const *out,         \
-                                  const void *p);
-OG_DECLARE_LEAKY_RELU(scalar)
-OG_DECLARE_LEAKY_RELU(avx2)
-OG_DECLARE_LEAKY_RELU(avx512)
-
-extern const og_ew_compute_fn og_leaky_relu_fwd_kernels[OPGRAD_ISA_COUNT];
-extern const og_ew_compute_fn og_leaky_relu_bwd_kernels[OPGRAD_ISA_COUNT];
+OG_EW_DECLARE_KERNEL3(leaky_relu_fwd)
+OG_EW_DECLARE_KERNEL3(leaky_relu_bwd)
 
 #endif

@@ -4,25 +4,23 @@
  * Special values follow PyTorch (x > 0 ? x : x * slope): NaN propagates, -0 gives -0 * slope,
  * -inf gives -inf * slope. The backward selects g or g * slope on x > 0, so a NaN x gives
  * g * slope (the formula read literally), and NaN gradients propagate. */
-#include "engine/simd/vec.h"
+#include "engine/simd/vec16.h"
 #include "ops/activation/leaky_relu/leaky_relu_kernel.h"
 
-void OG_FN(og_leaky_relu_fwd)(size_t n, const float *const *in, float *const *out,
-                              const void *params) {
-    const og_leaky_relu_params *p = params;
-    vf slope = vset(p->slope), zero = vset(0.0f);
-    OG_EW_LOOP(n, 1, in, 1, out, {
-        vf x = vload(ins[0]);
-        vstore(outs[0], vsel(vgt(x, zero), x, vmul(x, slope)));
-    });
+typedef struct slope_consts {
+    vf slope;
+} slope_consts;
+
+static inline slope_consts slope_setup(const void *p) {
+    return (slope_consts){vset(((const og_leaky_relu_params *)p)->slope)};
 }
 
-void OG_FN(og_leaky_relu_bwd)(size_t n, const float *const *in, float *const *out,
-                              const void *params) {
-    const og_leaky_relu_params *p = params;
-    vf slope = vset(p->slope), zero = vset(0.0f);
-    OG_EW_LOOP(n, 2, in, 1, out, {
-        vf g = vload(ins[0]);
-        vstore(outs[0], vsel(vgt(vload(ins[1]), zero), g, vmul(g, slope)));
-    });
-}
+OG_EW_KERNEL3(og_leaky_relu_fwd, slope_consts, slope_setup, 1, 1, {
+    vf x = vload(ins[0]);
+    vstore(outs[0], vsel(vgt(x, vset(0.0f)), x, vmul(x, c.slope)));
+})
+
+OG_EW_KERNEL3(og_leaky_relu_bwd, slope_consts, slope_setup, 2, 1, {
+    vf g = vload(ins[0]);
+    vstore(outs[0], vsel(vgt(vload(ins[1]), vset(0.0f)), g, vmul(g, c.slope)));
+})

@@ -73,9 +73,10 @@ typedef enum {
     PW_OUT_CASTABLE,   // the output has any dtype the result can be cast to (float -> float)
 } pw_out_rule;
 
-/// Forward y = f(self): dtype checks, `out` with self's shape and a dtype per `rule`; the result
+/// Forward y = f(self) (kernels16: the fused 16-bit kernels, or NULL): dtype checks, `out` with self's shape and a dtype per `rule`; the result
 /// is computed in self's dtype and cast to out's. Null pointers are checked by the caller.
 static inline aclnnStatus pw_plan_unary(const char *op, const og_ew_compute_fn *kernels,
+                                        const og_ew_compute16_fn (*kernels16)[2],
                                         const char *self_name, const aclTensor *self,
                                         const char *out_name, const aclTensor *out,
                                         unsigned long long aclnn_dtypes, pw_out_rule rule,
@@ -85,7 +86,7 @@ static inline aclnnStatus pw_plan_unary(const char *op, const og_ew_compute_fn *
     PW_TRY(pw_check_tensor(op, out_name, out, aclnn_dtypes));
     if (rule == PW_OUT_SAME_DTYPE) PW_TRY(og_check_same_dtype(op, self_name, self, out_name, out));
     PW_TRY(og_check_same_shape(op, self_name, self, out_name, out));
-    og_ew_op ew = {.op = op, .kernels = kernels, .nin = 1, .in = {self}, .nout = 1, .out = {out},
+    og_ew_op ew = {.op = op, .kernels = kernels, .kernels16 = kernels16, .nin = 1, .in = {self}, .nout = 1, .out = {out},
                    .params = params, .params_size = params_size, .compute_dtype = self->dtype};
     ew.names[0] = self_name;
     ew.names[1] = out_name;
@@ -98,6 +99,7 @@ static inline aclnnStatus pw_plan_unary(const char *op, const og_ew_compute_fn *
 /// (`broadcast`) or must be equal; `out` gets the broadcast shape and, per `rule`, self's dtype
 /// or any dtype the promoted type casts to. Null pointers are checked by the caller.
 static inline aclnnStatus pw_plan_binary(const char *op, const og_ew_compute_fn *kernels,
+                                         const og_ew_compute16_fn (*kernels16)[2],
                                          const char *const names[3], const aclTensor *grad,
                                          const aclTensor *self, const aclTensor *out,
                                          unsigned long long aclnn_dtypes, bool broadcast,
@@ -116,7 +118,7 @@ static inline aclnnStatus pw_plan_binary(const char *op, const og_ew_compute_fn 
         PW_TRY(og_check_same_shape(op, names[0], grad, names[1], self));
         PW_TRY(og_check_same_shape(op, names[1], self, names[2], out));
     }
-    og_ew_op ew = {.op = op, .kernels = kernels, .nin = 2, .in = {grad, self}, .nout = 1,
+    og_ew_op ew = {.op = op, .kernels = kernels, .kernels16 = kernels16, .nin = 2, .in = {grad, self}, .nout = 1,
                    .out = {out}, .params = params, .params_size = params_size,
                    .compute_dtype = promoted};
     for (int k = 0; k < 3; k++) ew.names[k] = names[k];

@@ -7,8 +7,8 @@
 #include "ops/activation/relu/pw_api.h"
 #include "ops/activation/relu/relu_kernel.h"
 
-PW_KERNEL_TABLE(relu_fwd);
-PW_KERNEL_TABLE(threshold_bwd);
+OG_EW_DEFINE_KERNEL3_TABLES(relu_fwd);
+OG_EW_DEFINE_KERNEL3_TABLES(threshold_bwd);
 
 static const char OP_RELU[] = "aclnnRelu";
 static const char OP_INPLACE_RELU[] = "aclnnInplaceRelu";
@@ -28,7 +28,7 @@ static aclnnStatus plan_relu(const char *op, const char *self_name, const aclTen
     const char *names[2] = {self_name, out_name};
     const void *ptrs[2] = {self, out};
     PW_TRY(og_check_not_null(op, 2, names, ptrs));
-    return pw_plan_unary(op, og_relu_fwd_kernels, self_name, self, out_name, out, aclnn_ints,
+    return pw_plan_unary(op, og_relu_fwd_kernels, og_relu_fwd_kernels16, self_name, self, out_name, out, aclnn_ints,
                          PW_OUT_SAME_DTYPE, NULL, 0, workspaceSize, executor);
 }
 
@@ -65,7 +65,7 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor *gradOutput,
     PW_TRY(og_check_not_null(op, 4, names, ptrs));
     og_threshold_params p = {0};
     PW_TRY(pw_scalar_float(op, "threshold", threshold, PW_DTS_REAL_SCALAR, &p.threshold));
-    return pw_plan_binary(op, og_threshold_bwd_kernels, names, gradOutput, self, out,
+    return pw_plan_binary(op, og_threshold_bwd_kernels, og_threshold_bwd_kernels16, names, gradOutput, self, out,
                           THRESHOLD_ACLNN_INT, true, PW_OUT_SAME_DTYPE, &p, sizeof p,
                           workspaceSize, executor);
 }

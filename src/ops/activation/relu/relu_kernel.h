@@ -15,15 +15,7 @@ typedef struct og_threshold_params {
     float threshold;
 } og_threshold_params;
 
-#define OG_DECLARE_RELU(sfx)                                                                    \
-    void og_relu_fwd__##sfx(size_t n, const float *const *in, float *const *out, const void *p); \
-    void og_threshold_bwd__##sfx(size_t n, const float *const *in, float *const *out,          \
-                                 const void *p);
-OG_DECLARE_RELU(scalar)
-OG_DECLARE_RELU(avx2)
-OG_DECLARE_RELU(avx512)
-
-extern const og_ew_compute_fn og_relu_fwd_kernels[OPGRAD_ISA_COUNT];
-extern const og_ew_compute_fn og_threshold_bwd_kernels[OPGRAD_ISA_COUNT];
+OG_EW_DECLARE_KERNEL3(relu_fwd)
+OG_EW_DECLARE_KERNEL3(threshold_bwd)
 
 #endif

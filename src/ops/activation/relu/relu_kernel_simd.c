@@ -6,19 +6,19 @@
  *              relu(NaN) = NaN (payload kept), relu(-0) = -0, relu(+-inf) = +inf / 0.
  *   threshold: dx = x > threshold ? g : +0, the aclnn formula read literally: a NaN x compares
  *              false and gives 0; a NaN g propagates wherever it is selected. */
-#include "engine/simd/vec.h"
+#include "engine/simd/vec16.h"
 #include "ops/activation/relu/relu_kernel.h"
 
-void OG_FN(og_relu_fwd)(size_t n, const float *const *in, float *const *out, const void *params) {
-    (void)params;
-    OG_EW_LOOP(n, 1, in, 1, out, { vstore(outs[0], vmax(vset(0.0f), vload(ins[0]))); });
+typedef struct threshold_consts {
+    vf th;
+} threshold_consts;
+
+static inline threshold_consts threshold_setup(const void *p) {
+    return (threshold_consts){vset(((const og_threshold_params *)p)->threshold)};
 }
 
-void OG_FN(og_threshold_bwd)(size_t n, const float *const *in, float *const *out,
-                             const void *params) {
-    const og_threshold_params *p = params;
-    vf th = vset(p->threshold), zero = vset(0.0f);
-    OG_EW_LOOP(n, 2, in, 1, out, {
-        vstore(outs[0], vsel(vgt(vload(ins[1]), th), vload(ins[0]), zero));
-    });
-}
+OG_EW_KERNEL3(og_relu_fwd, og_no_consts, og_no_setup, 1, 1,
+              { vstore(outs[0], vmax(vset(0.0f), vload(ins[0]))); })
+
+OG_EW_KERNEL3(og_threshold_bwd, threshold_consts, threshold_setup, 2, 1,
+              { vstore(outs[0], vsel(vgt(vload(ins[1]), c.th), vload(ins[0]), vset(0.0f))); })

@@ -62,9 +62,10 @@ static inline aclnnStatus act_scalar_float(const char *op, const char *name, con
     return ACLNN_SUCCESS;
 }
 
-/// Unary forward: out has self's dtype and shape, 0..8 dims, any strides; empty is a no-op.
+/// Unary forward (kernels16: the fused 16-bit kernels, or NULL): out has self's dtype and shape, 0..8 dims, any strides; empty is a no-op.
 /// The caller has checked the out-pointers and every pointer argument for NULL.
 static inline aclnnStatus act_plan_unary(const char *op, const og_ew_compute_fn *kernels,
+                                         const og_ew_compute16_fn (*kernels16)[2],
                                          const char *self_name, const aclTensor *self,
                                          const char *out_name, aclTensor *out,
                                          unsigned long long aclnn_dtypes, const void *params,
@@ -74,7 +75,7 @@ static inline aclnnStatus act_plan_unary(const char *op, const og_ew_compute_fn 
     ACT_TRY(act_check_tensor(op, out_name, out, aclnn_dtypes));
     ACT_TRY(og_check_same_dtype(op, self_name, self, out_name, out));
     ACT_TRY(og_check_same_shape(op, self_name, self, out_name, out));
-    og_ew_op ew = {.op = op, .kernels = kernels, .nin = 1, .in = {self}, .nout = 1, .out = {out},
+    og_ew_op ew = {.op = op, .kernels = kernels, .kernels16 = kernels16, .nin = 1, .in = {self}, .nout = 1, .out = {out},
                    .names = {self_name, out_name}, .params = params, .params_size = params_size,
                    .compute_dtype = self->dtype};
     return og_ew_plan_op(&ew, workspaceSize, executor);
@@ -85,6 +86,7 @@ static inline aclnnStatus act_plan_unary(const char *op, const og_ew_compute_fn 
 /// with `broadcast` they broadcast (NumPy rules) and gradInput has the broadcast shape, without
 /// it all three shapes are equal. 0..8 dims, any strides; empty is a no-op.
 static inline aclnnStatus act_plan_binary(const char *op, const og_ew_compute_fn *kernels,
+                                         const og_ew_compute16_fn (*kernels16)[2],
                                           const char *const names[3], const aclTensor *grad,
                                           const aclTensor *x, const aclTensor *gradInput,
                                           bool broadcast, unsigned long long aclnn_dtypes,
@@ -102,7 +104,7 @@ static inline aclnnStatus act_plan_binary(const char *op, const og_ew_compute_fn
         ACT_TRY(og_check_same_shape(op, names[1], x, names[0], grad));
         ACT_TRY(og_check_same_shape(op, names[1], x, names[2], gradInput));
     }
-    og_ew_op ew = {.op = op, .kernels = kernels, .nin = 2, .in = {grad, x}, .nout = 1,
+    og_ew_op ew = {.op = op, .kernels = kernels, .kernels16 = kernels16, .nin = 2, .in = {grad, x}, .nout = 1,
                    .out = {gradInput}, .names = {names[0], names[1], names[2]}, .params = params,
                    .params_size = params_size, .compute_dtype = promoted};
     return og_ew_plan_op(&ew, workspaceSize, executor);
@@ -111,6 +113,7 @@ static inline aclnnStatus act_plan_binary(const char *op, const og_ew_compute_fn
 /// The whole phase 1 of a unary forward without attributes: out-pointers (161001), NULL
 /// tensors (161001), then act_plan_unary.
 static inline aclnnStatus act_unary_api(const char *op, const og_ew_compute_fn *kernels,
+                                         const og_ew_compute16_fn (*kernels16)[2],
                                         const char *self_name, const aclTensor *self,
                                         const char *out_name, aclTensor *out,
                                         unsigned long long aclnn_dtypes, uint64_t *workspaceSize,
@@ -119,12 +122,13 @@ static inline aclnnStatus act_unary_api(const char *op, const og_ew_compute_fn *
     const char *names[2] = {self_name, out_name};
     const void *ptrs[2] = {self, out};
     ACT_TRY(og_check_not_null(op, 2, names, ptrs));
-    return act_plan_unary(op, kernels, self_name, self, out_name, out, aclnn_dtypes, NULL, 0,
+    return act_plan_unary(op, kernels, kernels16, self_name, self, out_name, out, aclnn_dtypes, NULL, 0,
                           workspaceSize, executor);
 }
 
 /// The whole phase 1 of a broadcasting binary backward without attributes.
 static inline aclnnStatus act_binary_api(const char *op, const og_ew_compute_fn *kernels,
+                                         const og_ew_compute16_fn (*kernels16)[2],
                                          const char *const names[3], const aclTensor *grad,
                                          const aclTensor *x, const aclTensor *gradInput,
                                          unsigned long long aclnn_dtypes, uint64_t *workspaceSize,
@@ -132,7 +136,7 @@ static inline aclnnStatus act_binary_api(const char *op, const og_ew_compute_fn 
     ACT_TRY(og_check_out_ptrs(op, workspaceSize, executor));
     const void *ptrs[3] = {grad, x, gradInput};
     ACT_TRY(og_check_not_null(op, 3, names, ptrs));
-    return act_plan_binary(op, kernels, names, grad, x, gradInput, true, aclnn_dtypes, NULL, 0,
+    return act_plan_binary(op, kernels, kernels16, names, grad, x, gradInput, true, aclnn_dtypes, NULL, 0,
                            workspaceSize, executor);
 }
 

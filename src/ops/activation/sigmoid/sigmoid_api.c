@@ -5,8 +5,8 @@
 #include "ops/activation/sigmoid/act_plan.h"
 #include "ops/activation/sigmoid/sigmoid_kernel.h"
 
-OG_ACT_DEFINE_KERNEL_TABLE(sigmoid_fwd);
-OG_ACT_DEFINE_KERNEL_TABLE(sigmoid_bwd);
+OG_EW_DEFINE_KERNEL3_TABLES(sigmoid_fwd);
+OG_EW_DEFINE_KERNEL3_TABLES(sigmoid_bwd);
 
 static const char OP_SIGMOID[] = "aclnnSigmoid";
 static const char OP_INPLACE_SIGMOID[] = "aclnnInplaceSigmoid";
@@ -14,7 +14,7 @@ static const char OP_SIGMOID_BACKWARD[] = "aclnnSigmoidBackward";
 
 aclnnStatus aclnnSigmoidGetWorkspaceSize(const aclTensor *self, aclTensor *out,
                                          uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return act_unary_api(OP_SIGMOID, og_sigmoid_fwd_kernels, "self", self, "out", out, 0,
+    return act_unary_api(OP_SIGMOID, og_sigmoid_fwd_kernels, og_sigmoid_fwd_kernels16, "self", self, "out", out, 0,
                          workspaceSize, executor);
 }
 
@@ -25,7 +25,7 @@ aclnnStatus aclnnSigmoid(void *workspace, uint64_t workspaceSize, aclOpExecutor 
 
 aclnnStatus aclnnInplaceSigmoidGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize,
                                                 aclOpExecutor **executor) {
-    return act_unary_api(OP_INPLACE_SIGMOID, og_sigmoid_fwd_kernels, "selfRef", selfRef,
+    return act_unary_api(OP_INPLACE_SIGMOID, og_sigmoid_fwd_kernels, og_sigmoid_fwd_kernels16, "selfRef", selfRef,
                          "selfRef", selfRef, ACT_DTS_DOUBLE_COMPLEX, workspaceSize, executor);
 }
 
@@ -39,7 +39,7 @@ aclnnStatus aclnnSigmoidBackwardGetWorkspaceSize(const aclTensor *gradOutput,
                                                  uint64_t *workspaceSize,
                                                  aclOpExecutor **executor) {
     static const char *const names[3] = {"gradOutput", "output", "gradInput"};
-    return act_binary_api(OP_SIGMOID_BACKWARD, og_sigmoid_bwd_kernels, names, gradOutput, output,
+    return act_binary_api(OP_SIGMOID_BACKWARD, og_sigmoid_bwd_kernels, og_sigmoid_bwd_kernels16, names, gradOutput, output,
                           gradInput, ACT_DTS_DOUBLE_COMPLEX, workspaceSize, executor);
 }
 

@@ -21,7 +21,7 @@
     const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = {                           \
         og_##name##__scalar, og_##name##__avx2, og_##name##__avx512}
 
-OG_ACT_DECLARE_KERNEL(sigmoid_fwd)
-OG_ACT_DECLARE_KERNEL(sigmoid_bwd)
+OG_EW_DECLARE_KERNEL3(sigmoid_fwd) // with fused bf16 / fp16 kernels
+OG_EW_DECLARE_KERNEL3(sigmoid_bwd)
 
 #endif

@@ -13,6 +13,7 @@
  * multiply (og_vexp_normal) instead of the two-factor scaling, which gives the same bits; the
  * argument is clamped at -87, which changes nothing for x > 87 (1 + e rounds to 1 either way).
  * Vectors with a lane below -87 or NaN evaluate those lanes with the general form above. */
+#include "engine/simd/vec16.h"
 #include "engine/simd/vmath.h"
 #include "ops/activation/sigmoid/sigmoid_kernel.h"
 
@@ -47,12 +48,8 @@ static inline vf sigmoid_backward(vf g, vf y) {
     return dx;
 }
 
-void OG_FN(og_sigmoid_fwd)(size_t n, const float *const *in, float *const *out, const void *params) {
-    (void)params;
-    OG_EW_LOOP(n, 1, in, 1, out, { vstore(outs[0], sigmoid_forward(vload(ins[0]))); });
-}
+OG_EW_KERNEL3(og_sigmoid_fwd, og_no_consts, og_no_setup, 1, 1,
+              { vstore(outs[0], sigmoid_forward(vload(ins[0]))); })
 
-void OG_FN(og_sigmoid_bwd)(size_t n, const float *const *in, float *const *out, const void *params) {
-    (void)params;
-    OG_EW_LOOP(n, 2, in, 1, out, { vstore(outs[0], sigmoid_backward(vload(ins[0]), vload(ins[1]))); });
-}
+OG_EW_KERNEL3(og_sigmoid_bwd, og_no_consts, og_no_setup, 2, 1,
+              { vstore(outs[0], sigmoid_backward(vload(ins[0]), vload(ins[1]))); })

@@ -13,7 +13,7 @@ static const char OP_SILU_BACKWARD[] = "aclnnSiluBackward";
 
 aclnnStatus aclnnSiluGetWorkspaceSize(const aclTensor *self, aclTensor *out,
                                       uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return act_unary_api(OP_SILU, og_silu_fwd_kernels, "self", self, "out", out, 0, workspaceSize,
+    return act_unary_api(OP_SILU, og_silu_fwd_kernels, NULL, "self", self, "out", out, 0, workspaceSize,
                          executor);
 }
 
@@ -26,7 +26,7 @@ aclnnStatus aclnnSiluBackwardGetWorkspaceSize(const aclTensor *gradOutput, const
                                               aclTensor *gradInput, uint64_t *workspaceSize,
                                               aclOpExecutor **executor) {
     static const char *const names[3] = {"gradOutput", "self", "gradInput"};
-    return act_binary_api(OP_SILU_BACKWARD, og_silu_bwd_kernels, names, gradOutput, self,
+    return act_binary_api(OP_SILU_BACKWARD, og_silu_bwd_kernels, NULL, names, gradOutput, self,
                           gradInput, 0, workspaceSize, executor);
 }
 

@@ -27,7 +27,7 @@ aclnnStatus aclnnSoftplusGetWorkspaceSize(const aclTensor *self, const aclScalar
     ACT_TRY(og_check_not_null(OP_SOFTPLUS, 4, names, ptrs));
     og_softplus_params p;
     ACT_TRY(read_params(OP_SOFTPLUS, beta, threshold, &p));
-    return act_plan_unary(OP_SOFTPLUS, og_softplus_fwd_kernels, "self", self, "out", out, 0, &p,
+    return act_plan_unary(OP_SOFTPLUS, og_softplus_fwd_kernels, NULL, "self", self, "out", out, 0, &p,
                           sizeof p, workspaceSize, executor);
 }
 
@@ -48,7 +48,7 @@ aclnnStatus aclnnSoftplusBackwardGetWorkspaceSize(const aclTensor *gradOutput,
     og_softplus_params p;
     ACT_TRY(read_params(OP_SOFTPLUS_BACKWARD, beta, threshold, &p));
     static const char *const names[3] = {"gradOutput", "self", "gradInput"};
-    return act_plan_binary(OP_SOFTPLUS_BACKWARD, og_softplus_bwd_kernels, names, gradOutput, self,
+    return act_plan_binary(OP_SOFTPLUS_BACKWARD, og_softplus_bwd_kernels, NULL, names, gradOutput, self,
                            gradInput, false, ACT_DTS_DOUBLE | ACT_DTS_INTEGRAL, &p, sizeof p,
                            workspaceSize, executor);
 }

@@ -6,11 +6,8 @@
 #include "runtime/error.h"
 #include "tensor/dtype.h"
 
-#define DEFINE_KERNEL_TABLE(name)                                                               \
-    const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = {                           \
-        og_##name##__scalar, og_##name##__avx2, og_##name##__avx512}
-DEFINE_KERNEL_TABLE(add);
-DEFINE_KERNEL_TABLE(adds);
+OG_EW_DEFINE_KERNEL3_TABLES(add);
+OG_EW_DEFINE_KERNEL3_TABLES(adds);
 
 static const char OP_ADD[] = "aclnnAdd";
 static const char OP_ADDS[] = "aclnnAdds";
@@ -34,7 +31,7 @@ static aclnnStatus plan_add(const char *op, const aclTensor *self, const aclTens
     OG_TRY(og_math_check_scalar(op, names[2], alpha, promoted));
     OG_TRY(og_check_broadcast_to(op, 2, names, ins, names[3], out));
     og_add_params params = {.alpha = (float)og_scalar_as_double(alpha)};
-    og_ew_op ew = {.op = op, .kernels = og_add_kernels, .nin = 2, .in = {self, other}, .nout = 1,
+    og_ew_op ew = {.op = op, .kernels = og_add_kernels, .kernels16 = og_add_kernels16, .nin = 2, .in = {self, other}, .nout = 1,
                    .out = {out}, .names = {names[0], names[1], names[3]}, .params = &params,
                    .params_size = sizeof params, .compute_dtype = promoted};
     return og_ew_plan_op(&ew, workspaceSize, executor);
@@ -59,7 +56,7 @@ static aclnnStatus plan_adds(const char *op, const aclTensor *self, const aclSca
     OG_TRY(og_check_same_shape(op, names[0], self, names[3], out));
     og_add_params params = {.alpha = (float)og_scalar_as_double(alpha),
                             .other = og_math_scalar_in(other, promoted)};
-    og_ew_op ew = {.op = op, .kernels = og_adds_kernels, .nin = 1, .in = {self}, .nout = 1,
+    og_ew_op ew = {.op = op, .kernels = og_adds_kernels, .kernels16 = og_adds_kernels16, .nin = 1, .in = {self}, .nout = 1,
                    .out = {out}, .names = {names[0], names[3]}, .params = &params,
                    .params_size = sizeof params, .compute_dtype = promoted};
     return og_ew_plan_op(&ew, workspaceSize, executor);

@@ -1,4 +1,5 @@
-/* Add kernels: fp32 compute functions for the elementwise engine, one build per ISA.
+/* Add kernels: fp32 and fused 16-bit compute functions for the elementwise engine, one build per
+ * ISA (OG_EW_KERNEL3).
  *   og_add:   in = {self, other}  out = {self + alpha * other}   (one fused multiply-add)
  *   og_adds:  in = {self}         out = {self + alpha * other}   (other a scalar parameter) */
 #ifndef OG_ADD_KERNEL_H
@@ -11,14 +12,7 @@ typedef struct og_add_params {
     float other; // og_adds only
 } og_add_params;
 
-#define OG_DECLARE_ADD(sfx)                                                                     \
-    void og_add__##sfx(size_t n, const float *const *in, float *const *out, const void *p);    \
-    void og_adds__##sfx(size_t n, const float *const *in, float *const *out, const void *p);
-OG_DECLARE_ADD(scalar)
-OG_DECLARE_ADD(avx2)
-OG_DECLARE_ADD(avx512)
-
-extern const og_ew_compute_fn og_add_kernels[OPGRAD_ISA_COUNT];
-extern const og_ew_compute_fn og_adds_kernels[OPGRAD_ISA_COUNT];
+OG_EW_DECLARE_KERNEL3(add)
+OG_EW_DECLARE_KERNEL3(adds)
 
 #endif

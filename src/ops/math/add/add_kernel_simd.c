@@ -1,15 +1,20 @@
-/* Add kernels, written once against vec.h and compiled per ISA. self + alpha * other is one
- * fused multiply-add (a single rounding; exactly self + other when alpha = 1). */
-#include "engine/simd/vec.h"
+/* Add kernels, written once against vec.h and compiled per ISA (fp32, and fused bf16 / fp16:
+ * vec16.h). self + alpha * other is one fused multiply-add (a single rounding; exactly
+ * self + other when alpha = 1). */
+#include "engine/simd/vec16.h"
 #include "ops/math/add/add_kernel.h"
 
-void OG_FN(og_add)(size_t n, const float *const *in, float *const *out, const void *p) {
-    vf alpha = vset(((const og_add_params *)p)->alpha);
-    OG_EW_LOOP(n, 2, in, 1, out, { vstore(outs[0], vfma(alpha, vload(ins[1]), vload(ins[0]))); });
+typedef struct add_consts {
+    vf alpha, other;
+} add_consts;
+
+static inline add_consts add_setup(const void *p) {
+    const og_add_params *ap = p;
+    return (add_consts){vset(ap->alpha), vset(ap->other)};
 }
 
-void OG_FN(og_adds)(size_t n, const float *const *in, float *const *out, const void *p) {
-    const og_add_params *ap = p;
-    vf alpha = vset(ap->alpha), other = vset(ap->other);
-    OG_EW_LOOP(n, 1, in, 1, out, { vstore(outs[0], vfma(alpha, other, vload(ins[0]))); });
-}
+OG_EW_KERNEL3(og_add, add_consts, add_setup, 2, 1,
+              { vstore(outs[0], vfma(c.alpha, vload(ins[1]), vload(ins[0]))); })
+
+OG_EW_KERNEL3(og_adds, add_consts, add_setup, 1, 1,
+              { vstore(outs[0], vfma(c.alpha, c.other, vload(ins[0]))); })

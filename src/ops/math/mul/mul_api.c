@@ -6,11 +6,8 @@
 #include "runtime/error.h"
 #include "tensor/dtype.h"
 
-#define DEFINE_KERNEL_TABLE(name)                                                               \
-    const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = {                           \
-        og_##name##__scalar, og_##name##__avx2, og_##name##__avx512}
-DEFINE_KERNEL_TABLE(mul);
-DEFINE_KERNEL_TABLE(muls);
+OG_EW_DEFINE_KERNEL3_TABLES(mul);
+OG_EW_DEFINE_KERNEL3_TABLES(muls);
 
 static const char OP_MUL[] = "aclnnMul";
 static const char OP_MULS[] = "aclnnMuls";
@@ -31,7 +28,7 @@ static aclnnStatus plan_mul(const char *op, const aclTensor *self, const aclTens
     aclDataType promoted;
     OG_TRY(og_check_promotion(op, 2, names, ins, OG_DTS_FLOATING, names[2], out, &promoted));
     OG_TRY(og_check_broadcast_to(op, 2, names, ins, names[2], out));
-    og_ew_op ew = {.op = op, .kernels = og_mul_kernels, .nin = 2, .in = {self, other}, .nout = 1,
+    og_ew_op ew = {.op = op, .kernels = og_mul_kernels, .kernels16 = og_mul_kernels16, .nin = 2, .in = {self, other}, .nout = 1,
                    .out = {out}, .names = {names[0], names[1], names[2]},
                    .compute_dtype = promoted};
     return og_ew_plan_op(&ew, workspaceSize, executor);
@@ -55,7 +52,7 @@ static aclnnStatus plan_muls(const char *op, const aclTensor *self, const aclSca
                        og_dtype_name(promoted), names[2], og_dtype_name(out->dtype));
     OG_TRY(og_check_same_shape(op, names[0], self, names[2], out));
     og_muls_params params = {.other = og_math_scalar_in(other, promoted)};
-    og_ew_op ew = {.op = op, .kernels = og_muls_kernels, .nin = 1, .in = {self}, .nout = 1,
+    og_ew_op ew = {.op = op, .kernels = og_muls_kernels, .kernels16 = og_muls_kernels16, .nin = 1, .in = {self}, .nout = 1,
                    .out = {out}, .names = {names[0], names[2]}, .params = &params,
                    .params_size = sizeof params, .compute_dtype = promoted};
     return og_ew_plan_op(&ew, workspaceSize, executor);

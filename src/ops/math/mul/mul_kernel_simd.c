@@ -1,13 +1,17 @@
 /* Mul kernels, written once against vec.h and compiled per ISA. */
-#include "engine/simd/vec.h"
+#include "engine/simd/vec16.h"
 #include "ops/math/mul/mul_kernel.h"
 
-void OG_FN(og_mul)(size_t n, const float *const *in, float *const *out, const void *p) {
-    (void)p;
-    OG_EW_LOOP(n, 2, in, 1, out, { vstore(outs[0], vmul(vload(ins[0]), vload(ins[1]))); });
+typedef struct muls_consts {
+    vf other;
+} muls_consts;
+
+static inline muls_consts muls_setup(const void *p) {
+    return (muls_consts){vset(((const og_muls_params *)p)->other)};
 }
 
-void OG_FN(og_muls)(size_t n, const float *const *in, float *const *out, const void *p) {
-    vf other = vset(((const og_muls_params *)p)->other);
-    OG_EW_LOOP(n, 1, in, 1, out, { vstore(outs[0], vmul(vload(ins[0]), other)); });
-}
+OG_EW_KERNEL3(og_mul, og_no_consts, og_no_setup, 2, 1,
+              { vstore(outs[0], vmul(vload(ins[0]), vload(ins[1]))); })
+
+OG_EW_KERNEL3(og_muls, muls_consts, muls_setup, 1, 1,
+              { vstore(outs[0], vmul(vload(ins[0]), c.other)); })
