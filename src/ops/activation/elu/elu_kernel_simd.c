@@ -38,7 +38,8 @@
  *   calls with inputScale <= 0 (u >= 0 for x <= 0) or coefficients that are not moderate
  *   floats (|nc|, |gc| outside [2^-60, 2^100], inf, NaN). x = +-0 in the forward takes
  *   (x is) nc, as the double form. The default attributes (1, 1, 1) skip the products with
- *   inputScale and the coefficient (a separate instance of the loop). */
+ *   inputScale and the coefficient (a separate instance of the loop); the forward with them
+ *   has no rare lanes at all (elu_fwd_unit: about 36 operations per vector). */
 #include "ops/activation/elu/elu_kernel.h"
 #include "ops/activation/piecewise_math.h"
 
@@ -134,6 +135,46 @@ static inline vf elu_bwd_neg(vf g, vf uh, vf ul, vf gch, vf gcl, vm *tiny, const
     return vsel(plain, vmul(g, vadd(kh, kl)), dx);
 }
 
+/// The forward with the default attributes (inputScale, alpha and scale all 1): y = x for x >= 0
+/// and NaN, expm1(x) below, with no rare lanes. x is clamped to [-16.9, 0], where n =
+/// round(x / ln2) >= -24 keeps 2^n - 1 exact: expm1(x) = (2^n - 1) + 2^n (s + sl), the first
+/// two terms a Fast2Sum pair (|2^n - 1| >= 1/2 >= |2^n s| for n < 0; n = 0: s itself, no
+/// cancellation), s + sl = expm1(r + dr) as in elu_fwd_neg. Below the clamp every result
+/// rounds to -0x1.fffffep-1 down to -0x1.154244p+4 (-25 ln2 rounded up: e^x > 2^-25), and
+/// to -1 beyond (-inf included). Negative x of tiny magnitude need no special case: y = x
+/// (some terms are then subnormal, which costs time, not accuracy).
+static inline vf elu_fwd_unit(vf x) {
+    vf zero = vset(0.0f), one = vset(1.0f);
+    vf uc = vmin(vmax(x, vset(-16.9f)), zero); // NaN -> -16.9
+    vf kt = vfma(uc, vset(ELU_LOG2E), vset(0x1.8p23f + 127.0f));
+    vf n = vsub(kt, vset(0x1.8p23f + 127.0f)); // round(uc / ln2), in [-24, 0]
+    vf pw = vbits_shl23(kt);                   // 2^n
+    vf r1 = vfma(n, vset(-ELU_LN2_HI), uc);    // exact
+    vf d = vmul(n, vset(-ELU_LN2_LO));         // |d| < 2^-14
+    vf r = vadd(r1, d);
+    vf dr = vsub(d, vsub(r, r1)); // r1 + d = r + dr
+    vf q = vset(4.960317460e-5f); // 2 / 8!
+    q = vfma(q, r, vset(3.968253968e-4f));
+    q = vfma(q, r, vset(2.777777778e-3f));
+    q = vfma(q, r, vset(1.666666667e-2f));
+    q = vfma(q, r, vset(8.333333333e-2f));
+    q = vfma(q, r, vset(3.333333333e-1f));
+    vf hh = vmul(r, vmul(r, vset(0.5f)));
+    vf t3 = vmul(hh, vmul(r, q));
+    // expm1(r + dr) = s + sl
+    vf s = vadd(r, hh);
+    vf sl = vadd(vsub(hh, vsub(s, r)), t3);
+    sl = vfma(dr, s, vadd(sl, dr));
+    // (2^n - 1) + 2^n s = yh + yl exactly, then + 2^n sl
+    vf a = vsub(pw, one);
+    vf b = vmul(pw, s);
+    vf yh = vadd(a, b);
+    vf yl = vadd(vsub(a, yh), b);
+    vf y = vadd(yh, vfma(pw, sl, yl));
+    y = vsel(vlt(x, vset(-0x1.154244p+4f)), vset(-1.0f), y);
+    return vsel(vlt(x, zero), y, x);
+}
+
 /// Coefficient c (double) as a float pair ch + cl, if it is a moderate float; else 0.
 static int elu_split(double c, float *ch, float *cl) {
     float h = (float)c;
@@ -206,7 +247,9 @@ void OG_FN(og_elu_fwd)(size_t n, const float *const *in, float *const *out, cons
                        .uhi = vset(-(float)tiny),
                        .is = is,
                        .coef = negcoef};
-    if (p->input_scale == 1.0 && p->negcoef == 1.0) // the default attributes
+    if (p->input_scale == 1.0 && p->negcoef == 1.0 && p->scale == 1.0f) // the defaults
+        OG_EW_LOOP(n, 1, in, 1, out, { vstore(outs[0], elu_fwd_unit(vload(ins[0]))); });
+    else if (p->input_scale == 1.0 && p->negcoef == 1.0)
         OG_EW_LOOP(n, 1, in, 1, out, { vstore(outs[0], elu_fwd_fast(vload(ins[0]), &a, 1)); });
     else
         OG_EW_LOOP(n, 1, in, 1, out, { vstore(outs[0], elu_fwd_fast(vload(ins[0]), &a, 0)); });

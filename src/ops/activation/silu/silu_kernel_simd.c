@@ -61,7 +61,12 @@ static inline vf silu_backward_general(vf g, vf x) {
 
 static inline vf silu_forward(vf x) {
     vf lo = vset(OG_VEXP_NORMAL_MIN);
-    vf e = og_vexp_normal(vmax(vsub(vset(0.0f), vabs(x)), lo)).e;
+    vf v = vmax(vnegabs(x), lo);
+    // e = e^v = p 2^n, n = round(v / ln2) by the magic-number rounding (one rounding of the
+    // exact product) and 2^n from the same bits: kt = 1.5 2^23 + 127 + n
+    vf kt = vfma(v, vset(1.44269504088896341f), vset(0x1.8p23f + 127.0f));
+    vf n = vsub(kt, vset(0x1.8p23f + 127.0f));
+    vf e = vmul(og_vexp_poly(og_vexp_r(v, n)), vbits_shl23(kt));
     vf q = vdiv(x, vadd(vset(1.0f), e));
     vf y = vsel(vgt(x, vset(0.0f)), q, vmul(q, e));
     vm rare = og_vbelow_or_nan(x, lo);
@@ -75,10 +80,11 @@ static inline vf silu_forward(vf x) {
 
 static inline vf silu_backward(vf g, vf x) {
     vf zero = vset(0.0f), one = vset(1.0f), lo = vset(BWD_FAST_MIN);
-    vf v = vmax(vsub(zero, vabs(x)), lo);
-    vf n = og_vexp_n(v);
+    vf v = vmax(vnegabs(x), lo);
+    vf kt = vfma(v, vset(1.44269504088896341f), vset(0x1.8p23f + 127.0f)); // as the forward
+    vf n = vsub(kt, vset(0x1.8p23f + 127.0f));
     vf t = og_vexp_poly_m1(og_vexp_r(v, n)); // e^v = (1 + t) 2^n
-    vf pw = vpow2i(n);
+    vf pw = vbits_shl23(kt);
     vf p = vadd(t, one);
     vf e = vmul(p, pw);                      // exact: normal
     vf de = vmul(vsub(t, vsub(p, one)), pw); // e^v - e (the rounding of p)

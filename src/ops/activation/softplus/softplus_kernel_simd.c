@@ -22,7 +22,10 @@
  *              form: p, q and the double product), a smaller relative error than the general
  *              form's (2.9 against 3.5 x 2^-24 at g = 1, beta = 0.7). h (1 + t) <= |g| / sqrt 2
  *              cannot overflow; a result below the normal range is rounded twice; g = +-0 or
- *              +-inf gives g q itself (the sign of zero and the infinity of the product). */
+ *              +-inf gives g q itself (the sign of zero and the infinity of the product).
+ * beta = 1 (PyTorch's default) runs its own instance of the loops: z = x exactly (no low part),
+ * no division by beta, and +inf is no rare lane. n = round(v / ln2) is the magic-number
+ * rounding of the exact product (one fma), whose bits also give 2^n. */
 #include <float.h>
 
 #include "engine/simd/vmath.h"
@@ -67,38 +70,50 @@ static inline vf softplus_backward_general(vf g, vf x, vf beta, vf threshold) {
 }
 
 // The fast path's e = exp(-|z|) with z = zh + zl = beta x exactly, and its rare lanes.
+// unit: beta = 1 (z = x exactly: no product, no low part, no division by beta).
 typedef struct sp_fast {
     vm pos, above, rare;
     vf e, t, pw; // e = (1 + t) pw
 } sp_fast;
 
-static inline sp_fast sp_prepare_fast(vf x, vf beta, vf threshold) {
+static inline sp_fast sp_prepare_fast(vf x, vf beta, vf threshold, const int unit) {
     sp_fast c;
     vf zero = vset(0.0f), lo = vset(OG_VEXP_NORMAL_MIN);
-    vf zh = vmul(beta, x);
-    vf zl = vfma(beta, x, vsub(zero, zh));
+    vf zh = unit ? x : vmul(beta, x);
     c.pos = vgt(zh, zero);
     c.above = vgt(zh, threshold);
-    // z < -87, z = +-inf (zl is NaN) or NaN: vmax maps NaN to lo, vmin maps +inf to FLT_MAX
-    c.rare = vne(vmin(vmax(zh, lo), vset(FLT_MAX)), zh);
-    vf v = vmax(vsub(zero, vabs(zh)), lo);
-    vf n = og_vexp_n(v);
-    c.t = og_vexp_poly_m1(vadd(og_vexp_r(v, n), vsel(c.pos, vsub(zero, zl), zl)));
-    c.pw = vpow2i(n);
-    c.e = vmul(vadd(c.t, vset(1.0f)), c.pw); // og_vexp_normal2's e, bit for bit
+    // z < -87, z = +-inf (zl is NaN) or NaN: vmax maps NaN to lo, vmin maps +inf to FLT_MAX;
+    // unit: +inf is no rare lane (z = x: the fast forms give x, resp. g, as the general ones)
+    c.rare = unit ? og_vbelow_or_nan(zh, lo) : vne(vmin(vmax(zh, lo), vset(FLT_MAX)), zh);
+    vf v = vmax(vnegabs(zh), lo);
+    // n = round(v / ln2) by the magic-number rounding (one rounding of the exact product), and
+    // 2^n from the same bits: kt = 1.5 2^23 + 127 + n
+    vf kt = vfma(v, vset(1.44269504088896341f), vset(0x1.8p23f + 127.0f));
+    vf n = vsub(kt, vset(0x1.8p23f + 127.0f));
+    vf r = og_vexp_r(v, n);
+    if (!unit) {
+        vf zl = vfma(beta, x, vsub(zero, zh));
+        r = vadd(r, vsel(c.pos, vsub(zero, zl), zl));
+    }
+    c.t = og_vexp_poly_m1(r);
+    c.pw = vbits_shl23(kt);
+    c.e = vmul(vadd(c.t, vset(1.0f)), c.pw);
     return c;
 }
 
-static inline vf softplus_forward(vf x, vf beta, vf threshold) {
-    sp_fast c = sp_prepare_fast(x, beta, threshold);
-    vf q = vdiv(og_vlog1p_ratio(c.e), beta);
-    vf y = vsel(c.above, x, vsel(c.pos, vfma(q, c.e, x), vmul(q, c.e)));
+static inline vf softplus_forward(vf x, vf beta, vf threshold, const int unit) {
+    sp_fast c = sp_prepare_fast(x, beta, threshold, unit);
+    vf l = og_vlog1p_ratio(c.e);
+    vf q = unit ? l : vdiv(l, beta);
+    // z > 0: x + q e;  z <= 0: q e (+-0 + q e, q e > 0)
+    vf y = vfma(q, c.e, unit ? vmax(x, vset(0.0f)) : vsel(c.pos, x, vset(0.0f)));
+    y = vsel(c.above, x, y);
     if (vany(c.rare)) y = vsel(c.rare, softplus_forward_general(x, beta, threshold), y);
     return y;
 }
 
-static inline vf softplus_backward(vf g, vf x, vf beta, vf threshold) {
-    sp_fast c = sp_prepare_fast(x, beta, threshold);
+static inline vf softplus_backward(vf g, vf x, vf beta, vf threshold, const int unit) {
+    sp_fast c = sp_prepare_fast(x, beta, threshold, unit);
     vf one = vset(1.0f);
     // z > 0: g q;  z <= 0: g q e = (h + h t) 2^(n+1) with h = g q / 2, rounded once (the
     // rounding of p saved); the halving keeps h (1 + t) <= |g| / sqrt 2 from overflowing
@@ -116,13 +131,23 @@ static inline vf softplus_backward(vf g, vf x, vf beta, vf threshold) {
 void OG_FN(og_softplus_fwd)(size_t n, const float *const *in, float *const *out, const void *params) {
     const og_softplus_params *p = params;
     vf beta = vset(p->beta), threshold = vset(p->threshold);
-    OG_EW_LOOP(n, 1, in, 1, out, { vstore(outs[0], softplus_forward(vload(ins[0]), beta, threshold)); });
+    if (p->beta == 1.0f)
+        OG_EW_LOOP(n, 1, in, 1, out,
+                   { vstore(outs[0], softplus_forward(vload(ins[0]), beta, threshold, 1)); });
+    else
+        OG_EW_LOOP(n, 1, in, 1, out,
+                   { vstore(outs[0], softplus_forward(vload(ins[0]), beta, threshold, 0)); });
 }
 
 void OG_FN(og_softplus_bwd)(size_t n, const float *const *in, float *const *out, const void *params) {
     const og_softplus_params *p = params;
     vf beta = vset(p->beta), threshold = vset(p->threshold);
-    OG_EW_LOOP(n, 2, in, 1, out, {
-        vstore(outs[0], softplus_backward(vload(ins[0]), vload(ins[1]), beta, threshold));
-    });
+    if (p->beta == 1.0f)
+        OG_EW_LOOP(n, 2, in, 1, out, {
+            vstore(outs[0], softplus_backward(vload(ins[0]), vload(ins[1]), beta, threshold, 1));
+        });
+    else
+        OG_EW_LOOP(n, 2, in, 1, out, {
+            vstore(outs[0], softplus_backward(vload(ins[0]), vload(ins[1]), beta, threshold, 0));
+        });
 }
