@@ -66,6 +66,8 @@ static inline vf vfmsub(vf a, vf b, vf c) { return _mm512_fmsub_ps(a, b, c); }
 static inline vf vbits_rsub(vf a, int32_t k) {
     return _mm512_castsi512_ps(_mm512_sub_epi32(_mm512_set1_epi32(k), _mm512_castps_si512(a)));
 }
+/// a > b, or a or b NaN (one compare: "not less or equal", unordered).
+static inline vm vgtu(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLE_UQ); }
 
 
 /// A float vector widened to double precision (two halves), for the few steps that cancel.
@@ -146,6 +148,7 @@ static inline vf vfmsub(vf a, vf b, vf c) { return _mm256_fmsub_ps(a, b, c); }
 static inline vf vbits_rsub(vf a, int32_t k) {
     return _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_set1_epi32(k), _mm256_castps_si256(a)));
 }
+static inline vm vgtu(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); }
 
 
 typedef struct { __m256d lo, hi; } vd;
@@ -231,6 +234,7 @@ static inline vf vbits_rsub(vf a, int32_t k) {
     memcpy(&a, &bits, sizeof a);
     return a;
 }
+static inline vm vgtu(vf a, vf b) { return !(a <= b); }
 
 typedef double vd;
 static inline vd vwiden(vf a) { return (double)a; }

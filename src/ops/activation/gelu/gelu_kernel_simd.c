@@ -34,6 +34,13 @@
  *   products), s = -|x|; the exp reduction r = s uh - n L1 is one fma of an exact product, then
  *   - n L2 + s ul; e = 2^n (1 + tp) with n from a magic-number fma. Quotients by 1 + e = dh + dl
  *   (or (1 + e)^2 as a float pair) use a Newton reciprocal (2^-16) and one residual correction.
+ *   The forward instead uses E = e^(-z) signed (up to e^78 at x = -9.5, a normal float):
+ *   gelu = x / (1 + E) for either sign, one vdivps (3 issue slots; cheaper than the Newton
+ *   reciprocal, the divider is otherwise idle), its residual with 1 + E = dh + dl
+ *   (dl = E - (dh - 1), exact below E = 2^24, within 2^-24 relative above) corrected through
+ *   a bit-trick reciprocal (1/8 relative is enough for the correction). a's high part ends at
+ *   2^-21, so uh = p + A_HI has the exact error (A_HI - uh) + p for every p <= 6.5 (no max/min).
+ *   The exp polynomial is og_vexp_poly_m1's in Estrin form (shorter chain, same coefficients).
  *   Backward: N = (1 + e) + s u3 (x <= 0) or (1 + e) + x e u3 (x > 0), u3 = a + 3 b x^2 as a
  *   float pair, so the root of gelu' cancels exactly in one fma; gelu' = q or e q, q = N/(1+e)^2.
  * - erf form: the same R(t) with w = 3/(3+t) from a bit-trick seed and two Newton-type steps (the
@@ -113,11 +120,21 @@ static inline vf gelu_erf_backward_general(vf g, vf x) {
 // above, selected per lane, so a lane's bits never depend on its neighbours or on the ISA.
 
 #define FAST_MAX 9.5f
+
+/// e^r - 1 for |r| <= ln2/2: og_vexp_poly_m1's coefficients in Estrin form (a shorter chain)
+static inline vf exp_poly_m1_fast(vf r) {
+    vf r2 = vmul(r, r);
+    vf a = vfma(vset(1.6666665459e-1f), r, vset(5.0000001201e-1f));
+    vf b = vfma(vset(8.3334519073e-3f), r, vset(4.1665795894e-2f));
+    vf c = vfma(vset(1.9875691500e-4f), r, vset(1.3981999507e-3f));
+    vf q = vfma(vfma(c, r2, b), r2, a);
+    return vfma(q, r2, r);
+}
 #define MAGIC_B 12583039.0f // 0x1.8p23 + 127: fma(v, log2e, MAGIC_B) rounds v log2e to n, bits give 2^n
 
 // a = 2 sqrt(2/pi) and b = a 0.044715 as float pairs
-#define A_HI 0x1.988454p+0f
-#define A_LO -0x1.857936p-25f
+#define A_HI 0x1.98845p+0f // a multiple of 2^-21, so that A_HI - (A_HI + p) is exact for p <= 6.5
+#define A_LO 0x1.9ea1b2p-23f
 #define B_HI 0x1.2444f2p-4f
 #define B_LO 0x1.49b16ap-29f
 
@@ -136,7 +153,7 @@ static inline tanh_parts tanh_exp(vf x) {
     vf pl = vfmsub(vset(B_HI), x2, o.p);                      // bh x2 = p + pl exactly
     o.lowp = vfma(vset(B_HI), x2l, vfma(vset(B_LO), x2, pl)); // b x^2 - p (to 2^-45 relative)
     o.uh = vadd(o.p, vset(A_HI));
-    vf err = vadd(vsub(vmax(o.p, vset(A_HI)), o.uh), vmin(o.p, vset(A_HI))); // Fast2Sum
+    vf err = vadd(vsub(vset(A_HI), o.uh), o.p); // exact (A_HI's last bit is 2^-21, p <= 6.5)
     o.ul = vadd(vadd(o.lowp, vset(A_LO)), err);
     o.zh = vmul(o.s, o.uh);
     // Cody-Waite on s u: r = s uh - n L1 (exact product, one rounding), - n L2, + s ul
@@ -145,7 +162,7 @@ static inline tanh_parts tanh_exp(vf x) {
     vf r = vfma(o.s, o.uh, vmul(nf, vset(-0.693359375f)));
     r = vfma(nf, vset(2.12194440e-4f), r);
     r = vfma(o.s, o.ul, r);
-    o.tp = og_vexp_poly_m1(r);
+    o.tp = exp_poly_m1_fast(r);
     o.pw = vbits_shl23(wm);
     o.e = vfma(o.pw, o.tp, o.pw);
     return o;
@@ -160,19 +177,33 @@ static inline vf rcp12(vf d) {
 }
 
 static inline vf gelu_tanh_forward_fast(vf x) {
-    tanh_parts o = tanh_exp(x);
-    vf dh = vadd(vset(1.0f), o.e), dl = vadd(vsub(vset(1.0f), dh), o.e); // 1 + e = dh + dl
-    vf rc = rcp12(dh);
-    vf xpw = vmul(x, o.pw);
-    vf num = vsel(vgt(x, vset(0.0f)), x, vfma(xpw, o.tp, xpw)); // x or x e
-    vf q0 = vmul(num, rc);
-    vf nres = vfma(q0, dl, vfmsub(q0, dh, num)); // q0 (1 + e) - num (written so that -0 stays -0)
+    // u = a + b x^2 = uh + ul as in tanh_exp, then E = e^(-z) = e^(-x u) = 2^n (1 + tp), signed:
+    // E reaches e^78 (a normal float) at x = -9.5, so gelu = x / (1 + E) needs no select.
+    vf x2 = vmul(x, x), x2l = vfmsub(x, x, x2);
+    vf p = vmul(vset(B_HI), x2);
+    vf pl = vfmsub(vset(B_HI), x2, p);
+    vf lowp = vfma(vset(B_HI), x2l, vfma(vset(B_LO), x2, pl));
+    vf uh = vadd(p, vset(A_HI));
+    vf err = vadd(vsub(vset(A_HI), uh), p);
+    vf ul = vadd(vadd(lowp, vset(A_LO)), err);
+    vf wm = vfma(vmul(x, uh), vset(-1.44269504088896341f), vset(MAGIC_B));
+    vf nf = vsub(wm, vset(MAGIC_B));
+    vf r = vfnmadd(x, uh, vmul(nf, vset(-0.693359375f)));
+    r = vfma(nf, vset(2.12194440e-4f), r);
+    r = vfnmadd(x, ul, r);
+    vf tp = exp_poly_m1_fast(r);
+    vf pw = vbits_shl23(wm);
+    vf e = vfma(pw, tp, pw);
+    vf one = vset(1.0f);
+    vf dh = vadd(one, e), dl = vsub(e, vsub(dh, one)); // 1 + E = dh + dl
+    vf q0 = vdiv(x, dh);
+    vf rc = vbits_rsub(dh, 0x7EF311C3);
+    vf nres = vfma(q0, dl, vfmsub(q0, dh, x)); // q0 (1 + E) - x (written so that -0 stays -0)
     return vfnmadd(nres, rc, q0);
 }
 
 static inline vf gelu_tanh_forward(vf x) {
-    vf a = vabs(x);
-    vm rare = vne(vmin(a, vset(FAST_MAX)), a); // |x| > FAST_MAX or NaN
+    vm rare = vgtu(vmul(x, x), vset(FAST_MAX * FAST_MAX)); // |x| > FAST_MAX or NaN
     vf y = gelu_tanh_forward_fast(x);
     if (vany(rare)) y = vsel(rare, gelu_tanh_forward_general(x), y);
     return y;
@@ -203,8 +234,7 @@ static inline vf gelu_tanh_backward_fast(vf g, vf x) {
 }
 
 static inline vf gelu_tanh_backward(vf g, vf x) {
-    vf a = vabs(x);
-    vm rare = vne(vmin(a, vset(FAST_MAX)), a);
+    vm rare = vgtu(vmul(x, x), vset(FAST_MAX * FAST_MAX));
     vf y = gelu_tanh_backward_fast(g, x);
     if (vany(rare)) y = vsel(rare, gelu_tanh_backward_general(g, x), y);
     return y;
@@ -262,8 +292,7 @@ static inline vf gelu_erf_forward_fast(vf x) {
 }
 
 static inline vf gelu_erf_forward(vf x) {
-    vf a = vabs(x);
-    vm rare = vne(vmin(a, vset(FAST_MAX)), a);
+    vm rare = vgtu(vabs(x), vset(FAST_MAX)); // |x| > FAST_MAX or NaN
     vf y = gelu_erf_forward_fast(x);
     if (vany(rare)) y = vsel(rare, gelu_erf_forward_general(x), y);
     return y;
@@ -280,8 +309,7 @@ static inline vf gelu_erf_backward_fast(vf g, vf x) {
 }
 
 static inline vf gelu_erf_backward(vf g, vf x) {
-    vf a = vabs(x);
-    vm rare = vne(vmin(a, vset(FAST_MAX)), a);
+    vm rare = vgtu(vabs(x), vset(FAST_MAX)); // |x| > FAST_MAX or NaN
     vf y = gelu_erf_backward_fast(g, x);
     if (vany(rare)) y = vsel(rare, gelu_erf_backward_general(g, x), y);
     return y;
