@@ -72,7 +72,8 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
 
     // The fused 16-bit path: the op has kernels for it and every operand is linear and of the
     // compute dtype (so there is no second rounding to make).
-    plan->fused16 = op->kernels16 &&
+    const char *fused_env = getenv("OPGRAD_FUSED16"); // "0": always the buffered path
+    plan->fused16 = op->kernels16 && !(fused_env && !strcmp(fused_env, "0")) &&
                     (op->compute_dtype == ACL_BF16 || op->compute_dtype == ACL_FLOAT16);
     for (int k = 0; k < nops && plan->fused16; k++) {
         int64_t expect = 1;

@@ -400,12 +400,13 @@ static void test_mish_out_shape_mismatch(void) {
 /* ---- phase 2: workspace and executor ---------------------------------------------------- */
 
 static void test_workspace_too_small_fp16(void) {
-    const int64_t d[] = {1000};
-    tview x = tv(d, 1, ACL_FLOAT16), y = tv(d, 1, ACL_FLOAT16);
+    // a strided fp16 input goes through conversion buffers (a contiguous one runs fused)
+    const int64_t d[] = {1000}, every_other[] = {2};
+    tview x = tv_make(d, 1, ACL_FLOAT16, every_other, 0, 0), y = tv(d, 1, ACL_FLOAT16);
     uint64_t ws = 0;
     aclOpExecutor *e = NULL;
     CHECK_EQ(mish1(&x, &y, &ws, &e), ACLNN_SUCCESS);
-    CHECKF(ws > 0, "fp16 Mish needs conversion buffers, workspaceSize = %llu",
+    CHECKF(ws > 0, "strided fp16 Mish needs conversion buffers, workspaceSize = %llu",
            (unsigned long long)ws);
     if (ws > 0) {
         void *w = NULL;
@@ -442,8 +443,8 @@ static void test_workspace_too_small_broadcast(void) {
 }
 
 static void test_workspace_null_when_needed(void) {
-    const int64_t d[] = {1000};
-    tview x = tv(d, 1, ACL_BF16), y = tv(d, 1, ACL_BF16);
+    const int64_t d[] = {1000}, every_other[] = {2};
+    tview x = tv_make(d, 1, ACL_BF16, every_other, 0, 0), y = tv(d, 1, ACL_BF16); // buffered
     uint64_t ws = 0;
     aclOpExecutor *e = NULL;
     CHECK_EQ(mish1(&x, &y, &ws, &e), ACLNN_SUCCESS);

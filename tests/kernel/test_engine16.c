@@ -31,10 +31,16 @@
 #include "aclnnop/aclnn_hardswish_backward.h"
 #include "aclnnop/aclnn_leaky_relu.h"
 #include "aclnnop/aclnn_leaky_relu_backward.h"
+#include "aclnnop/aclnn_mish.h"
+#include "aclnnop/aclnn_mish_backward.h"
 #include "aclnnop/aclnn_mul.h"
 #include "aclnnop/aclnn_relu.h"
 #include "aclnnop/aclnn_sigmoid.h"
 #include "aclnnop/aclnn_sigmoid_backward.h"
+#include "aclnnop/aclnn_silu.h"
+#include "aclnnop/aclnn_silu_backward.h"
+#include "aclnnop/aclnn_tanh.h"
+#include "aclnnop/aclnn_tanh_backward.h"
 #include "aclnnop/aclnn_threshold_backward.h"
 #include "aclnnop/aclnn_reduce_sum.h"
 #include "engine/convert.h"
@@ -396,11 +402,11 @@ static void test_elementwise16(void) {
 // ---------------------------------------------------------------------------------------------
 // The fused 16-bit path against the buffered one
 
-enum { FUSED_OPS = 12 };
+enum { FUSED_OPS = 18 };
 static const char *const FUSED_NAMES[FUSED_OPS] = {
     "Add", "Adds(other 0.75, alpha -2)", "Mul", "Muls(1.5)", "Relu", "ThresholdBackward(0.5)",
     "LeakyRelu(0.01)", "LeakyReluBackward(0.2)", "Hardswish", "HardswishBackward", "Sigmoid",
-    "SigmoidBackward"};
+    "SigmoidBackward", "Tanh", "TanhBackward", "Silu", "SiluBackward", "Mish", "MishBackward"};
 
 // Runs fused op k on (a, b) -> o; a, b and o are views of one dtype and shape.
 static aclnnStatus run_fused_op(int k, const aclTensor *a, const aclTensor *b, aclTensor *o) {
@@ -432,6 +438,18 @@ static aclnnStatus run_fused_op(int k, const aclTensor *a, const aclTensor *b, a
     case 10: OP_RUN(st, aclnnSigmoidGetWorkspaceSize(a, o, &ws_, &ex_), aclnnSigmoid); break;
     case 11:
         OP_RUN(st, aclnnSigmoidBackwardGetWorkspaceSize(b, a, o, &ws_, &ex_), aclnnSigmoidBackward);
+        break;
+    case 12: OP_RUN(st, aclnnTanhGetWorkspaceSize(a, o, &ws_, &ex_), aclnnTanh); break;
+    case 13:
+        OP_RUN(st, aclnnTanhBackwardGetWorkspaceSize(b, a, o, &ws_, &ex_), aclnnTanhBackward);
+        break;
+    case 14: OP_RUN(st, aclnnSiluGetWorkspaceSize(a, o, &ws_, &ex_), aclnnSilu); break;
+    case 15:
+        OP_RUN(st, aclnnSiluBackwardGetWorkspaceSize(b, a, o, &ws_, &ex_), aclnnSiluBackward);
+        break;
+    case 16: OP_RUN(st, aclnnMishGetWorkspaceSize(a, o, &ws_, &ex_), aclnnMish); break;
+    case 17:
+        OP_RUN(st, aclnnMishBackwardGetWorkspaceSize(b, a, o, &ws_, &ex_), aclnnMishBackward);
         break;
     }
     aclDestroyScalar(s1);

@@ -224,11 +224,12 @@ typedef struct opspec {
     const aclTensor *in[4];
     const aclTensor *out[2];
     aclDataType compute;
+    const og_ew_compute16_fn (*kernels16)[2]; // NULL: no fused 16-bit path
 } opspec;
 
 static og_ew_plan plan_of(opspec s, int max_cores, int64_t nt) {
-    og_ew_op op = {.op = "test", .kernels = og_mish_bwd_kernels, .nin = s.nin, .nout = s.nout,
-                   .compute_dtype = s.compute};
+    og_ew_op op = {.op = "test", .kernels = og_mish_bwd_kernels, .kernels16 = s.kernels16,
+                   .nin = s.nin, .nout = s.nout, .compute_dtype = s.compute};
     for (int k = 0; k < s.nin; k++) op.in[k] = s.in[k];
     for (int k = 0; k < s.nout; k++) op.out[k] = s.out[k];
     og_ew_plan p;
@@ -493,7 +494,11 @@ static void test_plan_workspace_through_api(void) {
                         s = (opspec){.nin = 3, .nout = 1, .in = {g, x, t}, .out = {o}, .compute = dt};
                     }
                     CHECKF(st == ACLNN_SUCCESS, "%s", aclGetRecentErrMsg());
+                    // Mish and MishBackward have fused 16-bit kernels (no tile buffers)
+                    s.kernels16 = nin == 1 ? og_mish_fwd_kernels16 : nin == 2 ? og_mish_bwd_kernels16 : NULL;
                     og_ew_plan p = plan_of(s, opgrad_get_num_threads(), og_ew_nt_threshold());
+                    CHECK_EQ(p.fused16, dt != ACL_FLOAT && nin < 3);
+                    CHECK(!p.fused16 || p.tiling.buffer_bytes == 0);
                     CHECKF(ws == (uint64_t)p.tiling.slots * (uint64_t)p.tiling.buffer_bytes,
                            "%s nin=%d n=%lld threads=%d: workspace %llu, plan %d slots x %lld",
                            og_dtype_name(dt), nin, (long long)sizes[si], th, (unsigned long long)ws,

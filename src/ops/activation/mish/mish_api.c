@@ -8,9 +8,9 @@
 #define DEFINE_KERNEL_TABLE(name)                                                               \
     const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = {                           \
         og_##name##__scalar, og_##name##__avx2, og_##name##__avx512}
-DEFINE_KERNEL_TABLE(mish_fwd);
+OG_EW_DEFINE_KERNEL3_TABLES(mish_fwd);
 DEFINE_KERNEL_TABLE(mish_fwd_tanhx);
-DEFINE_KERNEL_TABLE(mish_bwd);
+OG_EW_DEFINE_KERNEL3_TABLES(mish_bwd);
 DEFINE_KERNEL_TABLE(mish_bwd_tanhx);
 
 static const char OP_MISH[] = "aclnnMish";
@@ -27,14 +27,14 @@ static const char OP_MISH_BACKWARD_TANHX[] = "aclnnMishBackwardWithTanhx";
 
 // Forward family: every output has self's dtype and shape.
 static aclnnStatus plan_forward(const char *op, const og_ew_compute_fn *kernels,
-                                const aclTensor *self, int nout, aclTensor *const *outs,
+                                const og_ew_compute16_fn (*kernels16)[2], const aclTensor *self, int nout, aclTensor *const *outs,
                                 const char *const *names, uint64_t *workspaceSize,
                                 aclOpExecutor **executor) {
     TRY(og_check_out_ptrs(op, workspaceSize, executor));
     const void *ptrs[3] = {self, outs[0], nout > 1 ? outs[1] : NULL};
     TRY(og_check_not_null(op, 1 + nout, names, ptrs));
     TRY(og_check_tensor(op, names[0], self, OG_DTS_FLOATING, 0));
-    og_ew_op ew = {.op = op, .kernels = kernels, .nin = 1, .in = {self}, .nout = nout,
+    og_ew_op ew = {.op = op, .kernels = kernels, .kernels16 = kernels16, .nin = 1, .in = {self}, .nout = nout,
                    .compute_dtype = self->dtype};
     ew.names[0] = names[0];
     for (int k = 0; k < nout; k++) {
@@ -50,7 +50,7 @@ static aclnnStatus plan_forward(const char *op, const og_ew_compute_fn *kernels,
 aclnnStatus aclnnMishGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize,
                                       aclOpExecutor **executor) {
     static const char *const names[] = {"self", "out"};
-    return plan_forward(OP_MISH, og_mish_fwd_kernels, self, 1, &out, names, workspaceSize, executor);
+    return plan_forward(OP_MISH, og_mish_fwd_kernels, og_mish_fwd_kernels16, self, 1, &out, names, workspaceSize, executor);
 }
 
 aclnnStatus aclnnMish(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
@@ -61,7 +61,7 @@ aclnnStatus aclnnMish(void *workspace, uint64_t workspaceSize, aclOpExecutor *ex
 aclnnStatus aclnnInplaceMishGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize,
                                              aclOpExecutor **executor) {
     static const char *const names[] = {"selfRef", "selfRef"};
-    return plan_forward(OP_INPLACE_MISH, og_mish_fwd_kernels, selfRef, 1, &selfRef, names,
+    return plan_forward(OP_INPLACE_MISH, og_mish_fwd_kernels, og_mish_fwd_kernels16, selfRef, 1, &selfRef, names,
                         workspaceSize, executor);
 }
 
@@ -75,7 +75,7 @@ aclnnStatus aclnnMishWithTanhxGetWorkspaceSize(const aclTensor *self, aclTensor 
                                                aclOpExecutor **executor) {
     static const char *const names[] = {"self", "out", "tanhxOut"};
     aclTensor *outs[2] = {out, tanhxOut};
-    return plan_forward(OP_MISH_TANHX, og_mish_fwd_tanhx_kernels, self, 2, outs, names,
+    return plan_forward(OP_MISH_TANHX, og_mish_fwd_tanhx_kernels, NULL, self, 2, outs, names,
                         workspaceSize, executor);
 }
 
@@ -86,7 +86,8 @@ aclnnStatus aclnnMishWithTanhx(void *workspace, uint64_t workspaceSize, aclOpExe
 
 // Backward family: the inputs broadcast and promote together; gradInput has the broadcast shape
 // and a dtype the promoted type casts to.
-static aclnnStatus plan_backward(const char *op, const og_ew_compute_fn *kernels, int nin,
+static aclnnStatus plan_backward(const char *op, const og_ew_compute_fn *kernels,
+                                 const og_ew_compute16_fn (*kernels16)[2], int nin,
                                  const aclTensor *const *ins, aclTensor *gradInput,
                                  const char *const *names, uint64_t *workspaceSize,
                                  aclOpExecutor **executor) {
@@ -99,7 +100,7 @@ static aclnnStatus plan_backward(const char *op, const og_ew_compute_fn *kernels
     aclDataType promoted;
     TRY(og_check_promotion(op, nin, names, ins, OG_DTS_FLOATING, names[nin], gradInput, &promoted));
     TRY(og_check_broadcast_to(op, nin, names, ins, names[nin], gradInput));
-    og_ew_op ew = {.op = op, .kernels = kernels, .nin = nin, .nout = 1, .out = {gradInput},
+    og_ew_op ew = {.op = op, .kernels = kernels, .kernels16 = kernels16, .nin = nin, .nout = 1, .out = {gradInput},
                    .compute_dtype = promoted};
     for (int k = 0; k < nin; k++) ew.in[k] = ins[k], ew.names[k] = names[k];
     ew.names[nin] = names[nin];
@@ -111,7 +112,7 @@ aclnnStatus aclnnMishBackwardGetWorkspaceSize(const aclTensor *gradOutput, const
                                               aclOpExecutor **executor) {
     static const char *const names[] = {"gradOutput", "self", "gradInput"};
     const aclTensor *ins[2] = {gradOutput, self};
-    return plan_backward(OP_MISH_BACKWARD, og_mish_bwd_kernels, 2, ins, gradInput, names,
+    return plan_backward(OP_MISH_BACKWARD, og_mish_bwd_kernels, og_mish_bwd_kernels16, 2, ins, gradInput, names,
                          workspaceSize, executor);
 }
 
@@ -128,7 +129,7 @@ aclnnStatus aclnnMishBackwardWithTanhxGetWorkspaceSize(const aclTensor *gradOutp
                                                        aclOpExecutor **executor) {
     static const char *const names[] = {"gradOutput", "self", "tanhx", "gradInput"};
     const aclTensor *ins[3] = {gradOutput, self, tanhx};
-    return plan_backward(OP_MISH_BACKWARD_TANHX, og_mish_bwd_tanhx_kernels, 3, ins, gradInput,
+    return plan_backward(OP_MISH_BACKWARD_TANHX, og_mish_bwd_tanhx_kernels, NULL, 3, ins, gradInput,
                          names, workspaceSize, executor);
 }
 

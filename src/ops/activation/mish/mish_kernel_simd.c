@@ -29,6 +29,7 @@
  *   multiplies e (160 forward, 200 backward): beyond, every float result is 0 anyway, and +-inf
  *   give the mathematical limits (mish(-inf) = -0, mish(+inf) = +inf, mish'(-inf) = 0,
  *   mish'(+inf) = 1). NaN inputs give NaN. */
+#include "engine/simd/vec16.h"
 #include "engine/simd/vmath.h"
 #include "ops/activation/mish/mish_kernel.h"
 
@@ -189,14 +190,11 @@ static inline vf mish_backward(vf g, vf x) {
     return dx;
 }
 
-void OG_FN(og_mish_fwd)(size_t n, const float *const *in, float *const *out, const void *params) {
-    (void)params;
-    OG_EW_LOOP(n, 1, in, 1, out, {
-        vf y;
-        mish_forward(vload(ins[0]), &y, NULL);
-        vstore(outs[0], y);
-    });
-}
+OG_EW_KERNEL3(og_mish_fwd, og_no_consts, og_no_setup, 1, 1, {
+    vf y;
+    mish_forward(vload(ins[0]), &y, NULL);
+    vstore(outs[0], y);
+})
 
 void OG_FN(og_mish_fwd_tanhx)(size_t n, const float *const *in, float *const *out,
                               const void *params) {
@@ -209,10 +207,8 @@ void OG_FN(og_mish_fwd_tanhx)(size_t n, const float *const *in, float *const *ou
     });
 }
 
-void OG_FN(og_mish_bwd)(size_t n, const float *const *in, float *const *out, const void *params) {
-    (void)params;
-    OG_EW_LOOP(n, 2, in, 1, out, { vstore(outs[0], mish_backward(vload(ins[0]), vload(ins[1]))); });
-}
+OG_EW_KERNEL3(og_mish_bwd, og_no_consts, og_no_setup, 2, 1,
+              { vstore(outs[0], mish_backward(vload(ins[0]), vload(ins[1]))); })
 
 // dx = g (t + x sigmoid(x) (1 - t^2)) with the caller's t, in double: t and the correction can
 // cancel, and g can be huge where the correction is tiny. x sigmoid(x) is x / (1 + e) for x > 0

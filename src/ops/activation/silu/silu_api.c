@@ -5,15 +5,15 @@
 #include "ops/activation/sigmoid/act_plan.h"
 #include "ops/activation/silu/silu_kernel.h"
 
-OG_ACT_DEFINE_KERNEL_TABLE(silu_fwd);
-OG_ACT_DEFINE_KERNEL_TABLE(silu_bwd);
+OG_EW_DEFINE_KERNEL3_TABLES(silu_fwd);
+OG_EW_DEFINE_KERNEL3_TABLES(silu_bwd);
 
 static const char OP_SILU[] = "aclnnSilu";
 static const char OP_SILU_BACKWARD[] = "aclnnSiluBackward";
 
 aclnnStatus aclnnSiluGetWorkspaceSize(const aclTensor *self, aclTensor *out,
                                       uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return act_unary_api(OP_SILU, og_silu_fwd_kernels, NULL, "self", self, "out", out, 0, workspaceSize,
+    return act_unary_api(OP_SILU, og_silu_fwd_kernels, og_silu_fwd_kernels16, "self", self, "out", out, 0, workspaceSize,
                          executor);
 }
 
@@ -26,7 +26,7 @@ aclnnStatus aclnnSiluBackwardGetWorkspaceSize(const aclTensor *gradOutput, const
                                               aclTensor *gradInput, uint64_t *workspaceSize,
                                               aclOpExecutor **executor) {
     static const char *const names[3] = {"gradOutput", "self", "gradInput"};
-    return act_binary_api(OP_SILU_BACKWARD, og_silu_bwd_kernels, NULL, names, gradOutput, self,
+    return act_binary_api(OP_SILU_BACKWARD, og_silu_bwd_kernels, og_silu_bwd_kernels16, names, gradOutput, self,
                           gradInput, 0, workspaceSize, executor);
 }
 

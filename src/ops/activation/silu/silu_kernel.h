@@ -7,7 +7,7 @@
 
 #include "ops/activation/sigmoid/sigmoid_kernel.h"
 
-OG_ACT_DECLARE_KERNEL(silu_fwd)
-OG_ACT_DECLARE_KERNEL(silu_bwd)
+OG_EW_DECLARE_KERNEL3(silu_fwd) // with fused bf16 / fp16 kernels
+OG_EW_DECLARE_KERNEL3(silu_bwd)
 
 #endif

@@ -32,6 +32,7 @@
  *              any g where well conditioned (PyTorch's float formula: 7.5 ulp on [-6, 6], 14
  *              on [-20, 20]); absolute 2^-24 |g| M near the root. The general form above is
  *              within 2.8 ulp but costs twice as much. */
+#include "engine/simd/vec16.h"
 #include "engine/simd/vmath.h"
 #include "ops/activation/silu/silu_kernel.h"
 
@@ -110,12 +111,8 @@ static inline vf silu_backward(vf g, vf x) {
     return dx;
 }
 
-void OG_FN(og_silu_fwd)(size_t n, const float *const *in, float *const *out, const void *params) {
-    (void)params;
-    OG_EW_LOOP(n, 1, in, 1, out, { vstore(outs[0], silu_forward(vload(ins[0]))); });
-}
+OG_EW_KERNEL3(og_silu_fwd, og_no_consts, og_no_setup, 1, 1,
+              { vstore(outs[0], silu_forward(vload(ins[0]))); })
 
-void OG_FN(og_silu_bwd)(size_t n, const float *const *in, float *const *out, const void *params) {
-    (void)params;
-    OG_EW_LOOP(n, 2, in, 1, out, { vstore(outs[0], silu_backward(vload(ins[0]), vload(ins[1]))); });
-}
+OG_EW_KERNEL3(og_silu_bwd, og_no_consts, og_no_setup, 2, 1,
+              { vstore(outs[0], silu_backward(vload(ins[0]), vload(ins[1]))); })

@@ -5,8 +5,8 @@
 #include "ops/activation/sigmoid/act_plan.h"
 #include "ops/activation/tanh/tanh_kernel.h"
 
-OG_ACT_DEFINE_KERNEL_TABLE(tanh_fwd);
-OG_ACT_DEFINE_KERNEL_TABLE(tanh_bwd);
+OG_EW_DEFINE_KERNEL3_TABLES(tanh_fwd);
+OG_EW_DEFINE_KERNEL3_TABLES(tanh_bwd);
 
 static const char OP_TANH[] = "aclnnTanh";
 static const char OP_INPLACE_TANH[] = "aclnnInplaceTanh";
@@ -14,7 +14,7 @@ static const char OP_TANH_BACKWARD[] = "aclnnTanhBackward";
 
 aclnnStatus aclnnTanhGetWorkspaceSize(const aclTensor *self, aclTensor *out,
                                       uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return act_unary_api(OP_TANH, og_tanh_fwd_kernels, NULL, "self", self, "out", out,
+    return act_unary_api(OP_TANH, og_tanh_fwd_kernels, og_tanh_fwd_kernels16, "self", self, "out", out,
                          ACT_DTS_INTEGRAL, workspaceSize, executor);
 }
 
@@ -25,7 +25,7 @@ aclnnStatus aclnnTanh(void *workspace, uint64_t workspaceSize, aclOpExecutor *ex
 
 aclnnStatus aclnnInplaceTanhGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize,
                                              aclOpExecutor **executor) {
-    return act_unary_api(OP_INPLACE_TANH, og_tanh_fwd_kernels, NULL, "selfRef", selfRef, "selfRef",
+    return act_unary_api(OP_INPLACE_TANH, og_tanh_fwd_kernels, og_tanh_fwd_kernels16, "selfRef", selfRef, "selfRef",
                          selfRef, 0, workspaceSize, executor);
 }
 
@@ -38,7 +38,7 @@ aclnnStatus aclnnTanhBackwardGetWorkspaceSize(const aclTensor *gradOutput, const
                                               aclTensor *gradInput, uint64_t *workspaceSize,
                                               aclOpExecutor **executor) {
     static const char *const names[3] = {"gradOutput", "output", "gradInput"};
-    return act_binary_api(OP_TANH_BACKWARD, og_tanh_bwd_kernels, NULL, names, gradOutput, output,
+    return act_binary_api(OP_TANH_BACKWARD, og_tanh_bwd_kernels, og_tanh_bwd_kernels16, names, gradOutput, output,
                           gradInput, ACT_DTS_DOUBLE, workspaceSize, executor);
 }
 

@@ -7,7 +7,7 @@
 
 #include "ops/activation/sigmoid/sigmoid_kernel.h"
 
-OG_ACT_DECLARE_KERNEL(tanh_fwd)
-OG_ACT_DECLARE_KERNEL(tanh_bwd)
+OG_EW_DECLARE_KERNEL3(tanh_fwd) // with fused bf16 / fp16 kernels
+OG_EW_DECLARE_KERNEL3(tanh_bwd)
 
 #endif

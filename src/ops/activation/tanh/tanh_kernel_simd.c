@@ -8,6 +8,7 @@
  * Backward, from the forward's output y: dx = g * (1 - y^2) with 1 - y^2 = fma(-y, y, 1), one
  * rounding of the exact value, then one rounding of the product with g; |y| >= 2^64 (where
  * 1 - y^2 overflows in float; no tanh output) is evaluated in double. */
+#include "engine/simd/vec16.h"
 #include "engine/simd/vmath.h"
 #include "ops/activation/tanh/tanh_kernel.h"
 
@@ -25,12 +26,8 @@ static inline vf tanh_backward(vf g, vf y) {
     return dx;
 }
 
-void OG_FN(og_tanh_fwd)(size_t n, const float *const *in, float *const *out, const void *params) {
-    (void)params;
-    OG_EW_LOOP(n, 1, in, 1, out, { vstore(outs[0], og_vtanh(vload(ins[0]))); });
-}
+OG_EW_KERNEL3(og_tanh_fwd, og_no_consts, og_no_setup, 1, 1,
+              { vstore(outs[0], og_vtanh(vload(ins[0]))); })
 
-void OG_FN(og_tanh_bwd)(size_t n, const float *const *in, float *const *out, const void *params) {
-    (void)params;
-    OG_EW_LOOP(n, 2, in, 1, out, { vstore(outs[0], tanh_backward(vload(ins[0]), vload(ins[1]))); });
-}
+OG_EW_KERNEL3(og_tanh_bwd, og_no_consts, og_no_setup, 2, 1,
+              { vstore(outs[0], tanh_backward(vload(ins[0]), vload(ins[1]))); })
