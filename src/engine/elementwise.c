@@ -301,11 +301,21 @@ static void run_core(void *arg, int core, int slot) {
     if (p->stream_out) og_stream_fence(); // the non-temporal stores are seen before we return
 }
 
-static aclnnStatus run_plan(const aclOpExecutor *e, void *workspace) {
-    const og_ew_plan *p = e->plan;
+void og_ew_run(const aclOpExecutor *e, const og_ew_plan *p, void *workspace) {
     ew_run_ctx ctx = {e, p, workspace};
     og_parallel_for(p->tiling.core_num, p->tiling.slots, run_core, &ctx);
+}
+
+static aclnnStatus run_plan(const aclOpExecutor *e, void *workspace) {
+    og_ew_run(e, e->plan, workspace);
     return ACLNN_SUCCESS;
+}
+
+void og_ew_prepare(const og_ew_op *op, og_ew_plan *p) {
+    og_ew_make_plan(op, og_num_threads(), og_ew_nt_threshold(), p);
+    p->isa = og_isa();
+    p->compute = op->kernels[p->isa];
+    if (p->fused16) p->compute16 = op->kernels16[p->isa][op->compute_dtype == ACL_BF16 ? 0 : 1];
 }
 
 aclnnStatus og_ew_plan_op(const og_ew_op *op, uint64_t *workspaceSize, aclOpExecutor **executor) {
@@ -324,10 +334,7 @@ aclnnStatus og_ew_plan_op(const og_ew_op *op, uint64_t *workspaceSize, aclOpExec
     e = og_executor_new(op->op, sizeof(og_ew_plan));
     if (!e) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     og_ew_plan *p = e->plan;
-    og_ew_make_plan(op, og_num_threads(), og_ew_nt_threshold(), p);
-    p->isa = og_isa();
-    p->compute = op->kernels[p->isa];
-    if (p->fused16) p->compute16 = op->kernels16[p->isa][op->compute_dtype == ACL_BF16 ? 0 : 1];
+    og_ew_prepare(op, p);
     e->ninputs = op->nin;
     e->noutputs = op->nout;
     for (int k = 0; k < op->nin; k++) og_executor_bind(e, k, op->in[k]);

@@ -121,4 +121,13 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
 /// 16 MiB).
 int64_t og_ew_nt_threshold(void);
 
+/// The plan og_ew_plan_op would make, for the current threads and ISA (the operator's memory
+/// checks are the caller's); its operands read executor slots 0.. (inputs, then outputs) unless
+/// the caller renumbers plan->in[k].slot / out[k].slot. Its workspace is
+/// tiling.slots * tiling.buffer_bytes.
+void og_ew_prepare(const og_ew_op *op, og_ew_plan *plan);
+
+/// Runs a plan (phase 2) with executor e's addresses.
+void og_ew_run(const aclOpExecutor *e, const og_ew_plan *plan, void *workspace);
+
 #endif

@@ -380,17 +380,31 @@ static const float *operand_run(const red_ctx *c, int k, int64_t off, int64_t st
 // The summands of n consecutive positions whose operands start at offsets off[k] and advance by
 // stride[k]: in place when possible (no map, no rounding, fp32 unit stride), else mapped /
 // converted / rounded into dst.
-static const float *summands(const red_ctx *c, core_mem *m, const int64_t *off, const int64_t *stride,
-                             int64_t n, float *dst, int64_t gbuf_at) {
+static const float *summands_with(const red_ctx *c, core_mem *m, const int64_t *off,
+                                  const int64_t *stride, int64_t n, float *dst, int64_t gbuf_at,
+                                  const float *const *fixed) {
     const og_reduce_plan *p = c->p;
     const float *ins[OG_RED_MAX_IN];
-    for (int k = 0; k < p->nin; k++) ins[k] = operand_run(c, k, off[k], stride[k], n, m->g[k] + gbuf_at);
+    for (int k = 0; k < p->nin; k++)
+        ins[k] = fixed && fixed[k] ? fixed[k] : operand_run(c, k, off[k], stride[k], n, m->g[k] + gbuf_at);
     if (!p->map && p->round_in == ACL_FLOAT) return ins[0];
     float *outs[1] = {dst};
     if (p->map) p->map((size_t)n, ins, outs, p->params);
     else if (ins[0] != dst) memcpy(dst, ins[0], (size_t)n * sizeof(float));
     if (p->round_in != ACL_FLOAT) og_round_through(c->cv, dst, n, p->round_in);
     return dst;
+}
+
+static const float *summands(const red_ctx *c, core_mem *m, const int64_t *off, const int64_t *stride,
+                             int64_t n, float *dst, int64_t gbuf_at) {
+    return summands_with(c, m, off, stride, n, dst, gbuf_at, NULL);
+}
+
+// Input k is the same along every reduced dim (e.g. a bias in a map summed over rows).
+static bool row_invariant(const og_reduce_plan *p, int k) {
+    for (int d = 0; d < p->nred; d++)
+        if (p->red_in[k][d] != 0) return false;
+    return true;
 }
 
 // Summands [r0, r0 + n) of a one-output unit, contiguous (in place when they are one run).
@@ -491,11 +505,17 @@ static const float *chunk_sum(const red_ctx *c, core_mem *m, const unit_pos *up,
             lane_tree(c, m->acc, (size_t)w, active);
             return m->acc;
         }
+        // inputs that do not change along the reduced dims are loaded (converted) once
+        const float *fixed[OG_RED_MAX_IN] = {NULL};
+        for (int k = 0; k < p->nin; k++)
+            if (row_invariant(p, k))
+                fixed[k] = operand_run(c, k, up->in_off[k] + rw.off[k], stride[k], w, m->g[k]);
         for (int64_t i0 = 0; i0 < n; i0 += batch) {
             int64_t nr = n - i0 < batch ? n - i0 : batch;
             for (int64_t i = 0; i < nr; i++) {
                 for (int k = 0; k < p->nin; k++) off[k] = up->in_off[k] + rw.off[k];
-                m->rows[i] = summands(c, m, off, stride, w, m->vals + i * w, i * w);
+                // (a fixed input's buffer is row 0's, which the other rows leave alone)
+                m->rows[i] = summands_with(c, m, off, stride, w, m->vals + i * w, i * w, fixed);
                 rw_advance(p, &rw, 1);
             }
             c->k->rows(m->rows, (size_t)nr, (size_t)w, m->acc);
@@ -597,14 +617,21 @@ static void run_combine(void *arg, int core, int slot) {
     }
 }
 
+// The steps of one operator, in order: reductions, and maps with nothing to sum (elementwise).
 typedef struct red_program {
     int nplans;
     og_reduce_plan plans[OG_RED_MAX_PLANS];
+    bool elementwise[OG_RED_MAX_PLANS]; // this step runs ew[i] instead of plans[i]
+    og_ew_plan ew[OG_RED_MAX_PLANS];
 } red_program;
 
 static aclnnStatus run_program(const aclOpExecutor *e, void *workspace) {
     const red_program *prog = e->plan;
     for (int i = 0; i < prog->nplans; i++) {
+        if (prog->elementwise[i]) {
+            og_ew_run(e, &prog->ew[i], workspace);
+            continue;
+        }
         const og_reduce_plan *p = &prog->plans[i];
         red_ctx ctx = {p, e, workspace, &og_reduce_kernel_table[p->isa], &og_convert[p->isa]};
         if (p->core_num == 0) continue;
@@ -668,6 +695,22 @@ aclnnStatus og_reduce_plan_op(const char *op, int nplans, const og_reduce_op *op
         og_reduce_make_plan(r, threads, p);
         p->isa = og_isa();
         p->map = r->map ? r->map[p->isa] : NULL;
+        bool same_shape = r->out->ndim == r->ndim;
+        for (int d = 0; d < r->ndim && same_shape; d++) same_shape = r->out->dims[d] == r->dims[d];
+        if (p->K == 1 && p->nred == 0 && r->map && r->nin <= OG_EW_MAX_IN && same_shape) {
+            // nothing summed: a map into the output, which the elementwise engine does in
+            // fewer passes (same values: one fp32 map, rounded once to the output dtype)
+            og_ew_op ew = {.op = op, .kernels = r->map, .nin = r->nin, .nout = 1, .out = {r->out},
+                           .params = r->params, .params_size = r->params_size,
+                           .compute_dtype = r->round_in};
+            for (int k = 0; k < r->nin; k++) ew.in[k] = r->in[k];
+            og_ew_plan *w = &prog.ew[prog.nplans - 1];
+            og_ew_prepare(&ew, w);
+            for (int k = 0; k < r->nin; k++) w->in[k].slot = r->in_slot[k];
+            w->out[0].slot = r->out_slot;
+            prog.elementwise[prog.nplans - 1] = true;
+            p->workspace = w->tiling.slots * w->tiling.buffer_bytes;
+        }
     }
     size_t plan_size = sizeof(red_program);
     aclOpExecutor *e = og_executor_new(op, plan_size);

@@ -50,7 +50,7 @@
 #define OG_RED_LANES 16
 #define OG_RED_CHUNK 256 // summands per chunk (a multiple of OG_RED_LANES)
 #define OG_RED_BLOCK 64  // chunks per block
-#define OG_RED_STRIP 64  // outputs per unit along the innermost kept dim (strips read in place)
+#define OG_RED_STRIP 512  // outputs per unit along the innermost kept dim (strips read in place)
 #define OG_RED_STRIP_WIDE 1024 // the same for strips whose rows are gathered or mapped
 #define OG_RED_MAX_PLANS 3
 

@@ -237,7 +237,7 @@ static void test_coalescing_and_strategy(void) {
     CHECK(!p.strips);
     CHECK(p.direct);
     // wide rows: strips of OG_RED_STRIP and a narrower last strip; gathered rows get wider strips
-    int64_t w[2] = {10, 150};
+    int64_t w[2] = {10, 2 * OG_RED_STRIP + 22};
     p = plan_for(w, 2, 1u, ACL_FLOAT, NULL, 2, false);
     CHECK(p.strips);
     CHECK_EQ(p.strip, OG_RED_STRIP);
