@@ -43,8 +43,8 @@
  *   The exp polynomial is og_vexp_poly_m1's in Estrin form (shorter chain, same coefficients).
  *   Backward: N = (1 + e) + s u3 (x <= 0) or (1 + e) + x e u3 (x > 0), u3 = a + 3 b x^2 as a
  *   float pair, so the root of gelu' cancels exactly in one fma; gelu' = q or e q, q = N/(1+e)^2.
- * - erf form: the same R(t) with w = 3/(3+t) from a bit-trick seed and two Newton-type steps (the
- *   first-order correction in w absorbs w's error); x <= 0 products as 2^n (h + h tp). */
+ * - erf form: R(t) from a centred polynomial in w = 3/(3+t) (normal_tail_fast, one division),
+ *   relative error 1.8 2^-24; x <= 0 products as 2^n (h R + (h R) tp), one full rounding. */
 #include "engine/simd/vmath.h"
 #include "ops/activation/gelu/gelu_kernel.h"
 
@@ -251,33 +251,41 @@ static inline vf exp_half_square_fast(vf t, vf *tp) {
     return vbits_shl23(wm);
 }
 
-/// og_vnormal_tail_scaled with w = 3 / (3 + t) from a Newton reciprocal (to 2^-18) instead of a
-/// division: the first-order correction in w absorbs w's error whatever its source.
+#define C_HI 0x1.988454p-2f   // 1/sqrt(2 pi) = C_HI + C_LO
+#define C_LO -0x1.857936p-27f
+#define W_C 0.56640625f       // centre of the tail polynomial's variable v = w - W_C
+
+/// The scaled tail R(t) = e^(t^2/2) Q(t) on [0, FAST_MAX] as w qh + s, s = w ql + corr (the sum
+/// rounded once): w = 3 / (3 + t) (vdivps, correctly rounded; one division, the divider is
+/// otherwise idle), q(v) = R / w a degree-8 polynomial in v = w - W_C (exact for w >= 1/4,
+/// t <= 9; fitted in double to relative error 2^-26, coefficients rounded to float), its last
+/// step split exactly as qh + ql (c0 - qh is exact by Sterbenz: q in [0.17, 0.5]), and corr the
+/// first-order correction for w's rounding. Relative error within 1.8 2^-24 (2.4 before the
+/// centring and the split: the alternating Horner sum at w = 1 cost 1.7 of it).
 static inline vf normal_tail_fast(vf t) {
     vf three = vset(3.0f);
     vf d = vadd(three, t);
-    vf dl = vadd(vsub(vmax(three, t), d), vmin(three, t)); // 3 + t = d + dl exactly
-    vf r0 = vbits_rsub(d, 0x7EF311C3);
-    vf e1 = vfnmadd(d, r0, vset(1.0f));
-    vf r1 = vfma(r0, vfma(e1, e1, e1), r0);
-    vf r2 = vfma(r1, vfnmadd(d, r1, vset(1.0f)), r1);
-    vf w = vmul(three, r2);
-    vf rw = vfnmadd(w, d, three);
-    vf q = vset(1.804562658e-02f);
-    q = vfma(q, w, vset(-1.123253554e-01f));
-    q = vfma(q, w, vset(2.817225158e-01f));
-    q = vfma(q, w, vset(-3.426824808e-01f));
-    q = vfma(q, w, vset(1.917442083e-01f));
-    q = vfma(q, w, vset(-8.008468151e-02f));
-    q = vfma(q, w, vset(7.514028996e-02f));
-    q = vfma(q, w, vset(8.371689916e-02f));
-    q = vfma(q, w, vset(1.188013256e-01f));
-    q = vfma(q, w, vset(1.329396665e-01f));
-    q = vfma(q, w, vset(1.329819858e-01f));
-    vf r = vmul(w, q);
+    vf dl = vsub(t, vsub(d, three)); // 3 + t = d + dl exactly (d - 3 and t - (d - 3) are exact)
+    vf w = vdiv(three, d);
+    vf rw = vfnmadd(w, d, three); // 3 - w d exactly
+    vf v = vsub(w, vset(W_C));
+    vf q = vset(-2.616352588e-02f);
+    q = vfma(q, v, vset(2.750921808e-02f));
+    q = vfma(q, v, vset(3.892375901e-02f));
+    q = vfma(q, v, vset(-6.172953919e-02f));
+    q = vfma(q, v, vset(-7.860569656e-02f));
+    q = vfma(q, v, vset(1.080840528e-01f));
+    q = vfma(q, v, vset(3.301119506e-01f));
+    q = vfma(q, v, vset(3.818819523e-01f));
+    vf c0 = vset(2.669646144e-01f);
+    vf qh = vfma(q, v, c0);
+    vf ql = vfma(q, v, vsub(c0, qh)); // q v + c0 - qh, rounded once
+    // (w_exact - w) dR/dw = (rw - w dl) / (d + dl) * 3 (c - t R) / w^2 ~ (rw - w dl) (c - t R) d / 3,
+    // and (c - t R) d / 3 ~ c + t (c/3 - qh) as w d ~ 3 (corr is below 3 2^-24 R: 2^-6 relative
+    // accuracy is plenty)
     vf h = vfnmadd(w, dl, rw);
-    vf k = vfnmadd(t, r, vset(0.3989422804f));
-    return vfma(vmul(k, h), vmul(d, vset(1.0f / 3.0f)), r);
+    vf corr = vmul(h, vfma(t, vsub(vset(C_HI / 3.0f), qh), vset(C_HI)));
+    return vfma(w, qh, vfma(w, ql, corr));
 }
 
 static inline vf gelu_erf_forward_fast(vf x) {
@@ -285,9 +293,10 @@ static inline vf gelu_erf_forward_fast(vf x) {
     vf pw = exp_half_square_fast(t, &tp);
     vf e = vfma(pw, tp, pw);
     vf r = normal_tail_fast(t);
-    vf yp = vmul(x, vfnmadd(e, r, vset(1.0f)));
-    vf h = vmul(vmul(x, pw), r);
-    vf yn = vfma(h, tp, h);
+    vf yp = vfnmadd(vmul(x, e), r, x); // x - (x e) R: its rounding and x e's cost 1/2 each
+    // x <= 0: x 2^n R (1 + tp) = hx R + (hx R) tp with hx = x 2^n exact: one full rounding
+    vf hx = vmul(x, pw);
+    vf yn = vfma(hx, r, vmul(vmul(hx, r), tp));
     return vsel(vgt(x, vset(0.0f)), yp, yn);
 }
 
@@ -302,9 +311,12 @@ static inline vf gelu_erf_backward_fast(vf g, vf x) {
     vf t = vabs(x), tp;
     vf pw = exp_half_square_fast(t, &tp);
     vf e = vfma(pw, tp, pw);
-    vf q = vfnmadd(t, vset((float)INV_SQRT_2PI), normal_tail_fast(t));
-    vf dp = vmul(g, vfnmadd(e, q, vset(1.0f)));
-    vf dn = vmul(vmul(g, pw), vfma(q, tp, q));
+    // q = R - t c with c as a float pair (float c alone is 0.48 2^-24 off, which t c carries
+    // undiminished for large t, where q ~ -t c)
+    vf q = vfnmadd(t, vset(C_LO), vfnmadd(t, vset(C_HI), normal_tail_fast(t)));
+    vf dp = vfnmadd(vmul(g, e), q, g); // g - (g e) q
+    vf gp = vmul(g, pw);
+    vf dn = vfma(gp, q, vmul(vmul(gp, q), tp));
     return vsel(vgt(x, vset(0.0f)), dp, dn);
 }
 
