@@ -27,6 +27,10 @@
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_add.h"
+#include "aclnnop/aclnn_gelu.h"
+#include "aclnnop/aclnn_gelu_backward.h"
+#include "aclnnop/aclnn_gelu_backward_v2.h"
+#include "aclnnop/aclnn_gelu_v2.h"
 #include "aclnnop/aclnn_hardswish.h"
 #include "aclnnop/aclnn_hardswish_backward.h"
 #include "aclnnop/aclnn_leaky_relu.h"
@@ -402,11 +406,12 @@ static void test_elementwise16(void) {
 // ---------------------------------------------------------------------------------------------
 // The fused 16-bit path against the buffered one
 
-enum { FUSED_OPS = 18 };
+enum { FUSED_OPS = 22 };
 static const char *const FUSED_NAMES[FUSED_OPS] = {
     "Add", "Adds(other 0.75, alpha -2)", "Mul", "Muls(1.5)", "Relu", "ThresholdBackward(0.5)",
     "LeakyRelu(0.01)", "LeakyReluBackward(0.2)", "Hardswish", "HardswishBackward", "Sigmoid",
-    "SigmoidBackward", "Tanh", "TanhBackward", "Silu", "SiluBackward", "Mish", "MishBackward"};
+    "SigmoidBackward", "Tanh", "TanhBackward", "Silu", "SiluBackward", "Mish", "MishBackward",
+    "Gelu", "GeluBackward", "GeluV2(none)", "GeluBackwardV2(none)"};
 
 // Runs fused op k on (a, b) -> o; a, b and o are views of one dtype and shape.
 static aclnnStatus run_fused_op(int k, const aclTensor *a, const aclTensor *b, aclTensor *o) {
@@ -451,6 +456,17 @@ static aclnnStatus run_fused_op(int k, const aclTensor *a, const aclTensor *b, a
     case 17:
         OP_RUN(st, aclnnMishBackwardGetWorkspaceSize(b, a, o, &ws_, &ex_), aclnnMishBackward);
         break;
+    case 18: OP_RUN(st, aclnnGeluGetWorkspaceSize(a, o, &ws_, &ex_), aclnnGelu); break;
+    case 19:
+        OP_RUN(st, aclnnGeluBackwardGetWorkspaceSize(b, a, o, &ws_, &ex_), aclnnGeluBackward);
+        break;
+    case 20: OP_RUN(st, aclnnGeluV2GetWorkspaceSize(a, 0, o, &ws_, &ex_), aclnnGeluV2); break;
+    case 21: {
+        char none[] = "none";
+        OP_RUN(st, aclnnGeluBackwardV2GetWorkspaceSize(b, a, none, o, &ws_, &ex_),
+               aclnnGeluBackwardV2);
+        break;
+    }
     }
     aclDestroyScalar(s1);
     aclDestroyScalar(s2);

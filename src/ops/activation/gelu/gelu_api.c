@@ -10,10 +10,10 @@
 #include "ops/activation/gelu/gelu_kernel.h"
 #include "ops/activation/sigmoid/act_plan.h"
 
-OG_ACT_DEFINE_KERNEL_TABLE(gelu_tanh_fwd);
-OG_ACT_DEFINE_KERNEL_TABLE(gelu_tanh_bwd);
-OG_ACT_DEFINE_KERNEL_TABLE(gelu_erf_fwd);
-OG_ACT_DEFINE_KERNEL_TABLE(gelu_erf_bwd);
+OG_EW_DEFINE_KERNEL3_TABLES(gelu_tanh_fwd);
+OG_EW_DEFINE_KERNEL3_TABLES(gelu_tanh_bwd);
+OG_EW_DEFINE_KERNEL3_TABLES(gelu_erf_fwd);
+OG_EW_DEFINE_KERNEL3_TABLES(gelu_erf_bwd);
 
 static const char OP_GELU[] = "aclnnGelu";
 static const char OP_GELU_BACKWARD[] = "aclnnGeluBackward";
@@ -22,7 +22,7 @@ static const char OP_GELU_BACKWARD_V2[] = "aclnnGeluBackwardV2";
 
 aclnnStatus aclnnGeluGetWorkspaceSize(const aclTensor *self, aclTensor *out,
                                       uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return act_unary_api(OP_GELU, og_gelu_tanh_fwd_kernels, NULL, "self", self, "out", out, 0,
+    return act_unary_api(OP_GELU, og_gelu_tanh_fwd_kernels, og_gelu_tanh_fwd_kernels16, "self", self, "out", out, 0,
                          workspaceSize, executor);
 }
 
@@ -35,7 +35,7 @@ aclnnStatus aclnnGeluBackwardGetWorkspaceSize(const aclTensor *gradOutput, const
                                               const aclTensor *gradInput, uint64_t *workspaceSize,
                                               aclOpExecutor **executor) {
     static const char *const names[3] = {"gradOutput", "self", "gradInput"};
-    return act_binary_api(OP_GELU_BACKWARD, og_gelu_tanh_bwd_kernels, NULL, names, gradOutput, self,
+    return act_binary_api(OP_GELU_BACKWARD, og_gelu_tanh_bwd_kernels, og_gelu_tanh_bwd_kernels16, names, gradOutput, self,
                           gradInput, 0, workspaceSize, executor);
 }
 
@@ -55,7 +55,8 @@ aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor *x, int64_t approximate,
                        "%sGetWorkspaceSize: approximate is %lld; it must be 0 (none: the erf form) "
                        "or 1 (tanh)",
                        OP_GELU_V2, (long long)approximate);
-    return act_plan_unary(OP_GELU_V2, approximate ? og_gelu_tanh_fwd_kernels : og_gelu_erf_fwd_kernels, NULL,
+    return act_plan_unary(OP_GELU_V2, approximate ? og_gelu_tanh_fwd_kernels : og_gelu_erf_fwd_kernels,
+                          approximate ? og_gelu_tanh_fwd_kernels16 : og_gelu_erf_fwd_kernels16,
                           "x", x, "y", y, 0, NULL, 0, workspaceSize, executor);
 }
 
@@ -80,7 +81,8 @@ aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor *gradOutput, con
                        OP_GELU_BACKWARD_V2, approximate);
     static const char *const names[3] = {"gradOutput", "self", "gradInput"};
     return act_plan_binary(OP_GELU_BACKWARD_V2,
-                           tanh_form ? og_gelu_tanh_bwd_kernels : og_gelu_erf_bwd_kernels, NULL, names,
+                           tanh_form ? og_gelu_tanh_bwd_kernels : og_gelu_erf_bwd_kernels,
+                           tanh_form ? og_gelu_tanh_bwd_kernels16 : og_gelu_erf_bwd_kernels16, names,
                            gradOutput, self, gradInput, true, 0, NULL, 0, workspaceSize, executor);
 }
 

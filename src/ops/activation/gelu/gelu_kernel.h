@@ -9,9 +9,9 @@
 
 #include "ops/activation/sigmoid/sigmoid_kernel.h"
 
-OG_ACT_DECLARE_KERNEL(gelu_tanh_fwd)
-OG_ACT_DECLARE_KERNEL(gelu_tanh_bwd)
-OG_ACT_DECLARE_KERNEL(gelu_erf_fwd)
-OG_ACT_DECLARE_KERNEL(gelu_erf_bwd)
+OG_EW_DECLARE_KERNEL3(gelu_tanh_fwd)
+OG_EW_DECLARE_KERNEL3(gelu_tanh_bwd)
+OG_EW_DECLARE_KERNEL3(gelu_erf_fwd)
+OG_EW_DECLARE_KERNEL3(gelu_erf_bwd)
 
 #endif

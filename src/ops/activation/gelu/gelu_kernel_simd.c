@@ -45,6 +45,7 @@
  *   float pair, so the root of gelu' cancels exactly in one fma; gelu' = q or e q, q = N/(1+e)^2.
  * - erf form: R(t) from a centred polynomial in w = 3/(3+t) (normal_tail_fast, one division),
  *   relative error 1.8 2^-24; x <= 0 products as 2^n (h R + (h R) tp), one full rounding. */
+#include "engine/simd/vec16.h"
 #include "engine/simd/vmath.h"
 #include "ops/activation/gelu/gelu_kernel.h"
 
@@ -327,22 +328,14 @@ static inline vf gelu_erf_backward(vf g, vf x) {
     return y;
 }
 
-void OG_FN(og_gelu_tanh_fwd)(size_t n, const float *const *in, float *const *out, const void *params) {
-    (void)params;
-    OG_EW_LOOP(n, 1, in, 1, out, { vstore(outs[0], gelu_tanh_forward(vload(ins[0]))); });
-}
+OG_EW_KERNEL3(og_gelu_tanh_fwd, og_no_consts, og_no_setup, 1, 1,
+              { vstore(outs[0], gelu_tanh_forward(vload(ins[0]))); })
 
-void OG_FN(og_gelu_tanh_bwd)(size_t n, const float *const *in, float *const *out, const void *params) {
-    (void)params;
-    OG_EW_LOOP(n, 2, in, 1, out, { vstore(outs[0], gelu_tanh_backward(vload(ins[0]), vload(ins[1]))); });
-}
+OG_EW_KERNEL3(og_gelu_tanh_bwd, og_no_consts, og_no_setup, 2, 1,
+              { vstore(outs[0], gelu_tanh_backward(vload(ins[0]), vload(ins[1]))); })
 
-void OG_FN(og_gelu_erf_fwd)(size_t n, const float *const *in, float *const *out, const void *params) {
-    (void)params;
-    OG_EW_LOOP(n, 1, in, 1, out, { vstore(outs[0], gelu_erf_forward(vload(ins[0]))); });
-}
+OG_EW_KERNEL3(og_gelu_erf_fwd, og_no_consts, og_no_setup, 1, 1,
+              { vstore(outs[0], gelu_erf_forward(vload(ins[0]))); })
 
-void OG_FN(og_gelu_erf_bwd)(size_t n, const float *const *in, float *const *out, const void *params) {
-    (void)params;
-    OG_EW_LOOP(n, 2, in, 1, out, { vstore(outs[0], gelu_erf_backward(vload(ins[0]), vload(ins[1]))); });
-}
+OG_EW_KERNEL3(og_gelu_erf_bwd, og_no_consts, og_no_setup, 2, 1,
+              { vstore(outs[0], gelu_erf_backward(vload(ins[0]), vload(ins[1]))); })
