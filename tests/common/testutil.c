@@ -32,6 +32,14 @@ float test_u2f(uint32_t u) {
 
 bool test_isa_available(int isa) { return isa <= (int)opgrad_cpu_isa(); }
 
+int test_best_isa(void) { return (int)opgrad_cpu_isa(); }
+
+double test_ulp32(double v) {
+    int e;
+    frexp(v, &e);
+    return ldexp(1.0, (v == 0 || e - 1 < -126 ? -126 : e - 1) - 23);
+}
+
 // The checker's typed access (check/compare.c), under the names the tests use.
 void test_store(void *base, int64_t index, aclDataType dt, double v) { ogc_store(base, index, dt, v); }
 

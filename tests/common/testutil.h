@@ -34,6 +34,10 @@ uint32_t test_f2u(float f);
 float test_u2f(uint32_t u);
 /// This CPU runs kernels of that opgrad_isa.
 bool test_isa_available(int isa);
+/// The best opgrad_isa this CPU runs.
+int test_best_isa(void);
+/// One fp32 ulp at v (subnormal spacing below 2^-126).
+double test_ulp32(double v);
 
 /// Phase 1 then phase 2 (NULL stream, fresh workspace), strictly in that order: `phase1` is an
 /// expression using &ws_ and &ex_ (an argument list would leave the order unspecified).

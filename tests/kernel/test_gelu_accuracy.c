@@ -26,19 +26,6 @@
 
 enum { CH = 1 << 15 };
 
-static int best_isa(void) {
-    int best = OPGRAD_ISA_SCALAR;
-    for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
-        if (test_isa_available(isa)) best = isa;
-    return best;
-}
-
-static double ulp32(double v) {
-    int e;
-    frexp(v, &e);
-    return ldexp(1.0, (v == 0 || e - 1 < -126 ? -126 : e - 1) - 23);
-}
-
 typedef struct kernel_case {
     const char *name;
     const og_ew_compute_fn *fns;
@@ -60,7 +47,7 @@ static void sweep_kernel(const kernel_case *k) {
     static float x[CH], g[CH], y[CH], yo[CH];
     static const float gs[] = {1.0f, -0.75f, 3.5f};
     const uint32_t stride = test_quick_mode() ? 16384 : 64, top = test_f2u(10.0f);
-    int best = best_isa();
+    int best = test_best_isa();
     double max_ulp = 0, max_m = 0, wx_ulp = 0, wx_m = 0, wg_ulp = 0, wg_m = 0;
     long n = 0, isa_diff = 0;
     for (int gi = 0; gi < (k->backward ? 3 : 1); gi++) {
@@ -92,7 +79,7 @@ static void sweep_kernel(const kernel_case *k) {
                 double em = err / (0x1p-24 * mag + 0x1p-149);
                 if (em > max_m) max_m = em, wx_m = x[i], wg_m = g[i];
                 if (mag <= 2 * fabs(want)) {
-                    double eu = err / ulp32(want);
+                    double eu = err / test_ulp32(want);
                     if (eu > max_ulp) max_ulp = eu, wx_ulp = x[i], wg_ulp = g[i];
                 }
             }

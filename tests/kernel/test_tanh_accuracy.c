@@ -33,23 +33,10 @@
 
 enum { CH = 1 << 16 };
 
-static int best_isa(void) {
-    int best = OPGRAD_ISA_SCALAR;
-    for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
-        if (test_isa_available(isa)) best = isa;
-    return best;
-}
-
 static void run_tanh(int isa, size_t n, const float *x, float *y) {
     const float *in[1] = {x};
     float *out[1] = {y};
     og_tanh_fwd_kernels[isa](n, in, out, NULL);
-}
-
-static double ulp32(double v) {
-    int e;
-    frexp(v, &e);
-    return ldexp(1.0, (v == 0 || e - 1 < -126 ? -126 : e - 1) - 23);
 }
 
 typedef struct stats {
@@ -61,7 +48,7 @@ typedef struct stats {
 // their negatives. mode 0: judged against the reference; 1: y must be x; 2: y must be 1.
 static void sweep(uint32_t lo, uint32_t hi, uint32_t stride, int mode, stats *s) {
     static float x[CH], nx[CH], y[CH], ny[CH];
-    int isa = best_isa();
+    int isa = test_best_isa();
     uint64_t u = lo;
     while (u <= hi) {
         size_t m = 0;
@@ -78,7 +65,7 @@ static void sweep(uint32_t lo, uint32_t hi, uint32_t stride, int mode, stats *s)
                 continue;
             }
             double r = og_ref_act_tanh(x[i]);
-            double e = fabs(y[i] - r) / ulp32(r);
+            double e = fabs(y[i] - r) / test_ulp32(r);
             s->n++;
             s->sum_ulp += e;
             if (e > s->max_ulp) s->max_ulp = e, s->worst_x = x[i];
@@ -95,7 +82,7 @@ static void test_tanh_exhaustive_fp32(void) {
     double mean = s.sum_ulp / (double)s.n, mis = (double)s.misrounded / (double)s.n;
     printf("  tanh fp32, %ld floats in [2^-12, 9.02]%s (%s): max %.4f ulp at %a, mean %.4f, "
            "%.2e not correctly rounded\n",
-           s.n, quick ? " (every 16th)" : "", opgrad_isa_name((opgrad_isa)best_isa()), s.max_ulp,
+           s.n, quick ? " (every 16th)" : "", opgrad_isa_name((opgrad_isa)test_best_isa()), s.max_ulp,
            s.worst_x, mean, mis);
     CHECKF(s.max_ulp <= TANH_MAX_ULP, "max %.4f ulp at %a, above %.3f", s.max_ulp, s.worst_x,
            TANH_MAX_ULP);
@@ -128,7 +115,7 @@ static void test_tanh_identity_and_saturation(void) {
 static void test_tanh_isas_identical(void) {
     static float x[CH], ref[CH], y[CH];
     uint64_t stride = test_quick_mode() ? 65537 : 1021;
-    int best = best_isa();
+    int best = test_best_isa();
     long diff = 0, nan_bad = 0, n = 0;
     uint64_t u = 0;
     while (u < ((uint64_t)1 << 32)) {
