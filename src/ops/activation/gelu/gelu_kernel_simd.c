@@ -44,7 +44,8 @@
  *   Backward: N = (1 + e) + s u3 (x <= 0) or (1 + e) + x e u3 (x > 0), u3 = a + 3 b x^2 as a
  *   float pair, so the root of gelu' cancels exactly in one fma; gelu' = q or e q, q = N/(1+e)^2.
  * - erf form: R(t) from a centred polynomial in w = 3/(3+t) (normal_tail_fast, one division),
- *   relative error 1.8 2^-24; x <= 0 products as 2^n (h R + (h R) tp), one full rounding. */
+ *   relative error 1.8 2^-24. Forward, either sign: p = (t (-2^n)) R, y = (max(x, 0) + p) + p tp
+ *   (x <= 0: one full rounding); backward x <= 0 as 2^n (h R + (h R) tp), one full rounding. */
 #include "engine/simd/vec16.h"
 #include "engine/simd/vmath.h"
 #include "ops/activation/gelu/gelu_kernel.h"
@@ -241,12 +242,14 @@ static inline vf gelu_tanh_backward(vf g, vf x) {
     return y;
 }
 
-/// e^(-t^2/2) = 2^n (1 + tp) for t in [0, FAST_MAX] (t^2 = hh + hl exactly).
-static inline vf exp_half_square_fast(vf t, vf *tp) {
+/// e^(-t^2/2) = 2^n (1 + tp) for t in [0, FAST_MAX] (t^2 = hh + hl exactly); the returned
+/// power of two is -2^n when magic is MAGIC_B + 256 (bit 8 of the biased exponent lands in the
+/// sign bit).
+static inline vf exp_half_square_fast(vf t, vf *tp, float magic) {
     vf hh = vmul(t, t), hl = vfmsub(t, t, hh);
     vf v = vmul(hh, vset(-0.5f));
-    vf wm = vfma(v, vset(1.44269504088896341f), vset(MAGIC_B));
-    vf nf = vsub(wm, vset(MAGIC_B));
+    vf wm = vfma(v, vset(1.44269504088896341f), vset(magic));
+    vf nf = vsub(wm, vset(magic));
     vf r = og_vexp_r(v, nf);
     *tp = og_vexp_poly_m1(vfma(hl, vset(-0.5f), r));
     return vbits_shl23(wm);
@@ -290,15 +293,14 @@ static inline vf normal_tail_fast(vf t) {
 }
 
 static inline vf gelu_erf_forward_fast(vf x) {
+    // gelu = max(x, 0) - t e R for either sign (t = |x|): with p = (t (-2^n)) R (one rounding,
+    // t 2^n exact), y = (max(x, 0) + p) + p tp. For x <= 0 the sum is p exactly, so y is
+    // p (1 + tp) with one full rounding; for x > 0, y >= x / 2 and the two roundings are small.
     vf t = vabs(x), tp;
-    vf pw = exp_half_square_fast(t, &tp);
-    vf e = vfma(pw, tp, pw);
-    vf r = normal_tail_fast(t);
-    vf yp = vfnmadd(vmul(x, e), r, x); // x - (x e) R: its rounding and x e's cost 1/2 each
-    // x <= 0: x 2^n R (1 + tp) = hx R + (hx R) tp with hx = x 2^n exact: one full rounding
-    vf hx = vmul(x, pw);
-    vf yn = vfma(hx, r, vmul(vmul(hx, r), tp));
-    return vsel(vgt(x, vset(0.0f)), yp, yn);
+    vf npw = exp_half_square_fast(t, &tp, MAGIC_B + 256.0f);
+    vf p = vmul(vmul(t, npw), normal_tail_fast(t));
+    vf base = vmax(vset(-0.0f), x); // x > 0: x, else -0 (+0 stays +0, -0 stays -0)
+    return vfma(p, tp, vadd(base, p));
 }
 
 static inline vf gelu_erf_forward(vf x) {
@@ -310,7 +312,7 @@ static inline vf gelu_erf_forward(vf x) {
 
 static inline vf gelu_erf_backward_fast(vf g, vf x) {
     vf t = vabs(x), tp;
-    vf pw = exp_half_square_fast(t, &tp);
+    vf pw = exp_half_square_fast(t, &tp, MAGIC_B);
     vf e = vfma(pw, tp, pw);
     // q = R - t c with c as a float pair (float c alone is 0.48 2^-24 off, which t c carries
     // undiminished for large t, where q ~ -t c)
