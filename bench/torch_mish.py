@@ -178,20 +178,8 @@ class Load:
         self.foreign = -1.0 if b is None or self.b is None else max(0.0, ((b - self.b) - p) / w)
 
 
-def timed(fn, n):
-    """Calls fn n times; returns the seconds taken."""
-    t0 = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return time.perf_counter() - t0
-
-
-def calibrate(fn, min_s):
-    """Calls per block so that a block lasts >= min_s (after a warm-up call)."""
-    t1 = timed(fn, 1)  # warm-up; a slow variant needs no second look
-    if t1 < min_s:
-        t1 = timed(fn, 1)
-    return max(1, int(min_s / max(t1, 1e-9) + 0.999))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_ops import calibrate, timed  # noqa: E402  (the same block timing as every op)
 
 
 def time_interleaved(cases, runs, min_s):

@@ -366,9 +366,12 @@ def timed(fn, n):
 
 
 def calibrate(fn, min_s):
-    t1 = timed(fn, 1)
-    if t1 < min_s:
-        t1 = timed(fn, 1)
+    """Calls per block so that a block lasts >= min_s: from the fastest of a few warm calls (the
+    first calls after a pause are slow while threads wake, and would make blocks too short)."""
+    k, t1 = 1, timed(fn, 1)
+    while t1 * k < min_s / 4 and k < 1 << 20:  # time runs of doubling length, ~min_s / 4 at the end
+        k *= 2
+        t1 = timed(fn, k) / k
     return max(1, int(min_s / max(t1, 1e-9) + 0.999))
 
 
