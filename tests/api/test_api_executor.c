@@ -16,18 +16,6 @@
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
-static void *dev_alloc(size_t bytes) {
-    void *p = NULL;
-    if (aclrtMalloc(&p, bytes ? bytes : 1, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) abort();
-    memset(p, 0, bytes);
-    return p;
-}
-
-static void fill(void *buf, int64_t off, int64_t n, aclDataType dt, test_rng *r, double lo,
-                 double hi) {
-    for (int64_t i = 0; i < n; i++) test_store(buf, off + i, dt, test_rng_uniform(r, lo, hi));
-}
-
 static int close16(aclDataType dt, double got, double ref) {
     if (isnan(ref) || isnan(got)) return isnan(ref) && isnan(got);
     if (dt == ACL_FLOAT) return test_ulp_error(ACL_FLOAT, got, ref) <= 8;
@@ -64,19 +52,19 @@ static int64_t bad_bwd(const void *g, const void *x, const void *gi, int64_t off
 
 static void test_repeatable_runs_three_times(void) {
     const int64_t n = 5003, d[] = {5003};
-    void *x = dev_alloc(n * 2), *y = dev_alloc(n * 2);
+    void *x = test_dev_alloc(n * 2), *y = test_dev_alloc(n * 2);
     aclTensor *tx = test_tensor(d, 1, ACL_FLOAT16, x), *ty = test_tensor(d, 1, ACL_FLOAT16, y);
     uint64_t ws = 0;
     aclOpExecutor *e = NULL;
     CHECK_EQ(aclnnMishGetWorkspaceSize(tx, ty, &ws, &e), ACLNN_SUCCESS);
     CHECK_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_SUCCESS);
-    void *w = dev_alloc(ws); // (ws is 0: contiguous fp16 runs fused)
+    void *w = test_dev_alloc(ws); // (ws is 0: contiguous fp16 runs fused)
     test_rng r;
     test_rng_seed(&r, 1);
     aclrtStream s = NULL;
     CHECK_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
     for (int run = 0; run < 3; run++) {
-        fill(x, 0, n, ACL_FLOAT16, &r, -10 + run, 10 - run); // new data in the same buffer
+        test_fill(x, 0, n, ACL_FLOAT16, &r, -10 + run, 10 - run); // new data in the same buffer
         memset(y, 0, n * 2);
         CHECK_EQ(aclnnMish(w, ws, e, NULL), ACLNN_SUCCESS);
         CHECKF(bad_mish(x, 0, y, 0, n, ACL_FLOAT16) == 0, "run %d (NULL stream)", run);
@@ -103,22 +91,22 @@ static void test_repeatable_runs_three_times(void) {
 static void test_repeatable_set_tensor_addr(void) {
     // MishBackward over offset views: inputs 0 = gradOutput, 1 = self; output 0 = gradInput.
     const int64_t n = 3000, d[] = {3000}, sd[] = {3010}, off = 7;
-    void *g1 = dev_alloc(3010 * 4), *x1 = dev_alloc(3010 * 4), *gi1 = dev_alloc(3010 * 4);
-    void *g2 = dev_alloc(3010 * 4), *x2 = dev_alloc(3010 * 4), *gi2 = dev_alloc(3010 * 4);
+    void *g1 = test_dev_alloc(3010 * 4), *x1 = test_dev_alloc(3010 * 4), *gi1 = test_dev_alloc(3010 * 4);
+    void *g2 = test_dev_alloc(3010 * 4), *x2 = test_dev_alloc(3010 * 4), *gi2 = test_dev_alloc(3010 * 4);
     aclTensor *tg = aclCreateTensor(d, 1, ACL_FLOAT, NULL, off, ACL_FORMAT_ND, sd, 1, g1);
     aclTensor *tx = aclCreateTensor(d, 1, ACL_FLOAT, NULL, off, ACL_FORMAT_ND, sd, 1, x1);
     aclTensor *tgi = aclCreateTensor(d, 1, ACL_FLOAT, NULL, off, ACL_FORMAT_ND, sd, 1, gi1);
     test_rng r;
     test_rng_seed(&r, 2);
-    fill(g1, off, n, ACL_FLOAT, &r, -2, 2);
-    fill(x1, off, n, ACL_FLOAT, &r, -8, 8);
-    fill(g2, off, n, ACL_FLOAT, &r, -2, 2);
-    fill(x2, off, n, ACL_FLOAT, &r, -8, 8);
+    test_fill(g1, off, n, ACL_FLOAT, &r, -2, 2);
+    test_fill(x1, off, n, ACL_FLOAT, &r, -8, 8);
+    test_fill(g2, off, n, ACL_FLOAT, &r, -2, 2);
+    test_fill(x2, off, n, ACL_FLOAT, &r, -8, 8);
     uint64_t ws = 0;
     aclOpExecutor *e = NULL;
     CHECK_EQ(aclnnMishBackwardGetWorkspaceSize(tg, tx, tgi, &ws, &e), ACLNN_SUCCESS);
     CHECK_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_SUCCESS);
-    void *w = ws ? dev_alloc(ws) : NULL;
+    void *w = ws ? test_dev_alloc(ws) : NULL;
     CHECK_EQ(aclnnMishBackward(w, ws, e, NULL), ACLNN_SUCCESS);
     CHECK_EQ(bad_bwd(g1, x1, gi1, off, n, ACL_FLOAT), 0);
     void *first = malloc(3010 * 4);
@@ -155,13 +143,13 @@ static void test_repeatable_set_tensor_addr(void) {
 static void test_set_tensor_addr_second_output(void) {
     // MishWithTanhx: outputs 0 = out, 1 = tanhxOut
     const int64_t n = 777, d[] = {777};
-    void *x = dev_alloc(n * 4), *y = dev_alloc(n * 4), *t = dev_alloc(n * 4),
-         *t2 = dev_alloc(n * 4);
+    void *x = test_dev_alloc(n * 4), *y = test_dev_alloc(n * 4), *t = test_dev_alloc(n * 4),
+         *t2 = test_dev_alloc(n * 4);
     aclTensor *tx = test_tensor(d, 1, ACL_FLOAT, x), *ty = test_tensor(d, 1, ACL_FLOAT, y);
     aclTensor *tt = test_tensor(d, 1, ACL_FLOAT, t);
     test_rng r;
     test_rng_seed(&r, 3);
-    fill(x, 0, n, ACL_FLOAT, &r, -9, 9);
+    test_fill(x, 0, n, ACL_FLOAT, &r, -9, 9);
     uint64_t ws = 0;
     aclOpExecutor *e = NULL;
     CHECK_EQ(aclnnMishWithTanhxGetWorkspaceSize(tx, ty, tt, &ws, &e), ACLNN_SUCCESS);
@@ -171,7 +159,7 @@ static void test_set_tensor_addr_second_output(void) {
     CHECK_MSG("index");
     CHECK_EQ(aclSetInputTensorAddr(e, 1, tx, x), ACLNN_ERR_PARAM_INVALID); // only 1 input
     CHECK_MSG("index");
-    void *w = ws ? dev_alloc(ws) : NULL;
+    void *w = ws ? test_dev_alloc(ws) : NULL;
     CHECK_EQ(aclnnMishWithTanhx(w, ws, e, NULL), ACLNN_SUCCESS);
     int64_t bad = 0, untouched = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -239,18 +227,18 @@ static void test_repeatable_queued_runs_outlive_destroy(void) {
     // three runs queued on a stream, the executor destroyed before they ran: they still run,
     // on a live plan (ASan: no use after free), and the executor is refused afterwards
     const int64_t n = 1 << 20, d[] = {1 << 20};
-    void *x = dev_alloc((size_t)n * 2), *y = dev_alloc((size_t)n * 4);
+    void *x = test_dev_alloc((size_t)n * 2), *y = test_dev_alloc((size_t)n * 4);
     aclTensor *tx = test_tensor(d, 1, ACL_BF16, x), *ty = test_tensor(d, 1, ACL_FLOAT, y);
     aclTensor *tg = test_tensor(d, 1, ACL_BF16, x);
     test_rng r;
     test_rng_seed(&r, 4);
-    fill(x, 0, n, ACL_BF16, &r, -5, 5);
+    test_fill(x, 0, n, ACL_BF16, &r, -5, 5);
     uint64_t ws = 0;
     aclOpExecutor *e = NULL;
     // gradInput fp32 from bf16 inputs: x * mish'(x), rounded through bf16
     CHECK_EQ(aclnnMishBackwardGetWorkspaceSize(tg, tx, ty, &ws, &e), ACLNN_SUCCESS);
     CHECK_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_SUCCESS);
-    void *w = dev_alloc(ws);
+    void *w = test_dev_alloc(ws);
     aclrtStream s = NULL;
     CHECK_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
     for (int k = 0; k < 3; k++) CHECK_EQ(aclnnMishBackward(w, ws, e, s), ACLNN_SUCCESS);
@@ -278,17 +266,17 @@ static void test_repeatable_queued_runs_outlive_destroy(void) {
 static void test_single_use_queued_then_consumed(void) {
     // phase 2 on a stream consumes at once: a second call is refused before the first has run
     const int64_t n = 1 << 20, d[] = {1 << 20};
-    void *x = dev_alloc((size_t)n * 4), *y = dev_alloc((size_t)n * 4);
+    void *x = test_dev_alloc((size_t)n * 4), *y = test_dev_alloc((size_t)n * 4);
     aclTensor *tx = test_tensor(d, 1, ACL_FLOAT, x), *ty = test_tensor(d, 1, ACL_FLOAT, y);
     test_rng r;
     test_rng_seed(&r, 5);
-    fill(x, 0, n, ACL_FLOAT, &r, -5, 5);
+    test_fill(x, 0, n, ACL_FLOAT, &r, -5, 5);
     uint64_t ws = 0;
     aclOpExecutor *e = NULL;
     aclrtStream s = NULL;
     CHECK_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
     CHECK_EQ(aclnnMishGetWorkspaceSize(tx, ty, &ws, &e), ACLNN_SUCCESS);
-    void *w = ws ? dev_alloc(ws) : NULL;
+    void *w = ws ? test_dev_alloc(ws) : NULL;
     CHECK_EQ(aclnnMish(w, ws, e, s), ACLNN_SUCCESS);
     CHECK_EQ(aclnnMish(w, ws, e, s), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("consumed");

@@ -28,17 +28,6 @@ static double now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void *dev_alloc(size_t bytes) {
-    void *p = NULL;
-    if (aclrtMalloc(&p, bytes ? bytes : 1, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) abort();
-    memset(p, 0, bytes);
-    return p;
-}
-
-static void fill(void *buf, int64_t n, aclDataType dt, test_rng *r, double lo, double hi) {
-    for (int64_t i = 0; i < n; i++) test_store(buf, i, dt, test_rng_uniform(r, lo, hi));
-}
-
 static aclTensor *t1(void *data, int64_t n, aclDataType dt) {
     const int64_t d[1] = {n};
     return aclCreateTensor(d, 1, dt, NULL, 0, ACL_FORMAT_ND, d, 1, data);
@@ -51,7 +40,7 @@ static aclnnStatus launch(aclnnStatus st, uint64_t ws, aclOpExecutor *e, phase2_
                           aclrtStream s, void **ws_out) {
     *ws_out = NULL;
     if (st != ACLNN_SUCCESS) return st;
-    void *w = ws ? dev_alloc(ws) : NULL;
+    void *w = ws ? test_dev_alloc(ws) : NULL;
     st = fn(w, ws, e, s);
     *ws_out = w;
     return st;
@@ -69,15 +58,15 @@ static aclnnStatus mish_now(aclTensor *x, aclTensor *y) {
 static void test_phase2_on_stream_is_asynchronous(void) {
     const int64_t n = 1 << 22;
     const size_t bytes = (size_t)n * 4;
-    void *x = dev_alloc(bytes), *g = dev_alloc(bytes);
-    void *ya = dev_alloc(bytes), *gia = dev_alloc(bytes), *ys = dev_alloc(bytes),
-         *gis = dev_alloc(bytes);
+    void *x = test_dev_alloc(bytes), *g = test_dev_alloc(bytes);
+    void *ya = test_dev_alloc(bytes), *gia = test_dev_alloc(bytes), *ys = test_dev_alloc(bytes),
+         *gis = test_dev_alloc(bytes);
     void *host = malloc(bytes);
     memset(host, 0, bytes);
     test_rng r;
     test_rng_seed(&r, 1);
-    fill(x, n, ACL_FLOAT, &r, -6, 6);
-    fill(g, n, ACL_FLOAT, &r, -2, 2);
+    test_fill(x, 0, n, ACL_FLOAT, &r, -6, 6);
+    test_fill(g, 0, n, ACL_FLOAT, &r, -2, 2);
     aclTensor *tx = t1(x, n, ACL_FLOAT), *tg = t1(g, n, ACL_FLOAT);
     aclTensor *tya = t1(ya, n, ACL_FLOAT), *tgia = t1(gia, n, ACL_FLOAT);
     aclTensor *tys = t1(ys, n, ACL_FLOAT), *tgis = t1(gis, n, ACL_FLOAT);
@@ -101,8 +90,8 @@ static void test_phase2_on_stream_is_asynchronous(void) {
     CHECK_EQ(aclnnMishGetWorkspaceSize(tx, tya, &ws1, &e1), ACLNN_SUCCESS);
     CHECK_EQ(aclnnInplaceMishGetWorkspaceSize(tya, &ws2, &e2), ACLNN_SUCCESS);
     CHECK_EQ(aclnnMishBackwardGetWorkspaceSize(tg, tya, tgia, &ws3, &e3), ACLNN_SUCCESS);
-    void *w1 = ws1 ? dev_alloc(ws1) : NULL, *w2 = ws2 ? dev_alloc(ws2) : NULL;
-    void *w3 = ws3 ? dev_alloc(ws3) : NULL;
+    void *w1 = ws1 ? test_dev_alloc(ws1) : NULL, *w2 = ws2 ? test_dev_alloc(ws2) : NULL;
+    void *w3 = ws3 ? test_dev_alloc(ws3) : NULL;
     t0 = now();
     CHECK_EQ(aclnnMish(w1, ws1, e1, s), ACLNN_SUCCESS);
     CHECK_EQ(aclnnInplaceMish(w2, ws2, e2, s), ACLNN_SUCCESS);
@@ -145,15 +134,15 @@ static void test_phase2_on_stream_is_asynchronous(void) {
 
 static void test_null_stream_is_synchronous(void) {
     const int64_t n = 1 << 20;
-    void *x = dev_alloc((size_t)n * 2), *y = dev_alloc((size_t)n * 2);
+    void *x = test_dev_alloc((size_t)n * 2), *y = test_dev_alloc((size_t)n * 2);
     test_rng r;
     test_rng_seed(&r, 2);
-    fill(x, n, ACL_FLOAT16, &r, -9, 9);
+    test_fill(x, 0, n, ACL_FLOAT16, &r, -9, 9);
     aclTensor *tx = t1(x, n, ACL_FLOAT16), *ty = t1(y, n, ACL_FLOAT16);
     uint64_t ws = 0;
     aclOpExecutor *e = NULL;
     CHECK_EQ(aclnnMishGetWorkspaceSize(tx, ty, &ws, &e), ACLNN_SUCCESS);
-    void *w = ws ? dev_alloc(ws) : NULL;
+    void *w = ws ? test_dev_alloc(ws) : NULL;
     CHECK_EQ(aclnnMish(w, ws, e, NULL), ACLNN_SUCCESS);
     // no synchronization: every value is there already
     int64_t bad = 0;
@@ -196,11 +185,11 @@ static void test_memcpy_async_ordered_with_kernels(void) {
     // step by step
     const int64_t n = 1 << 21;
     const size_t bytes = (size_t)n * 4;
-    void *x = dev_alloc(bytes), *a = dev_alloc(bytes), *b = dev_alloc(bytes);
-    void *ra = dev_alloc(bytes), *rb = dev_alloc(bytes);
+    void *x = test_dev_alloc(bytes), *a = test_dev_alloc(bytes), *b = test_dev_alloc(bytes);
+    void *ra = test_dev_alloc(bytes), *rb = test_dev_alloc(bytes);
     test_rng r;
     test_rng_seed(&r, 3);
-    fill(x, n, ACL_FLOAT, &r, -5, 5);
+    test_fill(x, 0, n, ACL_FLOAT, &r, -5, 5);
     aclTensor *tx = t1(x, n, ACL_FLOAT), *ta = t1(a, n, ACL_FLOAT), *tb = t1(b, n, ACL_FLOAT);
     aclTensor *tra = t1(ra, n, ACL_FLOAT), *trb = t1(rb, n, ACL_FLOAT);
     CHECK_EQ(mish_now(tx, tra), ACLNN_SUCCESS);  // ra = mish(x)
@@ -211,7 +200,7 @@ static void test_memcpy_async_ordered_with_kernels(void) {
     aclOpExecutor *e1, *e2;
     CHECK_EQ(aclnnInplaceMishGetWorkspaceSize(ta, &ws1, &e1), ACLNN_SUCCESS);
     CHECK_EQ(aclnnInplaceMishGetWorkspaceSize(tb, &ws2, &e2), ACLNN_SUCCESS);
-    void *w1 = ws1 ? dev_alloc(ws1) : NULL, *w2 = ws2 ? dev_alloc(ws2) : NULL;
+    void *w1 = ws1 ? test_dev_alloc(ws1) : NULL, *w2 = ws2 ? test_dev_alloc(ws2) : NULL;
     CHECK_EQ(aclrtMemcpyAsync(a, bytes, x, bytes, ACL_MEMCPY_DEVICE_TO_DEVICE, s), ACL_SUCCESS);
     CHECK_EQ(aclnnInplaceMish(w1, ws1, e1, s), ACLNN_SUCCESS);
     CHECK_EQ(aclrtMemcpyAsync(b, bytes, a, bytes, ACL_MEMCPY_DEVICE_TO_DEVICE, s), ACL_SUCCESS);
@@ -233,15 +222,15 @@ static void test_memcpy_async_ordered_with_kernels(void) {
  * captured at launch), so both output buffers end up written. */
 static void test_repoint_after_queued_launch(void) {
     const int64_t big = 1 << 23, n = 4096;
-    void *bx = dev_alloc((size_t)big * 4), *by = dev_alloc((size_t)big * 4);
-    void *xa = dev_alloc(n * 4), *ya = dev_alloc(n * 4), *xb = dev_alloc(n * 4),
-         *yb = dev_alloc(n * 4);
-    void *ra = dev_alloc(n * 4), *rb = dev_alloc(n * 4);
+    void *bx = test_dev_alloc((size_t)big * 4), *by = test_dev_alloc((size_t)big * 4);
+    void *xa = test_dev_alloc(n * 4), *ya = test_dev_alloc(n * 4), *xb = test_dev_alloc(n * 4),
+         *yb = test_dev_alloc(n * 4);
+    void *ra = test_dev_alloc(n * 4), *rb = test_dev_alloc(n * 4);
     test_rng r;
     test_rng_seed(&r, 4);
-    fill(bx, big, ACL_FLOAT, &r, -5, 5);
-    fill(xa, n, ACL_FLOAT, &r, -5, 5);
-    fill(xb, n, ACL_FLOAT, &r, -5, 5);
+    test_fill(bx, 0, big, ACL_FLOAT, &r, -5, 5);
+    test_fill(xa, 0, n, ACL_FLOAT, &r, -5, 5);
+    test_fill(xb, 0, n, ACL_FLOAT, &r, -5, 5);
     aclTensor *tbx = t1(bx, big, ACL_FLOAT), *tby = t1(by, big, ACL_FLOAT);
     aclTensor *txa = t1(xa, n, ACL_FLOAT), *tya = t1(ya, n, ACL_FLOAT);
     aclTensor *txb = t1(xb, n, ACL_FLOAT), *tyb = t1(yb, n, ACL_FLOAT);
@@ -255,7 +244,7 @@ static void test_repoint_after_queued_launch(void) {
     CHECK_EQ(aclnnMishGetWorkspaceSize(tbx, tby, &wsb, &eb), ACLNN_SUCCESS);
     CHECK_EQ(aclnnMishGetWorkspaceSize(txa, tya, &ws, &e), ACLNN_SUCCESS);
     CHECK_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_SUCCESS);
-    void *wb = NULL, *w = ws ? dev_alloc(ws) : NULL;
+    void *wb = NULL, *w = ws ? test_dev_alloc(ws) : NULL;
     CHECK_EQ(launch(ACLNN_SUCCESS, wsb, eb, aclnnMish, s, &wb), ACLNN_SUCCESS); // keeps s busy
     CHECK_EQ(aclnnMish(w, ws, e, s), ACLNN_SUCCESS);                            // a -> ya
     CHECK_EQ(aclSetInputTensorAddr(e, 0, txb, xb), ACLNN_SUCCESS);
@@ -349,7 +338,7 @@ static void *mt_worker(void *arg) {
     for (int k = 0; k < MT_OPS; k++) {
         types[k] = (k + res->tid) % MT_TYPES;
         sizes[k] = (k * 7 + res->tid * 3) % MT_SIZES;
-        outs[k] = dev_alloc(mt_out_bytes(types[k], mt_sizes[sizes[k]]));
+        outs[k] = test_dev_alloc(mt_out_bytes(types[k], mt_sizes[sizes[k]]));
         if (mt_queue(types[k], mt_sizes[sizes[k]], outs[k], s, &keep[k]) != ACLNN_SUCCESS)
             res->errors++;
         if (k % 10 == 9 && aclrtSynchronizeStream(s) != ACL_SUCCESS) res->errors++;
@@ -371,7 +360,7 @@ static void test_streams_from_many_threads(void) {
     for (int t = 0; t < MT_TYPES; t++) {
         for (int si = 0; si < MT_SIZES; si++) {
             mt_keep k;
-            mt_expected[t][si] = dev_alloc(mt_out_bytes(t, mt_sizes[si]));
+            mt_expected[t][si] = test_dev_alloc(mt_out_bytes(t, mt_sizes[si]));
             CHECK_EQ(mt_queue(t, mt_sizes[si], mt_expected[t][si], NULL, &k), ACLNN_SUCCESS);
             mt_release(&k);
         }
@@ -422,20 +411,20 @@ static float su_spec[64], su_spec_g[64];
 static void suite_inputs(void) {
     test_rng r;
     test_rng_seed(&r, 5);
-    fill(mt_x32, MT_MAXN, ACL_FLOAT, &r, -10, 10);
-    fill(mt_g32, MT_MAXN, ACL_FLOAT, &r, -2, 2);
-    fill(mt_x16, MT_MAXN, ACL_FLOAT16, &r, -10, 10);
+    test_fill(mt_x32, 0, MT_MAXN, ACL_FLOAT, &r, -10, 10);
+    test_fill(mt_g32, 0, MT_MAXN, ACL_FLOAT, &r, -2, 2);
+    test_fill(mt_x16, 0, MT_MAXN, ACL_FLOAT16, &r, -10, 10);
     test_rng_seed(&r, 6);
-    fill(su_x32, 200003, ACL_FLOAT, &r, -20, 20);
-    fill(su_g32, 200003, ACL_FLOAT, &r, -3, 3);
-    fill(su_t32, 70001, ACL_FLOAT, &r, -1, 1);
-    fill(su_xt, 301 * 257, ACL_FLOAT, &r, -9, 9);
+    test_fill(su_x32, 0, 200003, ACL_FLOAT, &r, -20, 20);
+    test_fill(su_g32, 0, 200003, ACL_FLOAT, &r, -3, 3);
+    test_fill(su_t32, 0, 70001, ACL_FLOAT, &r, -1, 1);
+    test_fill(su_xt, 0, 301 * 257, ACL_FLOAT, &r, -9, 9);
     for (int i = 0; i < 65536; i++) su_x16all[i] = (uint16_t)i;
-    fill(su_g16, 50001, ACL_FLOAT16, &r, -2, 2);
-    fill(su_x16, 50001, ACL_FLOAT16, &r, -9, 9);
-    fill(su_gbf, 40 * 301, ACL_BF16, &r, -2, 2);
-    fill(su_xbf, 17 * 301, ACL_BF16, &r, -9, 9);
-    fill(su_bf30k, 30001, ACL_BF16, &r, -9, 9);
+    test_fill(su_g16, 0, 50001, ACL_FLOAT16, &r, -2, 2);
+    test_fill(su_x16, 0, 50001, ACL_FLOAT16, &r, -9, 9);
+    test_fill(su_gbf, 0, 40 * 301, ACL_BF16, &r, -2, 2);
+    test_fill(su_xbf, 0, 17 * 301, ACL_BF16, &r, -9, 9);
+    test_fill(su_bf30k, 0, 30001, ACL_BF16, &r, -9, 9);
     const float sp[] = {0.0f,  -0.0f, 1e-30f, -1e-30f, 1e-45f,   -1e-45f,   0.5f, -1.1924f,
                         20,    -20,   88,     -88,     100,      -100,      160,  -160,
                         1e4f,  -1e4f, 3e38f,  -3e38f,  INFINITY, -INFINITY, NAN,  8.7f,
@@ -450,7 +439,7 @@ static void suite_inputs(void) {
 
 static void *su_out(suite_out *o, int k, size_t bytes) {
     o->bytes[k] = bytes;
-    o->buf[k] = dev_alloc(bytes);
+    o->buf[k] = test_dev_alloc(bytes);
     return o->buf[k];
 }
 
@@ -628,11 +617,11 @@ static void test_large_misaligned_outputs_match_small_pieces(void) {
         aclDataType dt = dts[k];
         size_t es = aclDataTypeSize(dt);
         const int64_t n = ((int64_t)16 << 20) / (int64_t)es + 5, off = 3, piece = 1 << 18;
-        void *x = dev_alloc((size_t)n * es), *y = dev_alloc((size_t)(n + off) * es);
-        void *yp = dev_alloc((size_t)n * es);
+        void *x = test_dev_alloc((size_t)n * es), *y = test_dev_alloc((size_t)(n + off) * es);
+        void *yp = test_dev_alloc((size_t)n * es);
         test_rng r;
         test_rng_seed(&r, 7 + k);
-        fill(x, n, dt, &r, -9, 9);
+        test_fill(x, 0, n, dt, &r, -9, 9);
         const int64_t d[] = {n}, sd[] = {n + off};
         aclTensor *tx = t1(x, n, dt);
         aclTensor *ty = aclCreateTensor(d, 1, dt, NULL, off, ACL_FORMAT_ND, sd, 1, y);

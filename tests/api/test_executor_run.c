@@ -18,18 +18,6 @@
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
-static void *dev_alloc(size_t bytes) {
-    void *p = NULL;
-    if (aclrtMalloc(&p, bytes ? bytes : 1, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) abort();
-    memset(p, 0, bytes);
-    return p;
-}
-
-static void fill(void *buf, int64_t off, int64_t n, aclDataType dt, test_rng *r, double lo,
-                 double hi) {
-    for (int64_t i = 0; i < n; i++) test_store(buf, off + i, dt, test_rng_uniform(r, lo, hi));
-}
-
 // y[0..n) == mish(x[0..n)) within 8 ulp (fp32) / 1 ulp of the rounded reference (16-bit).
 static int64_t bad_mish(const void *x, const void *y, int64_t n, aclDataType dt) {
     int64_t bad = 0;
@@ -44,16 +32,16 @@ static int64_t bad_mish(const void *x, const void *y, int64_t n, aclDataType dt)
 
 /* ---- results ------------------------------------------------------------------------------ */
 
-// Mish fp16 (a plan with a workspace): opgrad_executor_run over new buffers gives the same bits
-// as aclSetInput/OutputTensorAddr + aclnnMish on a second executor of the same layout.
+// Mish fp16 (contiguous: the fused 16-bit plan): opgrad_executor_run over new buffers gives the
+// same bits as aclSetInput/OutputTensorAddr + aclnnMish on a second executor of the same layout.
 static void test_run_equals_two_step(void) {
     const int64_t n = 5003, d[] = {5003};
-    void *x1 = dev_alloc(n * 2), *y1 = dev_alloc(n * 2);
-    void *x2 = dev_alloc(n * 2), *y2 = dev_alloc(n * 2), *yref = dev_alloc(n * 2);
+    void *x1 = test_dev_alloc(n * 2), *y1 = test_dev_alloc(n * 2);
+    void *x2 = test_dev_alloc(n * 2), *y2 = test_dev_alloc(n * 2), *yref = test_dev_alloc(n * 2);
     test_rng r;
     test_rng_seed(&r, 11);
-    fill(x1, 0, n, ACL_FLOAT16, &r, -9, 9);
-    fill(x2, 0, n, ACL_FLOAT16, &r, -9, 9);
+    test_fill(x1, 0, n, ACL_FLOAT16, &r, -9, 9);
+    test_fill(x2, 0, n, ACL_FLOAT16, &r, -9, 9);
     aclTensor *tx = test_tensor(d, 1, ACL_FLOAT16, x1), *ty = test_tensor(d, 1, ACL_FLOAT16, y1);
     aclTensor *rx = test_tensor(d, 1, ACL_FLOAT16, x1), *ry = test_tensor(d, 1, ACL_FLOAT16, y1);
     uint64_t ws = 0, wsr = 0;
@@ -63,7 +51,7 @@ static void test_run_equals_two_step(void) {
     CHECK_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_SUCCESS);
     CHECK_EQ(aclSetAclOpExecutorRepeatable(er), ACLNN_SUCCESS);
     CHECK_EQ(ws, wsr); // (0: contiguous fp16 runs fused, without tile buffers)
-    void *w = dev_alloc(ws);
+    void *w = test_dev_alloc(ws);
     // one call: both slots re-pointed, then phase 2
     void *addrs[] = {x2, y2};
     CHECK_EQ(opgrad_executor_run(e, addrs, 2, w, ws, NULL), ACLNN_SUCCESS);
@@ -100,9 +88,9 @@ static void test_run_equals_two_step(void) {
 static void test_run_repoints_slots(void) {
     const int64_t n = 3000, d[] = {3000}, sd[] = {3010}, off = 7;
     const size_t bytes = 3010 * 4;
-    void *g1 = dev_alloc(bytes), *x1 = dev_alloc(bytes), *gi1 = dev_alloc(bytes);
-    void *g2 = dev_alloc(bytes), *x2 = dev_alloc(bytes), *gi2 = dev_alloc(bytes);
-    void *gi3 = dev_alloc(bytes), *ref = dev_alloc(bytes);
+    void *g1 = test_dev_alloc(bytes), *x1 = test_dev_alloc(bytes), *gi1 = test_dev_alloc(bytes);
+    void *g2 = test_dev_alloc(bytes), *x2 = test_dev_alloc(bytes), *gi2 = test_dev_alloc(bytes);
+    void *gi3 = test_dev_alloc(bytes), *ref = test_dev_alloc(bytes);
     aclTensor *tg = aclCreateTensor(d, 1, ACL_FLOAT, NULL, off, ACL_FORMAT_ND, sd, 1, g1);
     aclTensor *tx = aclCreateTensor(d, 1, ACL_FLOAT, NULL, off, ACL_FORMAT_ND, sd, 1, x1);
     aclTensor *tgi = aclCreateTensor(d, 1, ACL_FLOAT, NULL, off, ACL_FORMAT_ND, sd, 1, gi1);
@@ -111,17 +99,17 @@ static void test_run_repoints_slots(void) {
     aclTensor *rgi = aclCreateTensor(d, 1, ACL_FLOAT, NULL, off, ACL_FORMAT_ND, sd, 1, ref);
     test_rng r;
     test_rng_seed(&r, 12);
-    fill(g1, off, n, ACL_FLOAT, &r, -2, 2);
-    fill(x1, off, n, ACL_FLOAT, &r, -8, 8);
-    fill(g2, off, n, ACL_FLOAT, &r, -2, 2);
-    fill(x2, off, n, ACL_FLOAT, &r, -8, 8);
+    test_fill(g1, off, n, ACL_FLOAT, &r, -2, 2);
+    test_fill(x1, off, n, ACL_FLOAT, &r, -8, 8);
+    test_fill(g2, off, n, ACL_FLOAT, &r, -2, 2);
+    test_fill(x2, off, n, ACL_FLOAT, &r, -8, 8);
     uint64_t ws = 0, wsr = 0;
     aclOpExecutor *e = NULL, *er = NULL;
     CHECK_EQ(aclnnMishBackwardGetWorkspaceSize(tg, tx, tgi, &ws, &e), ACLNN_SUCCESS);
     CHECK_EQ(aclnnMishBackwardGetWorkspaceSize(rg, rx, rgi, &wsr, &er), ACLNN_SUCCESS);
     CHECK_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_SUCCESS);
     CHECK_EQ(aclSetAclOpExecutorRepeatable(er), ACLNN_SUCCESS);
-    void *w = dev_alloc(ws > wsr ? ws : wsr);
+    void *w = test_dev_alloc(ws > wsr ? ws : wsr);
 
     // all three slots
     void *all[] = {g2, x2, gi2};
@@ -190,7 +178,7 @@ static void test_run_binary_broadcast(void) {
     aclOpExecutor *e = NULL;
     CHECK_EQ(aclnnAddGetWorkspaceSize(ta, tb, sa, to, &ws, &e), ACLNN_SUCCESS);
     CHECK_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_SUCCESS);
-    void *w = ws ? dev_alloc(ws) : NULL;
+    void *w = ws ? test_dev_alloc(ws) : NULL;
     CHECK_EQ(opgrad_executor_run(e, NULL, 0, w, ws, NULL), ACLNN_SUCCESS);
     void *addrs[] = {a2, b2, o2};
     CHECK_EQ(opgrad_executor_run(e, addrs, 3, w, ws, NULL), ACLNN_SUCCESS);
@@ -216,16 +204,16 @@ static void test_run_queued_keep_their_addresses(void) {
     test_rng r;
     test_rng_seed(&r, 13);
     for (int k = 0; k < K; k++) {
-        x[k] = dev_alloc((size_t)n * 4);
-        y[k] = dev_alloc((size_t)n * 4);
-        fill(x[k], 0, n, ACL_FLOAT, &r, -6 + k, 6 - k);
+        x[k] = test_dev_alloc((size_t)n * 4);
+        y[k] = test_dev_alloc((size_t)n * 4);
+        test_fill(x[k], 0, n, ACL_FLOAT, &r, -6 + k, 6 - k);
     }
     aclTensor *tx = test_tensor(d, 1, ACL_FLOAT, x[0]), *ty = test_tensor(d, 1, ACL_FLOAT, y[0]);
     uint64_t ws = 0;
     aclOpExecutor *e = NULL;
     CHECK_EQ(aclnnMishGetWorkspaceSize(tx, ty, &ws, &e), ACLNN_SUCCESS);
     CHECK_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_SUCCESS);
-    void *w = ws ? dev_alloc(ws) : NULL;
+    void *w = ws ? test_dev_alloc(ws) : NULL;
     aclrtStream s = NULL;
     CHECK_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
     for (int k = 0; k < K; k++) {
@@ -250,10 +238,10 @@ static void test_run_queued_keep_their_addresses(void) {
 static void test_run_errors(void) {
     setenv("OPGRAD_FUSED16", "0", 1); // the buffered path, which needs a workspace
     const int64_t n = 5003, d[] = {5003};
-    void *x = dev_alloc(n * 2), *y = dev_alloc(n * 2), *y2 = dev_alloc(n * 2);
+    void *x = test_dev_alloc(n * 2), *y = test_dev_alloc(n * 2), *y2 = test_dev_alloc(n * 2);
     test_rng r;
     test_rng_seed(&r, 14);
-    fill(x, 0, n, ACL_FLOAT16, &r, -5, 5);
+    test_fill(x, 0, n, ACL_FLOAT16, &r, -5, 5);
     aclTensor *tx = test_tensor(d, 1, ACL_FLOAT16, x), *ty = test_tensor(d, 1, ACL_FLOAT16, y);
     void *addrs[] = {x, y2};
 
@@ -268,7 +256,7 @@ static void test_run_errors(void) {
     uint64_t ws = 0;
     aclOpExecutor *e = NULL;
     CHECK_EQ(aclnnMishGetWorkspaceSize(tx, ty, &ws, &e), ACLNN_SUCCESS);
-    void *w = dev_alloc(ws);
+    void *w = test_dev_alloc(ws);
     CHECK_EQ(opgrad_executor_run(e, addrs, 2, w, ws, NULL), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("single-use");
     CHECK_MSG("aclSetAclOpExecutorRepeatable");

@@ -32,6 +32,17 @@ float test_u2f(uint32_t u) {
 
 bool test_isa_available(int isa) { return isa <= (int)opgrad_cpu_isa(); }
 
+void *test_dev_alloc(size_t bytes) {
+    void *p = NULL;
+    if (aclrtMalloc(&p, bytes ? bytes : 1, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) abort();
+    memset(p, 0, bytes);
+    return p;
+}
+
+void test_fill(void *buf, int64_t off, int64_t n, aclDataType dt, test_rng *r, double lo, double hi) {
+    for (int64_t i = 0; i < n; i++) test_store(buf, off + i, dt, test_rng_uniform(r, lo, hi));
+}
+
 int test_best_isa(void) { return (int)opgrad_cpu_isa(); }
 
 double test_ulp32(double v) {

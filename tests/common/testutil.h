@@ -64,6 +64,11 @@ gbuf gbuf_new(size_t n, size_t elem);
 bool gbuf_guards_ok(const gbuf *b);
 void gbuf_free(gbuf *b);
 
+/// aclrtMalloc'ed, zeroed memory (at least 1 byte); aborts when the allocation fails.
+void *test_dev_alloc(size_t bytes);
+/// buf[off + i] = uniform(lo, hi) for i in [0, n), stored as dtype dt.
+void test_fill(void *buf, int64_t off, int64_t n, aclDataType dt, test_rng *r, double lo, double hi);
+
 /// Contiguous tensor over `data` (not owned).
 aclTensor *test_tensor(const int64_t *dims, int ndim, aclDataType dt, void *data);
 
