@@ -76,15 +76,15 @@ typedef struct result {
     int64_t n;
     int threads;
     long calls_per_rep;
-    double s_med, s_min, s_max;  // seconds per call
-    double gbs;                  // op, from the median time
-    double probe_gbs[2];         // [normal, NT], medians
-    double frac[2];              // median of paired ratios
-    double plan_us;              // GetWorkspaceSize + destroy
-    double foreign, steal;       // CPUs used by other processes / stolen, during the timed reps
+    double s_med, s_min, s_max; // seconds per call
+    double gbs;                 // op, from the median time
+    double probe_gbs[2];        // [normal, NT], medians
+    double frac[2];             // median of paired ratios
+    double plan_us;             // GetWorkspaceSize + destroy
+    double foreign, steal;      // CPUs used by other processes / stolen, during the timed reps
     int attempts;
     uint64_t workspace;
-    int check_bad;               // -1: not checked
+    int check_bad; // -1: not checked
     double check_maxrel;
 } result;
 
@@ -191,18 +191,27 @@ static void fill_uniform(void *buf, const dtype_info *dt, int64_t n, uint64_t se
     for (int64_t i = 0; i < n; i++) {
         float v = -6.0f + 12.0f * (float)(splitmix64(&s) >> 40) * 0x1p-24f;
         switch (dt->acl) {
-        case ACL_BF16: ((uint16_t *)buf)[i] = f32_to_bf16(v); break;
-        case ACL_FLOAT16: ((uint16_t *)buf)[i] = aclFloatToFloat16(v); break;
-        default: ((float *)buf)[i] = v; break;
+        case ACL_BF16:
+            ((uint16_t *)buf)[i] = f32_to_bf16(v);
+            break;
+        case ACL_FLOAT16:
+            ((uint16_t *)buf)[i] = aclFloatToFloat16(v);
+            break;
+        default:
+            ((float *)buf)[i] = v;
+            break;
         }
     }
 }
 
 static double load_elem(const void *buf, const dtype_info *dt, int64_t i) {
     switch (dt->acl) {
-    case ACL_BF16: return bf16_to_f32(((const uint16_t *)buf)[i]);
-    case ACL_FLOAT16: return aclFloat16ToFloat(((const uint16_t *)buf)[i]);
-    default: return ((const float *)buf)[i];
+    case ACL_BF16:
+        return bf16_to_f32(((const uint16_t *)buf)[i]);
+    case ACL_FLOAT16:
+        return aclFloat16ToFloat(((const uint16_t *)buf)[i]);
+    default:
+        return ((const float *)buf)[i];
     }
 }
 
@@ -256,9 +265,10 @@ static aclnnStatus plan_op(bench_op *b, uint64_t *ws, aclOpExecutor **e) {
 
 __attribute__((noinline)) static void run_calls(bench_op *b, long calls) {
     for (long i = 0; i < calls; i++) {
-        aclnnStatus st = b->op == OP_FWD
-                             ? aclnnMish(b->workspace, b->workspace_size, b->exec, b->stream)
-                             : aclnnMishBackward(b->workspace, b->workspace_size, b->exec, b->stream);
+        aclnnStatus st =
+            b->op == OP_FWD
+                ? aclnnMish(b->workspace, b->workspace_size, b->exec, b->stream)
+                : aclnnMishBackward(b->workspace, b->workspace_size, b->exec, b->stream);
         if (st != ACLNN_SUCCESS) die_acl(OP_NAMES[b->op], st);
     }
     if (b->stream) {
@@ -292,9 +302,11 @@ typedef struct runner {
 /* Runs and times one block. */
 __attribute__((noinline)) static double timed_block(const runner *r, long count) {
     double t0 = now_s();
-    if (r->which == 0) run_calls(r->op, count);
-    else probe_run(r->probe->pool, r->probe->kind, r->which == 2, r->probe->a, r->probe->b,
-                   r->probe->c, r->probe->bytes, count);
+    if (r->which == 0)
+        run_calls(r->op, count);
+    else
+        probe_run(r->probe->pool, r->probe->kind, r->which == 2, r->probe->a, r->probe->b,
+                  r->probe->c, r->probe->bytes, count);
     return now_s() - t0;
 }
 
@@ -338,8 +350,12 @@ static result run_config(const options *o, op_kind op, const dtype_info *dt, int
 
     size_t es = dt->size;
     double op_bytes = (double)n * (double)es * (op == OP_FWD ? 2 : 3);
-    probe_args pa = {pool, op == OP_FWD ? PROBE_RD1WR1 : PROBE_RD2WR1,
-                     op == OP_FWD ? buf->x : buf->g, buf->x, buf->out, (size_t)n * es};
+    probe_args pa = {pool,
+                     op == OP_FWD ? PROBE_RD1WR1 : PROBE_RD2WR1,
+                     op == OP_FWD ? buf->x : buf->g,
+                     buf->x,
+                     buf->out,
+                     (size_t)n * es};
 
     runner run[3] = {{0, &b, &pa}, {1, &b, &pa}, {2, &b, &pa}};
     long count[3]; // calls (op) or passes (probes) per block: a block lasts >= min_ms
@@ -367,8 +383,10 @@ static result run_config(const options *o, op_kind op, const dtype_info *dt, int
             for (int k = 0; k < 3; k++) {
                 int which = (k + rep) % 3; // rotate the order: op, probe normal, probe NT
                 double per = timed_block(&run[which], count[which]) / (double)count[which];
-                if (which == 0) op_s[rep] = per;
-                else pr_gbs[which - 1][rep] = op_bytes / per / 1e9;
+                if (which == 0)
+                    op_s[rep] = per;
+                else
+                    pr_gbs[which - 1][rep] = op_bytes / per / 1e9;
             }
             double op_gbs = op_bytes / op_s[rep] / 1e9;
             for (int p = 0; p < 2; p++) ratio[p][rep] = op_gbs / pr_gbs[p][rep];
@@ -417,13 +435,15 @@ static result run_config(const options *o, op_kind op, const dtype_info *dt, int
 static void size_label(int64_t n, char *s, size_t cap) {
     int k = 0;
     while (k < 62 && ((int64_t)1 << k) < n) k++;
-    if (((int64_t)1 << k) == n) snprintf(s, cap, "2^%d", k);
-    else snprintf(s, cap, "%lld", (long long)n);
+    if (((int64_t)1 << k) == n)
+        snprintf(s, cap, "2^%d", k);
+    else
+        snprintf(s, cap, "%lld", (long long)n);
 }
 
 static void print_header(void) {
-    printf("%-9s %-5s %5s %3s %10s %21s %7s %8s %8s %6s %6s %7s %7s %5s\n", "op", "dtype", "n", "thr",
-           "ms/call", "[min - max]", "GB/s", "probe", "probeNT", "frac", "fracNT", "plan_us",
+    printf("%-9s %-5s %5s %3s %10s %21s %7s %8s %8s %6s %6s %7s %7s %5s\n", "op", "dtype", "n",
+           "thr", "ms/call", "[min - max]", "GB/s", "probe", "probeNT", "frac", "fracNT", "plan_us",
            "foreign", "check");
     printf("%-9s %-5s %5s %3s %10s %21s %7s %8s %8s %6s %6s %7s %7s %5s\n", "", "", "", "", "", "",
            "", "GB/s", "GB/s", "", "", "", "CPU", "");
@@ -433,9 +453,12 @@ static void print_row(const result *r) {
     char nl[32], range[48], chk[16];
     size_label(r->n, nl, sizeof nl);
     snprintf(range, sizeof range, "[%.4g - %.4g]", r->s_min * 1e3, r->s_max * 1e3);
-    if (r->check_bad < 0) snprintf(chk, sizeof chk, "-");
-    else if (r->check_bad == 0) snprintf(chk, sizeof chk, "ok");
-    else snprintf(chk, sizeof chk, "BAD%d", r->check_bad);
+    if (r->check_bad < 0)
+        snprintf(chk, sizeof chk, "-");
+    else if (r->check_bad == 0)
+        snprintf(chk, sizeof chk, "ok");
+    else
+        snprintf(chk, sizeof chk, "BAD%d", r->check_bad);
     printf("%-9s %-5s %5s %3d %10.4g %21s %7.2f %8.2f %8.2f %6.3f %6.3f %7.2f %7.2f %5s\n",
            OP_NAMES[r->op], r->dt->name, nl, r->threads, r->s_med * 1e3, range, r->gbs,
            r->probe_gbs[0], r->probe_gbs[1], r->frac[0], r->frac[1], r->plan_us, r->foreign, chk);
@@ -449,7 +472,9 @@ static void csv_header(FILE *f) {
 }
 
 static void csv_row(FILE *f, const result *r) {
-    fprintf(f, "%s,%s,%lld,%d,%s,%s,%.6g,%.6g,%.6g,%ld,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f,%llu,%.3f,%.3f,%d,%d,%.3g\n",
+    fprintf(f,
+            "%s,%s,%lld,%d,%s,%s,%.6g,%.6g,%.6g,%ld,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f,%llu,%.3f,%.3f,%"
+            "d,%d,%.3g\n",
             OP_NAMES[r->op], r->dt->name, (long long)r->n, r->threads,
             opgrad_isa_name(opgrad_active_isa()), probe_isa_name(probe_set_isa(PROBE_ISA_AUTO)),
             r->s_med * 1e3, r->s_min * 1e3, r->s_max * 1e3, r->calls_per_rep, r->gbs,
@@ -521,10 +546,20 @@ static int parse_list(const char *s, char items[][32], int cap) {
 }
 
 static bool parse_options(int argc, char **argv, options *o) {
-    *o = (options){.sizes = {16, 20, 24, 26}, .nsizes = 4, .dtypes = {0, 1, 2}, .ndtypes = 3,
-                   .threads = {1, 2}, .nthreads = 2, .ops = {true, true}, .reps = 7,
-                   .min_ms = 20, .retries = 2, .max_foreign = 0.15, .isa_cap = -1,
-                   .probe = PROBE_ISA_AUTO, .check = true};
+    *o = (options){.sizes = {16, 20, 24, 26},
+                   .nsizes = 4,
+                   .dtypes = {0, 1, 2},
+                   .ndtypes = 3,
+                   .threads = {1, 2},
+                   .nthreads = 2,
+                   .ops = {true, true},
+                   .reps = 7,
+                   .min_ms = 20,
+                   .retries = 2,
+                   .max_foreign = 0.15,
+                   .isa_cap = -1,
+                   .probe = PROBE_ISA_AUTO,
+                   .check = true};
     for (int i = 0; i < o->nsizes; i++) o->sizes[i] = (int64_t)1 << o->sizes[i];
     for (int i = 1; i < argc; i++) // --quick sets defaults; explicit options win wherever they are
         if (!strcmp(argv[i], "--quick")) {
@@ -543,9 +578,12 @@ static bool parse_options(int argc, char **argv, options *o) {
         bool flag = !strcmp(name, "--quick") || !strcmp(name, "--stream") ||
                     !strcmp(name, "--no-check") || !strcmp(name, "--help");
         if (!flag) {
-            if (eq) val = eq + 1;
-            else if (i + 1 < argc) val = argv[++i];
-            else goto bad;
+            if (eq)
+                val = eq + 1;
+            else if (i + 1 < argc)
+                val = argv[++i];
+            else
+                goto bad;
         }
         char items[MAX_LIST][32];
         if (!strcmp(name, "--help")) {
@@ -585,9 +623,12 @@ static bool parse_options(int argc, char **argv, options *o) {
             int m = parse_list(val, items, MAX_LIST);
             o->ops[0] = o->ops[1] = false;
             for (int k = 0; k < m; k++) {
-                if (!strcmp(items[k], "fwd")) o->ops[OP_FWD] = true;
-                else if (!strcmp(items[k], "bwd")) o->ops[OP_BWD] = true;
-                else goto bad;
+                if (!strcmp(items[k], "fwd"))
+                    o->ops[OP_FWD] = true;
+                else if (!strcmp(items[k], "bwd"))
+                    o->ops[OP_BWD] = true;
+                else
+                    goto bad;
             }
         } else if (!strcmp(name, "--reps")) {
             o->reps = atoi(val);
@@ -603,16 +644,25 @@ static bool parse_options(int argc, char **argv, options *o) {
         } else if (!strcmp(name, "--csv")) {
             o->csv = val;
         } else if (!strcmp(name, "--isa")) {
-            if (!strcmp(val, "scalar")) o->isa_cap = OPGRAD_ISA_SCALAR;
-            else if (!strcmp(val, "avx2")) o->isa_cap = OPGRAD_ISA_AVX2;
-            else if (!strcmp(val, "avx512")) o->isa_cap = OPGRAD_ISA_AVX512;
-            else goto bad;
+            if (!strcmp(val, "scalar"))
+                o->isa_cap = OPGRAD_ISA_SCALAR;
+            else if (!strcmp(val, "avx2"))
+                o->isa_cap = OPGRAD_ISA_AVX2;
+            else if (!strcmp(val, "avx512"))
+                o->isa_cap = OPGRAD_ISA_AVX512;
+            else
+                goto bad;
         } else if (!strcmp(name, "--probe-isa")) {
-            if (!strcmp(val, "c")) o->probe = PROBE_ISA_C;
-            else if (!strcmp(val, "sse2")) o->probe = PROBE_ISA_SSE2;
-            else if (!strcmp(val, "avx2")) o->probe = PROBE_ISA_AVX2;
-            else if (!strcmp(val, "avx512")) o->probe = PROBE_ISA_AVX512;
-            else goto bad;
+            if (!strcmp(val, "c"))
+                o->probe = PROBE_ISA_C;
+            else if (!strcmp(val, "sse2"))
+                o->probe = PROBE_ISA_SSE2;
+            else if (!strcmp(val, "avx2"))
+                o->probe = PROBE_ISA_AVX2;
+            else if (!strcmp(val, "avx512"))
+                o->probe = PROBE_ISA_AVX512;
+            else
+                goto bad;
         } else {
             goto bad;
         }
@@ -650,8 +700,9 @@ int main(int argc, char **argv) {
     cpu_model(model, sizeof model);
     const char *ntb = getenv("OPGRAD_NT_BYTES");
     printf("# bench_mish: opgrad %s, kernels %s (cpu %s), probe %s, %ld online CPUs: %s\n",
-           opgrad_version(), opgrad_isa_name(opgrad_active_isa()), opgrad_isa_name(opgrad_cpu_isa()),
-           probe_isa_name(pisa), sysconf(_SC_NPROCESSORS_ONLN), model);
+           opgrad_version(), opgrad_isa_name(opgrad_active_isa()),
+           opgrad_isa_name(opgrad_cpu_isa()), probe_isa_name(pisa), sysconf(_SC_NPROCESSORS_ONLN),
+           model);
     printf("# reps %d x >= %.0f ms, %s stream, NT CopyOut above %s bytes of output; "
            "frac = op GB/s / probe GB/s (median of adjacent pairs); probe = same buffers, same "
            "bytes, %s; GB/s counts fwd 2*n*es, bwd 3*n*es\n",

@@ -22,7 +22,7 @@
 typedef struct probe_job {
     const unsigned char *a, *b; // b == NULL: rd1wr1
     unsigned char *c;
-    size_t len;                 // bytes of this thread's range
+    size_t len; // bytes of this thread's range
     long reps;
     bool nt;
 } probe_job;
@@ -39,8 +39,7 @@ static void split_body(const probe_job *j, size_t align, size_t block, size_t *h
 
 // Byte-wise edges (only where a range is not a multiple of the vector block).
 static void edges(const probe_job *j, size_t lo, size_t hi) {
-    for (size_t i = lo; i < hi; i++)
-        j->c[i] = (unsigned char)(j->a[i] + (j->b ? j->b[i] : 1u));
+    for (size_t i = lo; i < hi; i++) j->c[i] = (unsigned char)(j->a[i] + (j->b ? j->b[i] : 1u));
 }
 
 // Portable kernel: 32-bit lanes, normal stores only (there is no portable streaming store).
@@ -66,42 +65,42 @@ static void kernel_c(const probe_job *j) {
 #if PROBE_X86
 /* One kernel per vector width: VT vector type, W bytes per vector, four vectors per step.
  * LOAD is unaligned (sources may be offset from the destination), STORE/STREAM aligned. */
-#define PROBE_KERNEL(name, target_isa, VT, W, LOAD, STORE, STREAM, ADD, SET1)                    \
-    __attribute__((target(target_isa))) static void name(const probe_job *j) {               \
-        size_t head, end;                                                                    \
-        split_body(j, W, 4 * W, &head, &end);                                                \
-        const VT one = SET1(1);                                                              \
-        for (long r = 0; r < j->reps; r++) {                                                 \
-            edges(j, 0, head);                                                               \
-            const unsigned char *a = j->a, *b = j->b;                                        \
-            unsigned char *c = j->c;                                                         \
-            if (b && j->nt) {                                                                \
-                for (size_t i = head; i < end; i += 4 * W)                                   \
-                    for (size_t v = 0; v < 4 * W; v += W)                                    \
-                        STREAM((VT *)(void *)(c + i + v),                                    \
-                               ADD(LOAD((const VT *)(const void *)(a + i + v)),              \
-                                   LOAD((const VT *)(const void *)(b + i + v))));            \
-            } else if (b) {                                                                  \
-                for (size_t i = head; i < end; i += 4 * W)                                   \
-                    for (size_t v = 0; v < 4 * W; v += W)                                    \
-                        STORE((VT *)(void *)(c + i + v),                                     \
-                              ADD(LOAD((const VT *)(const void *)(a + i + v)),               \
-                                  LOAD((const VT *)(const void *)(b + i + v))));             \
-            } else if (j->nt) {                                                              \
-                for (size_t i = head; i < end; i += 4 * W)                                   \
-                    for (size_t v = 0; v < 4 * W; v += W)                                    \
-                        STREAM((VT *)(void *)(c + i + v),                                    \
-                               ADD(LOAD((const VT *)(const void *)(a + i + v)), one));       \
-            } else {                                                                         \
-                for (size_t i = head; i < end; i += 4 * W)                                   \
-                    for (size_t v = 0; v < 4 * W; v += W)                                    \
-                        STORE((VT *)(void *)(c + i + v),                                     \
-                              ADD(LOAD((const VT *)(const void *)(a + i + v)), one));        \
-            }                                                                                \
-            edges(j, end, j->len);                                                           \
-            if (j->nt) _mm_sfence();                                                         \
-            COMPILER_BARRIER();                                                              \
-        }                                                                                    \
+#define PROBE_KERNEL(name, target_isa, VT, W, LOAD, STORE, STREAM, ADD, SET1)                      \
+    __attribute__((target(target_isa))) static void name(const probe_job *j) {                     \
+        size_t head, end;                                                                          \
+        split_body(j, W, 4 * W, &head, &end);                                                      \
+        const VT one = SET1(1);                                                                    \
+        for (long r = 0; r < j->reps; r++) {                                                       \
+            edges(j, 0, head);                                                                     \
+            const unsigned char *a = j->a, *b = j->b;                                              \
+            unsigned char *c = j->c;                                                               \
+            if (b && j->nt) {                                                                      \
+                for (size_t i = head; i < end; i += 4 * W)                                         \
+                    for (size_t v = 0; v < 4 * W; v += W)                                          \
+                        STREAM((VT *)(void *)(c + i + v),                                          \
+                               ADD(LOAD((const VT *)(const void *)(a + i + v)),                    \
+                                   LOAD((const VT *)(const void *)(b + i + v))));                  \
+            } else if (b) {                                                                        \
+                for (size_t i = head; i < end; i += 4 * W)                                         \
+                    for (size_t v = 0; v < 4 * W; v += W)                                          \
+                        STORE((VT *)(void *)(c + i + v),                                           \
+                              ADD(LOAD((const VT *)(const void *)(a + i + v)),                     \
+                                  LOAD((const VT *)(const void *)(b + i + v))));                   \
+            } else if (j->nt) {                                                                    \
+                for (size_t i = head; i < end; i += 4 * W)                                         \
+                    for (size_t v = 0; v < 4 * W; v += W)                                          \
+                        STREAM((VT *)(void *)(c + i + v),                                          \
+                               ADD(LOAD((const VT *)(const void *)(a + i + v)), one));             \
+            } else {                                                                               \
+                for (size_t i = head; i < end; i += 4 * W)                                         \
+                    for (size_t v = 0; v < 4 * W; v += W)                                          \
+                        STORE((VT *)(void *)(c + i + v),                                           \
+                              ADD(LOAD((const VT *)(const void *)(a + i + v)), one));              \
+            }                                                                                      \
+            edges(j, end, j->len);                                                                 \
+            if (j->nt) _mm_sfence();                                                               \
+            COMPILER_BARRIER();                                                                    \
+        }                                                                                          \
     }
 
 PROBE_KERNEL(kernel_sse2, "sse2", __m128i, 16, _mm_loadu_si128, _mm_store_si128, _mm_stream_si128,
@@ -133,22 +132,31 @@ probe_isa probe_set_isa(probe_isa isa) {
 
 const char *probe_isa_name(probe_isa isa) {
     switch (isa) {
-    case PROBE_ISA_C: return "c";
-    case PROBE_ISA_SSE2: return "sse2";
-    case PROBE_ISA_AVX2: return "avx2";
-    case PROBE_ISA_AVX512: return "avx512";
-    default: return "auto";
+    case PROBE_ISA_C:
+        return "c";
+    case PROBE_ISA_SSE2:
+        return "sse2";
+    case PROBE_ISA_AVX2:
+        return "avx2";
+    case PROBE_ISA_AVX512:
+        return "avx512";
+    default:
+        return "auto";
     }
 }
 
 static probe_fn kernel_for(probe_isa isa) {
     switch (isa) {
 #if PROBE_X86
-    case PROBE_ISA_AVX512: return kernel_avx512;
-    case PROBE_ISA_AVX2: return kernel_avx2;
-    case PROBE_ISA_SSE2: return kernel_sse2;
+    case PROBE_ISA_AVX512:
+        return kernel_avx512;
+    case PROBE_ISA_AVX2:
+        return kernel_avx2;
+    case PROBE_ISA_SSE2:
+        return kernel_sse2;
 #endif
-    default: return kernel_c;
+    default:
+        return kernel_c;
     }
 }
 
@@ -176,7 +184,8 @@ static void *helper_main(void *p) {
     unsigned long seen = 0;
     pthread_mutex_lock(&pool->lock);
     for (;;) {
-        while (pool->generation == seen && !pool->quit) pthread_cond_wait(&pool->start, &pool->lock);
+        while (pool->generation == seen && !pool->quit)
+            pthread_cond_wait(&pool->start, &pool->lock);
         if (pool->quit) break;
         seen = pool->generation;
         probe_fn fn = pool->fn;

@@ -18,7 +18,13 @@
 
 typedef enum { PROBE_RD1WR1 = 0, PROBE_RD2WR1 = 1 } probe_kind;
 
-typedef enum { PROBE_ISA_AUTO = -1, PROBE_ISA_C = 0, PROBE_ISA_SSE2, PROBE_ISA_AVX2, PROBE_ISA_AVX512 } probe_isa;
+typedef enum {
+    PROBE_ISA_AUTO = -1,
+    PROBE_ISA_C = 0,
+    PROBE_ISA_SSE2,
+    PROBE_ISA_AVX2,
+    PROBE_ISA_AVX512
+} probe_isa;
 
 typedef struct probe_pool probe_pool;
 

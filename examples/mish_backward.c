@@ -10,13 +10,13 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_mish_backward.h"
 
-#define CHECK_RET(cond, ...)                                                                   \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            printf(__VA_ARGS__);                                                               \
-            printf("  (%s)\n", aclGetRecentErrMsg());                                          \
-            return 1;                                                                          \
-        }                                                                                      \
+#define CHECK_RET(cond, ...)                                                                       \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            printf(__VA_ARGS__);                                                                   \
+            printf("  (%s)\n", aclGetRecentErrMsg());                                              \
+            return 1;                                                                              \
+        }                                                                                          \
     } while (0)
 
 // Allocates "device" memory for a contiguous fp32 tensor, copies host data into it and wraps it.
@@ -28,10 +28,12 @@ static int create_tensor(const float *host, const int64_t *shape, uint64_t rank,
         numel *= shape[i];
     }
     size_t bytes = (size_t)numel * sizeof(float);
-    CHECK_RET(aclrtMalloc(device, bytes, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS, "aclrtMalloc failed");
+    CHECK_RET(aclrtMalloc(device, bytes, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS,
+              "aclrtMalloc failed");
     CHECK_RET(aclrtMemcpy(*device, bytes, host, bytes, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS,
               "aclrtMemcpy failed");
-    *tensor = aclCreateTensor(shape, rank, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, shape, rank, *device);
+    *tensor =
+        aclCreateTensor(shape, rank, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, shape, rank, *device);
     CHECK_RET(*tensor != NULL, "aclCreateTensor failed");
     return 0;
 }

@@ -2,7 +2,8 @@
  *
  * Semantics follow CANN's nnopbase:
  *  - dims, strides and offset count elements; stride NULL means contiguous (row-major);
- *  - a view must lie inside its storage: offset + sum(stride[i] * (dim[i] - 1)) < prod(storageDims);
+ *  - a view must lie inside its storage: offset + sum(stride[i] * (dim[i] - 1)) <
+ * prod(storageDims);
  *  - create functions return NULL on bad arguments (aclGetRecentErrMsg says why);
  *  - arrays and scalars copy their values; a tensor list owns its tensors;
  *  - shape getters return arrays allocated with malloc(): release them with free().

@@ -19,9 +19,8 @@ extern "C" {
 #endif
 
 ACLNN_API aclnnStatus aclnnEluGetWorkspaceSize(const aclTensor *self, const aclScalar *alpha,
-                                               const aclScalar *scale,
-                                               const aclScalar *inputScale, aclTensor *out,
-                                               uint64_t *workspaceSize,
+                                               const aclScalar *scale, const aclScalar *inputScale,
+                                               aclTensor *out, uint64_t *workspaceSize,
                                                aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnElu(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                                aclrtStream stream);

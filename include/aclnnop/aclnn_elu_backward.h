@@ -22,14 +22,10 @@
 extern "C" {
 #endif
 
-ACLNN_API aclnnStatus aclnnEluBackwardGetWorkspaceSize(const aclTensor *gradOutput,
-                                                       const aclScalar *alpha,
-                                                       const aclScalar *scale,
-                                                       const aclScalar *inputScale, bool isResult,
-                                                       const aclTensor *selfOrResult,
-                                                       aclTensor *gradInput,
-                                                       uint64_t *workspaceSize,
-                                                       aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnEluBackwardGetWorkspaceSize(
+    const aclTensor *gradOutput, const aclScalar *alpha, const aclScalar *scale,
+    const aclScalar *inputScale, bool isResult, const aclTensor *selfOrResult, aclTensor *gradInput,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnEluBackward(void *workspace, uint64_t workspaceSize,
                                        aclOpExecutor *executor, aclrtStream stream);
 

@@ -14,8 +14,7 @@ extern "C" {
 #endif
 
 ACLNN_API aclnnStatus aclnnGeluGetWorkspaceSize(const aclTensor *self, aclTensor *out,
-                                                uint64_t *workspaceSize,
-                                                aclOpExecutor **executor);
+                                                uint64_t *workspaceSize, aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnGelu(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                                 aclrtStream stream);
 

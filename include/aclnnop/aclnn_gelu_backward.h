@@ -1,4 +1,5 @@
-/* aclnnop/aclnn_gelu_backward.h - GeluBackward (GeluGrad), the derivative of the tanh approximation.
+/* aclnnop/aclnn_gelu_backward.h - GeluBackward (GeluGrad), the derivative of the tanh
+ * approximation.
  *
  * gradInput = gradOutput * d/dx [x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))] at x = self
  * (the ops-nn golden: aten gelu_backward approximate="tanh"). gradOutput and self broadcast

@@ -18,8 +18,7 @@ extern "C" {
 #endif
 
 ACLNN_API aclnnStatus aclnnHardswishBackwardGetWorkspaceSize(const aclTensor *gradOutput,
-                                                             const aclTensor *self,
-                                                             aclTensor *out,
+                                                             const aclTensor *self, aclTensor *out,
                                                              uint64_t *workspaceSize,
                                                              aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnHardswishBackward(void *workspace, uint64_t workspaceSize,

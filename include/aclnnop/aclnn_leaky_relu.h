@@ -16,8 +16,8 @@ extern "C" {
 #endif
 
 ACLNN_API aclnnStatus aclnnLeakyReluGetWorkspaceSize(const aclTensor *self,
-                                                     const aclScalar *negativeSlope,
-                                                     aclTensor *out, uint64_t *workspaceSize,
+                                                     const aclScalar *negativeSlope, aclTensor *out,
+                                                     uint64_t *workspaceSize,
                                                      aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnLeakyRelu(void *workspace, uint64_t workspaceSize,
                                      aclOpExecutor *executor, aclrtStream stream);

@@ -18,12 +18,9 @@
 extern "C" {
 #endif
 
-ACLNN_API aclnnStatus aclnnLeakyReluBackwardGetWorkspaceSize(const aclTensor *gradOutput,
-                                                             const aclTensor *self,
-                                                             const aclScalar *negativeSlope,
-                                                             bool selfIsResult, aclTensor *out,
-                                                             uint64_t *workspaceSize,
-                                                             aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnLeakyReluBackwardGetWorkspaceSize(
+    const aclTensor *gradOutput, const aclTensor *self, const aclScalar *negativeSlope,
+    bool selfIsResult, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnLeakyReluBackward(void *workspace, uint64_t workspaceSize,
                                              aclOpExecutor *executor, aclrtStream stream);
 

@@ -15,8 +15,7 @@ extern "C" {
 #endif
 
 ACLNN_API aclnnStatus aclnnMishBackwardGetWorkspaceSize(const aclTensor *gradOutput,
-                                                        const aclTensor *self,
-                                                        aclTensor *gradInput,
+                                                        const aclTensor *self, aclTensor *gradInput,
                                                         uint64_t *workspaceSize,
                                                         aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnMishBackward(void *workspace, uint64_t workspaceSize,
@@ -25,12 +24,9 @@ ACLNN_API aclnnStatus aclnnMishBackward(void *workspace, uint64_t workspaceSize,
 /* opgrad extension: the MishGrad branch that reuses tanhx = tanh(softplus(self)) saved by
  * aclnnMishWithTanhx: gradInput = gradOutput * (tanhx + self * sigmoid(self) * (1 - tanhx^2)).
  * gradOutput, self and tanhx broadcast and promote together. */
-ACLNN_API aclnnStatus aclnnMishBackwardWithTanhxGetWorkspaceSize(const aclTensor *gradOutput,
-                                                                 const aclTensor *self,
-                                                                 const aclTensor *tanhx,
-                                                                 aclTensor *gradInput,
-                                                                 uint64_t *workspaceSize,
-                                                                 aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnMishBackwardWithTanhxGetWorkspaceSize(
+    const aclTensor *gradOutput, const aclTensor *self, const aclTensor *tanhx,
+    aclTensor *gradInput, uint64_t *workspaceSize, aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnMishBackwardWithTanhx(void *workspace, uint64_t workspaceSize,
                                                  aclOpExecutor *executor, aclrtStream stream);
 

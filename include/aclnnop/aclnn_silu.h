@@ -13,8 +13,7 @@ extern "C" {
 #endif
 
 ACLNN_API aclnnStatus aclnnSiluGetWorkspaceSize(const aclTensor *self, aclTensor *out,
-                                                uint64_t *workspaceSize,
-                                                aclOpExecutor **executor);
+                                                uint64_t *workspaceSize, aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnSilu(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                                 aclrtStream stream);
 

@@ -15,8 +15,7 @@ extern "C" {
 #endif
 
 ACLNN_API aclnnStatus aclnnSiluBackwardGetWorkspaceSize(const aclTensor *gradOutput,
-                                                        const aclTensor *self,
-                                                        aclTensor *gradInput,
+                                                        const aclTensor *self, aclTensor *gradInput,
                                                         uint64_t *workspaceSize,
                                                         aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnSiluBackward(void *workspace, uint64_t workspaceSize,

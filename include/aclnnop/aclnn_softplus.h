@@ -18,8 +18,8 @@ ACLNN_API aclnnStatus aclnnSoftplusGetWorkspaceSize(const aclTensor *self, const
                                                     const aclScalar *threshold, aclTensor *out,
                                                     uint64_t *workspaceSize,
                                                     aclOpExecutor **executor);
-ACLNN_API aclnnStatus aclnnSoftplus(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                    aclrtStream stream);
+ACLNN_API aclnnStatus aclnnSoftplus(void *workspace, uint64_t workspaceSize,
+                                    aclOpExecutor *executor, aclrtStream stream);
 
 #ifdef __cplusplus
 }

@@ -15,13 +15,10 @@
 extern "C" {
 #endif
 
-ACLNN_API aclnnStatus aclnnSoftplusBackwardGetWorkspaceSize(const aclTensor *gradOutput,
-                                                            const aclTensor *self,
-                                                            const aclScalar *beta,
-                                                            const aclScalar *threshold,
-                                                            aclTensor *gradInput,
-                                                            uint64_t *workspaceSize,
-                                                            aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnSoftplusBackwardGetWorkspaceSize(
+    const aclTensor *gradOutput, const aclTensor *self, const aclScalar *beta,
+    const aclScalar *threshold, aclTensor *gradInput, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnSoftplusBackward(void *workspace, uint64_t workspaceSize,
                                             aclOpExecutor *executor, aclrtStream stream);
 

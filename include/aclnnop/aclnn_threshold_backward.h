@@ -17,12 +17,9 @@
 extern "C" {
 #endif
 
-ACLNN_API aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor *gradOutput,
-                                                             const aclTensor *self,
-                                                             const aclScalar *threshold,
-                                                             aclTensor *out,
-                                                             uint64_t *workspaceSize,
-                                                             aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(
+    const aclTensor *gradOutput, const aclTensor *self, const aclScalar *threshold, aclTensor *out,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnThresholdBackward(void *workspace, uint64_t workspaceSize,
                                              aclOpExecutor *executor, aclrtStream stream);
 

@@ -17,7 +17,7 @@ extern "C" {
 /// Instruction-set levels of the kernels, in increasing order.
 typedef enum {
     OPGRAD_ISA_SCALAR = 0,
-    OPGRAD_ISA_AVX2 = 1, /* AVX2 + FMA + F16C */
+    OPGRAD_ISA_AVX2 = 1,   /* AVX2 + FMA + F16C */
     OPGRAD_ISA_AVX512 = 2, /* AVX-512 F/BW/DQ/VL */
     OPGRAD_ISA_COUNT
 } opgrad_isa;
@@ -53,9 +53,9 @@ __attribute__((visibility("default"))) const char *opgrad_version(void);
 /// stream). On any error no slot is re-pointed: the executor is left as it was. Like
 /// aclSetInputTensorAddr, one executor must not be re-pointed from two threads at once; a run
 /// queued on a stream keeps the addresses of its own call.
-__attribute__((visibility("default"))) aclnnStatus opgrad_executor_run(
-    aclOpExecutor *executor, void *const *addrs, size_t naddrs, void *workspace,
-    uint64_t workspaceSize, aclrtStream stream);
+__attribute__((visibility("default"))) aclnnStatus
+opgrad_executor_run(aclOpExecutor *executor, void *const *addrs, size_t naddrs, void *workspace,
+                    uint64_t workspaceSize, aclrtStream stream);
 
 #ifdef __cplusplus
 }

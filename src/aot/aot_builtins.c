@@ -64,7 +64,8 @@ static const aclScalar S_ONE = {.dtype = ACL_FLOAT, .v = {.f32 = 1.0f}};
 static const aclScalar S_TWENTY = {.dtype = ACL_FLOAT, .v = {.f32 = 20.0f}}; // softplus threshold
 static const aclScalar S_SLOPE = {.dtype = ACL_FLOAT, .v = {.f32 = 0.01f}};  // leaky relu
 
-/* ---- descriptors ------------------------------------------------------------------------------ */
+/* ---- descriptors ------------------------------------------------------------------------------
+ */
 
 typedef enum { OUT_LIKE_X0, OUT_BROADCAST } aot_out_rule;
 
@@ -76,14 +77,14 @@ typedef aclnnStatus (*aot_exec_fn)(void *, uint64_t, aclOpExecutor *, aclrtStrea
 typedef aclnnStatus (*aot_multi_fn)(const struct aot_desc *d, aclTensor *t);
 
 typedef struct aot_desc {
-    const char *name;          // exported symbol, e.g. "opgrad_MishBackward"
-    int nin;                   // forward inputs
-    const char *const *in;     // their names (params of the entry point; gradients are "d" + name)
+    const char *name;      // exported symbol, e.g. "opgrad_MishBackward"
+    int nin;               // forward inputs
+    const char *const *in; // their names (params of the entry point; gradients are "d" + name)
     bool backward;
-    aot_out_rule out;          // the forward output's shape: x0's, or the inputs' broadcast
-    aot_plan_fn plan;          // one aclnn operator: phase 1 ...
-    aot_exec_fn exec;          // ... and phase 2
-    aot_multi_fn multi;        // or several calls
+    aot_out_rule out;   // the forward output's shape: x0's, or the inputs' broadcast
+    aot_plan_fn plan;   // one aclnn operator: phase 1 ...
+    aot_exec_fn exec;   // ... and phase 2
+    aot_multi_fn multi; // or several calls
 } aot_desc;
 
 static const char *const IN_X[] = {"x"};
@@ -172,13 +173,39 @@ static aclnnStatus p_fused_bwd(aclTensor *t, uint64_t *w, aclOpExecutor **e) {
 static aclnnStatus add_bwd(const aot_desc *d, aclTensor *t);
 static aclnnStatus mul_bwd(const aot_desc *d, aclTensor *t);
 
-#define FWD1(sym, plan, exec) {#sym, 1, IN_X, false, OUT_LIKE_X0, plan, exec, NULL}
-#define BWD1(sym, plan, exec) {#sym, 1, IN_X, true, OUT_LIKE_X0, plan, exec, NULL}
+#define FWD1(sym, plan, exec)                                                                      \
+    { #sym, 1, IN_X, false, OUT_LIKE_X0, plan, exec, NULL }
+#define BWD1(sym, plan, exec)                                                                      \
+    { #sym, 1, IN_X, true, OUT_LIKE_X0, plan, exec, NULL }
 
 enum {
-    MISH, MISH_BWD, GELU, GELU_BWD, SILU, SILU_BWD, SIGMOID, SIGMOID_BWD, TANH, TANH_BWD,
-    SOFTPLUS, SOFTPLUS_BWD, RELU, RELU_BWD, LEAKY_RELU, LEAKY_RELU_BWD, HARDSWISH, HARDSWISH_BWD,
-    ELU, ELU_BWD, ADD, ADD_BWD, MUL, MUL_BWD, FUSED, FUSED_BWD, AOT_COUNT
+    MISH,
+    MISH_BWD,
+    GELU,
+    GELU_BWD,
+    SILU,
+    SILU_BWD,
+    SIGMOID,
+    SIGMOID_BWD,
+    TANH,
+    TANH_BWD,
+    SOFTPLUS,
+    SOFTPLUS_BWD,
+    RELU,
+    RELU_BWD,
+    LEAKY_RELU,
+    LEAKY_RELU_BWD,
+    HARDSWISH,
+    HARDSWISH_BWD,
+    ELU,
+    ELU_BWD,
+    ADD,
+    ADD_BWD,
+    MUL,
+    MUL_BWD,
+    FUSED,
+    FUSED_BWD,
+    AOT_COUNT
 };
 
 static const aot_desc AOT[AOT_COUNT] = {
@@ -231,7 +258,8 @@ static const char *layout(const aot_desc *d, char *buf, size_t cap) {
     buf[0] = 0;
     for (int i = 0; i < nparams_of(d) && len < cap; i++) {
         char nb[32];
-        int n = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", param_name(d, i, nb, sizeof nb));
+        int n =
+            snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", param_name(d, i, nb, sizeof nb));
         if (n < 0) break;
         len += (size_t)n;
     }
@@ -291,8 +319,10 @@ static aclnnStatus reduce_to(const aot_desc *d, const aclTensor *src, aclTensor 
     int64_t dims[OG_MAX_DIMS], kept[OG_MAX_DIMS];
     int nd = 0, nk = 0;
     for (int k = 0; k < src->ndim; k++) {
-        if (k < lead || (dst->dims[k - lead] == 1 && src->dims[k] != 1)) dims[nd++] = k;
-        else kept[nk++] = src->dims[k];
+        if (k < lead || (dst->dims[k - lead] == 1 && src->dims[k] != 1))
+            dims[nd++] = k;
+        else
+            kept[nk++] = src->dims[k];
     }
     if (nd == 0) { // same shape: copy / convert
         size_t es = aclDataTypeSize(src->dtype), ed = aclDataTypeSize(dst->dtype);
@@ -305,7 +335,8 @@ static aclnnStatus reduce_to(const aot_desc *d, const aclTensor *src, aclTensor 
         for (int64_t i = 0; i < dst->numel; i++) {
             float v;
             uint16_t h;
-            if (src->dtype == ACL_FLOAT) memcpy(&v, s + i * (int64_t)es, sizeof v);
+            if (src->dtype == ACL_FLOAT)
+                memcpy(&v, s + i * (int64_t)es, sizeof v);
             else {
                 memcpy(&h, s + i * (int64_t)es, sizeof h);
                 v = src->dtype == ACL_FLOAT16 ? og_f16_to_f32(h) : og_bf16_to_f32(h);
@@ -365,8 +396,9 @@ static aclnnStatus mul_bwd(const aot_desc *d, aclTensor *t) {
         if (!direct) {
             size_t bytes = (size_t)y->numel * aclDataTypeSize(g->dtype);
             if (aclrtMalloc(&buf, bytes ? bytes : 1, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
-                return og_fail(ACLNN_ERR_INNER, "%s: out of memory allocating %zu bytes for dy * %s",
-                               d->name, bytes, d->in[1 - i]);
+                return og_fail(ACLNN_ERR_INNER,
+                               "%s: out of memory allocating %zu bytes for dy * %s", d->name, bytes,
+                               d->in[1 - i]);
             st = init_dense(d, &prod, y->dims, y->ndim, g->dtype, buf);
         }
         if (st == ACLNN_SUCCESS) {
@@ -392,7 +424,10 @@ static int aot_call(const aot_desc *d, int nparam, void **params, int *ndims, in
                        d->name, nparam, np, layout(d, lay, sizeof lay));
     if (!params || !ndims || !shapes || !dtypes)
         return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: %s is NULL", d->name,
-                       !params ? "params" : !ndims ? "ndims" : !shapes ? "shapes" : "dtypes");
+                       !params   ? "params"
+                       : !ndims  ? "ndims"
+                       : !shapes ? "shapes"
+                                 : "dtypes");
     aclTensor t[AOT_MAX_PARAMS];
     for (int i = 0; i < np; i++) {
         const char *pn = param_name(d, i, nb, sizeof nb);
@@ -405,16 +440,19 @@ static int aot_call(const aot_desc *d, int nparam, void **params, int *ndims, in
                            "take float32 (\"float32\" or \"float\"), float16 and bfloat16",
                            d->name, pn, i, dtypes[i]);
         if (ndims[i] < 0 || ndims[i] > OG_MAX_DIMS)
-            return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: %s (params[%d]) has rank %d; 0 to %d "
-                           "dims are supported", d->name, pn, i, ndims[i], OG_MAX_DIMS);
+            return og_fail(ACLNN_ERR_PARAM_INVALID,
+                           "%s: %s (params[%d]) has rank %d; 0 to %d "
+                           "dims are supported",
+                           d->name, pn, i, ndims[i], OG_MAX_DIMS);
         if (ndims[i] > 0 && !shapes[i])
-            return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: shapes[%d] (%s, rank %d) is NULL",
-                           d->name, i, pn, ndims[i]);
+            return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: shapes[%d] (%s, rank %d) is NULL", d->name,
+                           i, pn, ndims[i]);
         int64_t dims[OG_MAX_DIMS];
         for (int k = 0; k < ndims[i]; k++) {
             dims[k] = shapes[i][k];
             if (dims[k] < 0)
-                return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: %s (params[%d]) has dim %d = %lld; "
+                return og_fail(ACLNN_ERR_PARAM_INVALID,
+                               "%s: %s (params[%d]) has dim %d = %lld; "
                                "dims must be >= 0 (dynamic shapes are resolved before launch)",
                                d->name, pn, i, k, (long long)dims[k]);
         }
@@ -431,36 +469,41 @@ static int aot_call(const aot_desc *d, int nparam, void **params, int *ndims, in
     if (d->out == OUT_BROADCAST &&
         !og_broadcast_shapes(t[0].dims, t[0].ndim, t[1].dims, t[1].ndim, want, &nwant, &bad))
         return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: %s %s and %s %s do not broadcast (dim %d)",
-                       d->name, d->in[0], og_shape_str(t[0].dims, t[0].ndim, a, sizeof a),
-                       d->in[1], og_shape_str(t[1].dims, t[1].ndim, b, sizeof b), bad);
+                       d->name, d->in[0], og_shape_str(t[0].dims, t[0].ndim, a, sizeof a), d->in[1],
+                       og_shape_str(t[1].dims, t[1].ndim, b, sizeof b), bad);
     const aclTensor *y = &t[d->nin];
     bool ok = y->ndim == nwant;
     for (int k = 0; ok && k < nwant; k++) ok = y->dims[k] == want[k];
     if (!ok)
-        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: y (params[%d]) has shape %s but the forward "
-                       "output has shape %s (%s)", d->name, d->nin,
-                       og_shape_str(y->dims, y->ndim, a, sizeof a),
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%s: y (params[%d]) has shape %s but the forward "
+                       "output has shape %s (%s)",
+                       d->name, d->nin, og_shape_str(y->dims, y->ndim, a, sizeof a),
                        og_shape_str(want, nwant, b, sizeof b),
                        d->out == OUT_BROADCAST ? "the inputs broadcast" : "the shape of x");
     if (d->backward) {
         const aclTensor *dy = &t[d->nin + 1];
         if (!same_shape(dy, y))
-            return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: dy (params[%d]) has shape %s but y has "
-                           "%s: the output gradient has the output's shape", d->name, d->nin + 1,
-                           og_shape_str(dy->dims, dy->ndim, a, sizeof a),
+            return og_fail(ACLNN_ERR_PARAM_INVALID,
+                           "%s: dy (params[%d]) has shape %s but y has "
+                           "%s: the output gradient has the output's shape",
+                           d->name, d->nin + 1, og_shape_str(dy->dims, dy->ndim, a, sizeof a),
                            og_shape_str(y->dims, y->ndim, b, sizeof b));
         for (int i = 0; i < d->nin; i++) {
             const aclTensor *x = &t[i], *g = &t[d->nin + 2 + i];
             const char *gn = param_name(d, d->nin + 2 + i, nb, sizeof nb);
             if (!same_shape(g, x))
-                return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: %s (params[%d]) has shape %s but %s "
-                               "has %s: a gradient has its input's shape", d->name, gn,
-                               d->nin + 2 + i, og_shape_str(g->dims, g->ndim, a, sizeof a),
-                               d->in[i], og_shape_str(x->dims, x->ndim, b, sizeof b));
+                return og_fail(ACLNN_ERR_PARAM_INVALID,
+                               "%s: %s (params[%d]) has shape %s but %s "
+                               "has %s: a gradient has its input's shape",
+                               d->name, gn, d->nin + 2 + i,
+                               og_shape_str(g->dims, g->ndim, a, sizeof a), d->in[i],
+                               og_shape_str(x->dims, x->ndim, b, sizeof b));
             if (g->dtype != x->dtype)
-                return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: %s (params[%d]) has dtype %s but %s "
-                               "is %s: a gradient has its input's dtype", d->name, gn,
-                               d->nin + 2 + i, og_dtype_name(g->dtype), d->in[i],
+                return og_fail(ACLNN_ERR_PARAM_INVALID,
+                               "%s: %s (params[%d]) has dtype %s but %s "
+                               "is %s: a gradient has its input's dtype",
+                               d->name, gn, d->nin + 2 + i, og_dtype_name(g->dtype), d->in[i],
                                og_dtype_name(x->dtype));
         }
     }
@@ -471,7 +514,8 @@ static int aot_call(const aot_desc *d, int nparam, void **params, int *ndims, in
     return finish(d, st, ws, ex, d->exec);
 }
 
-/* ---- the exported entry points ----------------------------------------------------------------- */
+/* ---- the exported entry points -----------------------------------------------------------------
+ */
 
 // A framework calling an entry point sees only the return code, often on another thread than
 // the one that could read aclGetRecentErrMsg (MindSpore prints "Return value from CPU AOT
@@ -481,12 +525,12 @@ static int reported(int rc) {
     return rc;
 }
 
-#define AOT_ENTRY(sym, index)                                                                   \
-    OPGRAD_API int sym(int nparam, void **params, int *ndims, int64_t **shapes,                \
-                       const char **dtypes, void *stream, void *extra) {                       \
-        (void)stream; /* NULL on the CPU; the call is synchronous in any case */               \
-        (void)extra;  /* MindSpore's C++ AotExtra: not readable from C */                      \
-        return reported(aot_call(&AOT[index], nparam, params, ndims, shapes, dtypes));         \
+#define AOT_ENTRY(sym, index)                                                                      \
+    OPGRAD_API int sym(int nparam, void **params, int *ndims, int64_t **shapes,                    \
+                       const char **dtypes, void *stream, void *extra) {                           \
+        (void)stream; /* NULL on the CPU; the call is synchronous in any case */                   \
+        (void)extra;  /* MindSpore's C++ AotExtra: not readable from C */                          \
+        return reported(aot_call(&AOT[index], nparam, params, ndims, shapes, dtypes));             \
     }
 
 AOT_ENTRY(opgrad_Mish, MISH)

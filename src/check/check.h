@@ -80,23 +80,23 @@ typedef struct ogc_arg {
 } ogc_arg;
 
 typedef struct ogc_op {
-    const char *name;        // registry name, e.g. "mish"
-    const char *api;         // what it runs, e.g. "aclnnMish + aclnnMishBackward"
+    const char *name; // registry name, e.g. "mish"
+    const char *api;  // what it runs, e.g. "aclnnMish + aclnnMishBackward"
     int nin;
     ogc_arg in[OGC_MAX_IN];
-    int nsaved;              // extra forward outputs the backward consumes (after the output)
+    int nsaved; // extra forward outputs the backward consumes (after the output)
     const char *saved_names[OGC_MAX_SAVED];
     bool backward_uses_output; // the backward reads the forward's output (e.g. sigmoid, tanh):
                                // it arrives as saved[0] (nsaved must be 0)
-    const double *attrs;     // operator attributes of this entry (alpha, beta, ...), for the refs
+    const double *attrs;       // operator attributes of this entry (alpha, beta, ...), for the refs
     unsigned long long dtypes; // OG_DT mask: dtypes the kernels support
-    double lo, hi;           // input domain for test points
-    const double *kinks;     // non-differentiable points (test points keep a margin)
+    double lo, hi;             // input domain for test points
+    const double *kinks;       // non-differentiable points (test points keep a margin)
     int nkinks;
-    const double *specials;  // values worth testing (parameters, cancellation, under/overflow)
+    const double *specials; // values worth testing (parameters, cancellation, under/overflow)
     int nspecials;
-    double fp32_ulps;        // kernel error bound in fp32 ulps (forward and backward)
-    double zero_trust;       // max share of zero outputs/gradients before MISTRUSTED (0 = 0.65)
+    double fp32_ulps;  // kernel error bound in fp32 ulps (forward and backward)
+    double zero_trust; // max share of zero outputs/gradients before MISTRUSTED (0 = 0.65)
     /// y = f(x) for one element; writes the saved values (nsaved of them).
     double (*ref_forward)(const struct ogc_op *op, const double *x, double *saved);
     /// dL/dx_k for one element given dL/dy = gy, the inputs and the saved values (saved[0] = the
@@ -123,9 +123,10 @@ typedef struct ogc_op {
     /// Tensor-level float64 backward, used instead of ref_backward: for dL/dy = gy (row-major over
     /// out) writes gx[k] and mag[k] (row-major over in[k], zeroed by the checker; mag 0 = use
     /// |gx|) and terms[k] for every differentiable input k.
-    void (*ref_backward_tensor)(const struct ogc_op *op, const ogc_shape *in, const double *const *x,
-                                const ogc_shape *out, const double *const *saved, const double *gy,
-                                double *const *gx, double *const *mag, int64_t *terms);
+    void (*ref_backward_tensor)(const struct ogc_op *op, const ogc_shape *in,
+                                const double *const *x, const ogc_shape *out,
+                                const double *const *saved, const double *gy, double *const *gx,
+                                double *const *mag, int64_t *terms);
 } ogc_op;
 
 typedef enum { OGC_MODE_FAST, OGC_MODE_FULL } ogc_mode;
@@ -140,14 +141,14 @@ typedef struct ogc_options {
 /// The result of one case: status, error statistics of the worst-judged comparison, diagnoses.
 typedef struct ogc_report {
     const char *op;
-    aclDataType dtype;      // ACL_DOUBLE for the O1 formula check
+    aclDataType dtype; // ACL_DOUBLE for the O1 formula check
     const char *layout;
     uint64_t seed;
     ogc_status status;
     double max_abs, max_rel, max_ulp, mean_ulp, mere, mare;
-    int64_t compared;       // elements compared
-    char diagnosis[512];    // first named diagnosis, "" if none
-    char repro[256];        // one-line reproducer
+    int64_t compared;    // elements compared
+    char diagnosis[512]; // first named diagnosis, "" if none
+    char repro[256];     // one-line reproducer
 } ogc_report;
 
 /// A contiguous aclTensor over a result's buffer with its declared shape and dtype (for entry

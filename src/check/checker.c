@@ -39,12 +39,24 @@ static double test_point(const ogc_op *op, og_rng *r) {
             if (x >= lo && x <= hi) return x;
         }
         switch (og_rng_next(r) % 6) {
-        case 0: x = (double)((int64_t)(og_rng_next(r) % 7) - 3); break;
-        case 1: x = og_rng_uniform(r, -1, 1); break;
-        case 2: x = og_rng_uniform(r, -1, 1) * 10; break;
-        case 3: x = og_rng_uniform(r, -6, 6); break;
-        case 4: x = og_rng_uniform(r, fmax(lo, -30), fmin(hi, 30)); break;
-        default: x = og_rng_uniform(r, 0.9, 1.0) * (og_rng_next(r) & 1 ? fmin(hi, 1e4) : fmax(lo, -1e4)); break;
+        case 0:
+            x = (double)((int64_t)(og_rng_next(r) % 7) - 3);
+            break;
+        case 1:
+            x = og_rng_uniform(r, -1, 1);
+            break;
+        case 2:
+            x = og_rng_uniform(r, -1, 1) * 10;
+            break;
+        case 3:
+            x = og_rng_uniform(r, -6, 6);
+            break;
+        case 4:
+            x = og_rng_uniform(r, fmax(lo, -30), fmin(hi, 30));
+            break;
+        default:
+            x = og_rng_uniform(r, 0.9, 1.0) * (og_rng_next(r) & 1 ? fmin(hi, 1e4) : fmax(lo, -1e4));
+            break;
         }
         if (x < lo) x = lo;
         if (x > hi) x = hi;
@@ -115,10 +127,10 @@ static void free_input(input *in) {
 // Float64 references over broadcast shapes
 
 typedef struct refs {
-    int64_t n;                 // output elements
-    double *y;                 // output
-    double *ymag;              // tensor-level forwards: magnitude bound per output element
-    int64_t yterms;            // values summed into one output element (1: elementwise)
+    int64_t n;      // output elements
+    double *y;      // output
+    double *ymag;   // tensor-level forwards: magnitude bound per output element
+    int64_t yterms; // values summed into one output element (1: elementwise)
     double *saved[OGC_MAX_SAVED];
     double *gx[OGC_MAX_IN];    // input-shaped gradients (reduced over broadcast dims)
     double *mag[OGC_MAX_IN];   // magnitude bounds, input-shaped
@@ -231,14 +243,14 @@ typedef struct case_state {
     aclDataType grad_dt; // dtype of grad_output
     ogc_layout l;
     input in[OGC_MAX_IN];
-    double *xq[OGC_MAX_IN];      // quantized inputs, row-major
+    double *xq[OGC_MAX_IN]; // quantized inputs, row-major
     ogc_result fwd[1 + OGC_MAX_SAVED];
     int nfwd;
     ogc_result bwd[OGC_MAX_RESULTS];
     int nbwd;
     int ndiff;
     size_t capacity;
-    void *buffers;               // all result buffers
+    void *buffers; // all result buffers
 } case_state;
 
 static void report_fail(ogc_report *rep, ogc_status st, const char *fmt, ...)
@@ -310,7 +322,8 @@ static void snapshot(const ogc_result *src, int n, ogc_result *dst, void *storag
 static bool case_layout(const ogc_op *op, const char *layout, ogc_layout *l, ogc_report *rep) {
     if (!ogc_layout_build(layout, op->nin, l)) {
         rep->status = OGC_SKIPPED;
-        snprintf(rep->diagnosis, sizeof rep->diagnosis, "layout does not apply to %d input(s)", op->nin);
+        snprintf(rep->diagnosis, sizeof rep->diagnosis, "layout does not apply to %d input(s)",
+                 op->nin);
         return false;
     }
     if (op->shapes && !op->shapes(op, layout, l->in, &l->out)) {
@@ -395,7 +408,8 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
     og_rng r;
     og_rng_seed(&r, case_seed(opt->seed, op->name, dt, layout));
     int64_t n = ogc_numel(&cs.l.out), maxn = n;
-    for (int k = 0; k < op->nin; k++) maxn = maxn > ogc_numel(&cs.l.in[k]) ? maxn : ogc_numel(&cs.l.in[k]);
+    for (int k = 0; k < op->nin; k++)
+        maxn = maxn > ogc_numel(&cs.l.in[k]) ? maxn : ogc_numel(&cs.l.in[k]);
     cs.capacity = (size_t)(maxn + 16) * 8;
     cs.buffers = calloc(1 + OGC_MAX_SAVED + OGC_MAX_RESULTS, cs.capacity);
     void *snap_buf = calloc(OGC_MAX_RESULTS, cs.capacity);
@@ -419,14 +433,16 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
     }
     for (int k = 0; k < op->nin; k++) {
         if (!make_input(dt, &cs.l.in[k], cs.l.view[k], cs.xq[k], &cs.in[k]))
-            report_fail(rep, OGC_FAIL, "internal: cannot build input %d: %s", k, aclGetRecentErrMsg());
+            report_fail(rep, OGC_FAIL, "internal: cannot build input %d: %s", k,
+                        aclGetRecentErrMsg());
     }
     if (rep->status == OGC_FAIL) goto done;
 
     // ---- forward: contract, then values against the reference at the quantized inputs
     cs.nfwd = 1 + op->nsaved;
     for (int j = 0; j < cs.nfwd; j++)
-        declare(&cs.fwd[j], &cs.l.out, dt, (char *)cs.buffers + (size_t)j * cs.capacity, cs.capacity);
+        declare(&cs.fwd[j], &cs.l.out, dt, (char *)cs.buffers + (size_t)j * cs.capacity,
+                cs.capacity);
     {
         ogc_call call = {.op = op, .dtype = dt, .results = cs.fwd, .nresults = cs.nfwd};
         for (int k = 0; k < op->nin; k++) call.in[k] = cs.in[k].tensor;
@@ -470,13 +486,16 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
         if (fs.bad) {
             char what[64], msg[400];
             snprintf(what, sizeof what, "forward %s", j == 0 ? "output" : op->saved_names[j - 1]);
-            ogc_describe_mismatch(msg, sizeof msg, what, &fs,
-                              ogc_factor_fit(op->fp32_ulps, dt, cs.fwd[j].data, want, fmag, fterms, n, &fs), n);
+            ogc_describe_mismatch(
+                msg, sizeof msg, what, &fs,
+                ogc_factor_fit(op->fp32_ulps, dt, cs.fwd[j].data, want, fmag, fterms, n, &fs), n);
             report_fail(rep, OGC_FAIL, "%s", msg);
         }
     }
-    if (n >= 16 && count_zeros(cs.fwd[0].data, dt, n) > (op->zero_trust > 0 ? op->zero_trust : 0.65) * n)
-        report_fail(rep, OGC_MISTRUSTED, "forward output is mostly zero (%lld of %lld): the test data says little",
+    if (n >= 16 &&
+        count_zeros(cs.fwd[0].data, dt, n) > (op->zero_trust > 0 ? op->zero_trust : 0.65) * n)
+        report_fail(rep, OGC_MISTRUSTED,
+                    "forward output is mostly zero (%lld of %lld): the test data says little",
                     (long long)count_zeros(cs.fwd[0].data, dt, n), (long long)n);
     // determinism of the forward (a reduction must sum in a fixed order): the same call twice,
     // and with one thread
@@ -486,15 +505,18 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
         for (int pass = 0; pass < 2 && rep->status != OGC_FAIL; pass++) {
             if (pass == 1) opgrad_set_num_threads(1);
             for (int j = 0; j < cs.nfwd; j++)
-                declare(&again[j], &cs.l.out, dt, (char *)snap_buf + (size_t)j * cs.capacity, cs.capacity);
+                declare(&again[j], &cs.l.out, dt, (char *)snap_buf + (size_t)j * cs.capacity,
+                        cs.capacity);
             ogc_call call = {.op = op, .dtype = dt, .results = again, .nresults = cs.nfwd};
             for (int k = 0; k < op->nin; k++) call.in[k] = cs.in[k].tensor;
             if (op->forward(&call) == 0 && call.nresults == cs.nfwd &&
                 !results_equal(cs.fwd, again, cs.nfwd)) {
                 if (pass == 0)
-                    report_fail(rep, OGC_FAIL, "forward is not deterministic: two runs on the same data differ");
+                    report_fail(rep, OGC_FAIL,
+                                "forward is not deterministic: two runs on the same data differ");
                 else
-                    report_fail(rep, OGC_FAIL, "forward depends on the thread count: 1 thread differs from %d",
+                    report_fail(rep, OGC_FAIL,
+                                "forward depends on the thread count: 1 thread differs from %d",
                                 threads);
             }
         }
@@ -510,7 +532,8 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
     }
     for (int64_t i = 0; i < n; i++) {
         // non-zero dL/dy (B(0) is checked on its own): +-1, +-2 and values in +-[0.25, 2]
-        double mag = og_rng_next(&r) % 4 == 0 ? (double)(1 + og_rng_next(&r) % 2) : og_rng_uniform(&r, 0.25, 2);
+        double mag = og_rng_next(&r) % 4 == 0 ? (double)(1 + og_rng_next(&r) % 2)
+                                              : og_rng_uniform(&r, 0.25, 2);
         double g = og_rng_next(&r) & 1 ? mag : -mag;
         // quantize dL/dy to the dtype: the reference must see what the kernel sees
         float f = (float)g;
@@ -528,7 +551,8 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
         }
     }
     if (cs.nbwd != cs.ndiff) {
-        report_fail(rep, OGC_FAIL, "backward returned %d gradient%s, the op has %d differentiable input%s",
+        report_fail(rep, OGC_FAIL,
+                    "backward returned %d gradient%s, the op has %d differentiable input%s",
                     cs.nbwd, cs.nbwd == 1 ? "" : "s", cs.ndiff, cs.ndiff == 1 ? "" : "s");
         goto done;
     }
@@ -564,8 +588,10 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
                 int64_t nj = 1;
                 for (int d = 0; d < cs.bwd[j].ndim; d++) nj *= cs.bwd[j].dims[d];
                 for (int64_t i = 0; i < nj; i++) {
-                    double a = ogc_load(cs.bwd[j].data, i, dt), b = 2 * ogc_load(first[j].data, i, dt);
-                    if (a != b && !(fabs(a - b) <= ogc_tolerance(op->fp32_ulps, dt, b, fabs(b), 1)) &&
+                    double a = ogc_load(cs.bwd[j].data, i, dt),
+                           b = 2 * ogc_load(first[j].data, i, dt);
+                    if (a != b &&
+                        !(fabs(a - b) <= ogc_tolerance(op->fp32_ulps, dt, b, fabs(b), 1)) &&
                         !(isnan(a) && isnan(b))) {
                         if (unchanged)
                             report_fail(rep, OGC_FAIL,
@@ -610,11 +636,17 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
             char what[64], msg[400];
             snprintf(what, sizeof what, "gradient of '%s'", name);
             ogc_describe_mismatch(msg, sizeof msg, what, &gs,
-                              ogc_factor_fit(op->fp32_ulps, dt, g->data, ref.gx[k], ref.mag[k], ref.terms[k], nk, &gs), nk);
+                                  ogc_factor_fit(op->fp32_ulps, dt, g->data, ref.gx[k], ref.mag[k],
+                                                 ref.terms[k], nk, &gs),
+                                  nk);
             report_fail(rep, OGC_FAIL, "%s", msg);
         } else if (nk > 0 && ref_zero) {
-            report_fail(rep, OGC_MISTRUSTED, "input '%s' is never exercised by the test data (its gradient is 0 everywhere)", name);
-        } else if (nk >= 16 && count_zeros(g->data, dt, nk) > (op->zero_trust > 0 ? op->zero_trust : 0.65) * nk) {
+            report_fail(
+                rep, OGC_MISTRUSTED,
+                "input '%s' is never exercised by the test data (its gradient is 0 everywhere)",
+                name);
+        } else if (nk >= 16 && count_zeros(g->data, dt, nk) >
+                                   (op->zero_trust > 0 ? op->zero_trust : 0.65) * nk) {
             report_fail(rep, OGC_MISTRUSTED, "gradient of '%s' is mostly zero (%lld of %lld)", name,
                         (long long)count_zeros(g->data, dt, nk), (long long)nk);
         }
@@ -639,13 +671,14 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
     }
     // determinism: the same call twice, and with one thread
     if (run_backward(&cs, gy, saved_t) == 0 && !results_equal(cs.bwd, first, cs.nbwd))
-        report_fail(rep, OGC_FAIL, "backward is not deterministic: two runs on the same data differ");
+        report_fail(rep, OGC_FAIL,
+                    "backward is not deterministic: two runs on the same data differ");
     {
         int threads = opgrad_get_num_threads();
         opgrad_set_num_threads(1);
         if (run_backward(&cs, gy, saved_t) == 0 && !results_equal(cs.bwd, first, cs.nbwd))
-            report_fail(rep, OGC_FAIL, "backward depends on the thread count: 1 thread differs from %d",
-                        threads);
+            report_fail(rep, OGC_FAIL,
+                        "backward depends on the thread count: 1 thread differs from %d", threads);
         opgrad_set_num_threads(threads);
     }
 
@@ -743,7 +776,8 @@ ogc_status ogc_check_formula(const ogc_op *op, const char *layout, const ogc_opt
             for (int64_t i = 0; i < n; i++)
                 size += ref.ymag ? fabs(w[i]) * ref.ymag[i] : fabs(w[i] * ref.y[i]);
             size *= sqrt((double)(ref.yterms > 1 ? ref.yterms : 1));
-            double tol = 10 * err + 1e-9 * fmax(1.0, fabs(analytic)) + 8 * DBL_EPSILON * size / cbrt(DBL_EPSILON);
+            double tol = 10 * err + 1e-9 * fmax(1.0, fabs(analytic)) +
+                         8 * DBL_EPSILON * size / cbrt(DBL_EPSILON);
             double diff = fabs(fd - analytic);
             rep->compared++;
             worst = fmax(worst, diff / fmax(tol, DBL_MIN));
@@ -765,13 +799,14 @@ ogc_status ogc_check_formula(const ogc_op *op, const char *layout, const ogc_opt
 }
 
 void ogc_report_json(FILE *f, const ogc_report *r) {
-    fprintf(f,
-            "{\"op\":\"%s\",\"dtype\":\"%s\",\"layout\":\"%s\",\"seed\":%llu,\"status\":\"%s\","
-            "\"compared\":%lld,\"max_abs\":%.6g,\"max_rel\":%.6g,\"max_ulp\":%.6g,\"mean_ulp\":%.6g,"
-            "\"mere\":%.6g,\"mare\":%.6g,\"diagnosis\":\"",
-            r->op, r->dtype == ACL_DOUBLE ? "float64-formula" : og_dtype_name(r->dtype), r->layout,
-            (unsigned long long)r->seed, ogc_status_name(r->status), (long long)r->compared,
-            r->max_abs, r->max_rel, r->max_ulp, r->mean_ulp, r->mere, r->mare);
+    fprintf(
+        f,
+        "{\"op\":\"%s\",\"dtype\":\"%s\",\"layout\":\"%s\",\"seed\":%llu,\"status\":\"%s\","
+        "\"compared\":%lld,\"max_abs\":%.6g,\"max_rel\":%.6g,\"max_ulp\":%.6g,\"mean_ulp\":%.6g,"
+        "\"mere\":%.6g,\"mare\":%.6g,\"diagnosis\":\"",
+        r->op, r->dtype == ACL_DOUBLE ? "float64-formula" : og_dtype_name(r->dtype), r->layout,
+        (unsigned long long)r->seed, ogc_status_name(r->status), (long long)r->compared, r->max_abs,
+        r->max_rel, r->max_ulp, r->mean_ulp, r->mere, r->mare);
     for (const char *p = r->diagnosis; *p; p++) {
         if (*p == '"' || *p == '\\') fputc('\\', f);
         fputc(*p, f);

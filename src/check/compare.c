@@ -8,22 +8,33 @@
 #include "tensor/dtype.h"
 #include "tensor/tensor.h"
 
-
 void ogc_store(void *p, int64_t i, aclDataType dt, double v) {
     switch (dt) {
-    case ACL_FLOAT16: ((uint16_t *)p)[i] = og_f32_to_f16((float)v); break;
-    case ACL_BF16: ((uint16_t *)p)[i] = og_f32_to_bf16((float)v); break;
-    case ACL_DOUBLE: ((double *)p)[i] = v; break;
-    default: ((float *)p)[i] = (float)v; break;
+    case ACL_FLOAT16:
+        ((uint16_t *)p)[i] = og_f32_to_f16((float)v);
+        break;
+    case ACL_BF16:
+        ((uint16_t *)p)[i] = og_f32_to_bf16((float)v);
+        break;
+    case ACL_DOUBLE:
+        ((double *)p)[i] = v;
+        break;
+    default:
+        ((float *)p)[i] = (float)v;
+        break;
     }
 }
 
 double ogc_load(const void *p, int64_t i, aclDataType dt) {
     switch (dt) {
-    case ACL_FLOAT16: return og_f16_to_f32(((const uint16_t *)p)[i]);
-    case ACL_BF16: return og_bf16_to_f32(((const uint16_t *)p)[i]);
-    case ACL_DOUBLE: return ((const double *)p)[i];
-    default: return ((const float *)p)[i];
+    case ACL_FLOAT16:
+        return og_f16_to_f32(((const uint16_t *)p)[i]);
+    case ACL_BF16:
+        return og_bf16_to_f32(((const uint16_t *)p)[i]);
+    case ACL_DOUBLE:
+        return ((const double *)p)[i];
+    default:
+        return ((const float *)p)[i];
     }
 }
 
@@ -46,11 +57,12 @@ double ogc_ulp_of(aclDataType dt, double v) {
 double ogc_tolerance(double fp32_ulps, aclDataType dt, double ref, double mag, int64_t terms) {
     double c = dt == ACL_FLOAT ? fp32_ulps : 1.0;
     double k = terms > 1 ? sqrt((double)terms) : 1.0;
-    return c * ogc_ulp_of(dt, ref) + c * 0x1p-24 * k * mag + ldexp(1.0, ogc_min_exp(dt) - ogc_mant_bits(dt));
+    return c * ogc_ulp_of(dt, ref) + c * 0x1p-24 * k * mag +
+           ldexp(1.0, ogc_min_exp(dt) - ogc_mant_bits(dt));
 }
 
 void ogc_compare(double fp32_ulps, aclDataType dt, const void *got, const double *ref,
-                    const double *mag, int64_t terms, int64_t n, ogc_stats *s) {
+                 const double *mag, int64_t terms, int64_t n, ogc_stats *s) {
     for (int64_t i = 0; i < n; i++) {
         double g = ogc_load(got, i, dt), r = ref[i];
         bool both_nan = isnan(g) && isnan(r);
@@ -70,14 +82,15 @@ void ogc_compare(double fp32_ulps, aclDataType dt, const void *got, const double
         if (isfinite(g) && isfinite(r)) s->dot_gr += g * r, s->dot_rr += r * r;
         if (err > 0 && !(err <= tol)) {
             if (s->bad < 4) s->bad_idx[s->bad] = i;
-            if (s->bad++ == 0) s->first_bad = i, s->first_got = g, s->first_want = r, s->first_tol = tol;
+            if (s->bad++ == 0)
+                s->first_bad = i, s->first_got = g, s->first_want = r, s->first_tol = tol;
         }
     }
 }
 
 // After a failed comparison: does got = alpha * ref fit within tolerance for one alpha?
 double ogc_factor_fit(double fp32_ulps, aclDataType dt, const void *got, const double *ref,
-                         const double *mag, int64_t terms, int64_t n, const ogc_stats *s) {
+                      const double *mag, int64_t terms, int64_t n, const ogc_stats *s) {
     if (s->dot_rr == 0) return NAN;
     // any wrong value is "a constant factor" off a single value: it takes two to tell
     int64_t nonzero = 0;
@@ -86,14 +99,15 @@ double ogc_factor_fit(double fp32_ulps, aclDataType dt, const void *got, const d
     double alpha = s->dot_gr / s->dot_rr;
     for (int64_t i = 0; i < n; i++) {
         double r = ref[i], g = ogc_load(got, i, dt);
-        double tol = 4 * ogc_tolerance(fp32_ulps, dt, alpha * r, fabs(alpha) * (mag ? mag[i] : fabs(r)), terms);
+        double tol = 4 * ogc_tolerance(fp32_ulps, dt, alpha * r,
+                                       fabs(alpha) * (mag ? mag[i] : fabs(r)), terms);
         if (!(fabs(g - alpha * r) <= tol)) return NAN;
     }
     return alpha;
 }
 
 void ogc_describe_mismatch(char *out, size_t size, const char *what, const ogc_stats *s,
-                              double alpha, int64_t n) {
+                           double alpha, int64_t n) {
     if (!isnan(alpha) && fabs(alpha + 1) < 1e-3) {
         snprintf(out, size, "%s has the wrong sign (it is -1 x the reference)", what);
     } else if (!isnan(alpha) && fabs(alpha - 1) > 1e-3) {
@@ -137,9 +151,9 @@ bool ogc_shape_equal(const ogc_shape *r, const ogc_shape *s) {
 int ogc_unreduced_dims(const ogc_shape *got, const ogc_shape *want, char *dims, size_t size) {
     int64_t bdims[OG_MAX_DIMS];
     int nb;
-    bool expandable = og_broadcast_shapes(want->dims, want->ndim, got->dims, got->ndim, bdims, &nb,
-                                          NULL) &&
-                      nb == got->ndim;
+    bool expandable =
+        og_broadcast_shapes(want->dims, want->ndim, got->dims, got->ndim, bdims, &nb, NULL) &&
+        nb == got->ndim;
     for (int d = 0; expandable && d < nb; d++) expandable = bdims[d] == got->dims[d];
     if (!expandable || ogc_shape_equal(got, want)) return -1;
     int len = 0, count = 0;
@@ -162,8 +176,10 @@ void ogc_shape_diagnosis(char *out, size_t size, const char *name, int k, const 
     og_shape_str(want->dims, want->ndim, b, sizeof b);
     int count = ogc_unreduced_dims(got, want, dims, sizeof dims);
     if (count > 0) {
-        snprintf(out, size, "grad of input %d ('%s') has shape %s, input is %s: missing reduction over dim%s %s",
-                 k, name, a, b, count > 1 ? "s" : "", dims);
+        snprintf(
+            out, size,
+            "grad of input %d ('%s') has shape %s, input is %s: missing reduction over dim%s %s", k,
+            name, a, b, count > 1 ? "s" : "", dims);
     } else if (ogc_shape_equal(got, fwd_out)) {
         snprintf(out, size,
                  "grad of input %d ('%s') has shape %s, input is %s: it has the forward output's "

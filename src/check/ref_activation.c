@@ -5,8 +5,8 @@
 
 static const double SQRT_2_OVER_PI = 0.79788456080286535588; // sqrt(2 / pi)
 static const double GELU_C = 0.044715;
-static const double INV_SQRT_2PI = 0.39894228040143267794;    // 1 / sqrt(2 pi)
-static const double SQRT1_2 = 0.70710678118654752440;         // 1 / sqrt 2
+static const double INV_SQRT_2PI = 0.39894228040143267794; // 1 / sqrt(2 pi)
+static const double SQRT1_2 = 0.70710678118654752440;      // 1 / sqrt 2
 
 double og_ref_act_sigmoid(double x) {
     if (isnan(x)) return x;
@@ -55,7 +55,8 @@ double og_ref_gelu_tanh_grad(double x, double *mag) {
     if (isinf(x)) return *mag = x > 0 ? 1.0 : 0.0;
     double u = gelu_u(x), du = SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_C * x * x);
     double e = exp(-2.0 * fabs(u)); // sech^2 u = 4 e / (1 + e)^2: no cancellation, no overflow
-    double first = 0.5 * one_plus_tanh(u), second = 0.5 * x * du * (4.0 * e / ((1.0 + e) * (1.0 + e)));
+    double first = 0.5 * one_plus_tanh(u),
+           second = 0.5 * x * du * (4.0 * e / ((1.0 + e) * (1.0 + e)));
     *mag = first + fabs(second);
     return first + second;
 }

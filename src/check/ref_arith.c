@@ -52,7 +52,8 @@ static int64_t numel(const ogc_shape *s) {
     return n;
 }
 
-void og_ref_reduce_sum(const ogc_shape *in, const double *x, unsigned mask, double *y, double *abs) {
+void og_ref_reduce_sum(const ogc_shape *in, const double *x, unsigned mask, double *y,
+                       double *abs) {
     ogc_shape out = og_ref_reduce_shape(in, mask, false);
     int64_t m = numel(&out), n = numel(in);
     for (int64_t o = 0; o < m; o++) y[o] = 0, abs[o] = 0;

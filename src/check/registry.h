@@ -13,7 +13,7 @@ typedef struct ogc_family {
     int count;
 } ogc_family;
 
-#define OGC_DEFINE_FAMILY(family, array)                                                        \
+#define OGC_DEFINE_FAMILY(family, array)                                                           \
     const ogc_family ogc_family_##family = {array, (int)(sizeof array / sizeof *array)};
 
 /// One X(family) per registry_<family>.c, in the order `opgrad check` lists them.

@@ -78,7 +78,9 @@ static aclnnStatus gelu_bwd_phase1(const aclTensor *g, const aclTensor *x, aclTe
     return aclnnGeluBackwardGetWorkspaceSize(g, x, dx, ws, ex);
 }
 static int gelu_fwd(ogc_call *c) { return run_unary(c, aclnnGeluGetWorkspaceSize, aclnnGelu); }
-static int gelu_bwd(ogc_call *c) { return run_binary(c, c->in[0], gelu_bwd_phase1, aclnnGeluBackward); }
+static int gelu_bwd(ogc_call *c) {
+    return run_binary(c, c->in[0], gelu_bwd_phase1, aclnnGeluBackward);
+}
 
 // ---- gelu_v2: aclnnGeluV2 + aclnnGeluBackwardV2, approximate none (erf) or tanh
 
@@ -92,10 +94,12 @@ static void gelu_erf_bwd_ref(const ogc_op *op, const double *x, const double *sa
     gx[0] = gy * og_ref_gelu_erf_grad(x[0], mag);
     mag[0] = fabs(gy) * mag[0];
 }
-static aclnnStatus gelu_v2_none1(const aclTensor *x, aclTensor *y, uint64_t *ws, aclOpExecutor **ex) {
+static aclnnStatus gelu_v2_none1(const aclTensor *x, aclTensor *y, uint64_t *ws,
+                                 aclOpExecutor **ex) {
     return aclnnGeluV2GetWorkspaceSize(x, 0, y, ws, ex);
 }
-static aclnnStatus gelu_v2_tanh1(const aclTensor *x, aclTensor *y, uint64_t *ws, aclOpExecutor **ex) {
+static aclnnStatus gelu_v2_tanh1(const aclTensor *x, aclTensor *y, uint64_t *ws,
+                                 aclOpExecutor **ex) {
     return aclnnGeluV2GetWorkspaceSize(x, 1, y, ws, ex);
 }
 static aclnnStatus gelu_bwd_v2_none1(const aclTensor *g, const aclTensor *x, aclTensor *dx,
@@ -146,7 +150,9 @@ static void sigmoid_bwd_ref(const ogc_op *op, const double *x, const double *sav
     (void)op, (void)x, (void)mag; // y (1 - y) does not cancel
     gx[0] = gy * og_ref_act_sigmoid_grad_from_output(saved[0]);
 }
-static int sigmoid_fwd(ogc_call *c) { return run_unary(c, aclnnSigmoidGetWorkspaceSize, aclnnSigmoid); }
+static int sigmoid_fwd(ogc_call *c) {
+    return run_unary(c, aclnnSigmoidGetWorkspaceSize, aclnnSigmoid);
+}
 static int sigmoid_bwd(ogc_call *c) {
     return run_binary(c, c->saved[0], aclnnSigmoidBackwardGetWorkspaceSize, aclnnSigmoidBackward);
 }
@@ -195,7 +201,8 @@ static int softplus_bwd(ogc_call *c) {
     aclTensor *dx = ogc_result_tensor(&c->results[0]);
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
-    int st = aclnnSoftplusBackwardGetWorkspaceSize(c->grad_out, c->in[0], beta, threshold, dx, &ws, &ex);
+    int st =
+        aclnnSoftplusBackwardGetWorkspaceSize(c->grad_out, c->in[0], beta, threshold, dx, &ws, &ex);
     if (!st) st = ogc_launch(ws, ex, aclnnSoftplusBackward);
     aclDestroyTensor(dx);
     aclDestroyScalar(beta);
@@ -212,13 +219,13 @@ static int softplus_bwd(ogc_call *c) {
 // zero much earlier (-3.5 to -5). The domain stops at -20, where the float64 gradient is still
 // non-zero (it underflows below -21.8 for the tanh form), so a 1-element case always carries
 // a gradient.
-static const double gelu_tanh_specials[] = {-0.7518, -0.75, -0.5, 0.0, 0.5, 3.0, -3.0, -4.0,
-                                            -5.0, -10.0, -10.2, -10.7, 5.0};
-static const double gelu_erf_specials[] = {-0.7518, -0.75, -0.5, 0.0, 0.5, 3.0, -3.0, -4.0,
-                                           -5.0, -13.0, -13.5, -14.3, 5.3};
+static const double gelu_tanh_specials[] = {-0.7518, -0.75, -0.5,  0.0,   0.5,   3.0, -3.0,
+                                            -4.0,    -5.0,  -10.0, -10.2, -10.7, 5.0};
+static const double gelu_erf_specials[] = {-0.7518, -0.75, -0.5,  0.0,   0.5,   3.0, -3.0,
+                                           -4.0,    -5.0,  -13.0, -13.5, -14.3, 5.3};
 // silu' = 0 at -1.2785; e^x subnormal below -87.3, silu(x) below -91.9, zero below -108.7
-static const double silu_specials[] = {-1.2785, -1.25, -0.5, 0.0, 17.0, -17.0, -87.5, -91.5,
-                                       -92.5, -104.0, -108.5, 20.0};
+static const double silu_specials[] = {-1.2785, -1.25, -0.5,  0.0,    17.0,   -17.0,
+                                       -87.5,   -91.5, -92.5, -104.0, -108.5, 20.0};
 // Sigmoid and tanh: the backward reads y, and y (1 - y) or 1 - y^2 is exactly 0 once y rounds
 // to 0 or 1 in the dtype, so a 1-element case there carries no gradient (MISTRUSTED). Their
 // domains stop before that in every dtype: sigmoid [-16, 6] (bf16 y rounds to 1 above 6.24,
@@ -226,14 +233,14 @@ static const double silu_specials[] = {-1.2785, -1.25, -0.5, 0.0, 17.0, -17.0, -
 // and subnormal ranges are covered by tests/kernel/test_activation_kernels.c.
 static const double sigmoid_specials[] = {0.0, -15.9, -12.0, -8.5, 5.9, 4.0, -2.0, 2.0, 1e-3};
 // the polynomial / exp switch at |x| = 0.625
-static const double tanh_specials[] = {0.0, 0.6249, 0.6251, -0.6249, -0.6251, 0.625, -0.625,
-                                       3.3, -3.3, 2.0, 1e-3, -1e-3};
+static const double tanh_specials[] = {0.0,    0.6249, 0.6251, -0.6249, -0.6251, 0.625,
+                                       -0.625, 3.3,    -3.3,   2.0,     1e-3,    -1e-3};
 // beta = 1.5, threshold = 12: the threshold at x = 8 (a kink: test points keep 0.08 away; these
 // stay 0.1 away), beta x = -87.3 (subnormal sigmoid) at x = -58.2, underflow below x = -69.3
 static const double softplus_attrs[] = {1.5, 12.0};
 static const double softplus_kinks[] = {8.0};
-static const double softplus_specials[] = {7.9, 8.1, 7.0, 9.0, 0.0, -0.5, -58.5, -62.0,
-                                           -69.0, 5.0, -5.0};
+static const double softplus_specials[] = {7.9,   8.1,   7.0,   9.0, 0.0, -0.5,
+                                           -58.5, -62.0, -69.0, 5.0, -5.0};
 static const double softplus_default_attrs[] = {1.0, 20.0};
 static const double softplus_default_kinks[] = {20.0};
 static const double softplus_default_specials[] = {19.7, 20.3, 0.0, -87.5, -95.0, -103.5, 15.0};

@@ -37,7 +37,8 @@ static tmp_tensor tmp_new(const int64_t *dims, int nd, aclDataType dt) {
     for (int d = 0; d < nd; d++) n *= dims[d];
     r.data = calloc((size_t)n + 16, aclDataTypeSize(dt));
     if (r.data)
-        r.t = aclCreateTensor(dims, (uint64_t)nd, dt, NULL, 0, ACL_FORMAT_ND, dims, (uint64_t)nd, r.data);
+        r.t = aclCreateTensor(dims, (uint64_t)nd, dt, NULL, 0, ACL_FORMAT_ND, dims, (uint64_t)nd,
+                              r.data);
     return r;
 }
 
@@ -57,7 +58,8 @@ static aclTensor *reshaped(const aclTensor *t, const int64_t *dims, int nd) {
     int64_t n = 1;
     for (int d = 0; d < nd; d++) n *= dims[d];
     int64_t storage[1] = {offset + n};
-    return aclCreateTensor(dims, (uint64_t)nd, t->dtype, NULL, offset, ACL_FORMAT_ND, storage, 1, data);
+    return aclCreateTensor(dims, (uint64_t)nd, t->dtype, NULL, offset, ACL_FORMAT_ND, storage, 1,
+                           data);
 }
 
 static int muls(const aclTensor *x, double factor, aclTensor *out) {
@@ -222,10 +224,10 @@ static int mul_backward(ogc_call *c) {
 // reduce_sum: aclnnReduceSum over attrs = {keepdim, ndims, dims...}; its backward broadcasts
 // grad_output back (aclnnInplaceAdd onto the zeroed gradient)
 
-static const double rs_last[] = {0, 1, -1};       // dims [-1]
-static const double rs_first_keep[] = {1, 1, 0};  // dims [0], keepDims
-static const double rs_all[] = {0, 0};            // dims [] (every dim)
-static const double rs_outer[] = {1, 2, 0, -1};   // dims [0, -1], keepDims
+static const double rs_last[] = {0, 1, -1};      // dims [-1]
+static const double rs_first_keep[] = {1, 1, 0}; // dims [0], keepDims
+static const double rs_all[] = {0, 0};           // dims [] (every dim)
+static const double rs_outer[] = {1, 2, 0, -1};  // dims [0, -1], keepDims
 
 static bool rs_mask(const ogc_op *op, const ogc_shape *in, unsigned *mask) {
     int64_t dims[OG_MAX_DIMS];
@@ -273,7 +275,8 @@ static int rs_forward(ogc_call *c) {
     aclIntArray *a = aclCreateIntArray(dims, (uint64_t)n);
     uint64_t ws;
     aclOpExecutor *ex;
-    int st = aclnnReduceSumGetWorkspaceSize(c->in[0], a, c->op->attrs[0] != 0, c->dtype, out, &ws, &ex);
+    int st =
+        aclnnReduceSumGetWorkspaceSize(c->in[0], a, c->op->attrs[0] != 0, c->dtype, out, &ws, &ex);
     if (!st) st = ogc_launch(ws, ex, aclnnReduceSum);
     aclDestroyIntArray(a);
     aclDestroyTensor(out);
@@ -313,7 +316,7 @@ static const double fas_kinks[] = {0};
 static bool fas_shapes(const ogc_op *op, const char *layout, ogc_shape *in, ogc_shape *out) {
     if (!strncmp(layout, "bcast", 5)) return false; // bias and scale broadcast in every layout
     ogc_shape x = in[0];
-    if (x.ndim < 1) return false;   // x needs a channel dim
+    if (x.ndim < 1) return false; // x needs a channel dim
     bool per_channel = op->attrs[0] != 0;
     int64_t n = 1;
     for (int d = 0; d < x.ndim; d++) n *= x.dims[d];
@@ -371,23 +374,21 @@ static int fas_backward(ogc_call *c) {
 
 // ---------------------------------------------------------------------------------------------
 
-#define REDUCE_SUM_ENTRY(entry_name, attr_array)                                                 \
-    {                                                                                          \
-        .name = entry_name, .api = "aclnnReduceSum + aclnnInplaceAdd", .nin = 1,               \
-        .in = {{"self", true}}, .attrs = attr_array, .dtypes = OG_DTS_FLOATING, .lo = -4,      \
-        .hi = 4, .fp32_ulps = 4, .forward = rs_forward, .backward = rs_backward,               \
-        .shapes = rs_shapes, .ref_forward_tensor = rs_ref_forward,                             \
-        .ref_backward_tensor = rs_ref_backward,                                                \
+#define REDUCE_SUM_ENTRY(entry_name, attr_array)                                                   \
+    {                                                                                              \
+        .name = entry_name, .api = "aclnnReduceSum + aclnnInplaceAdd", .nin = 1,                   \
+        .in = {{"self", true}}, .attrs = attr_array, .dtypes = OG_DTS_FLOATING, .lo = -4, .hi = 4, \
+        .fp32_ulps = 4, .forward = rs_forward, .backward = rs_backward, .shapes = rs_shapes,       \
+        .ref_forward_tensor = rs_ref_forward, .ref_backward_tensor = rs_ref_backward,              \
     }
 
-#define FUSED_ENTRY(entry_name, attr_array)                                                      \
-    {                                                                                          \
-        .name = entry_name, .api = "aclnnFusedAddScale + aclnnFusedAddScaleBackward", .nin = 3, \
-        .in = {{"x", true}, {"bias", true}, {"scale", true}}, .attrs = attr_array,             \
-        .dtypes = OG_DTS_FLOATING, .lo = -10, .hi = 10, .kinks = fas_kinks, .nkinks = 1,       \
-        .fp32_ulps = 4,                                                                        \
-        .ref_forward = fas_ref_forward, .ref_backward = fas_ref_backward,                      \
-        .forward = fas_forward, .backward = fas_backward, .shapes = fas_shapes,                \
+#define FUSED_ENTRY(entry_name, attr_array)                                                        \
+    {                                                                                              \
+        .name = entry_name, .api = "aclnnFusedAddScale + aclnnFusedAddScaleBackward", .nin = 3,    \
+        .in = {{"x", true}, {"bias", true}, {"scale", true}}, .attrs = attr_array,                 \
+        .dtypes = OG_DTS_FLOATING, .lo = -10, .hi = 10, .kinks = fas_kinks, .nkinks = 1,           \
+        .fp32_ulps = 4, .ref_forward = fas_ref_forward, .ref_backward = fas_ref_backward,          \
+        .forward = fas_forward, .backward = fas_backward, .shapes = fas_shapes,                    \
     }
 
 static const ogc_op arith_ops[] = {

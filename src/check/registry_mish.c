@@ -7,8 +7,8 @@
 #include "aclnnop/aclnn_mish.h"
 #include "aclnnop/aclnn_mish_backward.h"
 #include "check/check.h"
-#include "check/registry.h"
 #include "check/reference.h"
+#include "check/registry.h"
 #include "ops/op_checks.h"
 
 // ---- mish: aclnnMish + aclnnMishBackward
@@ -84,8 +84,8 @@ static int mish_tanhx_backward(ogc_call *c) {
     aclTensor *dx = ogc_result_tensor(&c->results[0]);
     uint64_t ws;
     aclOpExecutor *ex;
-    int st = aclnnMishBackwardWithTanhxGetWorkspaceSize(c->grad_out, c->in[0], c->saved[0], dx,
-                                                        &ws, &ex);
+    int st = aclnnMishBackwardWithTanhxGetWorkspaceSize(c->grad_out, c->in[0], c->saved[0], dx, &ws,
+                                                        &ex);
     if (!st) st = ogc_launch(ws, ex, aclnnMishBackwardWithTanhx);
     aclDestroyTensor(dx);
     return st;
@@ -93,8 +93,8 @@ static int mish_tanhx_backward(ogc_call *c) {
 
 // mish' = 0 near -1.1924 (cancellation); e^x is subnormal in fp32 below -87.3 and 0 below -103.9;
 // tanh(softplus(x)) rounds to 1 in fp32 above ~9 and in fp16 above ~4.
-static const double mish_specials[] = {-1.1924, -1.19, -0.5, 0.0, 4.5, 9.5, 20.0, -20.0,
-                                       -87.5, -95.0, -104.0, 59.0};
+static const double mish_specials[] = {-1.1924, -1.19, -0.5,  0.0,   4.5,    9.5,
+                                       20.0,    -20.0, -87.5, -95.0, -104.0, 59.0};
 
 static const ogc_op activation_mish_ops[] = {
     {

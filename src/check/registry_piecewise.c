@@ -29,12 +29,12 @@ static aclTensor *bwd_self(const ogc_call *c) {
     return c->op->backward_uses_output ? c->saved[0] : c->in[0];
 }
 
-#define RUN_FORWARD(call_expr, phase2)                                                          \
-    do {                                                                                       \
-        uint64_t ws;                                                                           \
-        aclOpExecutor *ex;                                                                     \
-        st = (call_expr);                                                                      \
-        if (!st) st = ogc_launch(ws, ex, phase2);                                              \
+#define RUN_FORWARD(call_expr, phase2)                                                             \
+    do {                                                                                           \
+        uint64_t ws;                                                                               \
+        aclOpExecutor *ex;                                                                         \
+        st = (call_expr);                                                                          \
+        if (!st) st = ogc_launch(ws, ex, phase2);                                                  \
     } while (0)
 
 // ---- relu / relu_out: aclnnRelu + aclnnThresholdBackward(threshold 0), from the input or from
@@ -179,8 +179,8 @@ static int elu_backward(ogc_call *c) {
     aclScalar *input_scale = attr_scalar(c->op, 2);
     int st;
     RUN_FORWARD(aclnnEluBackwardGetWorkspaceSize(c->grad_out, alpha, scale, input_scale,
-                                                 c->op->backward_uses_output, bwd_self(c), dx,
-                                                 &ws, &ex),
+                                                 c->op->backward_uses_output, bwd_self(c), dx, &ws,
+                                                 &ex),
                 aclnnEluBackward);
     aclDestroyScalar(alpha), aclDestroyScalar(scale), aclDestroyScalar(input_scale);
     aclDestroyTensor(dx);
@@ -216,15 +216,13 @@ static const double elu_specials[] = {-0.02, -0.1, -0.5, -4.5, -13.5, 0.02, 3e4,
 // From the result, the domain stops at -5: below, a bf16 y rounds to -alpha scale exactly and
 // inputScale (y + alpha scale) is 0, so a 1-element case would carry no gradient.
 
-#define ELU_ENTRY(NAME, API, ATTRS, RESULT, LO)                                                 \
-    {                                                                                          \
-        .name = NAME,                                                                          \
-        .api = API,                                                                            \
-        .nin = 1, .in = {{"self", true}}, .backward_uses_output = RESULT, .attrs = ATTRS,      \
-        .dtypes = OG_DTS_FLOATING, .lo = LO, .hi = 60, .kinks = kink0, .nkinks = 1,          \
-        .specials = elu_specials, .nspecials = NELEMS(elu_specials), .fp32_ulps = 1,           \
-        .ref_forward = elu_ref_forward, .ref_backward = elu_ref_backward,                      \
-        .forward = elu_forward, .backward = elu_backward,                                      \
+#define ELU_ENTRY(NAME, API, ATTRS, RESULT, LO)                                                    \
+    {                                                                                              \
+        .name = NAME, .api = API, .nin = 1, .in = {{"self", true}},                                \
+        .backward_uses_output = RESULT, .attrs = ATTRS, .dtypes = OG_DTS_FLOATING, .lo = LO,       \
+        .hi = 60, .kinks = kink0, .nkinks = 1, .specials = elu_specials,                           \
+        .nspecials = NELEMS(elu_specials), .fp32_ulps = 1, .ref_forward = elu_ref_forward,         \
+        .ref_backward = elu_ref_backward, .forward = elu_forward, .backward = elu_backward,        \
     }
 
 static const ogc_op piecewise_ops[] = {

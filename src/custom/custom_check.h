@@ -19,9 +19,9 @@
 
 typedef struct ogcc_options {
     uint64_t seed;
-    const char *library;  // overrides the spec's "library" (must still be absolute)
-    bool in_process;      // run kernels in this process (debugging; a crash ends the check)
-    int timeout_s;        // per kernel call (default 20)
+    const char *library; // overrides the spec's "library" (must still be absolute)
+    bool in_process;     // run kernels in this process (debugging; a crash ends the check)
+    int timeout_s;       // per kernel call (default 20)
 } ogcc_options;
 
 /// One row of the report; `layout` holds "stage binding", e.g. "backward N=8,C=16".

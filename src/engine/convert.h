@@ -37,11 +37,11 @@ void og_round_through(const og_convert_table *cv, float *v, int64_t n, aclDataTy
 /// Orders this thread's earlier non-temporal stores before its later stores (sfence).
 void og_stream_fence(void);
 
-#define OG_DECLARE_CONVERT(sfx)                                                                \
-    void og_cvt_f16_to_f32__##sfx(const uint16_t *src, float *dst, size_t n);                  \
-    void og_cvt_bf16_to_f32__##sfx(const uint16_t *src, float *dst, size_t n);                 \
-    void og_cvt_f32_to_f16__##sfx(const float *src, uint16_t *dst, size_t n, bool stream);     \
-    void og_cvt_f32_to_bf16__##sfx(const float *src, uint16_t *dst, size_t n, bool stream);    \
+#define OG_DECLARE_CONVERT(sfx)                                                                    \
+    void og_cvt_f16_to_f32__##sfx(const uint16_t *src, float *dst, size_t n);                      \
+    void og_cvt_bf16_to_f32__##sfx(const uint16_t *src, float *dst, size_t n);                     \
+    void og_cvt_f32_to_f16__##sfx(const float *src, uint16_t *dst, size_t n, bool stream);         \
+    void og_cvt_f32_to_bf16__##sfx(const float *src, uint16_t *dst, size_t n, bool stream);        \
     void og_copy_f32__##sfx(const float *src, float *dst, size_t n, bool stream);
 OG_DECLARE_CONVERT(scalar)
 OG_DECLARE_CONVERT(avx2)

@@ -16,11 +16,14 @@
 #if defined(OG_ISA_AVX512)
 // The high words of a's and b's lanes, in order: 32 bf16.
 static inline __m512i bf16_pack2(__m512i a, __m512i b) {
-    const __m512i odd = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33,
-                                         31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    const __m512i odd =
+        _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31, 29, 27,
+                         25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
     return _mm512_permutex2var_epi16(a, odd, b);
 }
-static inline __m256i bf16_pack1(__m512i a) { return _mm512_cvtepi32_epi16(_mm512_srli_epi32(a, 16)); }
+static inline __m256i bf16_pack1(__m512i a) {
+    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(a, 16));
+}
 static inline __mmask16 tail_mask(size_t rest) { return (__mmask16)((1u << rest) - 1u); }
 
 // AVX512-BF16 (Cooper Lake, Sapphire Rapids, Zen 4 on): vcvtne2ps2bf16 rounds 32 floats to
@@ -34,8 +37,10 @@ f32_to_bf16_insn(const float *src, uint16_t *dst, size_t n, bool stream) {
         __mmask16 sub = _mm512_fpclass_ps_mask(a, 0x20) | _mm512_fpclass_ps_mask(b, 0x20);
         __m512i h = sub ? bf16_pack2(og_bf16_high(a), og_bf16_high(b))
                         : (__m512i)_mm512_cvtne2ps_pbh(b, a); // a in the low half
-        if (stream) _mm512_stream_si512((void *)(dst + i), h);
-        else _mm512_storeu_si512(dst + i, h);
+        if (stream)
+            _mm512_stream_si512((void *)(dst + i), h);
+        else
+            _mm512_storeu_si512(dst + i, h);
     }
 }
 #define CVT_ALIGN 64
@@ -103,9 +108,9 @@ void OG_FN(og_cvt_bf16_to_f32)(const uint16_t *src, float *dst, size_t n) {
 // Scalar head until dst reaches CVT_ALIGN bytes (only when streaming), so the vector loop may use
 // aligned non-temporal stores; leaves i at the first element of the vector loop.
 #if defined(OG_ISA_AVX512) || defined(OG_ISA_AVX2)
-#define STREAM_HEAD(dst, n, scalar_store)                                                      \
-    size_t i = 0;                                                                              \
-    if (stream)                                                                                \
+#define STREAM_HEAD(dst, n, scalar_store)                                                          \
+    size_t i = 0;                                                                                  \
+    if (stream)                                                                                    \
         for (; i < n && ((uintptr_t)((dst) + i) % CVT_ALIGN) != 0; i++) scalar_store;
 #endif
 
@@ -116,26 +121,34 @@ void OG_FN(og_cvt_f32_to_f16)(const float *src, uint16_t *dst, size_t n, bool st
         __m256i a = _mm512_cvtps_ph(_mm512_loadu_ps(src + i), F16_RC);
         __m256i b = _mm512_cvtps_ph(_mm512_loadu_ps(src + i + 16), F16_RC);
         __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1);
-        if (stream) _mm512_stream_si512((void *)(dst + i), h);
-        else _mm512_storeu_si512(dst + i, h);
+        if (stream)
+            _mm512_stream_si512((void *)(dst + i), h);
+        else
+            _mm512_storeu_si512(dst + i, h);
     }
     if (i + 16 <= n) {
         __m256i h = _mm512_cvtps_ph(_mm512_loadu_ps(src + i), F16_RC);
-        if (stream) _mm256_stream_si256((__m256i *)(dst + i), h);
-        else _mm256_storeu_si256((__m256i *)(dst + i), h);
+        if (stream)
+            _mm256_stream_si256((__m256i *)(dst + i), h);
+        else
+            _mm256_storeu_si256((__m256i *)(dst + i), h);
         i += 16;
     }
     if (i < n) {
         __mmask16 m = tail_mask(n - i);
-        _mm256_mask_storeu_epi16(dst + i, m, _mm512_cvtps_ph(_mm512_maskz_loadu_ps(m, src + i), F16_RC));
+        _mm256_mask_storeu_epi16(dst + i, m,
+                                 _mm512_cvtps_ph(_mm512_maskz_loadu_ps(m, src + i), F16_RC));
     }
 #else
 #if defined(OG_ISA_AVX2)
     STREAM_HEAD(dst, n, dst[i] = og_f32_to_f16(src[i]))
     for (; i + 8 <= n; i += 8) {
-        __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        if (stream) _mm_stream_si128((__m128i *)(dst + i), h);
-        else _mm_storeu_si128((__m128i *)(dst + i), h);
+        __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        if (stream)
+            _mm_stream_si128((__m128i *)(dst + i), h);
+        else
+            _mm_storeu_si128((__m128i *)(dst + i), h);
     }
 #else
     (void)stream;
@@ -154,32 +167,43 @@ void OG_FN(og_cvt_f32_to_bf16)(const float *src, uint16_t *dst, size_t n, bool s
         i += m;
     }
     for (; i + 32 <= n; i += 32) {
-        __m512i h = bf16_pack2(og_bf16_high(_mm512_loadu_ps(src + i)), og_bf16_high(_mm512_loadu_ps(src + i + 16)));
-        if (stream) _mm512_stream_si512((void *)(dst + i), h);
-        else _mm512_storeu_si512(dst + i, h);
+        __m512i h = bf16_pack2(og_bf16_high(_mm512_loadu_ps(src + i)),
+                               og_bf16_high(_mm512_loadu_ps(src + i + 16)));
+        if (stream)
+            _mm512_stream_si512((void *)(dst + i), h);
+        else
+            _mm512_storeu_si512(dst + i, h);
     }
     if (i + 16 <= n) {
         __m256i h = bf16_pack1(og_bf16_high(_mm512_loadu_ps(src + i)));
-        if (stream) _mm256_stream_si256((__m256i *)(dst + i), h);
-        else _mm256_storeu_si256((__m256i *)(dst + i), h);
+        if (stream)
+            _mm256_stream_si256((__m256i *)(dst + i), h);
+        else
+            _mm256_storeu_si256((__m256i *)(dst + i), h);
         i += 16;
     }
     if (i < n) {
         __mmask16 m = tail_mask(n - i);
-        _mm256_mask_storeu_epi16(dst + i, m, bf16_pack1(og_bf16_high(_mm512_maskz_loadu_ps(m, src + i))));
+        _mm256_mask_storeu_epi16(dst + i, m,
+                                 bf16_pack1(og_bf16_high(_mm512_maskz_loadu_ps(m, src + i))));
     }
 #else
 #if defined(OG_ISA_AVX2)
     STREAM_HEAD(dst, n, dst[i] = og_f32_to_bf16(src[i]))
     for (; i + 16 <= n; i += 16) {
-        __m256i h = bf16_pack2(og_bf16_low(_mm256_loadu_ps(src + i)), og_bf16_low(_mm256_loadu_ps(src + i + 8)));
-        if (stream) _mm256_stream_si256((__m256i *)(dst + i), h);
-        else _mm256_storeu_si256((__m256i *)(dst + i), h);
+        __m256i h = bf16_pack2(og_bf16_low(_mm256_loadu_ps(src + i)),
+                               og_bf16_low(_mm256_loadu_ps(src + i + 8)));
+        if (stream)
+            _mm256_stream_si256((__m256i *)(dst + i), h);
+        else
+            _mm256_storeu_si256((__m256i *)(dst + i), h);
     }
     if (i + 8 <= n) {
         __m128i h = og_pack_low16(og_bf16_low(_mm256_loadu_ps(src + i)));
-        if (stream) _mm_stream_si128((__m128i *)(dst + i), h);
-        else _mm_storeu_si128((__m128i *)(dst + i), h);
+        if (stream)
+            _mm_stream_si128((__m128i *)(dst + i), h);
+        else
+            _mm_storeu_si128((__m128i *)(dst + i), h);
         i += 8;
     }
 #else

@@ -8,17 +8,26 @@
 
 float og_load_elem(const char *p, aclDataType dt) {
     switch (dt) {
-    case ACL_FLOAT16: return og_f16_to_f32(*(const uint16_t *)p);
-    case ACL_BF16: return og_bf16_to_f32(*(const uint16_t *)p);
-    default: return *(const float *)p;
+    case ACL_FLOAT16:
+        return og_f16_to_f32(*(const uint16_t *)p);
+    case ACL_BF16:
+        return og_bf16_to_f32(*(const uint16_t *)p);
+    default:
+        return *(const float *)p;
     }
 }
 
 void og_store_elem(char *p, aclDataType dt, float v) {
     switch (dt) {
-    case ACL_FLOAT16: *(uint16_t *)p = og_f32_to_f16(v); break;
-    case ACL_BF16: *(uint16_t *)p = og_f32_to_bf16(v); break;
-    default: *(float *)p = v; break;
+    case ACL_FLOAT16:
+        *(uint16_t *)p = og_f32_to_f16(v);
+        break;
+    case ACL_BF16:
+        *(uint16_t *)p = og_f32_to_bf16(v);
+        break;
+    default:
+        *(float *)p = v;
+        break;
     }
 }
 
@@ -26,9 +35,12 @@ void og_load_run(const og_convert_table *cv, const char *src, aclDataType dt, in
                  float *dst, int64_t n) {
     size_t es = aclDataTypeSize(dt);
     if (stride == 1) {
-        if (dt == ACL_FLOAT16) cv->f16_to_f32((const uint16_t *)src, dst, (size_t)n);
-        else if (dt == ACL_BF16) cv->bf16_to_f32((const uint16_t *)src, dst, (size_t)n);
-        else memcpy(dst, src, (size_t)n * sizeof(float));
+        if (dt == ACL_FLOAT16)
+            cv->f16_to_f32((const uint16_t *)src, dst, (size_t)n);
+        else if (dt == ACL_BF16)
+            cv->bf16_to_f32((const uint16_t *)src, dst, (size_t)n);
+        else
+            memcpy(dst, src, (size_t)n * sizeof(float));
     } else if (stride == 0) {
         float v = og_load_elem(src, dt);
         for (int64_t i = 0; i < n; i++) dst[i] = v;
@@ -44,9 +56,12 @@ void og_store_run(const og_convert_table *cv, char *dst, aclDataType dt, int64_t
                   const float *src, int64_t n, bool stream) {
     size_t es = aclDataTypeSize(dt);
     if (stride == 1) {
-        if (dt == ACL_FLOAT16) cv->f32_to_f16(src, (uint16_t *)dst, (size_t)n, stream);
-        else if (dt == ACL_BF16) cv->f32_to_bf16(src, (uint16_t *)dst, (size_t)n, stream);
-        else cv->f32_copy(src, (float *)dst, (size_t)n, stream);
+        if (dt == ACL_FLOAT16)
+            cv->f32_to_f16(src, (uint16_t *)dst, (size_t)n, stream);
+        else if (dt == ACL_BF16)
+            cv->f32_to_bf16(src, (uint16_t *)dst, (size_t)n, stream);
+        else
+            cv->f32_copy(src, (float *)dst, (size_t)n, stream);
     } else {
         for (int64_t i = 0; i < n; i++) og_store_elem(dst + i * stride * (int64_t)es, dt, src[i]);
     }
@@ -56,8 +71,10 @@ void og_round_through(const og_convert_table *cv, float *v, int64_t n, aclDataTy
     uint16_t h[256];
     for (int64_t i = 0; i < n; i += 256) {
         size_t m = n - i < 256 ? (size_t)(n - i) : 256;
-        if (dt == ACL_FLOAT16) cv->f32_to_f16(v + i, h, m, false), cv->f16_to_f32(h, v + i, m);
-        else cv->f32_to_bf16(v + i, h, m, false), cv->bf16_to_f32(h, v + i, m);
+        if (dt == ACL_FLOAT16)
+            cv->f32_to_f16(v + i, h, m, false), cv->f16_to_f32(h, v + i, m);
+        else
+            cv->f32_to_bf16(v + i, h, m, false), cv->bf16_to_f32(h, v + i, m);
     }
 }
 

@@ -52,7 +52,8 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
             for (int k = 0; k < nops; k++) st[k][ndim - 1] = st[k][d];
         } else {
             plan->dims[ndim] = shape->dims[d];
-            for (int k = 0; k < nops; k++) operands[k]->strides[ndim] = st[k][d], st[k][ndim] = st[k][d];
+            for (int k = 0; k < nops; k++)
+                operands[k]->strides[ndim] = st[k][d], st[k][ndim] = st[k][d];
             ndim++;
         }
     }
@@ -118,7 +119,8 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
         .block = BLOCK_BYTES / (int64_t)min_elem,
         .bytes_per_elem = bytes_per_elem,
     });
-    plan->stream_in = total / (max_cores > 0 ? max_cores : 1) * bytes_per_elem >= OG_EW_STREAM_IN_BYTES;
+    plan->stream_in =
+        total / (max_cores > 0 ? max_cores : 1) * bytes_per_elem >= OG_EW_STREAM_IN_BYTES;
     if (op->params_size) memcpy(plan->params, op->params, op->params_size);
 }
 
@@ -135,8 +137,8 @@ static aclnnStatus check_memory(const og_ew_op *op, const char *const *names) {
     for (int k = 0; k < op->nin + op->nout; k++) {
         const aclTensor *t = k < op->nin ? op->in[k] : op->out[k - op->nin];
         if (!t->data)
-            return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: %s has no data (NULL address)",
-                           op->op, names[k]);
+            return og_fail(ACLNN_ERR_PARAM_NULLPTR,
+                           "%sGetWorkspaceSize: %s has no data (NULL address)", op->op, names[k]);
     }
     for (int j = 0; j < op->nout; j++) {
         const aclTensor *o = op->out[j];
@@ -156,10 +158,11 @@ static aclnnStatus check_memory(const og_ew_op *op, const char *const *names) {
             uintptr_t lo, hi;
             og_tensor_extent(t, &lo, &hi);
             if (lo <= ohi && olo <= hi && !same_layout(o, t))
-                return og_fail(ACLNN_ERR_PARAM_INVALID,
-                               "%sGetWorkspaceSize: %s overlaps %s with a different layout: an "
-                               "output may share memory with another tensor only element for element",
-                               op->op, names[op->nin + j], names[k]);
+                return og_fail(
+                    ACLNN_ERR_PARAM_INVALID,
+                    "%sGetWorkspaceSize: %s overlaps %s with a different layout: an "
+                    "output may share memory with another tensor only element for element",
+                    op->op, names[op->nin + j], names[k]);
         }
     }
     return ACLNN_SUCCESS;
@@ -172,8 +175,10 @@ static void walk(const og_ew_plan *p, const og_convert_table *cv, const og_ew_op
     size_t es = aclDataTypeSize(o->dtype);
     int last = p->ndim - 1;
     if (o->linear) {
-        if (store) og_store_run(cv, base + start * (int64_t)es, o->dtype, 1, buf, n, p->stream_out);
-        else og_load_run(cv, base + start * (int64_t)es, o->dtype, 1, buf, n);
+        if (store)
+            og_store_run(cv, base + start * (int64_t)es, o->dtype, 1, buf, n, p->stream_out);
+        else
+            og_load_run(cv, base + start * (int64_t)es, o->dtype, 1, buf, n);
         return;
     }
     int64_t idx[OG_MAX_DIMS], offset = 0, rem = start;
@@ -186,8 +191,10 @@ static void walk(const og_ew_plan *p, const og_convert_table *cv, const og_ew_op
         int64_t run = p->dims[last] - idx[last];
         if (run > n) run = n;
         char *at = base + offset * (int64_t)es;
-        if (store) og_store_run(cv, at, o->dtype, o->strides[last], buf, run, false);
-        else og_load_run(cv, at, o->dtype, o->strides[last], buf, run);
+        if (store)
+            og_store_run(cv, at, o->dtype, o->strides[last], buf, run, false);
+        else
+            og_load_run(cv, at, o->dtype, o->strides[last], buf, run);
         buf += run;
         n -= run;
         idx[last] += run;
@@ -215,16 +222,22 @@ typedef struct ew_run_ctx {
 // is used in place never comes here).
 static inline void load_linear(const og_convert_table *cv, aclDataType dt, const char *base,
                                int64_t at, float *buf, int64_t n) {
-    if (dt == ACL_BF16) cv->bf16_to_f32((const uint16_t *)base + at, buf, (size_t)n);
-    else if (dt == ACL_FLOAT16) cv->f16_to_f32((const uint16_t *)base + at, buf, (size_t)n);
-    else memcpy(buf, (const float *)base + at, (size_t)n * sizeof(float));
+    if (dt == ACL_BF16)
+        cv->bf16_to_f32((const uint16_t *)base + at, buf, (size_t)n);
+    else if (dt == ACL_FLOAT16)
+        cv->f16_to_f32((const uint16_t *)base + at, buf, (size_t)n);
+    else
+        memcpy(buf, (const float *)base + at, (size_t)n * sizeof(float));
 }
 
 static inline void store_linear(const og_convert_table *cv, aclDataType dt, char *base, int64_t at,
                                 const float *buf, int64_t n, bool stream) {
-    if (dt == ACL_BF16) cv->f32_to_bf16(buf, (uint16_t *)base + at, (size_t)n, stream);
-    else if (dt == ACL_FLOAT16) cv->f32_to_f16(buf, (uint16_t *)base + at, (size_t)n, stream);
-    else cv->f32_copy(buf, (float *)base + at, (size_t)n, stream);
+    if (dt == ACL_BF16)
+        cv->f32_to_bf16(buf, (uint16_t *)base + at, (size_t)n, stream);
+    else if (dt == ACL_FLOAT16)
+        cv->f32_to_f16(buf, (uint16_t *)base + at, (size_t)n, stream);
+    else
+        cv->f32_copy(buf, (float *)base + at, (size_t)n, stream);
 }
 
 // A tile is CopyIn -> Compute -> CopyOut, so a converted input stream would be read only in its
@@ -242,8 +255,10 @@ static void run_core(void *arg, int core, int slot) {
     if (p->fused16) { // one call on the whole range, straight on the 16-bit data
         const uint16_t *in16[OG_EW_MAX_IN];
         uint16_t *out16[OG_EW_MAX_OUT];
-        for (int k = 0; k < p->nin; k++) in16[k] = (const uint16_t *)og_executor_addr(c->e, p->in[k].slot) + start;
-        for (int k = 0; k < p->nout; k++) out16[k] = (uint16_t *)og_executor_addr(c->e, p->out[k].slot) + start;
+        for (int k = 0; k < p->nin; k++)
+            in16[k] = (const uint16_t *)og_executor_addr(c->e, p->in[k].slot) + start;
+        for (int k = 0; k < p->nout; k++)
+            out16[k] = (uint16_t *)og_executor_addr(c->e, p->out[k].slot) + start;
         p->compute16((size_t)count, in16, out16, p->params, p->stream_out);
         if (p->stream_out) og_stream_fence();
         return;
@@ -276,8 +291,10 @@ static void run_core(void *arg, int core, int slot) {
         }
         for (int k = 0; k < p->nin; k++) { // CopyIn: the others
             const og_ew_operand *o = ops[k];
-            if (o->direct) in[k] = (const float *)base[k] + s;
-            else if (!o->linear) walk(p, cv, o, base[k], s, n, bufs[k], false);
+            if (o->direct)
+                in[k] = (const float *)base[k] + s;
+            else if (!o->linear)
+                walk(p, cv, o, base[k], s, n, bufs[k], false);
             if (!o->direct) in[k] = bufs[k];
         }
         for (int k = 0; k < p->nout; k++)
@@ -290,12 +307,14 @@ static void run_core(void *arg, int core, int slot) {
                 for (int64_t at = 0; at < bytes; at += 64) __builtin_prefetch(from + at, 0, 1);
             }
         p->compute((size_t)n, in, out, p->params); // Compute
-        for (int k = 0; k < p->nout; k++) {       // CopyOut
+        for (int k = 0; k < p->nout; k++) {        // CopyOut
             const og_ew_operand *o = ops[p->nin + k];
             if (o->round_via != ACL_FLOAT) og_round_through(cv, out[k], n, o->round_via);
             if (o->direct) continue;
-            if (o->linear) store_linear(cv, o->dtype, base[p->nin + k], s, out[k], n, p->stream_out);
-            else walk(p, cv, o, base[p->nin + k], s, n, out[k], true);
+            if (o->linear)
+                store_linear(cv, o->dtype, base[p->nin + k], s, out[k], n, p->stream_out);
+            else
+                walk(p, cv, o, base[p->nin + k], s, n, out[k], true);
         }
     }
     if (p->stream_out) og_stream_fence(); // the non-temporal stores are seen before we return

@@ -27,8 +27,9 @@
 /// room for both in a 32-48 KiB L1d (32 KiB made bf16 ops ~1.3x slower on a 48 KiB L1d). A plan
 /// without buffers (every operand fp32 and used in place) tiles as if it had 2x this budget.
 #define OG_EW_TILE_BUDGET (16 * 1024)
-/// Bytes per thread (all operands) from which the inputs come from beyond L2: 16-bit inputs are then
-/// converted side by side and the next tile is prefetched (1.05-1.3x); below it that costs ~20%.
+/// Bytes per thread (all operands) from which the inputs come from beyond L2: 16-bit inputs are
+/// then converted side by side and the next tile is prefetched (1.05-1.3x); below it that costs
+/// ~20%.
 #define OG_EW_STREAM_IN_BYTES ((int64_t)4 << 20)
 
 /// in[k] / out[k] point at n contiguous fp32 values; out may alias in.
@@ -36,70 +37,77 @@ typedef void (*og_ew_compute_fn)(size_t n, const float *const *in, float *const 
                                  const void *params);
 
 /// A fused 16-bit kernel (engine/simd/vec16.h, OG_EW_KERNEL3): in[k] / out[k] point at n
-/// contiguous values of one 16-bit dtype; widen, compute, round once; `stream`: non-temporal stores.
+/// contiguous values of one 16-bit dtype; widen, compute, round once; `stream`: non-temporal
+/// stores.
 typedef void (*og_ew_compute16_fn)(size_t n, const uint16_t *const *in, uint16_t *const *out,
                                    const void *params, bool stream);
 
 /// Declares og_<name>_kernels[] and, for kernels made with OG_EW_KERNEL3, og_<name>_kernels16[]
 /// ([isa][0] bf16, [isa][1] fp16), and their per-ISA functions.
-#define OG_EW_DECLARE_KERNEL3(name)                                                             \
-    void og_##name##__scalar(size_t n, const float *const *in, float *const *out, const void *p); \
-    void og_##name##__avx2(size_t n, const float *const *in, float *const *out, const void *p); \
-    void og_##name##__avx512(size_t n, const float *const *in, float *const *out, const void *p); \
-    void og_##name##_bf16__scalar(size_t, const uint16_t *const *, uint16_t *const *, const void *, bool); \
-    void og_##name##_bf16__avx2(size_t, const uint16_t *const *, uint16_t *const *, const void *, bool); \
-    void og_##name##_bf16__avx512(size_t, const uint16_t *const *, uint16_t *const *, const void *, bool); \
-    void og_##name##_f16__scalar(size_t, const uint16_t *const *, uint16_t *const *, const void *, bool); \
-    void og_##name##_f16__avx2(size_t, const uint16_t *const *, uint16_t *const *, const void *, bool); \
-    void og_##name##_f16__avx512(size_t, const uint16_t *const *, uint16_t *const *, const void *, bool); \
-    extern const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT];                       \
+#define OG_EW_DECLARE_KERNEL3(name)                                                                \
+    void og_##name##__scalar(size_t n, const float *const *in, float *const *out, const void *p);  \
+    void og_##name##__avx2(size_t n, const float *const *in, float *const *out, const void *p);    \
+    void og_##name##__avx512(size_t n, const float *const *in, float *const *out, const void *p);  \
+    void og_##name##_bf16__scalar(size_t, const uint16_t *const *, uint16_t *const *,              \
+                                  const void *, bool);                                             \
+    void og_##name##_bf16__avx2(size_t, const uint16_t *const *, uint16_t *const *, const void *,  \
+                                bool);                                                             \
+    void og_##name##_bf16__avx512(size_t, const uint16_t *const *, uint16_t *const *,              \
+                                  const void *, bool);                                             \
+    void og_##name##_f16__scalar(size_t, const uint16_t *const *, uint16_t *const *, const void *, \
+                                 bool);                                                            \
+    void og_##name##_f16__avx2(size_t, const uint16_t *const *, uint16_t *const *, const void *,   \
+                               bool);                                                              \
+    void og_##name##_f16__avx512(size_t, const uint16_t *const *, uint16_t *const *, const void *, \
+                                 bool);                                                            \
+    extern const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT];                           \
     extern const og_ew_compute16_fn og_##name##_kernels16[OPGRAD_ISA_COUNT][2];
 
-#define OG_EW_DEFINE_KERNEL3_TABLES(name)                                                       \
-    const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = {                           \
-        og_##name##__scalar, og_##name##__avx2, og_##name##__avx512};                          \
-    const og_ew_compute16_fn og_##name##_kernels16[OPGRAD_ISA_COUNT][2] = {                    \
-        {og_##name##_bf16__scalar, og_##name##_f16__scalar},                                   \
-        {og_##name##_bf16__avx2, og_##name##_f16__avx2},                                       \
+#define OG_EW_DEFINE_KERNEL3_TABLES(name)                                                          \
+    const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = {                               \
+        og_##name##__scalar, og_##name##__avx2, og_##name##__avx512};                              \
+    const og_ew_compute16_fn og_##name##_kernels16[OPGRAD_ISA_COUNT][2] = {                        \
+        {og_##name##_bf16__scalar, og_##name##_f16__scalar},                                       \
+        {og_##name##_bf16__avx2, og_##name##_f16__avx2},                                           \
         {og_##name##_bf16__avx512, og_##name##_f16__avx512}}
 
 typedef struct og_ew_op {
-    const char *op;                               // aclnn name, e.g. "aclnnMish"
-    const og_ew_compute_fn *kernels;              // [OPGRAD_ISA_COUNT]
-    const og_ew_compute16_fn (*kernels16)[2];     // optional [OPGRAD_ISA_COUNT][bf16, fp16]
+    const char *op;                           // aclnn name, e.g. "aclnnMish"
+    const og_ew_compute_fn *kernels;          // [OPGRAD_ISA_COUNT]
+    const og_ew_compute16_fn (*kernels16)[2]; // optional [OPGRAD_ISA_COUNT][bf16, fp16]
     int nin, nout;
     const aclTensor *in[OG_EW_MAX_IN];
-    const aclTensor *out[OG_EW_MAX_OUT];          // all of the output shape
+    const aclTensor *out[OG_EW_MAX_OUT];             // all of the output shape
     const char *names[OG_EW_MAX_IN + OG_EW_MAX_OUT]; // argument names (inputs, then outputs)
-    const void *params;                           // copied into the plan
-    aclDataType compute_dtype;                    // promoted input type: an output of another
-                                                  // dtype is rounded to it first (aclnn casts
-                                                  // the op's result to the output dtype)
+    const void *params;                              // copied into the plan
+    aclDataType compute_dtype;                       // promoted input type: an output of another
+                                                     // dtype is rounded to it first (aclnn casts
+                                                     // the op's result to the output dtype)
     size_t params_size;
 } og_ew_op;
 
 typedef struct og_ew_operand {
     aclDataType dtype;
-    int slot;                                     // executor io slot
-    bool linear;                                  // element i of the output space is at base + i
-    bool direct;                                  // linear fp32 used in place (no buffer)
-    aclDataType round_via;                        // outputs: round through this dtype first
-                                                  // (the promoted type), ACL_FLOAT = no
-    int64_t strides[OG_MAX_DIMS];                 // over the coalesced output dims
+    int slot;                     // executor io slot
+    bool linear;                  // element i of the output space is at base + i
+    bool direct;                  // linear fp32 used in place (no buffer)
+    aclDataType round_via;        // outputs: round through this dtype first
+                                  // (the promoted type), ACL_FLOAT = no
+    int64_t strides[OG_MAX_DIMS]; // over the coalesced output dims
 } og_ew_operand;
 
 typedef struct og_ew_plan {
     int ndim;
-    int64_t dims[OG_MAX_DIMS];                    // coalesced output shape (ndim >= 1)
+    int64_t dims[OG_MAX_DIMS]; // coalesced output shape (ndim >= 1)
     int nin, nout;
     og_ew_operand in[OG_EW_MAX_IN], out[OG_EW_MAX_OUT];
-    bool stream_out;                              // non-temporal CopyOut
-    bool fused16;                                 // every operand linear and of the compute dtype
-                                                  // (bf16 / fp16): compute16 runs on the data,
-                                                  // no CopyIn / CopyOut
-    bool stream_in;                               // more than OG_EW_STREAM_IN_BYTES per thread:
-                                                  // 16-bit inputs converted side by side and
-                                                  // the next tile prefetched
+    bool stream_out; // non-temporal CopyOut
+    bool fused16;    // every operand linear and of the compute dtype
+                     // (bf16 / fp16): compute16 runs on the data,
+                     // no CopyIn / CopyOut
+    bool stream_in;  // more than OG_EW_STREAM_IN_BYTES per thread:
+                     // 16-bit inputs converted side by side and
+                     // the next tile prefetched
     opgrad_isa isa;
     og_ew_compute_fn compute;
     og_ew_compute16_fn compute16;

@@ -102,7 +102,8 @@ static void log_grads(const aclOpExecutor *e) {
     }
 }
 
-aclnnStatus og_executor_publish(aclOpExecutor *e, uint64_t *workspaceSize, aclOpExecutor **executor) {
+aclnnStatus og_executor_publish(aclOpExecutor *e, uint64_t *workspaceSize,
+                                aclOpExecutor **executor) {
     if (!og_ptrset_add(&live_executors, e, 0)) {
         const char *op = e->op;
         destroy(e);
@@ -171,8 +172,9 @@ aclnnStatus og_executor_launch(const char *op, void *workspace, uint64_t workspa
                        e->op);
     if (workspaceSize < e->workspace_size)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
-                       "%s: workspaceSize %llu is smaller than the %llu bytes phase 1 asked for", op,
-                       (unsigned long long)workspaceSize, (unsigned long long)e->workspace_size);
+                       "%s: workspaceSize %llu is smaller than the %llu bytes phase 1 asked for",
+                       op, (unsigned long long)workspaceSize,
+                       (unsigned long long)e->workspace_size);
     if (e->workspace_size > 0 && !workspace)
         return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: workspace is NULL but %llu bytes are needed",
                        op, (unsigned long long)e->workspace_size);
@@ -189,8 +191,8 @@ aclnnStatus og_executor_launch(const char *op, void *workspace, uint64_t workspa
         // owner's reference passes to the queued run.
         if (!og_ptrset_remove(&live_executors, e, NULL)) {
             free(l);
-            return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: executor %p was consumed concurrently",
-                           op, (void *)e);
+            return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: executor %p was consumed concurrently", op,
+                           (void *)e);
         }
         remember_consumed(e);
     } else {
@@ -230,8 +232,8 @@ static aclnnStatus set_addr(const char *fn, aclOpExecutor *e, size_t index, bool
                        (void *)e);
     size_t count = output ? (size_t)e->noutputs : (size_t)e->ninputs;
     if (index >= count)
-        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: index %zu is out of range (%s has %zu %s)",
-                       fn, index, e->op, count, output ? "outputs" : "inputs");
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: index %zu is out of range (%s has %zu %s)", fn,
+                       index, e->op, count, output ? "outputs" : "inputs");
     int slot = (int)index + (output ? e->ninputs : 0);
     e->io_base[slot] = addr;
     if (tensor) tensor->data = addr;
@@ -278,8 +280,7 @@ aclnnStatus opgrad_executor_run(aclOpExecutor *executor, void *const *addrs, siz
                        "inputs + %d outputs)",
                        fn, naddrs, slots, e->op, e->ninputs, e->noutputs);
     if (naddrs > 0 && !addrs)
-        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: addrs is NULL but naddrs is %zu", fn,
-                       naddrs);
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: addrs is NULL but naddrs is %zu", fn, naddrs);
     // Re-point, run, and on failure put the old addresses back (a queued run has its own copy
     // of the addresses, taken at launch, so restoring never affects it).
     void *saved[OG_EXEC_MAX_IO];

@@ -39,17 +39,17 @@ typedef struct og_exec_grads {
 } og_exec_grads;
 
 struct aclOpExecutor {
-    const char *op;           // e.g. "aclnnMish": phase 2 must be the same operator
-    uint64_t workspace_size;  // bytes phase 2 must be given
+    const char *op;          // e.g. "aclnnMish": phase 2 must be the same operator
+    uint64_t workspace_size; // bytes phase 2 must be given
     bool repeatable;
-    atomic_int refs;          // owner + queued runs
+    atomic_int refs; // owner + queued runs
     int ninputs, noutputs;
     void *io_base[OG_EXEC_MAX_IO];     // storage base address per slot
     int64_t io_offset[OG_EXEC_MAX_IO]; // byte offset of the view's first element
     /// Runs the plan; NULL for a no-op (empty tensors). Must not fail for planned inputs except
     /// through its return status.
     aclnnStatus (*run)(const aclOpExecutor *e, void *workspace);
-    void *plan; // operator data, allocated together with the executor
+    void *plan;           // operator data, allocated together with the executor
     og_exec_grads *grads; // gradient monitor: views of the slots, or NULL (not watched)
 };
 
@@ -60,7 +60,8 @@ aclOpExecutor *og_executor_new(const char *op, size_t plan_size);
 /// records the view (dtype, dims, strides) for the gradient monitor.
 void og_executor_bind(aclOpExecutor *e, int slot, const aclTensor *t);
 /// Makes the executor visible to phase 2 and returns it through *executor (phase 1's last step).
-aclnnStatus og_executor_publish(aclOpExecutor *e, uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus og_executor_publish(aclOpExecutor *e, uint64_t *workspaceSize,
+                                aclOpExecutor **executor);
 /// Frees an executor that was never published (phase 1 failing late).
 void og_executor_discard(aclOpExecutor *e);
 

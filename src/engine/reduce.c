@@ -10,23 +10,25 @@
 #include "runtime/pool.h"
 #include "tensor/dtype.h"
 
-#define OG_DECLARE_REDUCE(sfx)                                                                  \
-    void og_red_lanes__##sfx(const float *x, size_t n, float *acc);                             \
-    void og_red_rows__##sfx(const float *const *rows, size_t n, size_t w, float *acc);          \
-    void og_red_add__##sfx(const float *a, const float *b, float *dst, size_t w);                \
-    void og_red_chunks__##sfx(const float *x, size_t n, float *sums);                           \
-    void og_red_rows_bf16__##sfx(const uint16_t *const *rows, size_t n, size_t w, float *acc);  \
-    void og_red_rows_f16__##sfx(const uint16_t *const *rows, size_t n, size_t w, float *acc);   \
-    void og_red_chunks_bf16__##sfx(const uint16_t *x, size_t n, float *sums);                   \
+#define OG_DECLARE_REDUCE(sfx)                                                                     \
+    void og_red_lanes__##sfx(const float *x, size_t n, float *acc);                                \
+    void og_red_rows__##sfx(const float *const *rows, size_t n, size_t w, float *acc);             \
+    void og_red_add__##sfx(const float *a, const float *b, float *dst, size_t w);                  \
+    void og_red_chunks__##sfx(const float *x, size_t n, float *sums);                              \
+    void og_red_rows_bf16__##sfx(const uint16_t *const *rows, size_t n, size_t w, float *acc);     \
+    void og_red_rows_f16__##sfx(const uint16_t *const *rows, size_t n, size_t w, float *acc);      \
+    void og_red_chunks_bf16__##sfx(const uint16_t *x, size_t n, float *sums);                      \
     void og_red_chunks_f16__##sfx(const uint16_t *x, size_t n, float *sums);
 OG_DECLARE_REDUCE(scalar)
 OG_DECLARE_REDUCE(avx2)
 OG_DECLARE_REDUCE(avx512)
 
-#define REDUCE_ENTRY(sfx)                                                                       \
-    {og_red_lanes__##sfx,      og_red_rows__##sfx,       og_red_add__##sfx,                     \
-     og_red_chunks__##sfx,     og_red_rows_bf16__##sfx,  og_red_rows_f16__##sfx,                \
-     og_red_chunks_bf16__##sfx, og_red_chunks_f16__##sfx}
+#define REDUCE_ENTRY(sfx)                                                                          \
+    {                                                                                              \
+        og_red_lanes__##sfx, og_red_rows__##sfx, og_red_add__##sfx, og_red_chunks__##sfx,          \
+            og_red_rows_bf16__##sfx, og_red_rows_f16__##sfx, og_red_chunks_bf16__##sfx,            \
+            og_red_chunks_f16__##sfx                                                               \
+    }
 const og_reduce_kernels og_reduce_kernel_table[OPGRAD_ISA_COUNT] = {
     [OPGRAD_ISA_SCALAR] = REDUCE_ENTRY(scalar),
     [OPGRAD_ISA_AVX2] = REDUCE_ENTRY(avx2),
@@ -34,8 +36,8 @@ const og_reduce_kernels og_reduce_kernel_table[OPGRAD_ISA_COUNT] = {
 };
 
 enum {
-    BLOCK_STACK = 8,  // pairwise stack over the 64 chunks of a block: depth <= 7
-    STACK_DEPTH = 48, // pairwise stack over blocks: depth <= log2(blocks) + 1
+    BLOCK_STACK = 8,           // pairwise stack over the 64 chunks of a block: depth <= 7
+    STACK_DEPTH = 48,          // pairwise stack over blocks: depth <= log2(blocks) + 1
     BATCH_ROWS = OG_RED_LANES, // rows gathered at a time (strips, not direct)
     SHORT_SUMS = 32,           // below this many summands per output, strips even when gathered
 };
@@ -92,8 +94,10 @@ void og_reduce_make_plan(const og_reduce_op *op, int max_cores, og_reduce_plan *
 
     // Units: strips along the innermost kept dim when operand 0 is contiguous there (the
     // summands of neighbouring outputs are neighbours in memory), else one output each.
-    if (p->nkept == 0) p->strips = false;
-    else if (p->nred == 0) p->strips = true;
+    if (p->nkept == 0)
+        p->strips = false;
+    else if (p->nred == 0)
+        p->strips = true;
     else {
         // strips when neighbouring outputs are neighbours in memory, or when each output sums so
         // few values that gathering rows across outputs beats per-output overheads
@@ -102,9 +106,9 @@ void og_reduce_make_plan(const og_reduce_op *op, int max_cores, og_reduce_plan *
         p->strips = p->kept[p->nkept - 1] >= 8 &&
                     (abs64(p->kept_in[0][p->nkept - 1]) <= 1 || k < SHORT_SUMS);
     }
-    bool in_place = nin == 1 && !op->map && p->round_in == ACL_FLOAT &&
-                    (p->strips ? p->kept_in[0][p->nkept - 1] == 1
-                               : p->nred == 1 && p->red_in[0][0] == 1);
+    bool in_place =
+        nin == 1 && !op->map && p->round_in == ACL_FLOAT &&
+        (p->strips ? p->kept_in[0][p->nkept - 1] == 1 : p->nred == 1 && p->red_in[0][0] == 1);
     p->direct = in_place && p->in_dtype[0] == ACL_FLOAT;
     p->direct16 = in_place && (p->in_dtype[0] == ACL_BF16 || p->in_dtype[0] == ACL_FLOAT16);
     if (p->strips) {
@@ -162,8 +166,10 @@ static void split_range(int64_t total, int cores, int core, int64_t *start, int6
 
 void og_reduce_core_range(const og_reduce_plan *p, int pass, int core, int64_t *start,
                           int64_t *count) {
-    if (pass == 1) split_range(p->items, p->core_num, core, start, count);
-    else split_range(p->units, p->combine_cores, core, start, count);
+    if (pass == 1)
+        split_range(p->items, p->core_num, core, start, count);
+    else
+        split_range(p->units, p->combine_cores, core, start, count);
 }
 
 void og_reduce_unit_outputs(const og_reduce_plan *p, int64_t u, int64_t *first, int64_t *count) {
@@ -223,8 +229,10 @@ static void ps_push(pstack *s, const float *x, const og_reduce_kernels *k) {
     s->level[s->depth++] = 0;
     while (s->depth >= 2 && s->level[s->depth - 1] == s->level[s->depth - 2]) {
         float *a = s->v + (size_t)(s->depth - 2) * w;
-        if (w == 1) a[0] = a[0] + a[1];
-        else k->add(a, a + w, a, w);
+        if (w == 1)
+            a[0] = a[0] + a[1];
+        else
+            k->add(a, a + w, a, w);
         s->level[s->depth - 2]++;
         s->depth--;
     }
@@ -234,8 +242,10 @@ static const float *ps_finish(pstack *s, const og_reduce_kernels *k) {
     size_t w = s->w;
     while (s->depth > 1) {
         float *a = s->v + (size_t)(s->depth - 2) * w;
-        if (w == 1) a[0] = a[0] + a[1];
-        else k->add(a, a + w, a, w);
+        if (w == 1)
+            a[0] = a[0] + a[1];
+        else
+            k->add(a, a + w, a, w);
         s->depth--;
     }
     return s->v;
@@ -311,7 +321,8 @@ static void rw_advance(const og_reduce_plan *p, rwalk *w, int64_t step) {
     w->idx[last] += step;
     for (int k = 0; k < p->nin; k++) w->off[k] += step * p->red_in[k][last];
     for (int d = last; d > 0 && w->idx[d] == p->red[d]; d--) {
-        for (int k = 0; k < p->nin; k++) w->off[k] += p->red_in[k][d - 1] - w->idx[d] * p->red_in[k][d];
+        for (int k = 0; k < p->nin; k++)
+            w->off[k] += p->red_in[k][d - 1] - w->idx[d] * p->red_in[k][d];
         w->idx[d] = 0;
         w->idx[d - 1]++;
     }
@@ -359,7 +370,8 @@ static void unit_next(const og_reduce_plan *p, unit_pos *up) {
     for (int k = 0; k < p->nin; k++) up->in_off[k] += p->kept_in[k][last];
     up->out_off += p->kept_out[last];
     for (int d = last; d > 0 && up->idx[d] == p->kept[d]; d--) {
-        for (int k = 0; k < p->nin; k++) up->in_off[k] += p->kept_in[k][d - 1] - up->idx[d] * p->kept_in[k][d];
+        for (int k = 0; k < p->nin; k++)
+            up->in_off[k] += p->kept_in[k][d - 1] - up->idx[d] * p->kept_in[k][d];
         up->out_off += p->kept_out[d - 1] - up->idx[d] * p->kept_out[d];
         up->idx[d] = 0;
         up->idx[d - 1]++;
@@ -386,17 +398,20 @@ static const float *summands_with(const red_ctx *c, core_mem *m, const int64_t *
     const og_reduce_plan *p = c->p;
     const float *ins[OG_RED_MAX_IN];
     for (int k = 0; k < p->nin; k++)
-        ins[k] = fixed && fixed[k] ? fixed[k] : operand_run(c, k, off[k], stride[k], n, m->g[k] + gbuf_at);
+        ins[k] = fixed && fixed[k] ? fixed[k]
+                                   : operand_run(c, k, off[k], stride[k], n, m->g[k] + gbuf_at);
     if (!p->map && p->round_in == ACL_FLOAT) return ins[0];
     float *outs[1] = {dst};
-    if (p->map) p->map((size_t)n, ins, outs, p->params);
-    else if (ins[0] != dst) memcpy(dst, ins[0], (size_t)n * sizeof(float));
+    if (p->map)
+        p->map((size_t)n, ins, outs, p->params);
+    else if (ins[0] != dst)
+        memcpy(dst, ins[0], (size_t)n * sizeof(float));
     if (p->round_in != ACL_FLOAT) og_round_through(c->cv, dst, n, p->round_in);
     return dst;
 }
 
-static const float *summands(const red_ctx *c, core_mem *m, const int64_t *off, const int64_t *stride,
-                             int64_t n, float *dst, int64_t gbuf_at) {
+static const float *summands(const red_ctx *c, core_mem *m, const int64_t *off,
+                             const int64_t *stride, int64_t n, float *dst, int64_t gbuf_at) {
     return summands_with(c, m, off, stride, n, dst, gbuf_at, NULL);
 }
 
@@ -437,9 +452,12 @@ static void lane_tree(const red_ctx *c, float *acc, size_t w, int active) {
         for (int a = active; a > 1; a = (a + 1) / 2)
             for (int i = 0; i < (a + 1) / 2; i++) {
                 float *dst = acc + (size_t)i * w, *l = acc + (size_t)(2 * i) * w, *r = l + w;
-                if (2 * i + 1 >= a) memmove(dst, l, w * sizeof(float)); // l + (-0) = l
-                else if (w == 1) dst[0] = l[0] + r[0];
-                else c->k->add(l, r, dst, w);
+                if (2 * i + 1 >= a)
+                    memmove(dst, l, w * sizeof(float)); // l + (-0) = l
+                else if (w == 1)
+                    dst[0] = l[0] + r[0];
+                else
+                    c->k->add(l, r, dst, w);
             }
         return;
     }
@@ -454,8 +472,10 @@ static void lane_tree(const red_ctx *c, float *acc, size_t w, int active) {
     }
     for (int h = OG_RED_LANES / 2; h >= 1; h /= 2)
         for (int i = 0; i < h; i++) {
-            if (w == 1) acc[i] = acc[2 * i] + acc[2 * i + 1];
-            else c->k->add(acc + 2 * i * w, acc + (2 * i + 1) * w, acc + i * w, w);
+            if (w == 1)
+                acc[i] = acc[2 * i] + acc[2 * i + 1];
+            else
+                c->k->add(acc + 2 * i * w, acc + (2 * i + 1) * w, acc + i * w, w);
         }
 }
 
@@ -488,7 +508,8 @@ static const float *chunk_sum(const red_ctx *c, core_mem *m, const unit_pos *up,
         for (int k = 0; k < p->nin; k++) stride[k] = p->kept_in[k][last];
         rwalk rw;
         rw_init(p, &rw, r0);
-        // rows in batches; a batch starts on a multiple of 16 summands, so row i goes to lane i % 16
+        // rows in batches; a batch starts on a multiple of 16 summands, so row i goes to lane i %
+        // 16
         int64_t batch = p->direct || p->direct16 ? OG_RED_CHUNK : BATCH_ROWS;
         if (p->direct16) { // 16-bit rows in place, widened by the kernel
             const uint16_t *x = (const uint16_t *)operand_base(c, 0) + up->in_off[0];
@@ -533,10 +554,12 @@ static const float *block_sum(const red_ctx *c, core_mem *m, const unit_pos *up,
     if ((p->direct || p->direct16) && !p->strips) { // contiguous summands: one kernel call
         float sums[OG_RED_BLOCK];
         const char *x = operand_base(c, 0);
-        if (p->direct) c->k->chunks((const float *)x + up->in_off[0] + rb, (size_t)nb, sums);
+        if (p->direct)
+            c->k->chunks((const float *)x + up->in_off[0] + rb, (size_t)nb, sums);
         else if (p->in_dtype[0] == ACL_BF16)
             c->k->chunks_bf16((const uint16_t *)x + up->in_off[0] + rb, (size_t)nb, sums);
-        else c->k->chunks_f16((const uint16_t *)x + up->in_off[0] + rb, (size_t)nb, sums);
+        else
+            c->k->chunks_f16((const uint16_t *)x + up->in_off[0] + rb, (size_t)nb, sums);
         m->acc[0] = pairwise(sums, (nb + OG_RED_CHUNK - 1) / OG_RED_CHUNK);
         return m->acc;
     }
@@ -544,7 +567,8 @@ static const float *block_sum(const red_ctx *c, core_mem *m, const unit_pos *up,
     m->block.depth = 0;
     m->block.w = (size_t)up->w;
     for (int64_t r0 = rb; r0 < rb + nb; r0 += OG_RED_CHUNK) {
-        ps_push(&m->block, chunk_sum(c, m, up, r0, rb + nb - r0 < OG_RED_CHUNK ? rb + nb - r0 : OG_RED_CHUNK),
+        ps_push(&m->block,
+                chunk_sum(c, m, up, r0, rb + nb - r0 < OG_RED_CHUNK ? rb + nb - r0 : OG_RED_CHUNK),
                 c->k);
     }
     return ps_finish(&m->block, c->k);
@@ -554,8 +578,10 @@ static void store_unit(const red_ctx *c, const unit_pos *up, const float *s) {
     const og_reduce_plan *p = c->p;
     size_t es = aclDataTypeSize(p->out_dtype);
     char *at = og_executor_addr(c->e, p->out_slot) + up->out_off * (int64_t)es;
-    if (up->w == 1) og_store_elem(at, p->out_dtype, s[0]);
-    else og_store_run(c->cv, at, p->out_dtype, p->kept_out[p->nkept - 1], s, up->w, false);
+    if (up->w == 1)
+        og_store_elem(at, p->out_dtype, s[0]);
+    else
+        og_store_run(c->cv, at, p->out_dtype, p->kept_out[p->nkept - 1], s, up->w, false);
 }
 
 static void run_units(void *arg, int core, int slot) {
@@ -566,8 +592,10 @@ static void run_units(void *arg, int core, int slot) {
     og_reduce_core_range(p, 1, core, &start, &count);
     unit_pos up;
     for (int64_t u = start; u < start + count; u++) {
-        if (p->strips || u == start) unit_position(p, u, &up);
-        else unit_next(p, &up);
+        if (p->strips || u == start)
+            unit_position(p, u, &up);
+        else
+            unit_next(p, &up);
         if (p->K == 0) { // a sum over nothing
             for (int64_t j = 0; j < up.w; j++) m.acc[j] = 0.0f;
             store_unit(c, &up, m.acc);
@@ -597,7 +625,8 @@ static void run_items(void *arg, int core, int slot) {
     unit_pos up;
     for (int64_t it = start; it < start + count; it++) {
         unit_position(p, it / p->nblocks, &up);
-        memcpy(partial_at(c, it), block_sum(c, &m, &up, it % p->nblocks), (size_t)up.w * sizeof(float));
+        memcpy(partial_at(c, it), block_sum(c, &m, &up, it % p->nblocks),
+               (size_t)up.w * sizeof(float));
     }
 }
 
@@ -612,7 +641,8 @@ static void run_combine(void *arg, int core, int slot) {
         unit_position(p, u, &up);
         m.total.depth = 0;
         m.total.w = (size_t)up.w;
-        for (int64_t b = 0; b < p->nblocks; b++) ps_push(&m.total, partial_at(c, u * p->nblocks + b), c->k);
+        for (int64_t b = 0; b < p->nblocks; b++)
+            ps_push(&m.total, partial_at(c, u * p->nblocks + b), c->k);
         store_unit(c, &up, ps_finish(&m.total, c->k));
     }
 }
@@ -664,32 +694,36 @@ aclnnStatus og_reduce_plan_op(const char *op, int nplans, const og_reduce_op *op
         const og_reduce_op *r = &ops[i];
         if (r->out->numel == 0) continue; // nothing to write
         if (!r->out->data)
-            return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: output %d has no data (NULL address)",
-                           op, r->out_slot - nin_slots);
+            return og_fail(ACLNN_ERR_PARAM_NULLPTR,
+                           "%sGetWorkspaceSize: output %d has no data (NULL address)", op,
+                           r->out_slot - nin_slots);
         int64_t k = 1;
         for (int d = 0; d < r->ndim; d++)
             if ((r->reduce_mask >> d) & 1u) k *= r->dims[d];
         for (int j = 0; j < r->nin && k > 0; j++)
             if (!r->in[j]->data)
-                return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: input %d has no data (NULL address)",
-                               op, r->in_slot[j]);
+                return og_fail(ACLNN_ERR_PARAM_NULLPTR,
+                               "%sGetWorkspaceSize: input %d has no data (NULL address)", op,
+                               r->in_slot[j]);
         int bad = og_tensor_self_overlap_dim(r->out);
         if (bad >= 0)
-            return og_fail(ACLNN_ERR_PARAM_INVALID,
-                           "%sGetWorkspaceSize: output %d dim %d (size %lld, stride %lld) makes several "
-                           "elements share one memory location, which an output may not do",
-                           op, r->out_slot - nin_slots, bad, (long long)r->out->dims[bad],
-                           (long long)r->out->strides[bad]);
+            return og_fail(
+                ACLNN_ERR_PARAM_INVALID,
+                "%sGetWorkspaceSize: output %d dim %d (size %lld, stride %lld) makes several "
+                "elements share one memory location, which an output may not do",
+                op, r->out_slot - nin_slots, bad, (long long)r->out->dims[bad],
+                (long long)r->out->strides[bad]);
         for (int s = 0; s < nio; s++) {
             const aclTensor *t = io[s];
             if (!t || s == r->out_slot || t->numel == 0 || !t->data) continue;
             if (s >= nin_slots && s > r->out_slot) continue; // later outputs check against this one
             if (overlaps(r->out, t))
-                return og_fail(ACLNN_ERR_PARAM_INVALID,
-                               "%sGetWorkspaceSize: output %d shares memory with %s %d: a reduction's "
-                               "output may not overlap its inputs or another output",
-                               op, r->out_slot - nin_slots, s < nin_slots ? "input" : "output",
-                               s < nin_slots ? s : s - nin_slots);
+                return og_fail(
+                    ACLNN_ERR_PARAM_INVALID,
+                    "%sGetWorkspaceSize: output %d shares memory with %s %d: a reduction's "
+                    "output may not overlap its inputs or another output",
+                    op, r->out_slot - nin_slots, s < nin_slots ? "input" : "output",
+                    s < nin_slots ? s : s - nin_slots);
         }
         og_reduce_plan *p = &prog.plans[prog.nplans++];
         og_reduce_make_plan(r, threads, p);
@@ -700,8 +734,13 @@ aclnnStatus og_reduce_plan_op(const char *op, int nplans, const og_reduce_op *op
         if (p->K == 1 && p->nred == 0 && r->map && r->nin <= OG_EW_MAX_IN && same_shape) {
             // nothing summed: a map into the output, which the elementwise engine does in
             // fewer passes (same values: one fp32 map, rounded once to the output dtype)
-            og_ew_op ew = {.op = op, .kernels = r->map, .nin = r->nin, .nout = 1, .out = {r->out},
-                           .params = r->params, .params_size = r->params_size,
+            og_ew_op ew = {.op = op,
+                           .kernels = r->map,
+                           .nin = r->nin,
+                           .nout = 1,
+                           .out = {r->out},
+                           .params = r->params,
+                           .params_size = r->params_size,
                            .compute_dtype = r->round_in};
             for (int k = 0; k < r->nin; k++) ew.in[k] = r->in[k];
             og_ew_plan *w = &prog.ew[prog.nplans - 1];

@@ -50,26 +50,26 @@
 #define OG_RED_LANES 16
 #define OG_RED_CHUNK 256 // summands per chunk (a multiple of OG_RED_LANES)
 #define OG_RED_BLOCK 64  // chunks per block
-#define OG_RED_STRIP 512  // outputs per unit along the innermost kept dim (strips read in place)
+#define OG_RED_STRIP 512 // outputs per unit along the innermost kept dim (strips read in place)
 #define OG_RED_STRIP_WIDE 1024 // the same for strips whose rows are gathered or mapped
 #define OG_RED_MAX_PLANS 3
 
 /// One reduction, as an operator describes it after checking its arguments.
 typedef struct og_reduce_op {
-    int nin;                                   // 1..OG_RED_MAX_IN
-    const aclTensor *in[OG_RED_MAX_IN];        // each broadcasts to dims (NumPy, right-aligned)
-    int in_slot[OG_RED_MAX_IN];                // executor io slot of each input
-    const og_ew_compute_fn *map;               // [OPGRAD_ISA_COUNT]: v = map(in...); NULL: v = in[0]
-    const void *params;                        // map parameters (copied)
+    int nin;                            // 1..OG_RED_MAX_IN
+    const aclTensor *in[OG_RED_MAX_IN]; // each broadcasts to dims (NumPy, right-aligned)
+    int in_slot[OG_RED_MAX_IN];         // executor io slot of each input
+    const og_ew_compute_fn *map;        // [OPGRAD_ISA_COUNT]: v = map(in...); NULL: v = in[0]
+    const void *params;                 // map parameters (copied)
     size_t params_size;
-    int ndim;                                  // the shape being reduced (0..8 dims)
+    int ndim; // the shape being reduced (0..8 dims)
     int64_t dims[OG_MAX_DIMS];
-    unsigned reduce_mask;                      // bit d set: dim d is summed over
-    const aclTensor *out;                      // one element per kept index
+    unsigned reduce_mask; // bit d set: dim d is summed over
+    const aclTensor *out; // one element per kept index
     int out_slot;
-    int out_dim[OG_MAX_DIMS];                  // output dim of each kept dim of size > 1 (must
-                                               // have the same size); ignored for other dims
-    aclDataType round_in;                      // ACL_FLOAT, or each v rounded to fp16/bf16 first
+    int out_dim[OG_MAX_DIMS]; // output dim of each kept dim of size > 1 (must
+                              // have the same size); ignored for other dims
+    aclDataType round_in;     // ACL_FLOAT, or each v rounded to fp16/bf16 first
 } og_reduce_op;
 
 /// The kernels of one ISA. They only add, in the order the header describes.
@@ -107,26 +107,26 @@ typedef struct og_reduce_plan {
     int64_t kept[OG_MAX_DIMS], red[OG_MAX_DIMS];
     int64_t kept_in[OG_RED_MAX_IN][OG_MAX_DIMS], red_in[OG_RED_MAX_IN][OG_MAX_DIMS];
     int64_t kept_out[OG_MAX_DIMS];
-    int64_t M;                 // output elements
-    int64_t K;                 // summands per output element (0: outputs are +0)
-    bool strips;               // units are strips along the innermost kept dim (else: 1 output)
-    int64_t W;                 // strips: extent of the innermost kept dim; else 1
-    int64_t strip;             // strips: outputs per full strip (<= OG_RED_STRIP(_WIDE)); else 1
-    int64_t strips_per_row;    // strips: ceil(W / strip); else 1
-    int64_t units;             // strips: (M / W) * strips_per_row; else M
+    int64_t M;              // output elements
+    int64_t K;              // summands per output element (0: outputs are +0)
+    bool strips;            // units are strips along the innermost kept dim (else: 1 output)
+    int64_t W;              // strips: extent of the innermost kept dim; else 1
+    int64_t strip;          // strips: outputs per full strip (<= OG_RED_STRIP(_WIDE)); else 1
+    int64_t strips_per_row; // strips: ceil(W / strip); else 1
+    int64_t units;          // strips: (M / W) * strips_per_row; else M
     int64_t nchunks, nblocks;
-    bool direct;               // fp32 summands read in place (no gather, no map, no rounding)
-    bool direct16;             // the same for bf16/fp16 summands, widened in registers
-    bool split_blocks;         // cores take (unit, block) items, then a combine pass
-    int64_t items;             // units, or units * nblocks
-    int core_num;              // ranges ("cores") of the (first) pass, claimed dynamically
-    int slots;                 // threads that may run them (each has core_bytes of scratch)
-    int combine_cores;         // cores of the combine pass (split_blocks)
-    int64_t core_bytes;        // workspace per slot (thread)
-    int64_t partial_offset;    // split_blocks: block sums (items x strip floats) at this offset
-    int64_t workspace;         // bytes
+    bool direct;            // fp32 summands read in place (no gather, no map, no rounding)
+    bool direct16;          // the same for bf16/fp16 summands, widened in registers
+    bool split_blocks;      // cores take (unit, block) items, then a combine pass
+    int64_t items;          // units, or units * nblocks
+    int core_num;           // ranges ("cores") of the (first) pass, claimed dynamically
+    int slots;              // threads that may run them (each has core_bytes of scratch)
+    int combine_cores;      // cores of the combine pass (split_blocks)
+    int64_t core_bytes;     // workspace per slot (thread)
+    int64_t partial_offset; // split_blocks: block sums (items x strip floats) at this offset
+    int64_t workspace;      // bytes
     opgrad_isa isa;
-    og_ew_compute_fn map;      // NULL: identity
+    og_ew_compute_fn map; // NULL: identity
     unsigned char params[OG_EW_MAX_PARAMS];
 } og_reduce_plan;
 
@@ -135,7 +135,8 @@ void og_reduce_make_plan(const og_reduce_op *op, int max_cores, og_reduce_plan *
 
 /// Items [*start, *start + *count) of core `core` in the first pass (units, or unit * nblocks +
 /// block items when split_blocks); and units of the combine pass (pass 2).
-void og_reduce_core_range(const og_reduce_plan *p, int pass, int core, int64_t *start, int64_t *count);
+void og_reduce_core_range(const og_reduce_plan *p, int pass, int core, int64_t *start,
+                          int64_t *count);
 
 /// The output elements of unit u: for strips, *first is the flat output index (row-major over the
 /// kept dims) of the strip's first element and *count its width; else one element.

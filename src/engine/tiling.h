@@ -20,24 +20,24 @@
 #define OG_MIN_CORE_BYTES ((int64_t)256 << 10)
 
 typedef struct og_tiling {
-    int64_t total;            // N
-    int64_t block;            // elements per block
-    int core_num;             // ranges ("cores") the work is cut into (1 when N fits one tile)
-    int slots;                // threads that may run them: min(max_cores, core_num)
-    int big_core_num;         // cores with one extra block
+    int64_t total;    // N
+    int64_t block;    // elements per block
+    int core_num;     // ranges ("cores") the work is cut into (1 when N fits one tile)
+    int slots;        // threads that may run them: min(max_cores, core_num)
+    int big_core_num; // cores with one extra block
     int64_t small_core_blocks;
-    int64_t tile_elems;       // elements per full tile (a multiple of block)
-    int64_t buffer_bytes;     // workspace bytes per slot (tile buffers), 64-byte multiple
+    int64_t tile_elems;   // elements per full tile (a multiple of block)
+    int64_t buffer_bytes; // workspace bytes per slot (tile buffers), 64-byte multiple
 } og_tiling;
 
 typedef struct og_tiling_request {
-    int64_t total;            // elements
-    int max_cores;            // threads available
-    int64_t cache_budget;     // bytes of tile buffers per thread (L1-sized)
-    int buffered_operands;    // operands that need a tile buffer (CopyIn/CopyOut in fp32)
-    int operands;             // all inputs + outputs, for the tile size
-    int64_t block;            // alignment unit in elements (e.g. 64 bytes / smallest elem size)
-    int64_t bytes_per_elem;   // bytes all operands move per element; 0: one range per thread
+    int64_t total;          // elements
+    int max_cores;          // threads available
+    int64_t cache_budget;   // bytes of tile buffers per thread (L1-sized)
+    int buffered_operands;  // operands that need a tile buffer (CopyIn/CopyOut in fp32)
+    int operands;           // all inputs + outputs, for the tile size
+    int64_t block;          // alignment unit in elements (e.g. 64 bytes / smallest elem size)
+    int64_t bytes_per_elem; // bytes all operands move per element; 0: one range per thread
 } og_tiling_request;
 
 /// Plans the split; never fails for total >= 0 (total 0 gives core_num 0).

@@ -6,8 +6,8 @@
 #include "tensor/dtype.h"
 
 static const char *dtype_list(unsigned long long dtypes, char *buf, int size) {
-    static const aclDataType order[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT8,
-                                        ACL_INT16, ACL_INT32, ACL_INT64, ACL_UINT8, ACL_BOOL};
+    static const aclDataType order[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16,  ACL_DOUBLE, ACL_INT8,
+                                        ACL_INT16, ACL_INT32,   ACL_INT64, ACL_UINT8,  ACL_BOOL};
     int n = 0;
     buf[0] = 0;
     for (size_t i = 0; i < sizeof order / sizeof *order && n < size; i++)
@@ -23,7 +23,8 @@ static bool dtype_in(aclDataType dt, unsigned long long dtypes) {
 aclnnStatus og_check_not_null(const char *op, int n, const char *const *names,
                               const void *const *ptrs) {
     for (int k = 0; k < n; k++)
-        if (!ptrs[k]) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: %s is NULL", op, names[k]);
+        if (!ptrs[k])
+            return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: %s is NULL", op, names[k]);
     return ACLNN_SUCCESS;
 }
 
@@ -75,7 +76,8 @@ aclnnStatus og_check_broadcast_to(const char *op, int n, const char *const *name
             return og_fail(ACLNN_ERR_PARAM_INVALID,
                            "%sGetWorkspaceSize: %s %s does not broadcast with %s (dim %d differs "
                            "and neither is 1)",
-                           op, names[k], og_shape_str(inputs[k]->dims, inputs[k]->ndim, s1, sizeof s1),
+                           op, names[k],
+                           og_shape_str(inputs[k]->dims, inputs[k]->ndim, s1, sizeof s1),
                            og_shape_str(shape, ndim, s2, sizeof s2), bad);
         for (int d = 0; d < nnext; d++) shape[d] = next[d];
         ndim = nnext;

@@ -33,12 +33,12 @@ static void detect(void) {
     if (__get_cpuid(1, &a, &b, &c, &d)) {
         bool osxsave = c & bit_OSXSAVE, fma = c & bit_FMA, f16c = c & bit_F16C, avx = c & bit_AVX;
         uint64_t xcr0 = osxsave ? read_xcr0() : 0;
-        bool ymm_saved = (xcr0 & 0x6) == 0x6;           // SSE + AVX state
-        bool zmm_saved = (xcr0 & 0xe6) == 0xe6;         // + opmask, ZMM_Hi256, Hi16_ZMM
+        bool ymm_saved = (xcr0 & 0x6) == 0x6;   // SSE + AVX state
+        bool zmm_saved = (xcr0 & 0xe6) == 0xe6; // + opmask, ZMM_Hi256, Hi16_ZMM
         if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
             bool avx2 = b & bit_AVX2;
-            bool avx512 = (b & bit_AVX512F) && (b & bit_AVX512BW) && (b & bit_AVX512DQ) &&
-                          (b & bit_AVX512VL);
+            bool avx512 =
+                (b & bit_AVX512F) && (b & bit_AVX512BW) && (b & bit_AVX512DQ) && (b & bit_AVX512VL);
             if (avx && avx2 && fma && f16c && ymm_saved) level = OPGRAD_ISA_AVX2;
             if (level == OPGRAD_ISA_AVX2 && avx512 && zmm_saved) level = OPGRAD_ISA_AVX512;
         }
@@ -77,10 +77,14 @@ opgrad_isa opgrad_active_isa(void) { return og_isa(); }
 
 const char *opgrad_isa_name(opgrad_isa isa) {
     switch (isa) {
-    case OPGRAD_ISA_SCALAR: return "scalar";
-    case OPGRAD_ISA_AVX2: return "avx2";
-    case OPGRAD_ISA_AVX512: return "avx512";
-    default: return "unknown";
+    case OPGRAD_ISA_SCALAR:
+        return "scalar";
+    case OPGRAD_ISA_AVX2:
+        return "avx2";
+    case OPGRAD_ISA_AVX512:
+        return "avx512";
+    default:
+        return "unknown";
     }
 }
 

@@ -187,8 +187,8 @@ static void log_common(const char *op, int index, const char *name, const char *
                        const int64_t *wdims, const int64_t *wstrides, const void *first) {
     char line[LINE_CAP];
     size_t len = 0;
-    append(line, LINE_CAP, &len, "opgrad-grads: %s grad[%d] %s %s [", op && *op ? op : "?",
-           index, name && *name ? name : "-", dtype_name && *dtype_name ? dtype_name : "?");
+    append(line, LINE_CAP, &len, "opgrad-grads: %s grad[%d] %s %s [", op && *op ? op : "?", index,
+           name && *name ? name : "-", dtype_name && *dtype_name ? dtype_name : "?");
     int64_t n = 1;
     bool shape_ok = ndim >= 0 && (ndim == 0 || dims);
     if (shape_ok) {
@@ -214,8 +214,7 @@ static void log_common(const char *op, int index, const char *name, const char *
         bool any = s.min <= s.max;
         append(line, LINE_CAP, &len,
                " n=%lld sum=%.9g min=%.9g max=%.9g l2=%.9g nan=%lld inf=%lld\n", (long long)n,
-               s.sum, any ? s.min : NAN, any ? s.max : NAN, l2, (long long)s.nan,
-               (long long)s.inf);
+               s.sum, any ? s.min : NAN, any ? s.max : NAN, l2, (long long)s.nan, (long long)s.inf);
     }
     if (len > 0 && line[len - 1] != '\n') line[len - 1] = '\n'; // truncated: still one line
     write_line(line, len);
@@ -224,11 +223,11 @@ static void log_common(const char *op, int index, const char *name, const char *
 void og_grads_log_view(const char *op, int index, const char *name, aclDataType dtype, int ndim,
                        const int64_t *dims, const int64_t *strides, const void *first) {
     if (!opgrad_debug_grads_enabled()) return;
-    bool known = (dtype == ACL_FLOAT || dtype == ACL_FLOAT16 || dtype == ACL_BF16 ||
-                  dtype == ACL_DOUBLE) &&
-                 ndim <= OG_EXEC_VIEW_MAX_DIMS;
-    log_common(op, index, name, og_dtype_name(dtype), known ? dtype : ACL_DT_UNDEFINED, ndim,
-               dims, ndim, dims, strides, first);
+    bool known =
+        (dtype == ACL_FLOAT || dtype == ACL_FLOAT16 || dtype == ACL_BF16 || dtype == ACL_DOUBLE) &&
+        ndim <= OG_EXEC_VIEW_MAX_DIMS;
+    log_common(op, index, name, og_dtype_name(dtype), known ? dtype : ACL_DT_UNDEFINED, ndim, dims,
+               ndim, dims, strides, first);
 }
 
 OPGRAD_API void opgrad_debug_grads_log(const char *op, int index, const char *name,
@@ -239,6 +238,5 @@ OPGRAD_API void opgrad_debug_grads_log(const char *op, int index, const char *na
     int64_t n = 1;
     for (int d = 0; d < ndim && shape; d++) n *= shape[d] > 0 ? shape[d] : 0;
     const int64_t flat_stride = 1;
-    log_common(op, index, name, dtype, parse_dtype(dtype), ndim, shape, 1, &n, &flat_stride,
-               data);
+    log_common(op, index, name, dtype, parse_dtype(dtype), ndim, shape, 1, &n, &flat_stride, data);
 }

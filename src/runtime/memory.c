@@ -41,8 +41,9 @@ static aclError release(og_ptrset *set, og_ptrset *other, const char *fn, const 
         return ACL_SUCCESS;
     }
     if (og_ptrset_find(other, p, NULL))
-        return og_fail(ACL_ERROR_INVALID_PARAM, "%s: %p was allocated by %s's partner; free it with %s",
-                       fn, p, other_fn, other_fn);
+        return og_fail(ACL_ERROR_INVALID_PARAM,
+                       "%s: %p was allocated by %s's partner; free it with %s", fn, p, other_fn,
+                       other_fn);
     return og_fail(ACL_ERROR_INVALID_PARAM,
                    "%s: %p is not a block returned by the allocator (foreign pointer, interior "
                    "pointer, or already freed)",

@@ -44,12 +44,12 @@ static struct {
     pthread_cond_t start;
     pthread_cond_t done;
     int nworkers;
-    int sleepers;                   // workers blocked on `start`
+    int sleepers; // workers blocked on `start`
     og_core_fn fn;
     void *ctx;
-    int nslots;                     // the caller is slot 0, worker w is slot w + 1
-    _Atomic uint32_t launch;        // generation of the latest launch (0: none yet)
-    atomic_int unfinished;          // cores of the current launch not yet finished
+    int nslots;              // the caller is slot 0, worker w is slot w + 1
+    _Atomic uint32_t launch; // generation of the latest launch (0: none yet)
+    atomic_int unfinished;   // cores of the current launch not yet finished
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER,
           .start = PTHREAD_COND_INITIALIZER,
           .done = PTHREAD_COND_INITIALIZER};
@@ -190,7 +190,8 @@ void og_parallel_for(int ncores, int nslots, og_core_fn fn, void *ctx) {
     if (spin_ns < 0) decide_spin();
     while (pool.nworkers < nthreads - 1) {
         pthread_t t;
-        if (pthread_create(&t, NULL, worker_loop, (void *)(intptr_t)(pool.nworkers + 1)) != 0) break;
+        if (pthread_create(&t, NULL, worker_loop, (void *)(intptr_t)(pool.nworkers + 1)) != 0)
+            break;
         pthread_detach(t);
         pool.nworkers++;
     }
@@ -199,7 +200,7 @@ void og_parallel_for(int ncores, int nslots, og_core_fn fn, void *ctx) {
     pool.nslots = nthreads;
     atomic_store(&pool.unfinished, ncores);
     uint32_t gen = atomic_load(&pool.launch) + 1;
-    if (gen == 0) gen = 1; // 0 is what a new worker has seen
+    if (gen == 0) gen = 1;               // 0 is what a new worker has seen
     for (int q = 0; q < nthreads; q++) { // thread q's run: cores [q n / t, (q + 1) n / t)
         uint64_t front = (uint64_t)q * (uint64_t)ncores / (uint64_t)nthreads;
         uint64_t back = (uint64_t)(q + 1) * (uint64_t)ncores / (uint64_t)nthreads;

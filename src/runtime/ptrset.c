@@ -59,7 +59,8 @@ bool og_ptrset_add(og_ptrset *set, const void *p, uintptr_t value) {
         if ((set->used + 1) * 2 > set->capacity) ok = grow(set);
         if (ok) {
             s = slot_of(key, set->capacity);
-            while (set->keys[s] != EMPTY && set->keys[s] != DELETED) s = (s + 1) & (set->capacity - 1);
+            while (set->keys[s] != EMPTY && set->keys[s] != DELETED)
+                s = (s + 1) & (set->capacity - 1);
             if (set->keys[s] == EMPTY) set->used++;
             set->keys[s] = key;
             set->values[s] = value;

@@ -10,14 +10,15 @@
 
 typedef struct og_ptrset {
     pthread_mutex_t lock;
-    uintptr_t *keys;     // open addressing; 0 = empty, 1 = deleted
+    uintptr_t *keys; // open addressing; 0 = empty, 1 = deleted
     uintptr_t *values;
-    size_t capacity;     // power of two
-    size_t used;         // live + deleted slots
+    size_t capacity; // power of two
+    size_t used;     // live + deleted slots
     size_t live;
 } og_ptrset;
 
-#define OG_PTRSET_INIT {PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0, 0, 0}
+#define OG_PTRSET_INIT                                                                             \
+    { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0, 0, 0 }
 
 /// Adds p with a value; returns false when out of memory.
 bool og_ptrset_add(og_ptrset *set, const void *p, uintptr_t value);

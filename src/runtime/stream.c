@@ -20,7 +20,7 @@ typedef struct og_stream {
     pthread_cond_t work_ready; // dispatcher waits for work or shutdown
     pthread_cond_t idle;       // synchronizers wait for an empty queue
     task *head, *tail;
-    bool running;              // dispatcher is executing a task
+    bool running; // dispatcher is executing a task
     bool shutdown;
     int first_error;
     char first_error_msg[512];

@@ -10,43 +10,66 @@ size_t aclDataTypeSize(aclDataType dt) {
     case ACL_HIFLOAT8:
     case ACL_FLOAT8_E5M2:
     case ACL_FLOAT8_E4M3FN:
-    case ACL_FLOAT8_E8M0: return 1;
+    case ACL_FLOAT8_E8M0:
+        return 1;
     case ACL_FLOAT16:
     case ACL_BF16:
     case ACL_INT16:
-    case ACL_UINT16: return 2;
+    case ACL_UINT16:
+        return 2;
     case ACL_FLOAT:
     case ACL_INT32:
     case ACL_UINT32:
-    case ACL_COMPLEX32: return 4;
+    case ACL_COMPLEX32:
+        return 4;
     case ACL_DOUBLE:
     case ACL_INT64:
     case ACL_UINT64:
-    case ACL_COMPLEX64: return 8;
-    case ACL_COMPLEX128: return 16;
-    default: return 0;
+    case ACL_COMPLEX64:
+        return 8;
+    case ACL_COMPLEX128:
+        return 16;
+    default:
+        return 0;
     }
 }
 
 const char *og_dtype_name(aclDataType dt) {
     switch (dt) {
-    case ACL_FLOAT: return "float32";
-    case ACL_FLOAT16: return "float16";
-    case ACL_BF16: return "bfloat16";
-    case ACL_DOUBLE: return "float64";
-    case ACL_INT8: return "int8";
-    case ACL_INT16: return "int16";
-    case ACL_INT32: return "int32";
-    case ACL_INT64: return "int64";
-    case ACL_UINT8: return "uint8";
-    case ACL_UINT16: return "uint16";
-    case ACL_UINT32: return "uint32";
-    case ACL_UINT64: return "uint64";
-    case ACL_BOOL: return "bool";
-    case ACL_COMPLEX64: return "complex64";
-    case ACL_COMPLEX128: return "complex128";
-    case ACL_STRING: return "string";
-    default: return "unsupported-dtype";
+    case ACL_FLOAT:
+        return "float32";
+    case ACL_FLOAT16:
+        return "float16";
+    case ACL_BF16:
+        return "bfloat16";
+    case ACL_DOUBLE:
+        return "float64";
+    case ACL_INT8:
+        return "int8";
+    case ACL_INT16:
+        return "int16";
+    case ACL_INT32:
+        return "int32";
+    case ACL_INT64:
+        return "int64";
+    case ACL_UINT8:
+        return "uint8";
+    case ACL_UINT16:
+        return "uint16";
+    case ACL_UINT32:
+        return "uint32";
+    case ACL_UINT64:
+        return "uint64";
+    case ACL_BOOL:
+        return "bool";
+    case ACL_COMPLEX64:
+        return "complex64";
+    case ACL_COMPLEX128:
+        return "complex128";
+    case ACL_STRING:
+        return "string";
+    default:
+        return "unsupported-dtype";
     }
 }
 
@@ -66,8 +89,10 @@ bool og_dtype_is_representable(aclDataType dt) {
     case ACL_UINT64:
     case ACL_BOOL:
     case ACL_COMPLEX64:
-    case ACL_COMPLEX128: return true;
-    default: return false;
+    case ACL_COMPLEX128:
+        return true;
+    default:
+        return false;
     }
 }
 
@@ -86,16 +111,21 @@ static bool is_signed_int(aclDataType dt) {
 // Rank of a dtype inside its category, for "the wider one wins".
 static int width_rank(aclDataType dt) {
     switch (dt) {
-    case ACL_BOOL: return 0;
+    case ACL_BOOL:
+        return 0;
     case ACL_UINT8:
-    case ACL_INT8: return 1;
+    case ACL_INT8:
+        return 1;
     case ACL_INT16:
     case ACL_FLOAT16:
-    case ACL_BF16: return 2;
+    case ACL_BF16:
+        return 2;
     case ACL_INT32:
     case ACL_FLOAT:
-    case ACL_COMPLEX64: return 3;
-    default: return 4; // int64, double, complex128
+    case ACL_COMPLEX64:
+        return 3;
+    default:
+        return 4; // int64, double, complex128
     }
 }
 
@@ -151,7 +181,7 @@ float og_f16_to_f32(uint16_t h) {
     uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
     if (exp == 0x1f) // inf, or NaN made quiet as the F16C instruction does
         return float_of(sign | 0x7f800000u | (mant ? 0x400000u : 0) | (mant << 13));
-    if (exp == 0) {                                                       // zero / subnormal
+    if (exp == 0) { // zero / subnormal
         float v = (float)mant * 0x1p-24f;
         return sign ? -v : v;
     }

@@ -19,8 +19,8 @@ aclDataType og_promote(aclDataType a, aclDataType b);
 bool og_can_cast(aclDataType from, aclDataType to);
 
 float og_f16_to_f32(uint16_t h);
-uint16_t og_f32_to_f16(float f);   // round to nearest even; overflow -> inf; NaN stays quiet NaN
+uint16_t og_f32_to_f16(float f); // round to nearest even; overflow -> inf; NaN stays quiet NaN
 float og_bf16_to_f32(uint16_t b);
-uint16_t og_f32_to_bf16(float f);  // round to nearest even; NaN stays quiet NaN
+uint16_t og_f32_to_bf16(float f); // round to nearest even; NaN stays quiet NaN
 
 #endif

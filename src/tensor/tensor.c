@@ -20,16 +20,17 @@ static aclnnStatus init_tensor(const char *fn, aclTensor *t, const int64_t *view
         return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: viewDims is NULL but viewDimsNum is %llu", fn,
                        (unsigned long long)viewDimsNum);
     if (!storageDims && storageDimsNum > 0)
-        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: storageDims is NULL but storageDimsNum is %llu",
-                       fn, (unsigned long long)storageDimsNum);
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR,
+                       "%s: storageDims is NULL but storageDimsNum is %llu", fn,
+                       (unsigned long long)storageDimsNum);
     if (viewDimsNum > OG_TENSOR_MAX_DIMS || storageDimsNum > OG_TENSOR_MAX_DIMS)
-        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: rank %llu exceeds the tensor limit %d", fn,
-                       (unsigned long long)(viewDimsNum > storageDimsNum ? viewDimsNum
-                                                                         : storageDimsNum),
-                       OG_TENSOR_MAX_DIMS);
+        return og_fail(
+            ACLNN_ERR_PARAM_INVALID, "%s: rank %llu exceeds the tensor limit %d", fn,
+            (unsigned long long)(viewDimsNum > storageDimsNum ? viewDimsNum : storageDimsNum),
+            OG_TENSOR_MAX_DIMS);
     if (!og_dtype_is_representable(dataType))
-        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: dataType %d is not supported by opgrad tensors",
-                       fn, (int)dataType);
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%s: dataType %d is not supported by opgrad tensors", fn, (int)dataType);
     if (offset < 0)
         return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: offset %lld must be >= 0", fn,
                        (long long)offset);
@@ -57,7 +58,8 @@ static aclnnStatus init_tensor(const char *fn, aclTensor *t, const int64_t *view
     if (numel > 0) {
         for (int i = 0; i < ndim; i++) {
             int64_t span;
-            if (!mul_ok(strides[i], viewDims[i] - 1, &span) || !add_ok(max_offset, span, &max_offset))
+            if (!mul_ok(strides[i], viewDims[i] - 1, &span) ||
+                !add_ok(max_offset, span, &max_offset))
                 return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: view extent overflows int64", fn);
         }
     }
@@ -67,7 +69,8 @@ static aclnnStatus init_tensor(const char *fn, aclTensor *t, const int64_t *view
             return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: storageDims[%llu] = %lld must be >= 0", fn,
                            (unsigned long long)i, (long long)storageDims[i]);
         if (!mul_ok(storage_numel, storageDims[i], &storage_numel))
-            return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: storage element count overflows int64", fn);
+            return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: storage element count overflows int64",
+                           fn);
     }
     if (storageDimsNum > 0 && numel > 0 && max_offset >= storage_numel)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
@@ -156,59 +159,73 @@ aclnnStatus aclDestroyScalar(const aclScalar *scalar) {
 
 double og_scalar_as_double(const aclScalar *s) {
     switch (s->dtype) {
-    case ACL_FLOAT: return s->v.f32;
-    case ACL_DOUBLE: return s->v.f64;
-    case ACL_FLOAT16: return og_f16_to_f32(s->v.u16);
-    case ACL_BF16: return og_bf16_to_f32(s->v.u16);
-    case ACL_INT8: return s->v.i8;
-    case ACL_INT16: return s->v.i16;
-    case ACL_INT32: return s->v.i32;
-    case ACL_INT64: return (double)s->v.i64;
-    case ACL_UINT8: return s->v.u8;
-    case ACL_UINT16: return s->v.u16;
-    case ACL_UINT32: return s->v.u32;
-    case ACL_UINT64: return (double)s->v.u64;
-    case ACL_BOOL: return s->v.b;
-    default: return 0.0;
+    case ACL_FLOAT:
+        return s->v.f32;
+    case ACL_DOUBLE:
+        return s->v.f64;
+    case ACL_FLOAT16:
+        return og_f16_to_f32(s->v.u16);
+    case ACL_BF16:
+        return og_bf16_to_f32(s->v.u16);
+    case ACL_INT8:
+        return s->v.i8;
+    case ACL_INT16:
+        return s->v.i16;
+    case ACL_INT32:
+        return s->v.i32;
+    case ACL_INT64:
+        return (double)s->v.i64;
+    case ACL_UINT8:
+        return s->v.u8;
+    case ACL_UINT16:
+        return s->v.u16;
+    case ACL_UINT32:
+        return s->v.u32;
+    case ACL_UINT64:
+        return (double)s->v.u64;
+    case ACL_BOOL:
+        return s->v.b;
+    default:
+        return 0.0;
     }
 }
 
 // The arrays copy their values; size 0 is allowed (an empty array), value NULL is not when size
 // > 0.
 #define DEFINE_ARRAY(Type, Elem, create, destroy, getsize)                                         \
-    Type *create(const Elem *value, uint64_t size) {                                           \
-        if (!value && size > 0) {                                                              \
-            og_set_error(#create ": value is NULL but size is %llu", (unsigned long long)size); \
-            return NULL;                                                                       \
-        }                                                                                      \
-        if (size > (uint64_t)1 << 40) {                                                        \
-            og_set_error(#create ": size %llu is too large", (unsigned long long)size);         \
-            return NULL;                                                                       \
-        }                                                                                      \
-        Type *a = calloc(1, sizeof *a);                                                        \
-        Elem *copy = calloc(size ? size : 1, sizeof(Elem));                                    \
-        if (!a || !copy) {                                                                     \
-            free(a);                                                                           \
-            free(copy);                                                                        \
-            og_set_error(#create ": out of memory");                                           \
-            return NULL;                                                                       \
-        }                                                                                      \
-        if (size) memcpy(copy, value, size * sizeof(Elem));                                    \
-        a->size = size;                                                                        \
-        a->values = copy;                                                                      \
-        return a;                                                                              \
-    }                                                                                          \
-    aclnnStatus destroy(const Type *array) {                                                   \
-        if (array) {                                                                           \
-            free(array->values);                                                               \
-            free((void *)array);                                                               \
-        }                                                                                      \
-        return ACLNN_SUCCESS;                                                                  \
-    }                                                                                          \
-    aclnnStatus getsize(const Type *array, uint64_t *size) {                                   \
-        if (!array || !size) return og_fail(ACLNN_ERR_PARAM_NULLPTR, #getsize ": NULL argument"); \
-        *size = array->size;                                                                   \
-        return ACLNN_SUCCESS;                                                                  \
+    Type *create(const Elem *value, uint64_t size) {                                               \
+        if (!value && size > 0) {                                                                  \
+            og_set_error(#create ": value is NULL but size is %llu", (unsigned long long)size);    \
+            return NULL;                                                                           \
+        }                                                                                          \
+        if (size > (uint64_t)1 << 40) {                                                            \
+            og_set_error(#create ": size %llu is too large", (unsigned long long)size);            \
+            return NULL;                                                                           \
+        }                                                                                          \
+        Type *a = calloc(1, sizeof *a);                                                            \
+        Elem *copy = calloc(size ? size : 1, sizeof(Elem));                                        \
+        if (!a || !copy) {                                                                         \
+            free(a);                                                                               \
+            free(copy);                                                                            \
+            og_set_error(#create ": out of memory");                                               \
+            return NULL;                                                                           \
+        }                                                                                          \
+        if (size) memcpy(copy, value, size * sizeof(Elem));                                        \
+        a->size = size;                                                                            \
+        a->values = copy;                                                                          \
+        return a;                                                                                  \
+    }                                                                                              \
+    aclnnStatus destroy(const Type *array) {                                                       \
+        if (array) {                                                                               \
+            free(array->values);                                                                   \
+            free((void *)array);                                                                   \
+        }                                                                                          \
+        return ACLNN_SUCCESS;                                                                      \
+    }                                                                                              \
+    aclnnStatus getsize(const Type *array, uint64_t *size) {                                       \
+        if (!array || !size) return og_fail(ACLNN_ERR_PARAM_NULLPTR, #getsize ": NULL argument");  \
+        *size = array->size;                                                                       \
+        return ACLNN_SUCCESS;                                                                      \
     }
 
 DEFINE_ARRAY(aclIntArray, int64_t, aclCreateIntArray, aclDestroyIntArray, aclGetIntArraySize)
@@ -216,41 +233,41 @@ DEFINE_ARRAY(aclFloatArray, float, aclCreateFloatArray, aclDestroyFloatArray, ac
 DEFINE_ARRAY(aclBoolArray, bool, aclCreateBoolArray, aclDestroyBoolArray, aclGetBoolArraySize)
 
 // Lists take ownership of the objects they are given: destroying the list destroys them.
-#define DEFINE_LIST(Type, Elem, field, create, destroy, getsize, destroy_elem)                   \
-    Type *create(const Elem *const *value, uint64_t size) {                                    \
-        if (!value && size > 0) {                                                              \
-            og_set_error(#create ": value is NULL but size is %llu", (unsigned long long)size); \
-            return NULL;                                                                       \
-        }                                                                                      \
-        if (size > (uint64_t)1 << 32) {                                                        \
-            og_set_error(#create ": size %llu is too large", (unsigned long long)size);         \
-            return NULL;                                                                       \
-        }                                                                                      \
-        Type *l = calloc(1, sizeof *l);                                                        \
-        Elem **items = calloc(size ? size : 1, sizeof *items);                                 \
-        if (!l || !items) {                                                                    \
-            free(l);                                                                           \
-            free(items);                                                                       \
-            og_set_error(#create ": out of memory");                                           \
-            return NULL;                                                                       \
-        }                                                                                      \
-        for (uint64_t i = 0; i < size; i++) items[i] = (Elem *)value[i];                       \
-        l->size = size;                                                                        \
-        l->field = items;                                                                      \
-        return l;                                                                              \
-    }                                                                                          \
-    aclnnStatus destroy(const Type *list) {                                                    \
-        if (list) {                                                                            \
-            for (uint64_t i = 0; i < list->size; i++) destroy_elem(list->field[i]);            \
-            free(list->field);                                                                 \
-            free((void *)list);                                                                \
-        }                                                                                      \
-        return ACLNN_SUCCESS;                                                                  \
-    }                                                                                          \
-    aclnnStatus getsize(const Type *list, uint64_t *size) {                                    \
-        if (!list || !size) return og_fail(ACLNN_ERR_PARAM_NULLPTR, #getsize ": NULL argument"); \
-        *size = list->size;                                                                    \
-        return ACLNN_SUCCESS;                                                                  \
+#define DEFINE_LIST(Type, Elem, field, create, destroy, getsize, destroy_elem)                     \
+    Type *create(const Elem *const *value, uint64_t size) {                                        \
+        if (!value && size > 0) {                                                                  \
+            og_set_error(#create ": value is NULL but size is %llu", (unsigned long long)size);    \
+            return NULL;                                                                           \
+        }                                                                                          \
+        if (size > (uint64_t)1 << 32) {                                                            \
+            og_set_error(#create ": size %llu is too large", (unsigned long long)size);            \
+            return NULL;                                                                           \
+        }                                                                                          \
+        Type *l = calloc(1, sizeof *l);                                                            \
+        Elem **items = calloc(size ? size : 1, sizeof *items);                                     \
+        if (!l || !items) {                                                                        \
+            free(l);                                                                               \
+            free(items);                                                                           \
+            og_set_error(#create ": out of memory");                                               \
+            return NULL;                                                                           \
+        }                                                                                          \
+        for (uint64_t i = 0; i < size; i++) items[i] = (Elem *)value[i];                           \
+        l->size = size;                                                                            \
+        l->field = items;                                                                          \
+        return l;                                                                                  \
+    }                                                                                              \
+    aclnnStatus destroy(const Type *list) {                                                        \
+        if (list) {                                                                                \
+            for (uint64_t i = 0; i < list->size; i++) destroy_elem(list->field[i]);                \
+            free(list->field);                                                                     \
+            free((void *)list);                                                                    \
+        }                                                                                          \
+        return ACLNN_SUCCESS;                                                                      \
+    }                                                                                              \
+    aclnnStatus getsize(const Type *list, uint64_t *size) {                                        \
+        if (!list || !size) return og_fail(ACLNN_ERR_PARAM_NULLPTR, #getsize ": NULL argument");   \
+        *size = list->size;                                                                        \
+        return ACLNN_SUCCESS;                                                                      \
     }
 
 DEFINE_LIST(aclTensorList, aclTensor, tensors, aclCreateTensorList, aclDestroyTensorList,
@@ -277,12 +294,14 @@ aclnnStatus aclGetStorageShape(const aclTensor *tensor, int64_t **storageDims,
     return copy_dims("aclGetStorageShape", tensor, tensor ? tensor->storage_dims : NULL,
                      tensor ? tensor->storage_ndim : 0, storageDims, storageDimsNum);
 }
-aclnnStatus aclGetViewStrides(const aclTensor *tensor, int64_t **stridesValue, uint64_t *stridesNum) {
+aclnnStatus aclGetViewStrides(const aclTensor *tensor, int64_t **stridesValue,
+                              uint64_t *stridesNum) {
     return copy_dims("aclGetViewStrides", tensor, tensor ? tensor->strides : NULL,
                      tensor ? tensor->ndim : 0, stridesValue, stridesNum);
 }
 aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset) {
-    if (!tensor || !offset) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclGetViewOffset: NULL argument");
+    if (!tensor || !offset)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclGetViewOffset: NULL argument");
     *offset = tensor->offset;
     return ACLNN_SUCCESS;
 }
@@ -344,8 +363,10 @@ void og_tensor_extent(const aclTensor *t, uintptr_t *lo, uintptr_t *hi) {
     int64_t first = 0, last = 0;
     for (int d = 0; d < t->ndim; d++) {
         int64_t span = t->strides[d] * (t->dims[d] - 1);
-        if (span < 0) first += span;
-        else last += span;
+        if (span < 0)
+            first += span;
+        else
+            last += span;
     }
     size_t es = aclDataTypeSize(t->dtype);
     uintptr_t base = (uintptr_t)og_tensor_first(t);
@@ -353,13 +374,13 @@ void og_tensor_extent(const aclTensor *t, uintptr_t *lo, uintptr_t *hi) {
     *hi = base + (uintptr_t)(last * (int64_t)es) + es - 1;
 }
 
-
 int og_tensor_self_overlap_dim(const aclTensor *t) {
     int order[OG_TENSOR_MAX_DIMS], n = 0;
     for (int d = 0; d < t->ndim; d++)
         if (t->dims[d] > 1) order[n++] = d;
     for (int i = 1; i < n; i++)
-        for (int k = i; k > 0 && llabs_i64(t->strides[order[k]]) < llabs_i64(t->strides[order[k - 1]]); k--) {
+        for (int k = i;
+             k > 0 && llabs_i64(t->strides[order[k]]) < llabs_i64(t->strides[order[k - 1]]); k--) {
             int tmp = order[k];
             order[k] = order[k - 1];
             order[k - 1] = tmp;
@@ -390,4 +411,3 @@ int og_tensor_self_overlap_dim(const aclTensor *t) {
     free(offsets);
     return result;
 }
-

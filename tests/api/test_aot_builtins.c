@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "aclnnop/aclnn_add.h"
 #include "aclnnop/aclnn_elu.h"
 #include "aclnnop/aclnn_elu_backward.h"
 #include "aclnnop/aclnn_fused_add_scale.h"
@@ -30,7 +31,6 @@
 #include "aclnnop/aclnn_mish.h"
 #include "aclnnop/aclnn_mish_backward.h"
 #include "aclnnop/aclnn_mul.h"
-#include "aclnnop/aclnn_add.h"
 #include "aclnnop/aclnn_relu.h"
 #include "aclnnop/aclnn_sigmoid.h"
 #include "aclnnop/aclnn_sigmoid_backward.h"
@@ -45,12 +45,14 @@
 #include "test.h"
 #include "testutil.h"
 
+// clang-format off
 #define AOT_LIST(X)                                                                             \
-    X(Mish) X(MishBackward) X(Gelu) X(GeluBackward) X(Silu) X(SiluBackward) X(Sigmoid)         \
-    X(SigmoidBackward) X(Tanh) X(TanhBackward) X(Softplus) X(SoftplusBackward) X(Relu)         \
-    X(ReluBackward) X(LeakyRelu) X(LeakyReluBackward) X(Hardswish) X(HardswishBackward) X(Elu) \
-    X(EluBackward) X(Add) X(AddBackward) X(Mul) X(MulBackward) X(FusedAddScale)                \
+    X(Mish) X(MishBackward) X(Gelu) X(GeluBackward) X(Silu) X(SiluBackward) X(Sigmoid)          \
+    X(SigmoidBackward) X(Tanh) X(TanhBackward) X(Softplus) X(SoftplusBackward) X(Relu)          \
+    X(ReluBackward) X(LeakyRelu) X(LeakyReluBackward) X(Hardswish) X(HardswishBackward) X(Elu)  \
+    X(EluBackward) X(Add) X(AddBackward) X(Mul) X(MulBackward) X(FusedAddScale)                 \
     X(FusedAddScaleBackward)
+// clang-format on
 
 #define DECL(n) int opgrad_##n(int, void **, int *, int64_t **, const char **, void *, void *);
 AOT_LIST(DECL)
@@ -61,11 +63,11 @@ AOT_LIST(DECL)
 static aclScalar *s_zero, *s_one, *s_twenty, *s_slope;
 
 typedef aclnnStatus (*ref_fn)(aclTensor **t);
-#define REF(fn, phase1, phase2)                                                                \
-    static aclnnStatus fn(aclTensor **t) {                                                     \
-        aclnnStatus st;                                                                        \
-        OP_RUN(st, phase1, phase2);                                                            \
-        return st;                                                                             \
+#define REF(fn, phase1, phase2)                                                                    \
+    static aclnnStatus fn(aclTensor **t) {                                                         \
+        aclnnStatus st;                                                                            \
+        OP_RUN(st, phase1, phase2);                                                                \
+        return st;                                                                                 \
     }
 // forward: x, y; backward: x, y, dy, dx
 REF(r_mish, aclnnMishGetWorkspaceSize(t[0], t[1], &ws_, &ex_), aclnnMish)
@@ -88,8 +90,7 @@ REF(r_relu, aclnnReluGetWorkspaceSize(t[0], t[1], &ws_, &ex_), aclnnRelu)
 REF(r_relu_b, aclnnThresholdBackwardGetWorkspaceSize(t[2], t[0], s_zero, t[3], &ws_, &ex_),
     aclnnThresholdBackward)
 REF(r_leaky, aclnnLeakyReluGetWorkspaceSize(t[0], s_slope, t[1], &ws_, &ex_), aclnnLeakyRelu)
-REF(r_leaky_b,
-    aclnnLeakyReluBackwardGetWorkspaceSize(t[2], t[0], s_slope, false, t[3], &ws_, &ex_),
+REF(r_leaky_b, aclnnLeakyReluBackwardGetWorkspaceSize(t[2], t[0], s_slope, false, t[3], &ws_, &ex_),
     aclnnLeakyReluBackward)
 REF(r_hardswish, aclnnHardswishGetWorkspaceSize(t[0], t[1], &ws_, &ex_), aclnnHardswish)
 REF(r_hardswish_b, aclnnHardswishBackwardGetWorkspaceSize(t[2], t[0], t[3], &ws_, &ex_),
@@ -132,19 +133,31 @@ typedef struct acase {
     ref_fn fwd_ref; // backward: computes y
 } acase;
 
-#define C1(n, r) {"opgrad_" #n, opgrad_##n, K_UNARY, false, r, NULL}
-#define B1(n, r, f) {"opgrad_" #n, opgrad_##n, K_UNARY, true, r, f}
+#define C1(n, r)                                                                                   \
+    { "opgrad_" #n, opgrad_##n, K_UNARY, false, r, NULL }
+#define B1(n, r, f)                                                                                \
+    { "opgrad_" #n, opgrad_##n, K_UNARY, true, r, f }
 static const acase CASES[] = {
-    C1(Mish, r_mish),           B1(MishBackward, r_mish_b, r_mish),
-    C1(Gelu, r_gelu),           B1(GeluBackward, r_gelu_b, r_gelu),
-    C1(Silu, r_silu),           B1(SiluBackward, r_silu_b, r_silu),
-    C1(Sigmoid, r_sigmoid),     B1(SigmoidBackward, r_sigmoid_b, r_sigmoid),
-    C1(Tanh, r_tanh),           B1(TanhBackward, r_tanh_b, r_tanh),
-    C1(Softplus, r_softplus),   B1(SoftplusBackward, r_softplus_b, r_softplus),
-    C1(Relu, r_relu),           B1(ReluBackward, r_relu_b, r_relu),
-    C1(LeakyRelu, r_leaky),     B1(LeakyReluBackward, r_leaky_b, r_leaky),
-    C1(Hardswish, r_hardswish), B1(HardswishBackward, r_hardswish_b, r_hardswish),
-    C1(Elu, r_elu),             B1(EluBackward, r_elu_b, r_elu),
+    C1(Mish, r_mish),
+    B1(MishBackward, r_mish_b, r_mish),
+    C1(Gelu, r_gelu),
+    B1(GeluBackward, r_gelu_b, r_gelu),
+    C1(Silu, r_silu),
+    B1(SiluBackward, r_silu_b, r_silu),
+    C1(Sigmoid, r_sigmoid),
+    B1(SigmoidBackward, r_sigmoid_b, r_sigmoid),
+    C1(Tanh, r_tanh),
+    B1(TanhBackward, r_tanh_b, r_tanh),
+    C1(Softplus, r_softplus),
+    B1(SoftplusBackward, r_softplus_b, r_softplus),
+    C1(Relu, r_relu),
+    B1(ReluBackward, r_relu_b, r_relu),
+    C1(LeakyRelu, r_leaky),
+    B1(LeakyReluBackward, r_leaky_b, r_leaky),
+    C1(Hardswish, r_hardswish),
+    B1(HardswishBackward, r_hardswish_b, r_hardswish),
+    C1(Elu, r_elu),
+    B1(EluBackward, r_elu_b, r_elu),
     {"opgrad_Add", opgrad_Add, K_BINARY, false, r_add, NULL},
     {"opgrad_AddBackward", opgrad_AddBackward, K_BINARY, true, r_add_b, r_add},
     {"opgrad_Mul", opgrad_Mul, K_BINARY, false, r_mul, NULL},
@@ -187,7 +200,8 @@ static void arg(argset *a, int i, const int64_t *dims, int nd, aclDataType dt, b
     aclrtMalloc(&a->p[i], bytes ? bytes : 1, ACL_MEM_MALLOC_HUGE_FIRST);
     test_rng r;
     test_rng_seed(&r, seed);
-    for (int64_t k = 0; k < a->numel[i]; k++) test_store(a->p[i], k, dt, test_rng_uniform(&r, lo, hi));
+    for (int64_t k = 0; k < a->numel[i]; k++)
+        test_store(a->p[i], k, dt, test_rng_uniform(&r, lo, hi));
     if (i >= a->n) a->n = i + 1;
 }
 
@@ -239,7 +253,8 @@ static void build(const acase *c, argset *a, aclDataType dt, const int64_t *xd, 
     if (!c->backward) return;
     CHECK_EQ(run_ref(c->fwd_ref, a), ACLNN_SUCCESS); // y = the forward's output
     arg(a, nin + 1, a->dims[nin], a->nd[nin], dy_dt, alt, seed + 7, -2, 2);
-    for (int i = 0; i < nin; i++) arg(a, nin + 2 + i, a->dims[i], a->nd[i], dt, alt, seed + 8 + i, 0, 0);
+    for (int i = 0; i < nin; i++)
+        arg(a, nin + 2 + i, a->dims[i], a->nd[i], dt, alt, seed + 8 + i, 0, 0);
 }
 
 static void check_bitwise(const acase *c, aclDataType dt, const int64_t *xd, int xn,
@@ -358,7 +373,8 @@ static void check_reduced(bool mul, aclDataType dt, const int64_t *ad, int an, c
         for (int64_t k = 0; k < ny; k++) {
             double term = test_load(a.p[3], k, dt);
             if (mul) // aclnnMul rounds the product to the gradient's dtype
-                term = test_round_to(dt, term * test_load(a.p[1 - g], bcast_index(k, yd, yn, od, on), dt));
+                term = test_round_to(
+                    dt, term * test_load(a.p[1 - g], bcast_index(k, yd, yn, od, on), dt));
             int64_t gi = bcast_index(k, yd, yn, gd, gn);
             sum[gi] += term;
             abs_sum[gi] += fabs(term);
@@ -395,7 +411,8 @@ static void test_broadcast_gradients_reduced(void) {
         }
 }
 
-/* ---- errors ----------------------------------------------------------------------------------- */
+/* ---- errors -----------------------------------------------------------------------------------
+ */
 
 static void test_errors(void) {
     static const int64_t x[] = {4, 3}, x2[] = {4, 2}, x9[] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
@@ -473,7 +490,8 @@ static void test_errors(void) {
     a.sh[3] = a.dims[3];
     a.dt[3] = "float16";
     CHECK_EQ(opgrad_MishBackward(4, a.p, a.nd, a.sh, a.dt, NULL, NULL), ACLNN_ERR_PARAM_INVALID);
-    CHECK_MSG("dx (params[3]) has dtype float16 but x is float32: a gradient has its input's dtype");
+    CHECK_MSG(
+        "dx (params[3]) has dtype float16 but x is float32: a gradient has its input's dtype");
     a.dt[3] = "float32";
     CHECK_EQ(opgrad_MishBackward(4, a.p, a.nd, a.sh, a.dt, NULL, NULL), 0); // all fixed again
     args_free(&a);
@@ -518,7 +536,8 @@ static void test_errors(void) {
     args_free(&a);
 }
 
-/* ---- exported from the shared library --------------------------------------------------------- */
+/* ---- exported from the shared library ---------------------------------------------------------
+ */
 
 #ifndef OPGRAD_SHARED_LIB
 #error "OPGRAD_SHARED_LIB (the built libopgrad.so) must be defined by tests/CMakeLists.txt"

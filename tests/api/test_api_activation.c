@@ -64,7 +64,9 @@ static tview tv_make(const int64_t *dims, int ndim, aclDataType dt, const int64_
     return v;
 }
 
-static tview tv(const int64_t *dims, int ndim, aclDataType dt) { return tv_make(dims, ndim, dt, NULL, 0); }
+static tview tv(const int64_t *dims, int ndim, aclDataType dt) {
+    return tv_make(dims, ndim, dt, NULL, 0);
+}
 
 static void tv_free(tview *v) {
     if (v->t) aclDestroyTensor(v->t);
@@ -133,7 +135,8 @@ static const unary_op UNARY[] = {
 enum { NUNARY = sizeof UNARY / sizeof UNARY[0] };
 
 // Backwards: (gradOutput, self or output) -> gradInput.
-static aclnnStatus gelu_b(const aclTensor *g, const aclTensor *x, aclTensor *gi, uint64_t *w, aclOpExecutor **e) {
+static aclnnStatus gelu_b(const aclTensor *g, const aclTensor *x, aclTensor *gi, uint64_t *w,
+                          aclOpExecutor **e) {
     return aclnnGeluBackwardGetWorkspaceSize(g, x, gi, w, e);
 }
 static aclnnStatus gelu_b2_none(const aclTensor *g, const aclTensor *x, aclTensor *gi, uint64_t *w,
@@ -144,14 +147,16 @@ static aclnnStatus gelu_b2_tanh(const aclTensor *g, const aclTensor *x, aclTenso
                                 aclOpExecutor **e) {
     return aclnnGeluBackwardV2GetWorkspaceSize(g, x, g_tanh, gi, w, e);
 }
-static aclnnStatus silu_b(const aclTensor *g, const aclTensor *x, aclTensor *gi, uint64_t *w, aclOpExecutor **e) {
+static aclnnStatus silu_b(const aclTensor *g, const aclTensor *x, aclTensor *gi, uint64_t *w,
+                          aclOpExecutor **e) {
     return aclnnSiluBackwardGetWorkspaceSize(g, x, gi, w, e);
 }
 static aclnnStatus sigmoid_b(const aclTensor *g, const aclTensor *y, aclTensor *gi, uint64_t *w,
                              aclOpExecutor **e) {
     return aclnnSigmoidBackwardGetWorkspaceSize(g, y, gi, w, e);
 }
-static aclnnStatus tanh_b(const aclTensor *g, const aclTensor *y, aclTensor *gi, uint64_t *w, aclOpExecutor **e) {
+static aclnnStatus tanh_b(const aclTensor *g, const aclTensor *y, aclTensor *gi, uint64_t *w,
+                          aclOpExecutor **e) {
     return aclnnTanhBackwardGetWorkspaceSize(g, y, gi, w, e);
 }
 static aclnnStatus softplus_b(const aclTensor *g, const aclTensor *x, aclTensor *gi, uint64_t *w,
@@ -159,18 +164,28 @@ static aclnnStatus softplus_b(const aclTensor *g, const aclTensor *x, aclTensor 
     return aclnnSoftplusBackwardGetWorkspaceSize(g, x, g_beta, g_threshold, gi, w, e);
 }
 
-static double d_gelu(double x) { double m; return og_ref_gelu_tanh_grad(x, &m); }
-static double d_gelu_erf(double x) { double m; return og_ref_gelu_erf_grad(x, &m); }
-static double d_silu(double x) { double m; return og_ref_silu_grad(x, &m); }
+static double d_gelu(double x) {
+    double m;
+    return og_ref_gelu_tanh_grad(x, &m);
+}
+static double d_gelu_erf(double x) {
+    double m;
+    return og_ref_gelu_erf_grad(x, &m);
+}
+static double d_silu(double x) {
+    double m;
+    return og_ref_silu_grad(x, &m);
+}
 static double d_sigmoid_y(double y) { return og_ref_act_sigmoid_grad_from_output(y); }
 static double d_tanh_y(double y) { return og_ref_act_tanh_grad_from_output(y); }
 static double d_softplus(double x) { return og_ref_softplus_bt_grad(x, 1.5, 12.0); }
 
 typedef struct binary_op {
     const char *name, *second; // second input's name: "self" or "output"
-    aclnnStatus (*phase1)(const aclTensor *, const aclTensor *, aclTensor *, uint64_t *, aclOpExecutor **);
+    aclnnStatus (*phase1)(const aclTensor *, const aclTensor *, aclTensor *, uint64_t *,
+                          aclOpExecutor **);
     phase2_fn phase2;
-    double (*deriv)(double);   // at self, or from output
+    double (*deriv)(double); // at self, or from output
     bool broadcast;
 } binary_op;
 
@@ -192,7 +207,8 @@ static aclnnStatus run_unary(const unary_op *op, const tview *x, const tview *y)
     return test_run(st, ws, e, op->phase2, NULL);
 }
 
-static aclnnStatus run_binary(const binary_op *op, const tview *g, const tview *x, const tview *gi) {
+static aclnnStatus run_binary(const binary_op *op, const tview *g, const tview *x,
+                              const tview *gi) {
     uint64_t ws = 0;
     aclOpExecutor *e = NULL;
     aclnnStatus st = op->phase1(g->t, x->t, gi->t, &ws, &e);
@@ -284,7 +300,8 @@ static void test_tensor_data_null(void) {
     CHECK_MSG("self");
     CHECK_EQ(aclnnTanhGetWorkspaceSize(x.t, nodata, &ws, &e), ACLNN_ERR_PARAM_NULLPTR);
     CHECK_MSG("out");
-    CHECK_EQ(aclnnSigmoidBackwardGetWorkspaceSize(x.t, nodata, y.t, &ws, &e), ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_EQ(aclnnSigmoidBackwardGetWorkspaceSize(x.t, nodata, y.t, &ws, &e),
+             ACLNN_ERR_PARAM_NULLPTR);
     CHECK_MSG("output");
     aclDestroyTensor(nodata);
     tv_free(&x), tv_free(&y);
@@ -298,11 +315,12 @@ static void test_unary_dtypes(void) {
         for (int b = 0; b < 3; b++)
             for (int arg = 0; arg < 2; arg++) {
                 const unary_op *op = &UNARY[k];
-                tview x = tv(D23, 2, arg == 0 ? bad[b] : ACL_FLOAT), y = tv(D23, 2, arg == 1 ? bad[b] : ACL_FLOAT);
+                tview x = tv(D23, 2, arg == 0 ? bad[b] : ACL_FLOAT),
+                      y = tv(D23, 2, arg == 1 ? bad[b] : ACL_FLOAT);
                 uint64_t ws = 0;
                 aclOpExecutor *e = NULL;
-                CHECKF(op->phase1(x.t, y.t, &ws, &e) == ACLNN_ERR_PARAM_INVALID, "%s arg %d dtype %d",
-                       op->name, arg, (int)bad[b]);
+                CHECKF(op->phase1(x.t, y.t, &ws, &e) == ACLNN_ERR_PARAM_INVALID,
+                       "%s arg %d dtype %d", op->name, arg, (int)bad[b]);
                 CHECK_MSG(arg == 0 ? op->self_name : op->out_name);
                 CHECK_MSG("dtype");
                 tv_free(&x), tv_free(&y);
@@ -325,7 +343,8 @@ static void test_dtypes_aclnn_accepts(void) {
     CHECK_MSG("selfRef");
     CHECK_EQ(aclnnInplaceSigmoidGetWorkspaceSize(c64.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("complex64");
-    CHECK_EQ(aclnnSigmoidBackwardGetWorkspaceSize(f.t, f64.t, f.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_EQ(aclnnSigmoidBackwardGetWorkspaceSize(f.t, f64.t, f.t, &ws, &e),
+             ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("opgrad supports");
     CHECK_EQ(aclnnTanhBackwardGetWorkspaceSize(f64.t, f.t, f.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("gradOutput");
@@ -394,7 +413,8 @@ static void test_ranks(void) {
         CHECK_MSG("rank");
         CHECK_MSG(op->self_name);
         // 8-d and 0-d run, with the right values
-        tview x8 = tv(d8, 8, ACL_FLOAT), y8 = tv(d8, 8, ACL_FLOAT), x0 = tv(NULL, 0, ACL_FLOAT), y0 = tv(NULL, 0, ACL_FLOAT);
+        tview x8 = tv(d8, 8, ACL_FLOAT), y8 = tv(d8, 8, ACL_FLOAT), x0 = tv(NULL, 0, ACL_FLOAT),
+              y0 = tv(NULL, 0, ACL_FLOAT);
         for (int i = 0; i < 4; i++) tv_set(&x8, i, XS[i]);
         tv_set(&x0, 0, -0.75);
         CHECK_EQ(run_unary(op, &x8, &y8), ACLNN_SUCCESS);
@@ -420,10 +440,12 @@ static void test_ranks(void) {
         for (int i = 0; i < 4; i++) tv_set(&g8, i, 1.5), tv_set(&x8, i, XS[i] / 4);
         CHECK_EQ(run_binary(op, &g8, &x8, &gi8), ACLNN_SUCCESS);
         for (int i = 0; i < 4; i++)
-            CHECKF(close_to(ACL_FLOAT, tv_get(&gi8, i), 1.5 * op->deriv(XS[i] / 4)), "%s 8-d [%d]", op->name, i);
+            CHECKF(close_to(ACL_FLOAT, tv_get(&gi8, i), 1.5 * op->deriv(XS[i] / 4)), "%s 8-d [%d]",
+                   op->name, i);
         // 0-d: all three scalars (the doc's 1-8 dims for Silu/SigmoidBackward is not what the
         // ops-nn code checks: it bounds the maximum rank only)
-        tview g0 = tv(NULL, 0, ACL_FLOAT), x0 = tv(NULL, 0, ACL_FLOAT), gi0 = tv(NULL, 0, ACL_FLOAT);
+        tview g0 = tv(NULL, 0, ACL_FLOAT), x0 = tv(NULL, 0, ACL_FLOAT),
+              gi0 = tv(NULL, 0, ACL_FLOAT);
         tv_set(&g0, 0, -2.0), tv_set(&x0, 0, 0.25);
         CHECK_EQ(run_binary(op, &g0, &x0, &gi0), ACLNN_SUCCESS);
         CHECKF(close_to(ACL_FLOAT, tv_get(&gi0, 0), -2.0 * op->deriv(0.25)), "%s 0-d", op->name);
@@ -486,8 +508,9 @@ static void test_backward_broadcast(void) {
                        "%s broadcast gradOutput [%d]", op->name, i);
             CHECK_EQ(run_binary(op, &g2, &x2, &gi), ACLNN_SUCCESS);
             for (int i = 0; i < 6; i++)
-                CHECKF(close_to(ACL_FLOAT, tv_get(&gi, i), (0.5 * i - 1) * op->deriv(XS[i % 3] / 4)),
-                       "%s broadcast %s [%d]", op->name, op->second, i);
+                CHECKF(
+                    close_to(ACL_FLOAT, tv_get(&gi, i), (0.5 * i - 1) * op->deriv(XS[i % 3] / 4)),
+                    "%s broadcast %s [%d]", op->name, op->second, i);
         }
         tv_free(&g), tv_free(&x), tv_free(&gi), tv_free(&g2), tv_free(&x2);
     }
@@ -518,7 +541,8 @@ static void test_backward_grad_input_shape(void) {
         for (int j = 0; j < 3; j++) {
             uint64_t ws = 0;
             aclOpExecutor *e = NULL;
-            CHECKF(op->phase1(g.t, x.t, bad[j].t, &ws, &e) == ACLNN_ERR_PARAM_INVALID, "%s case %d", op->name, j);
+            CHECKF(op->phase1(g.t, x.t, bad[j].t, &ws, &e) == ACLNN_ERR_PARAM_INVALID, "%s case %d",
+                   op->name, j);
             CHECK_MSG("gradInput");
             CHECK_MSG("shape");
             tv_free(&bad[j]);
@@ -539,13 +563,14 @@ static void test_backward_promotion(void) {
     for (int k = 0; k < NBINARY; k++)
         for (int p = 0; p < 5; p++) {
             const binary_op *op = &BINARY[k];
-            tview g = tv(D23, 2, pairs[p][0]), x = tv(D23, 2, pairs[p][1]), gi = tv(D23, 2, pairs[p][2]);
+            tview g = tv(D23, 2, pairs[p][0]), x = tv(D23, 2, pairs[p][1]),
+                  gi = tv(D23, 2, pairs[p][2]);
             for (int i = 0; i < 6; i++) tv_set(&g, i, 1.25 - 0.5 * i), tv_set(&x, i, XS[i] / 4);
             CHECK_EQ(run_binary(op, &g, &x, &gi), ACLNN_SUCCESS);
             for (int i = 0; i < 6; i++) {
                 double want = tv_get(&g, i) * op->deriv(tv_get(&x, i));
-                CHECKF(close_to(pairs[p][3], tv_get(&gi, i), want), "%s pair %d [%d]: %g vs %g", op->name, p,
-                       i, tv_get(&gi, i), want);
+                CHECKF(close_to(pairs[p][3], tv_get(&gi, i), want), "%s pair %d [%d]: %g vs %g",
+                       op->name, p, i, tv_get(&gi, i), want);
             }
             tv_free(&g), tv_free(&x), tv_free(&gi);
         }
@@ -577,8 +602,10 @@ static void test_strided_views(void) {
         CHECK_EQ(run_binary(op, &g, &x, &gi), ACLNN_SUCCESS);
         for (int r = 0; r < 2; r++)
             for (int c = 0; c < 3; c++) {
-                double gv = tv_get(&g, 1 + r * 5 + c), xv = tv_get(&x, c * 2 + r), got = tv_get(&gi, c * 2 + r);
-                CHECKF(close_to(ACL_FLOAT16, got, gv * op->deriv(xv)), "%s strided (%d,%d)", op->name, r, c);
+                double gv = tv_get(&g, 1 + r * 5 + c), xv = tv_get(&x, c * 2 + r),
+                       got = tv_get(&gi, c * 2 + r);
+                CHECKF(close_to(ACL_FLOAT16, got, gv * op->deriv(xv)), "%s strided (%d,%d)",
+                       op->name, r, c);
             }
         tv_free(&g), tv_free(&x), tv_free(&gi);
     }
@@ -593,7 +620,8 @@ static void test_values_every_dtype(void) {
             for (int i = 0; i < 6; i++) tv_set(&x, i, XS[i]);
             CHECK_EQ(run_unary(op, &x, &y), ACLNN_SUCCESS);
             for (int i = 0; i < 6; i++)
-                CHECKF(close_to(dts[d], tv_get(&y, i), op->ref(tv_get(&x, i))), "%s %d [%d]", op->name, d, i);
+                CHECKF(close_to(dts[d], tv_get(&y, i), op->ref(tv_get(&x, i))), "%s %d [%d]",
+                       op->name, d, i);
             tv_free(&x), tv_free(&y);
         }
 }
@@ -612,20 +640,23 @@ static void test_inplace_variants(void) {
             aclOpExecutor *e = NULL;
             aclnnStatus st = which ? aclnnInplaceTanhGetWorkspaceSize(x.t, &ws, &e)
                                    : aclnnInplaceSigmoidGetWorkspaceSize(x.t, &ws, &e);
-            CHECK_EQ(test_run(st, ws, e, which ? aclnnInplaceTanh : aclnnInplaceSigmoid, NULL), ACLNN_SUCCESS);
-            CHECKF(memcmp(x.buf, y.buf, 6 * aclDataTypeSize(dts[d])) == 0, "%s in place differs (dtype %d)",
-                   op->name, (int)dts[d]);
+            CHECK_EQ(test_run(st, ws, e, which ? aclnnInplaceTanh : aclnnInplaceSigmoid, NULL),
+                     ACLNN_SUCCESS);
+            CHECKF(memcmp(x.buf, y.buf, 6 * aclDataTypeSize(dts[d])) == 0,
+                   "%s in place differs (dtype %d)", op->name, (int)dts[d]);
             tv_free(&x), tv_free(&y);
         }
     // an in-place call on a strided view and a rank-9 / wrong-dtype selfRef
     const int64_t tr[] = {1, 2}, d9[9] = {1, 1, 1, 1, 1, 1, 1, 2, 1};
-    tview x = tv_make(D23, 2, ACL_FLOAT, tr, 0), x9 = tv(d9, 9, ACL_FLOAT), xi = tv(D23, 2, ACL_INT32);
+    tview x = tv_make(D23, 2, ACL_FLOAT, tr, 0), x9 = tv(d9, 9, ACL_FLOAT),
+          xi = tv(D23, 2, ACL_INT32);
     for (int i = 0; i < 6; i++) tv_set(&x, i, XS[i]);
     uint64_t ws = 0;
     aclOpExecutor *e = NULL;
     aclnnStatus st = aclnnInplaceSigmoidGetWorkspaceSize(x.t, &ws, &e);
     CHECK_EQ(test_run(st, ws, e, aclnnInplaceSigmoid, NULL), ACLNN_SUCCESS);
-    for (int i = 0; i < 6; i++) CHECK(close_to(ACL_FLOAT, tv_get(&x, i), og_ref_act_sigmoid(XS[i])));
+    for (int i = 0; i < 6; i++)
+        CHECK(close_to(ACL_FLOAT, tv_get(&x, i), og_ref_act_sigmoid(XS[i])));
     CHECK_EQ(aclnnInplaceTanhGetWorkspaceSize(x9.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("rank");
     CHECK_EQ(aclnnInplaceTanhGetWorkspaceSize(xi.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
@@ -648,8 +679,8 @@ static void test_backward_in_place(void) {
             tview *dst = alias ? &x : &g;
             CHECK_EQ(run_binary(op, &g, &x, dst), ACLNN_SUCCESS);
             for (int i = 0; i < 6; i++)
-                CHECKF(close_to(ACL_FLOAT, tv_get(dst, i), gv[i] * op->deriv(xv[i])), "%s alias %d [%d]",
-                       op->name, alias, i);
+                CHECKF(close_to(ACL_FLOAT, tv_get(dst, i), gv[i] * op->deriv(xv[i])),
+                       "%s alias %d [%d]", op->name, alias, i);
             tv_free(&g), tv_free(&x);
         }
     }
@@ -687,13 +718,15 @@ static void test_gelu_backward_v2_approximate(void) {
     for (int i = 0; i < 6; i++) tv_set(&g, i, 1.0 + i), tv_set(&x, i, XS[i] / 2);
     uint64_t ws = 0;
     aclOpExecutor *e = NULL;
-    CHECK_EQ(aclnnGeluBackwardV2GetWorkspaceSize(g.t, x.t, NULL, gi.t, &ws, &e), ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_EQ(aclnnGeluBackwardV2GetWorkspaceSize(g.t, x.t, NULL, gi.t, &ws, &e),
+             ACLNN_ERR_PARAM_NULLPTR);
     CHECK_MSG("approximate");
     CHECK_MSG("NULL");
     static char exact[] = "exact", upper[] = "TANH", empty[] = "", longer[] = "tanh ";
     char *bad[] = {exact, upper, empty, longer};
     for (int b = 0; b < 4; b++) {
-        CHECK_EQ(aclnnGeluBackwardV2GetWorkspaceSize(g.t, x.t, bad[b], gi.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+        CHECK_EQ(aclnnGeluBackwardV2GetWorkspaceSize(g.t, x.t, bad[b], gi.t, &ws, &e),
+                 ACLNN_ERR_PARAM_INVALID);
         CHECK_MSG("approximate");
         CHECK_MSG("\"none\" or \"tanh\"");
     }
@@ -702,20 +735,24 @@ static void test_gelu_backward_v2_approximate(void) {
     CHECK_EQ(run_binary(&BINARY[2], &g, &x, &gi), ACLNN_SUCCESS);
     CHECK(memcmp(gt.buf, gi.buf, 24) == 0);
     CHECK_EQ(run_binary(&BINARY[1], &g, &x, &gi), ACLNN_SUCCESS);
-    for (int i = 0; i < 6; i++) CHECK(close_to(ACL_FLOAT, tv_get(&gi, i), (1.0 + i) * d_gelu_erf(XS[i] / 2)));
+    for (int i = 0; i < 6; i++)
+        CHECK(close_to(ACL_FLOAT, tv_get(&gi, i), (1.0 + i) * d_gelu_erf(XS[i] / 2)));
     tv_free(&g), tv_free(&x), tv_free(&gi), tv_free(&gt);
 }
 
 static void test_softplus_scalars(void) {
-    tview x = tv(D23, 2, ACL_FLOAT), y = tv(D23, 2, ACL_FLOAT), g = tv(D23, 2, ACL_FLOAT), gi = tv(D23, 2, ACL_FLOAT);
+    tview x = tv(D23, 2, ACL_FLOAT), y = tv(D23, 2, ACL_FLOAT), g = tv(D23, 2, ACL_FLOAT),
+          gi = tv(D23, 2, ACL_FLOAT);
     const double xs[6] = {-3.0, -0.5, 0.0, 2.0, 9.9, 10.1};
     for (int i = 0; i < 6; i++) tv_set(&x, i, xs[i]), tv_set(&g, i, 2.0);
     uint64_t ws = 0;
     aclOpExecutor *e = NULL;
     // NULL scalars: 161001, forward and backward
-    CHECK_EQ(aclnnSoftplusGetWorkspaceSize(x.t, NULL, g_threshold, y.t, &ws, &e), ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_EQ(aclnnSoftplusGetWorkspaceSize(x.t, NULL, g_threshold, y.t, &ws, &e),
+             ACLNN_ERR_PARAM_NULLPTR);
     CHECK_MSG("beta");
-    CHECK_EQ(aclnnSoftplusGetWorkspaceSize(x.t, g_beta, NULL, y.t, &ws, &e), ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_EQ(aclnnSoftplusGetWorkspaceSize(x.t, g_beta, NULL, y.t, &ws, &e),
+             ACLNN_ERR_PARAM_NULLPTR);
     CHECK_MSG("threshold");
     CHECK_EQ(aclnnSoftplusBackwardGetWorkspaceSize(g.t, x.t, NULL, g_threshold, gi.t, &ws, &e),
              ACLNN_ERR_PARAM_NULLPTR);
@@ -727,7 +764,8 @@ static void test_softplus_scalars(void) {
     float cv[2] = {1.0f, 0.0f};
     aclScalar *cs = aclCreateScalar(cv, ACL_COMPLEX64);
     if (cs) {
-        CHECK_EQ(aclnnSoftplusGetWorkspaceSize(x.t, cs, g_threshold, y.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+        CHECK_EQ(aclnnSoftplusGetWorkspaceSize(x.t, cs, g_threshold, y.t, &ws, &e),
+                 ACLNN_ERR_PARAM_INVALID);
         CHECK_MSG("beta");
         CHECK_MSG("scalar");
         CHECK_EQ(aclnnSoftplusBackwardGetWorkspaceSize(g.t, x.t, g_beta, cs, gi.t, &ws, &e),
@@ -746,12 +784,14 @@ static void test_softplus_scalars(void) {
         aclnnStatus st = aclnnSoftplusGetWorkspaceSize(x.t, betas[b], thr_d, y.t, &ws, &e);
         CHECK_EQ(test_run(st, ws, e, aclnnSoftplus, NULL), ACLNN_SUCCESS);
         for (int i = 0; i < 6; i++)
-            CHECKF(close_to(ACL_FLOAT, tv_get(&y, i), og_ref_softplus_bt(xs[i], 2.0, 20.0)), "softplus [%d]", i);
+            CHECKF(close_to(ACL_FLOAT, tv_get(&y, i), og_ref_softplus_bt(xs[i], 2.0, 20.0)),
+                   "softplus [%d]", i);
         CHECK(tv_get(&y, 5) == (double)(float)10.1); // above the threshold: x itself
         st = aclnnSoftplusBackwardGetWorkspaceSize(g.t, x.t, betas[b], thr_d, gi.t, &ws, &e);
         CHECK_EQ(test_run(st, ws, e, aclnnSoftplusBackward, NULL), ACLNN_SUCCESS);
         for (int i = 0; i < 6; i++)
-            CHECKF(close_to(ACL_FLOAT, tv_get(&gi, i), 2.0 * og_ref_softplus_bt_grad(xs[i], 2.0, 20.0)),
+            CHECKF(close_to(ACL_FLOAT, tv_get(&gi, i),
+                            2.0 * og_ref_softplus_bt_grad(xs[i], 2.0, 20.0)),
                    "softplus' [%d]", i);
         CHECK(tv_get(&gi, 5) == 2.0); // above the threshold: gradOutput itself
     }
@@ -762,7 +802,8 @@ static void test_softplus_scalars(void) {
     aclnnStatus st = aclnnSoftplusGetWorkspaceSize(x.t, b, t, y.t, &ws, &e);
     aclDestroyScalar(b), aclDestroyScalar(t);
     CHECK_EQ(test_run(st, ws, e, aclnnSoftplus, NULL), ACLNN_SUCCESS);
-    for (int i = 0; i < 6; i++) CHECK(close_to(ACL_FLOAT, tv_get(&y, i), og_ref_softplus_bt(xs[i], 1.5, 12.0)));
+    for (int i = 0; i < 6; i++)
+        CHECK(close_to(ACL_FLOAT, tv_get(&y, i), og_ref_softplus_bt(xs[i], 1.5, 12.0)));
     tv_free(&x), tv_free(&y), tv_free(&g), tv_free(&gi);
 }
 
@@ -806,13 +847,15 @@ static void test_stream_launch(void) {
     aclrtStream stream = NULL;
     CHECK_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
     const int64_t d[] = {1000};
-    tview x = tv(d, 1, ACL_BF16), y = tv(d, 1, ACL_BF16), g = tv(d, 1, ACL_FLOAT), gi = tv(d, 1, ACL_BF16);
+    tview x = tv(d, 1, ACL_BF16), y = tv(d, 1, ACL_BF16), g = tv(d, 1, ACL_FLOAT),
+          gi = tv(d, 1, ACL_BF16);
     for (int i = 0; i < 1000; i++) tv_set(&x, i, -6.0 + 0.012 * i), tv_set(&g, i, 0.5);
     uint64_t ws1 = 0, ws2 = 0;
     aclOpExecutor *e1 = NULL, *e2 = NULL;
     void *w1 = NULL, *w2 = NULL; // workspaces live until the stream is synchronized
     CHECK_EQ(aclnnTanhGetWorkspaceSize(x.t, y.t, &ws1, &e1), ACLNN_SUCCESS);
-    CHECK_EQ(aclnnTanhBackwardGetWorkspaceSize(g.t, y.t, gi.t, &ws2, &e2), ACLNN_SUCCESS); // reads y
+    CHECK_EQ(aclnnTanhBackwardGetWorkspaceSize(g.t, y.t, gi.t, &ws2, &e2),
+             ACLNN_SUCCESS); // reads y
     if (ws1) CHECK_EQ(aclrtMalloc(&w1, ws1, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
     if (ws2) CHECK_EQ(aclrtMalloc(&w2, ws2, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
     CHECK_EQ(aclnnTanh(w1, ws1, e1, stream), ACLNN_SUCCESS);

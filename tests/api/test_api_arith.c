@@ -25,7 +25,8 @@ typedef struct tview {
     void *buf;
 } tview;
 
-static tview tv_strided(const int64_t *dims, int nd, aclDataType dt, const int64_t *strides, int64_t offset) {
+static tview tv_strided(const int64_t *dims, int nd, aclDataType dt, const int64_t *strides,
+                        int64_t offset) {
     tview v = {0};
     int64_t st[32], s = 1, maxoff = offset;
     bool empty = false;
@@ -45,7 +46,9 @@ static tview tv_strided(const int64_t *dims, int nd, aclDataType dt, const int64
     return v;
 }
 
-static tview tv(const int64_t *dims, int nd, aclDataType dt) { return tv_strided(dims, nd, dt, NULL, 0); }
+static tview tv(const int64_t *dims, int nd, aclDataType dt) {
+    return tv_strided(dims, nd, dt, NULL, 0);
+}
 
 static void tv_free(tview *v) {
     if (v->t) aclDestroyTensor(v->t);
@@ -62,18 +65,23 @@ static int64_t pos_of(const aclTensor *t, int64_t i) {
     }
     return pos;
 }
-static void set(tview *v, int64_t i, double x) { test_store(v->buf, pos_of(v->t, i), v->t->dtype, x); }
-static double get(const tview *v, int64_t i) { return test_load(v->buf, pos_of(v->t, i), v->t->dtype); }
+static void set(tview *v, int64_t i, double x) {
+    test_store(v->buf, pos_of(v->t, i), v->t->dtype, x);
+}
+static double get(const tview *v, int64_t i) {
+    return test_load(v->buf, pos_of(v->t, i), v->t->dtype);
+}
 
 static aclScalar *fscalar(float v) { return aclCreateScalar(&v, ACL_FLOAT); }
 
-#define RUN_OK(phase1, phase2)                                                                   \
-    do {                                                                                         \
-        uint64_t ws_ = 0;                                                                        \
-        aclOpExecutor *ex_ = NULL;                                                               \
-        aclnnStatus p1_ = (phase1);                                                              \
-        aclnnStatus st_ = test_run(p1_, ws_, ex_, (phase2), NULL);                               \
-        CHECKF(st_ == ACLNN_SUCCESS, "%s: status %d: %s", #phase2, (int)st_, aclGetRecentErrMsg()); \
+#define RUN_OK(phase1, phase2)                                                                     \
+    do {                                                                                           \
+        uint64_t ws_ = 0;                                                                          \
+        aclOpExecutor *ex_ = NULL;                                                                 \
+        aclnnStatus p1_ = (phase1);                                                                \
+        aclnnStatus st_ = test_run(p1_, ws_, ex_, (phase2), NULL);                                 \
+        CHECKF(st_ == ACLNN_SUCCESS, "%s: status %d: %s", #phase2, (int)st_,                       \
+               aclGetRecentErrMsg());                                                              \
     } while (0)
 
 static const int64_t D23[] = {2, 3}, D3[] = {3}, D43[] = {4, 3}, D13[] = {1, 3}, D21[] = {2, 1};
@@ -117,7 +125,8 @@ static void test_add_values_and_broadcast(void) {
     for (int i = 0; i < 3; i++) set(&b, i, 10 * (i + 1));
     aclScalar *alpha = fscalar(-0.5f);
     RUN_OK(aclnnAddGetWorkspaceSize(a.t, b.t, alpha, y.t, &ws_, &ex_), aclnnAdd);
-    for (int i = 0; i < 6; i++) CHECKF(get(&y, i) == i - 0.5 * 10 * (i % 3 + 1), "y[%d] = %g", i, get(&y, i));
+    for (int i = 0; i < 6; i++)
+        CHECKF(get(&y, i) == i - 0.5 * 10 * (i % 3 + 1), "y[%d] = %g", i, get(&y, i));
     // the other way round: other [2,3] broadcasts self [3]
     RUN_OK(aclnnAddGetWorkspaceSize(b.t, a.t, alpha, y.t, &ws_, &ex_), aclnnAdd);
     for (int i = 0; i < 6; i++) CHECK(get(&y, i) == 10 * (i % 3 + 1) - 0.5 * i);
@@ -137,7 +146,8 @@ static void test_add_values_and_broadcast(void) {
 }
 
 static void test_add_shape_errors(void) {
-    tview a = tv(D23, 2, ACL_FLOAT), b = tv(D43, 2, ACL_FLOAT), y = tv(D23, 2, ACL_FLOAT), y43 = tv(D43, 2, ACL_FLOAT);
+    tview a = tv(D23, 2, ACL_FLOAT), b = tv(D43, 2, ACL_FLOAT), y = tv(D23, 2, ACL_FLOAT),
+          y43 = tv(D43, 2, ACL_FLOAT);
     aclScalar *one = fscalar(1);
     uint64_t ws;
     aclOpExecutor *e;
@@ -172,7 +182,8 @@ static void test_add_dtypes(void) {
     CHECK_EQ(aclnnAddGetWorkspaceSize(f.t, f.t, one, u16.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("out has dtype uint16");
     // promotion: f16 + f32 -> f32; bf16 + f16 -> f32; any float out is castable
-    for (int i = 0; i < 6; i++) set(&h, i, 1 + i / 1024.0), set(&bf, i, 1 + i / 128.0), set(&f, i, 1e-4);
+    for (int i = 0; i < 6; i++)
+        set(&h, i, 1 + i / 1024.0), set(&bf, i, 1 + i / 128.0), set(&f, i, 1e-4);
     tview out = tv(D23, 2, ACL_FLOAT);
     RUN_OK(aclnnAddGetWorkspaceSize(h.t, f.t, one, out.t, &ws_, &ex_), aclnnAdd);
     CHECK(get(&out, 1) == (double)(float)(1 + 1 / 1024.0 + (double)1e-4f)); // not rounded to f16
@@ -191,7 +202,8 @@ static void test_add_dtypes(void) {
     CHECK_EQ(aclnnAddsGetWorkspaceSize(f.t, calpha, one, out.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("other has dtype complex64");
     aclDestroyScalar(calpha), aclDestroyScalar(one);
-    tv_free(&i32), tv_free(&f), tv_free(&h), tv_free(&bf), tv_free(&d64), tv_free(&u16), tv_free(&out), tv_free(&h2);
+    tv_free(&i32), tv_free(&f), tv_free(&h), tv_free(&bf), tv_free(&d64), tv_free(&u16),
+        tv_free(&out), tv_free(&h2);
 }
 
 static void test_add_ranks(void) {
@@ -207,19 +219,22 @@ static void test_add_ranks(void) {
     // empty: success, workspace 0, nothing written
     int64_t e0[2] = {0, 3};
     tview ea = tv(e0, 2, ACL_FLOAT), ey = tv(e0, 2, ACL_FLOAT);
-    CHECK_EQ(aclnnAddGetWorkspaceSize(ea.t, a.t, one, ey.t, &ws, &e), ACLNN_ERR_PARAM_INVALID); // [0,3] vs [2,3]
+    CHECK_EQ(aclnnAddGetWorkspaceSize(ea.t, a.t, one, ey.t, &ws, &e),
+             ACLNN_ERR_PARAM_INVALID); // [0,3] vs [2,3]
     CHECK_EQ(aclnnAddGetWorkspaceSize(ea.t, s.t, one, ey.t, &ws, &e), ACLNN_SUCCESS);
     CHECK_EQ(ws, 0);
     CHECK_EQ(aclnnAdd(NULL, 0, e, NULL), ACLNN_SUCCESS);
     // 8-d fine, 9-d refused
     int64_t d8[8] = {2, 1, 2, 1, 1, 2, 1, 2}, d9[9] = {1, 1, 1, 1, 1, 1, 1, 1, 2};
-    tview a8 = tv(d8, 8, ACL_FLOAT), y8 = tv(d8, 8, ACL_FLOAT), a9 = tv(d9, 9, ACL_FLOAT), y9 = tv(d9, 9, ACL_FLOAT);
+    tview a8 = tv(d8, 8, ACL_FLOAT), y8 = tv(d8, 8, ACL_FLOAT), a9 = tv(d9, 9, ACL_FLOAT),
+          y9 = tv(d9, 9, ACL_FLOAT);
     RUN_OK(aclnnAddGetWorkspaceSize(a8.t, s.t, one, y8.t, &ws_, &ex_), aclnnAdd);
     CHECK(get(&y8, 15) == 5);
     CHECK_EQ(aclnnAddGetWorkspaceSize(a9.t, a9.t, one, y9.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("rank 9");
     aclDestroyScalar(one);
-    tv_free(&s), tv_free(&a), tv_free(&y), tv_free(&ea), tv_free(&ey), tv_free(&a8), tv_free(&y8), tv_free(&a9), tv_free(&y9);
+    tv_free(&s), tv_free(&a), tv_free(&y), tv_free(&ea), tv_free(&ey), tv_free(&a8), tv_free(&y8),
+        tv_free(&a9), tv_free(&y9);
 }
 
 static void test_adds_and_inplace(void) {
@@ -230,7 +245,8 @@ static void test_adds_and_inplace(void) {
     // Adds in float16: other is rounded to float16 first (aclnn makes it a float16 tensor)
     RUN_OK(aclnnAddsGetWorkspaceSize(a.t, other, alpha, y.t, &ws_, &ex_), aclnnAdds);
     double o16 = test_round_to(ACL_FLOAT16, 0.1f);
-    for (int i = 0; i < 6; i++) CHECK(get(&y, i) == test_round_to(ACL_FLOAT16, (float)(i + 3 * o16)));
+    for (int i = 0; i < 6; i++)
+        CHECK(get(&y, i) == test_round_to(ACL_FLOAT16, (float)(i + 3 * o16)));
     RUN_OK(aclnnInplaceAddsGetWorkspaceSize(a.t, other, alpha, &ws_, &ex_), aclnnInplaceAdds);
     CHECK(get(&a, 5) == get(&y, 5));
     RUN_OK(aclnnInplaceAddGetWorkspaceSize(a.t, b.t, alpha, &ws_, &ex_), aclnnInplaceAdd);
@@ -242,7 +258,8 @@ static void test_adds_and_inplace(void) {
 /* ---- Mul ------------------------------------------------------------------------------------ */
 
 static void test_mul_statuses(void) {
-    tview a = tv(D23, 2, ACL_FLOAT), b = tv(D3, 1, ACL_BF16), y = tv(D23, 2, ACL_FLOAT), i8 = tv(D23, 2, ACL_INT8);
+    tview a = tv(D23, 2, ACL_FLOAT), b = tv(D3, 1, ACL_BF16), y = tv(D23, 2, ACL_FLOAT),
+          i8 = tv(D23, 2, ACL_INT8);
     aclScalar *two = fscalar(2);
     uint64_t ws;
     aclOpExecutor *e;
@@ -332,14 +349,19 @@ static void test_reduce_sum_statuses(void) {
     aclOpExecutor *e;
     const int64_t d0[] = {0}, d1[] = {1}, dm1[] = {-1}, d2[] = {2}, dm3[] = {-3}, dup[] = {0, -2};
     aclIntArray *a0 = aclCreateIntArray(d0, 1);
-    CHECK_EQ(aclnnReduceSumGetWorkspaceSize(NULL, a0, false, ACL_FLOAT, y.t, &ws, &e), ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_EQ(aclnnReduceSumGetWorkspaceSize(NULL, a0, false, ACL_FLOAT, y.t, &ws, &e),
+             ACLNN_ERR_PARAM_NULLPTR);
     CHECK_MSG("self is NULL");
-    CHECK_EQ(aclnnReduceSumGetWorkspaceSize(x.t, NULL, false, ACL_FLOAT, y.t, &ws, &e), ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_EQ(aclnnReduceSumGetWorkspaceSize(x.t, NULL, false, ACL_FLOAT, y.t, &ws, &e),
+             ACLNN_ERR_PARAM_NULLPTR);
     CHECK_MSG("dims is NULL");
-    CHECK_EQ(aclnnReduceSumGetWorkspaceSize(x.t, a0, false, ACL_FLOAT, NULL, &ws, &e), ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_EQ(aclnnReduceSumGetWorkspaceSize(x.t, a0, false, ACL_FLOAT, NULL, &ws, &e),
+             ACLNN_ERR_PARAM_NULLPTR);
     CHECK_MSG("out is NULL");
-    CHECK_EQ(aclnnReduceSumGetWorkspaceSize(x.t, a0, false, ACL_FLOAT, y.t, NULL, &e), ACLNN_ERR_PARAM_NULLPTR);
-    CHECK_EQ(aclnnReduceSumGetWorkspaceSize(x.t, a0, false, ACL_FLOAT, y.t, &ws, NULL), ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_EQ(aclnnReduceSumGetWorkspaceSize(x.t, a0, false, ACL_FLOAT, y.t, NULL, &e),
+             ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_EQ(aclnnReduceSumGetWorkspaceSize(x.t, a0, false, ACL_FLOAT, y.t, &ws, NULL),
+             ACLNN_ERR_PARAM_NULLPTR);
     aclDestroyIntArray(a0);
     CHECK_EQ(rsum1(&x, d0, 1, false, ACL_FLOAT, &y, &ws, &e), ACLNN_SUCCESS);
     CHECK_EQ(aclDestroyAclOpExecutor(e), ACLNN_SUCCESS);
@@ -360,7 +382,8 @@ static void test_reduce_sum_statuses(void) {
     CHECK_MSG("self has dtype int64");
     // out shape
     CHECK_EQ(rsum1(&x, d1, 1, false, ACL_FLOAT, &y, &ws, &e), ACLNN_ERR_PARAM_INVALID);
-    CHECK_MSG("out has shape [3] but summing self [2,3] over the given dims (no keepDims) gives [2]");
+    CHECK_MSG(
+        "out has shape [3] but summing self [2,3] over the given dims (no keepDims) gives [2]");
     CHECK_EQ(rsum1(&x, d1, 1, true, ACL_FLOAT, &y2, &ws, &e), ACLNN_SUCCESS);
     CHECK_EQ(aclDestroyAclOpExecutor(e), ACLNN_SUCCESS);
     CHECK_EQ(rsum1(&x, dm1, 1, false, ACL_FLOAT, &y2, &ws, &e), ACLNN_ERR_PARAM_INVALID);
@@ -448,7 +471,8 @@ static void test_reduce_sum_memory_rules(void) {
     const int64_t d1[] = {1};
     // out overlapping self
     int64_t d2[1] = {2}, st1[1] = {1};
-    aclTensor *alias = aclCreateTensor(d2, 1, ACL_FLOAT, st1, 1, ACL_FORMAT_ND, (const int64_t[]){6}, 1, x.buf);
+    aclTensor *alias =
+        aclCreateTensor(d2, 1, ACL_FLOAT, st1, 1, ACL_FORMAT_ND, (const int64_t[]){6}, 1, x.buf);
     tview yv = {alias, NULL};
     CHECK_EQ(rsum1(&x, d1, 1, false, ACL_FLOAT, &yv, &ws, &e), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("may not overlap");
@@ -520,23 +544,31 @@ static void test_reduce_sum_executor(void) {
 /* ---- FusedAddScale -------------------------------------------------------------------------- */
 
 static void test_fused_add_scale(void) {
-    tview x = tv(D23, 2, ACL_FLOAT), b = tv(D3, 1, ACL_FLOAT), s1 = tv((const int64_t[]){1}, 1, ACL_FLOAT),
-          sc = tv(D3, 1, ACL_FLOAT), y = tv(D23, 2, ACL_FLOAT), b2 = tv((const int64_t[]){2}, 1, ACL_FLOAT),
+    tview x = tv(D23, 2, ACL_FLOAT), b = tv(D3, 1, ACL_FLOAT),
+          s1 = tv((const int64_t[]){1}, 1, ACL_FLOAT), sc = tv(D3, 1, ACL_FLOAT),
+          y = tv(D23, 2, ACL_FLOAT), b2 = tv((const int64_t[]){2}, 1, ACL_FLOAT),
           s0 = tv(NULL, 0, ACL_FLOAT);
     uint64_t ws;
     aclOpExecutor *e;
-    CHECK_EQ(aclnnFusedAddScaleGetWorkspaceSize(NULL, b.t, s1.t, y.t, &ws, &e), ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_EQ(aclnnFusedAddScaleGetWorkspaceSize(NULL, b.t, s1.t, y.t, &ws, &e),
+             ACLNN_ERR_PARAM_NULLPTR);
     CHECK_MSG("x is NULL");
-    CHECK_EQ(aclnnFusedAddScaleGetWorkspaceSize(x.t, NULL, s1.t, y.t, &ws, &e), ACLNN_ERR_PARAM_NULLPTR);
-    CHECK_EQ(aclnnFusedAddScaleGetWorkspaceSize(x.t, b.t, NULL, y.t, &ws, &e), ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_EQ(aclnnFusedAddScaleGetWorkspaceSize(x.t, NULL, s1.t, y.t, &ws, &e),
+             ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_EQ(aclnnFusedAddScaleGetWorkspaceSize(x.t, b.t, NULL, y.t, &ws, &e),
+             ACLNN_ERR_PARAM_NULLPTR);
     CHECK_MSG("scale is NULL");
-    CHECK_EQ(aclnnFusedAddScaleGetWorkspaceSize(x.t, b2.t, s1.t, y.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_EQ(aclnnFusedAddScaleGetWorkspaceSize(x.t, b2.t, s1.t, y.t, &ws, &e),
+             ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("bias has shape [2] but x [2,3] has C = 3 channels");
-    CHECK_EQ(aclnnFusedAddScaleGetWorkspaceSize(x.t, b.t, b2.t, y.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_EQ(aclnnFusedAddScaleGetWorkspaceSize(x.t, b.t, b2.t, y.t, &ws, &e),
+             ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("scale has shape [2]; it must have one element ([1]) or one per channel ([3])");
-    CHECK_EQ(aclnnFusedAddScaleGetWorkspaceSize(s0.t, b.t, s1.t, y.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_EQ(aclnnFusedAddScaleGetWorkspaceSize(s0.t, b.t, s1.t, y.t, &ws, &e),
+             ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("x has rank 0");
-    CHECK_EQ(aclnnFusedAddScaleGetWorkspaceSize(x.t, b.t, s1.t, b.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_EQ(aclnnFusedAddScaleGetWorkspaceSize(x.t, b.t, s1.t, b.t, &ws, &e),
+             ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("must be equal");
     for (int i = 0; i < 6; i++) set(&x, i, i);
     for (int j = 0; j < 3; j++) set(&b, j, 10 * j), set(&sc, j, j + 1);
@@ -552,38 +584,47 @@ static void test_fused_add_scale(void) {
 
 static void test_fused_add_scale_backward(void) {
     tview g = tv(D23, 2, ACL_FLOAT), x = tv(D23, 2, ACL_FLOAT16), b = tv(D3, 1, ACL_FLOAT16),
-          s = tv((const int64_t[]){1}, 1, ACL_FLOAT16), gx = tv(D23, 2, ACL_FLOAT16), gb = tv(D3, 1, ACL_FLOAT16),
-          gs = tv((const int64_t[]){1}, 1, ACL_FLOAT16), gs3 = tv(D3, 1, ACL_FLOAT), gi = tv(D3, 1, ACL_INT32);
+          s = tv((const int64_t[]){1}, 1, ACL_FLOAT16), gx = tv(D23, 2, ACL_FLOAT16),
+          gb = tv(D3, 1, ACL_FLOAT16), gs = tv((const int64_t[]){1}, 1, ACL_FLOAT16),
+          gs3 = tv(D3, 1, ACL_FLOAT), gi = tv(D3, 1, ACL_INT32);
     uint64_t ws;
     aclOpExecutor *e;
-    CHECK_EQ(aclnnFusedAddScaleBackwardGetWorkspaceSize(NULL, x.t, b.t, s.t, gx.t, gb.t, gs.t, &ws, &e),
-             ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_EQ(
+        aclnnFusedAddScaleBackwardGetWorkspaceSize(NULL, x.t, b.t, s.t, gx.t, gb.t, gs.t, &ws, &e),
+        ACLNN_ERR_PARAM_NULLPTR);
     CHECK_MSG("gradOutput is NULL");
-    CHECK_EQ(aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, b.t, s.t, gx.t, gb.t, NULL, &ws, &e),
-             ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_EQ(
+        aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, b.t, s.t, gx.t, gb.t, NULL, &ws, &e),
+        ACLNN_ERR_PARAM_NULLPTR);
     CHECK_MSG("gradScale is NULL");
-    CHECK_EQ(aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, b.t, s.t, gx.t, gi.t, gs.t, &ws, &e),
-             ACLNN_ERR_PARAM_INVALID);
+    CHECK_EQ(
+        aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, b.t, s.t, gx.t, gi.t, gs.t, &ws, &e),
+        ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("gradBias has dtype int32");
-    CHECK_EQ(aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, b.t, s.t, gx.t, gb.t, gs3.t, &ws, &e),
-             ACLNN_ERR_PARAM_INVALID);
+    CHECK_EQ(
+        aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, b.t, s.t, gx.t, gb.t, gs3.t, &ws, &e),
+        ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("scale has shape [1] but gradScale has shape [3]");
-    CHECK_EQ(aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, b.t, s.t, gb.t, gb.t, gs.t, &ws, &e),
-             ACLNN_ERR_PARAM_INVALID);
-    CHECK_EQ(aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, b.t, s.t, gx.t, gx.t, gs.t, &ws, &e),
-             ACLNN_ERR_PARAM_INVALID); // gradBias [2,3]: wrong shape
+    CHECK_EQ(
+        aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, b.t, s.t, gb.t, gb.t, gs.t, &ws, &e),
+        ACLNN_ERR_PARAM_INVALID);
+    CHECK_EQ(
+        aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, b.t, s.t, gx.t, gx.t, gs.t, &ws, &e),
+        ACLNN_ERR_PARAM_INVALID); // gradBias [2,3]: wrong shape
     // gradBias and gradScale in one buffer: refused
     aclTensor *alias = aclCreateTensor((const int64_t[]){1}, 1, ACL_FLOAT16, NULL, 0, ACL_FORMAT_ND,
                                        (const int64_t[]){1}, 1, gb.buf);
-    CHECK_EQ(aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, b.t, s.t, gx.t, gb.t, alias, &ws, &e),
-             ACLNN_ERR_PARAM_INVALID);
+    CHECK_EQ(
+        aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, b.t, s.t, gx.t, gb.t, alias, &ws, &e),
+        ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("shares memory with output 1");
     aclDestroyTensor(alias);
     // values: g float32 (mixed precision), the rest float16
     for (int i = 0; i < 6; i++) set(&g, i, i - 2.5), set(&x, i, i);
     for (int j = 0; j < 3; j++) set(&b, j, j);
     set(&s, 0, 3);
-    RUN_OK(aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, b.t, s.t, gx.t, gb.t, gs.t, &ws_, &ex_),
+    RUN_OK(aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, b.t, s.t, gx.t, gb.t, gs.t, &ws_,
+                                                      &ex_),
            aclnnFusedAddScaleBackward);
     double sgs = 0;
     for (int i = 0; i < 6; i++) {
@@ -595,14 +636,16 @@ static void test_fused_add_scale_backward(void) {
     // empty x: success; gradBias [0]; a [1] gradScale is the sum over nothing, 0
     int64_t e03[2] = {3, 0}, e0[1] = {0};
     tview eg = tv(e03, 2, ACL_FLOAT), exx = tv(e03, 2, ACL_FLOAT), eb = tv(e0, 1, ACL_FLOAT),
-          egx = tv(e03, 2, ACL_FLOAT), egb = tv(e0, 1, ACL_FLOAT), egs = tv((const int64_t[]){1}, 1, ACL_FLOAT),
-          es = tv((const int64_t[]){1}, 1, ACL_FLOAT);
+          egx = tv(e03, 2, ACL_FLOAT), egb = tv(e0, 1, ACL_FLOAT),
+          egs = tv((const int64_t[]){1}, 1, ACL_FLOAT), es = tv((const int64_t[]){1}, 1, ACL_FLOAT);
     set(&egs, 0, 9);
-    RUN_OK(aclnnFusedAddScaleBackwardGetWorkspaceSize(eg.t, exx.t, eb.t, es.t, egx.t, egb.t, egs.t, &ws_, &ex_),
+    RUN_OK(aclnnFusedAddScaleBackwardGetWorkspaceSize(eg.t, exx.t, eb.t, es.t, egx.t, egb.t, egs.t,
+                                                      &ws_, &ex_),
            aclnnFusedAddScaleBackward);
     CHECK(get(&egs, 0) == 0);
-    tv_free(&g), tv_free(&x), tv_free(&b), tv_free(&s), tv_free(&gx), tv_free(&gb), tv_free(&gs), tv_free(&gs3),
-        tv_free(&gi), tv_free(&eg), tv_free(&exx), tv_free(&eb), tv_free(&egx), tv_free(&egb), tv_free(&egs), tv_free(&es);
+    tv_free(&g), tv_free(&x), tv_free(&b), tv_free(&s), tv_free(&gx), tv_free(&gb), tv_free(&gs),
+        tv_free(&gs3), tv_free(&gi), tv_free(&eg), tv_free(&exx), tv_free(&eb), tv_free(&egx),
+        tv_free(&egb), tv_free(&egs), tv_free(&es);
 }
 
 int main(void) {

@@ -91,8 +91,10 @@ static void test_repeatable_runs_three_times(void) {
 static void test_repeatable_set_tensor_addr(void) {
     // MishBackward over offset views: inputs 0 = gradOutput, 1 = self; output 0 = gradInput.
     const int64_t n = 3000, d[] = {3000}, sd[] = {3010}, off = 7;
-    void *g1 = test_dev_alloc(3010 * 4), *x1 = test_dev_alloc(3010 * 4), *gi1 = test_dev_alloc(3010 * 4);
-    void *g2 = test_dev_alloc(3010 * 4), *x2 = test_dev_alloc(3010 * 4), *gi2 = test_dev_alloc(3010 * 4);
+    void *g1 = test_dev_alloc(3010 * 4), *x1 = test_dev_alloc(3010 * 4),
+         *gi1 = test_dev_alloc(3010 * 4);
+    void *g2 = test_dev_alloc(3010 * 4), *x2 = test_dev_alloc(3010 * 4),
+         *gi2 = test_dev_alloc(3010 * 4);
     aclTensor *tg = aclCreateTensor(d, 1, ACL_FLOAT, NULL, off, ACL_FORMAT_ND, sd, 1, g1);
     aclTensor *tx = aclCreateTensor(d, 1, ACL_FLOAT, NULL, off, ACL_FORMAT_ND, sd, 1, x1);
     aclTensor *tgi = aclCreateTensor(d, 1, ACL_FLOAT, NULL, off, ACL_FORMAT_ND, sd, 1, gi1);

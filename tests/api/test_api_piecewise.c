@@ -1029,7 +1029,8 @@ static void test_workspace_too_small(void) {
         tset s; // strided 16-bit operands use tile buffers (contiguous ones may run fused)
         memset(&s, 0, sizeof s);
         s.n = ntensors(op);
-        for (int k = 0; k < s.n; k++) s.v[k] = tv_make(d, 1, ACL_FLOAT16, (const int64_t[]){2}, 0), s.p[k] = &s.v[k];
+        for (int k = 0; k < s.n; k++)
+            s.v[k] = tv_make(d, 1, ACL_FLOAT16, (const int64_t[]){2}, 0), s.p[k] = &s.v[k];
         uint64_t ws = 0;
         aclOpExecutor *e = NULL;
         CHECK_EQ(call1(op, s.p, NULL, &ws, &e), ACLNN_SUCCESS);

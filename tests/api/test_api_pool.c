@@ -170,7 +170,8 @@ static void test_pool_stress(void) {
 static void test_threads_change_between_phases(void) {
     int before = opgrad_get_num_threads();
     enum { N = 300000 };
-    uint16_t *in = malloc(N * sizeof *in), *want = malloc(N * sizeof *want), *out = malloc(N * sizeof *out);
+    uint16_t *in = malloc(N * sizeof *in), *want = malloc(N * sizeof *want),
+             *out = malloc(N * sizeof *out);
     test_rng r;
     test_rng_seed(&r, 7);
     for (int i = 0; i < N; i++) {
@@ -193,8 +194,10 @@ static void test_threads_change_between_phases(void) {
         opgrad_set_num_threads(pairs[k][1]);
         CHECK_EQ(test_run(st, ws, e, aclnnMishBackward, NULL), ACLNN_SUCCESS);
         if (k > 0)
-            CHECKF(memcmp(out, want, N * sizeof *out) == 0, "planned with %d threads, run with "
-                   "%d: results differ from one thread's", pairs[k][0], pairs[k][1]);
+            CHECKF(memcmp(out, want, N * sizeof *out) == 0,
+                   "planned with %d threads, run with "
+                   "%d: results differ from one thread's",
+                   pairs[k][0], pairs[k][1]);
         aclDestroyTensor(a);
         aclDestroyTensor(c);
     }

@@ -61,10 +61,14 @@ static bool in_child(void (*fn)(void), const char *debug, bool use_file) {
     pid_t pid = fork();
     if (pid < 0) return false;
     if (pid == 0) {
-        if (debug) setenv("OPGRAD_DEBUG_GRADS", debug, 1);
-        else unsetenv("OPGRAD_DEBUG_GRADS");
-        if (use_file) setenv("OPGRAD_DEBUG_GRADS_FILE", g_log, 1);
-        else unsetenv("OPGRAD_DEBUG_GRADS_FILE");
+        if (debug)
+            setenv("OPGRAD_DEBUG_GRADS", debug, 1);
+        else
+            unsetenv("OPGRAD_DEBUG_GRADS");
+        if (use_file)
+            setenv("OPGRAD_DEBUG_GRADS_FILE", g_log, 1);
+        else
+            unsetenv("OPGRAD_DEBUG_GRADS_FILE");
         test_checks_failed_in_current = 0;
         fn();
         fflush(stdout);
@@ -153,8 +157,10 @@ typedef struct stats {
 
 static void stats_add(stats *s, double v) {
     s->n++;
-    if (isnan(v)) s->nan++;
-    else if (isinf(v)) s->inf++;
+    if (isnan(v))
+        s->nan++;
+    else if (isinf(v))
+        s->inf++;
     else {
         s->sum += v;
         s->sumsq += v * v;
@@ -264,8 +270,9 @@ static void c_fused_add_scale_backward(void) {
     buf gx = make(dx_, 2, ACL_FLOAT, 5, 0, 0), gb = make(dc, 1, ACL_FLOAT, 6, 0, 0);
     buf gs = make(ds, 1, ACL_FLOAT, 7, 0, 0);
     aclnnStatus st;
-    OP_RUN(st, aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, bias.t, scale.t, gx.t, gb.t,
-                                                          gs.t, &ws_, &ex_),
+    OP_RUN(st,
+           aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, bias.t, scale.t, gx.t, gb.t, gs.t,
+                                                      &ws_, &ex_),
            aclnnFusedAddScaleBackward);
     CHECK_EQ(st, ACLNN_SUCCESS);
     logline l[8];
@@ -427,31 +434,34 @@ static void c_every_backward(void) {
     buf y = make(d, 2, ACL_FLOAT, 83, 0.1, 0.9), o = make(d, 2, ACL_FLOAT, 84, 0, 0);
     buf t = make(d, 2, ACL_FLOAT, 85, -0.5, 0.5);
     float one = 1.0f, zero = 0.0f, slope = 0.01f, beta = 1.0f, thr = 20.0f;
-    aclScalar *s_one = aclCreateScalar(&one, ACL_FLOAT), *s_zero = aclCreateScalar(&zero, ACL_FLOAT);
-    aclScalar *s_slope = aclCreateScalar(&slope, ACL_FLOAT), *s_beta = aclCreateScalar(&beta, ACL_FLOAT);
+    aclScalar *s_one = aclCreateScalar(&one, ACL_FLOAT),
+              *s_zero = aclCreateScalar(&zero, ACL_FLOAT);
+    aclScalar *s_slope = aclCreateScalar(&slope, ACL_FLOAT),
+              *s_beta = aclCreateScalar(&beta, ACL_FLOAT);
     aclScalar *s_thr = aclCreateScalar(&thr, ACL_FLOAT);
     char tanh_[] = "tanh";
     aclnnStatus st;
     OP_RUN(st, aclnnMishGetWorkspaceSize(x.t, o.t, &ws_, &ex_), aclnnMish); // forward: no line
     CHECK_EQ(st, ACLNN_SUCCESS);
     static const char *const expect[][2] = {
-        {"aclnnGeluBackward", "gradInput"},     {"aclnnGeluBackwardV2", "gradInput"},
-        {"aclnnSiluBackward", "gradInput"},     {"aclnnSigmoidBackward", "gradInput"},
-        {"aclnnTanhBackward", "gradInput"},     {"aclnnSoftplusBackward", "gradInput"},
-        {"aclnnThresholdBackward", "out"},      {"aclnnLeakyReluBackward", "out"},
-        {"aclnnHardswishBackward", "out"},      {"aclnnEluBackward", "gradInput"},
+        {"aclnnGeluBackward", "gradInput"},         {"aclnnGeluBackwardV2", "gradInput"},
+        {"aclnnSiluBackward", "gradInput"},         {"aclnnSigmoidBackward", "gradInput"},
+        {"aclnnTanhBackward", "gradInput"},         {"aclnnSoftplusBackward", "gradInput"},
+        {"aclnnThresholdBackward", "out"},          {"aclnnLeakyReluBackward", "out"},
+        {"aclnnHardswishBackward", "out"},          {"aclnnEluBackward", "gradInput"},
         {"aclnnMishBackwardWithTanhx", "gradInput"}};
     enum { N = sizeof expect / sizeof expect[0] };
     stats s[N];
     int k = 0;
-#define STEP(call, exec)                                                                       \
-    do {                                                                                       \
-        OP_RUN(st, call, exec);                                                                \
-        CHECK_EQ(st, ACLNN_SUCCESS);                                                           \
-        s[k++] = stats_of(o.data, o.n, ACL_FLOAT);                                             \
+#define STEP(call, exec)                                                                           \
+    do {                                                                                           \
+        OP_RUN(st, call, exec);                                                                    \
+        CHECK_EQ(st, ACLNN_SUCCESS);                                                               \
+        s[k++] = stats_of(o.data, o.n, ACL_FLOAT);                                                 \
     } while (0)
     STEP(aclnnGeluBackwardGetWorkspaceSize(g.t, x.t, o.t, &ws_, &ex_), aclnnGeluBackward);
-    STEP(aclnnGeluBackwardV2GetWorkspaceSize(g.t, x.t, tanh_, o.t, &ws_, &ex_), aclnnGeluBackwardV2);
+    STEP(aclnnGeluBackwardV2GetWorkspaceSize(g.t, x.t, tanh_, o.t, &ws_, &ex_),
+         aclnnGeluBackwardV2);
     STEP(aclnnSiluBackwardGetWorkspaceSize(g.t, x.t, o.t, &ws_, &ex_), aclnnSiluBackward);
     STEP(aclnnSigmoidBackwardGetWorkspaceSize(g.t, y.t, o.t, &ws_, &ex_), aclnnSigmoidBackward);
     STEP(aclnnTanhBackwardGetWorkspaceSize(g.t, y.t, o.t, &ws_, &ex_), aclnnTanhBackward);
@@ -490,8 +500,8 @@ static void c_aot_backward(void) {
     buf ga = make(da, 2, ACL_FLOAT, 95, 0, 0), gb = make(db, 1, ACL_FLOAT, 96, 0, 0);
     void *params[6] = {a.data, b.data, y.data, dy.data, ga.data, gb.data};
     int ndims[6] = {2, 1, 2, 2, 2, 1};
-    int64_t *shapes[6] = {(int64_t *)da, (int64_t *)db, (int64_t *)da, (int64_t *)da,
-                          (int64_t *)da, (int64_t *)db};
+    int64_t *shapes[6] = {(int64_t *)da, (int64_t *)db, (int64_t *)da,
+                          (int64_t *)da, (int64_t *)da, (int64_t *)db};
     const char *dtypes[6] = {"float32", "float32", "float32", "float32", "float32", "float"};
     CHECK_EQ(opgrad_AddBackward(6, params, ndims, shapes, dtypes, NULL, NULL), 0);
     stats add_a = stats_of(ga.data, ga.n, ACL_FLOAT), add_b = stats_of(gb.data, gb.n, ACL_FLOAT);
@@ -522,7 +532,7 @@ static void c_public_entry(void) {
     const float f[] = {1.5f, -2.0f, NAN, 4.0f, INFINITY, -0.25f};
     const double d[] = {1e300, -1e300, 3.0, 1e-300};
     const uint16_t h[] = {0x3c00, 0xc000, 0x7e00, 0x0001}; // fp16: 1, -2, NaN, smallest subnormal
-    const uint16_t bf[] = {0x3f80, 0x4040, 0xff80};         // bf16: 1, 3, -Inf
+    const uint16_t bf[] = {0x3f80, 0x4040, 0xff80};        // bf16: 1, 3, -Inf
     const float nans[] = {NAN, NAN};
     const int32_t ints[] = {1, 2, 3};
     const int64_t s23[] = {2, 3}, s4[] = {4}, s3[] = {3}, s2[] = {2}, s0[] = {0};
@@ -534,7 +544,7 @@ static void c_public_entry(void) {
     opgrad_debug_grads_log("MyOpGrad", 5, "di", "int32", 1, s3, ints);
     opgrad_debug_grads_log("MyOpGrad", 6, "de", "float32", 1, s0, NULL);
     opgrad_debug_grads_log("MyOpGrad", 7, "dz", "float32", 0, NULL, f); // 0-d: one element
-    opgrad_debug_grads_log(NULL, 8, NULL, NULL, 1, s3, f);               // never crashes
+    opgrad_debug_grads_log(NULL, 8, NULL, NULL, 1, s3, f);              // never crashes
     logline l[12];
     int n = read_log(g_log, l, 12);
     CHECK_EQ(n, 9);
@@ -597,8 +607,8 @@ static void c_off(void) {
     float a[2] = {1, 2}, b[1] = {3}, y[2], dy[2] = {1, 1}, ga[2], gb[1];
     void *params[6] = {a, b, y, dy, ga, gb};
     int ndims[6] = {1, 1, 1, 1, 1, 1};
-    int64_t *shapes[6] = {(int64_t *)da, (int64_t *)db, (int64_t *)da, (int64_t *)da,
-                          (int64_t *)da, (int64_t *)db};
+    int64_t *shapes[6] = {(int64_t *)da, (int64_t *)db, (int64_t *)da,
+                          (int64_t *)da, (int64_t *)da, (int64_t *)db};
     const char *dtypes[6] = {"float32", "float32", "float32", "float32", "float32", "float32"};
     CHECK_EQ(opgrad_AddBackward(6, params, ndims, shapes, dtypes, NULL, NULL), 0);
     CHECK(gb[0] == 2.0f);

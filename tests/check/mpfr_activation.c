@@ -33,8 +33,21 @@
 enum { PREC = 256 };
 
 enum {
-    F_SIG, F_TANH, F_SILU, F_DSILU, F_GT, F_DGT, F_GE, F_DGE, F_SP1, F_DSP1, F_SP2, F_DSP2,
-    F_SP3, F_DSP3, F_COUNT
+    F_SIG,
+    F_TANH,
+    F_SILU,
+    F_DSILU,
+    F_GT,
+    F_DGT,
+    F_GE,
+    F_DGE,
+    F_SP1,
+    F_DSP1,
+    F_SP2,
+    F_DSP2,
+    F_SP3,
+    F_DSP3,
+    F_COUNT
 };
 
 typedef struct fn_info {
@@ -85,9 +98,18 @@ static mp_val mp_eval(int f, double xd) {
     mp_val v = {0, 0};
     double beta = FNS[f].beta, thr = FNS[f].threshold;
     switch (f) {
-    case F_SIG: mp_sigmoid(a, x); v.f = mpfr_get_d(a, MPFR_RNDN); break;
-    case F_TANH: mpfr_tanh(a, x, MPFR_RNDN); v.f = mpfr_get_d(a, MPFR_RNDN); break;
-    case F_SILU: mp_sigmoid(a, x), mpfr_mul(a, a, x, MPFR_RNDN); v.f = mpfr_get_d(a, MPFR_RNDN); break;
+    case F_SIG:
+        mp_sigmoid(a, x);
+        v.f = mpfr_get_d(a, MPFR_RNDN);
+        break;
+    case F_TANH:
+        mpfr_tanh(a, x, MPFR_RNDN);
+        v.f = mpfr_get_d(a, MPFR_RNDN);
+        break;
+    case F_SILU:
+        mp_sigmoid(a, x), mpfr_mul(a, a, x, MPFR_RNDN);
+        v.f = mpfr_get_d(a, MPFR_RNDN);
+        break;
     case F_DSILU: // s + x s (1 - s)
         mp_sigmoid(a, x);
         mpfr_ui_sub(b, 1, a, MPFR_RNDN);
@@ -106,14 +128,14 @@ static mp_val mp_eval(int f, double xd) {
         mpfr_sqrt(k, k, MPFR_RNDN);
         mpfr_set_str(c, "0.044715", 10, MPFR_RNDN);
         mpfr_sqr(a, x, MPFR_RNDN);
-        mpfr_mul(b, a, c, MPFR_RNDN);      // c x^2
+        mpfr_mul(b, a, c, MPFR_RNDN); // c x^2
         mpfr_add_ui(b, b, 1, MPFR_RNDN);
         mpfr_mul(u, b, x, MPFR_RNDN);
-        mpfr_mul(u, u, k, MPFR_RNDN);      // u
+        mpfr_mul(u, u, k, MPFR_RNDN); // u
         mpfr_mul_ui(b, c, 3, MPFR_RNDN);
         mpfr_mul(b, b, a, MPFR_RNDN);
         mpfr_add_ui(b, b, 1, MPFR_RNDN);
-        mpfr_mul(du, b, k, MPFR_RNDN);     // u'
+        mpfr_mul(du, b, k, MPFR_RNDN); // u'
         // (1 + tanh u) / 2 = sigmoid(2u) and sech^2 u = 1 / cosh^2 u: no cancellation, even at
         // 256 bits (1 + tanh(-745) is 2e-647)
         mpfr_mul_ui(a, u, 2, MPFR_RNDN);
@@ -154,7 +176,7 @@ static mp_val mp_eval(int f, double xd) {
             mpfr_mul_ui(c, c, 2, MPFR_RNDN);
             mpfr_sqrt(c, c, MPFR_RNDN);
             mpfr_div(b, b, c, MPFR_RNDN);
-            mpfr_mul(b, b, x, MPFR_RNDN);  // x phi(x)
+            mpfr_mul(b, b, x, MPFR_RNDN); // x phi(x)
             mpfr_add(c, a, b, MPFR_RNDN);
             v.f = mpfr_get_d(c, MPFR_RNDN);
             v.mag = mpfr_get_d(a, MPFR_RNDN) + fabs(mpfr_get_d(b, MPFR_RNDN));
@@ -172,8 +194,10 @@ static mp_val mp_eval(int f, double xd) {
                 mpfr_div_d(b, b, beta, MPFR_RNDN);
             }
         } else {
-            if (above) mpfr_set_ui(b, 1, MPFR_RNDN);
-            else mp_sigmoid(b, a);
+            if (above)
+                mpfr_set_ui(b, 1, MPFR_RNDN);
+            else
+                mp_sigmoid(b, a);
         }
         v.f = mpfr_get_d(b, MPFR_RNDN);
         break;
@@ -189,14 +213,30 @@ static mp_val mp_eval(int f, double xd) {
 static double ref_eval(int f, double x, double *mag) {
     double m = 0, r;
     switch (f) {
-    case F_SIG: r = og_ref_act_sigmoid(x); break;
-    case F_TANH: r = og_ref_act_tanh(x); break;
-    case F_SILU: r = og_ref_silu(x); break;
-    case F_DSILU: r = og_ref_silu_grad(x, &m); break;
-    case F_GT: r = og_ref_gelu_tanh(x); break;
-    case F_DGT: r = og_ref_gelu_tanh_grad(x, &m); break;
-    case F_GE: r = og_ref_gelu_erf(x); break;
-    case F_DGE: r = og_ref_gelu_erf_grad(x, &m); break;
+    case F_SIG:
+        r = og_ref_act_sigmoid(x);
+        break;
+    case F_TANH:
+        r = og_ref_act_tanh(x);
+        break;
+    case F_SILU:
+        r = og_ref_silu(x);
+        break;
+    case F_DSILU:
+        r = og_ref_silu_grad(x, &m);
+        break;
+    case F_GT:
+        r = og_ref_gelu_tanh(x);
+        break;
+    case F_DGT:
+        r = og_ref_gelu_tanh_grad(x, &m);
+        break;
+    case F_GE:
+        r = og_ref_gelu_erf(x);
+        break;
+    case F_DGE:
+        r = og_ref_gelu_erf_grad(x, &m);
+        break;
     default:
         r = FNS[f].derivative ? og_ref_softplus_bt_grad(x, FNS[f].beta, FNS[f].threshold)
                               : og_ref_softplus_bt(x, FNS[f].beta, FNS[f].threshold);
@@ -228,9 +268,11 @@ static void make_points(void) {
     for (int i = 0; i < 5000; i++) xs[n++] = (float)(-30.0 + 60.0 * i / 5000);
     for (int i = 0; i < 4000; i++) xs[n++] = (float)test_rng_uniform(&r, -120, 60);
     for (int w = 0; w < 6; w++)
-        for (int i = 0; i < 700; i++) xs[n++] = (float)test_rng_uniform(&r, windows[w][1], windows[w][0]);
+        for (int i = 0; i < 700; i++)
+            xs[n++] = (float)test_rng_uniform(&r, windows[w][1], windows[w][0]);
     for (int t = 0; t < 3; t++)
-        for (int i = 0; i < 700; i++) xs[n++] = (float)test_rng_uniform(&r, tails[t][0], tails[t][1]);
+        for (int i = 0; i < 700; i++)
+            xs[n++] = (float)test_rng_uniform(&r, tails[t][0], tails[t][1]);
     while (n < NPTS) xs[n++] = (float)test_rng_uniform(&r, -2, 2);
 }
 
@@ -248,8 +290,8 @@ static void test_references_match_mpfr(void) {
             g_ref_m[f] = fmax(g_ref_m[f], merr);
             if (m.mag <= 2 * fabs(m.f)) g_ref_ulp[f] = fmax(g_ref_ulp[f], ulps64(r, m.f));
             if (!(merr <= 0x1p12) && bad++ < 3) // 2^-40 M
-                fprintf(stderr, "    %s(%.9g): ref %.17g, mpfr %.17g (%.3g x 2^-52 M)\n", FNS[f].name, x, r,
-                        m.f, merr);
+                fprintf(stderr, "    %s(%.9g): ref %.17g, mpfr %.17g (%.3g x 2^-52 M)\n",
+                        FNS[f].name, x, r, m.f, merr);
         }
         CHECKF(bad == 0, "%s: %ld references further than 2^-40 M from MPFR", FNS[f].name, bad);
     }
@@ -277,14 +319,15 @@ static void test_fp32_kernels_against_mpfr(void) {
                 if (mag <= 2 * fabs(want)) g_k_ulp[f] = fmax(g_k_ulp[f], u);
                 bool ok = err == 0 || err <= c * test_ulp32(want) + c * 0x1p-24 * mag + 0x1p-149;
                 if (!ok && bad++ < 3)
-                    fprintf(stderr, "    %s(%a) g=%g: %a, mpfr %.9g (%.2f ulp, %.2f x 2^-24 M)\n", FNS[f].name,
-                            x[i], gs[gi], out[i], want, u, ratio);
+                    fprintf(stderr, "    %s(%a) g=%g: %a, mpfr %.9g (%.2f ulp, %.2f x 2^-24 M)\n",
+                            FNS[f].name, x[i], gs[gi], out[i], want, u, ratio);
             }
         }
         CHECKF(bad == 0, "%s: %ld fp32 results beyond %g ulp + %g x 2^-24 M", FNS[f].name, bad,
                FNS[f].bound, FNS[f].bound);
-        CHECKF(g_k_ulp[f] <= FNS[f].bound, "%s: %.3f ulp where well conditioned, above the bound %g",
-               FNS[f].name, g_k_ulp[f], FNS[f].bound);
+        CHECKF(g_k_ulp[f] <= FNS[f].bound,
+               "%s: %.3f ulp where well conditioned, above the bound %g", FNS[f].name, g_k_ulp[f],
+               FNS[f].bound);
     }
 }
 

@@ -25,13 +25,13 @@ static mp_mish mp_eval(double xd) {
     mpfr_set_d(x, xd, MPFR_RNDN);
     mpfr_set_ui(one, 1, MPFR_RNDN);
     mpfr_exp(e, x, MPFR_RNDN);
-    mpfr_log1p(sp, e, MPFR_RNDN);          // softplus
+    mpfr_log1p(sp, e, MPFR_RNDN); // softplus
     mpfr_tanh(t, sp, MPFR_RNDN);
     mpfr_mul(y, x, t, MPFR_RNDN);
-    mpfr_add(tmp, one, e, MPFR_RNDN);       // sigmoid = e / (1 + e)
+    mpfr_add(tmp, one, e, MPFR_RNDN); // sigmoid = e / (1 + e)
     mpfr_div(sig, e, tmp, MPFR_RNDN);
     mpfr_sqr(tmp, t, MPFR_RNDN);
-    mpfr_sub(tmp, one, tmp, MPFR_RNDN);     // 1 - t^2
+    mpfr_sub(tmp, one, tmp, MPFR_RNDN); // 1 - t^2
     mpfr_mul(corr, x, sig, MPFR_RNDN);
     mpfr_mul(corr, corr, tmp, MPFR_RNDN);
     mpfr_add(dy, t, corr, MPFR_RNDN);
@@ -56,9 +56,12 @@ static void make_points(void) {
     test_rng r;
     test_rng_seed(&r, 2024);
     for (int i = 0; i < NPTS; i++) {
-        if (i < NPTS / 2) xs[i] = -30.0 + 60.0 * i / (NPTS / 2); // grid over [-30, 30]
-        else if (i < NPTS * 3 / 4) xs[i] = test_rng_uniform(&r, -1.3, -1.1); // around the root
-        else xs[i] = test_rng_uniform(&r, -100, 100);
+        if (i < NPTS / 2)
+            xs[i] = -30.0 + 60.0 * i / (NPTS / 2); // grid over [-30, 30]
+        else if (i < NPTS * 3 / 4)
+            xs[i] = test_rng_uniform(&r, -1.3, -1.1); // around the root
+        else
+            xs[i] = test_rng_uniform(&r, -100, 100);
     }
 }
 
@@ -104,7 +107,8 @@ static void test_fp32_kernels_against_mpfr(void) {
         wm = fmax(wm, fabs(d[i] - m.dy) / (m.mag * 0x1p-24 + 0x1p-149));
     }
     printf("  fp32 kernels vs MPFR-256: mish %.2f ulp, tanhx %.2f ulp, mish' %.2f ulp where "
-           "M <= 4|mish'| (everywhere: <= %.2f x (2^-24 M + 2^-149))\n", wy, wt, wd, wm);
+           "M <= 4|mish'| (everywhere: <= %.2f x (2^-24 M + 2^-149))\n",
+           wy, wt, wd, wm);
     CHECK(wy <= 4);
     CHECK(wt <= 4);
     CHECK(wd <= 4);

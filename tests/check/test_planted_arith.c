@@ -29,9 +29,12 @@ static double get_elem(const void *p, int64_t i, aclDataType dt) {
 }
 
 static void set_elem(void *p, int64_t i, aclDataType dt, double v) {
-    if (dt == ACL_FLOAT16) ((uint16_t *)p)[i] = og_f32_to_f16((float)v);
-    else if (dt == ACL_BF16) ((uint16_t *)p)[i] = og_f32_to_bf16((float)v);
-    else ((float *)p)[i] = (float)v;
+    if (dt == ACL_FLOAT16)
+        ((uint16_t *)p)[i] = og_f32_to_f16((float)v);
+    else if (dt == ACL_BF16)
+        ((uint16_t *)p)[i] = og_f32_to_bf16((float)v);
+    else
+        ((float *)p)[i] = (float)v;
 }
 
 static int64_t numel(const ogc_result *r) {
@@ -102,7 +105,8 @@ static int fas_scale_without_bias(ogc_call *c) {
     for (int64_t j = 0; j < cdim; j++) {
         double s = 0;
         for (int64_t i = 0; i < rows; i++)
-            s += get_elem(c->grad_out->data, i * cdim + j, c->grad_out->dtype) * tensor_elem(c->in[0], i * cdim + j);
+            s += get_elem(c->grad_out->data, i * cdim + j, c->grad_out->dtype) *
+                 tensor_elem(c->in[0], i * cdim + j);
         set_elem(r->data, j, r->dtype, s);
     }
     return 0;
@@ -116,7 +120,8 @@ static int add_no_alpha(ogc_call *c) {
     if (st) return st;
     double alpha = c->op->attrs[0];
     ogc_result *r = &c->results[1];
-    for (int64_t i = 0; i < numel(r); i++) set_elem(r->data, i, r->dtype, get_elem(r->data, i, r->dtype) / alpha);
+    for (int64_t i = 0; i < numel(r); i++)
+        set_elem(r->data, i, r->dtype, get_elem(r->data, i, r->dtype) / alpha);
     return 0;
 }
 
@@ -185,12 +190,12 @@ static int rs_wrong_dim(ogc_call *c) {
 
 typedef struct planted {
     const char *bug;
-    const char *entry;               // the registry entry it breaks
-    int (*forward)(ogc_call *);      // replacement, or NULL
+    const char *entry;          // the registry entry it breaks
+    int (*forward)(ogc_call *); // replacement, or NULL
     int (*backward)(ogc_call *);
     aclDataType dtype;
     const char *layout;
-    const char *expect;              // substring of the diagnosis
+    const char *expect; // substring of the diagnosis
 } planted;
 
 static int caught, planted_total;
@@ -223,7 +228,8 @@ static void test_planted_arith_bugs_are_caught(void) {
          "grad of input 1 ('bias') has shape [5,7], input is [7]: missing reduction over dim 0"},
         {"fused_add_scale: [1] grad_scale not reduced", "fused_add_scale1", NULL,
          fas_scale_unreduced, ACL_FLOAT, "contiguous",
-         "grad of input 2 ('scale') has shape [5,7], input is [1]: missing reduction over dims 0,1"},
+         "grad of input 2 ('scale') has shape [5,7], input is [1]: missing reduction over dims "
+         "0,1"},
         {"fused_add_scale: 2 of 3 gradients", "fused_add_scale", NULL, fas_two_grads, ACL_FLOAT16,
          "contiguous", "backward returned 2 gradients, the op has 3 differentiable inputs"},
         {"fused_add_scale: grad_scale forgets the bias", "fused_add_scale", NULL,
@@ -233,9 +239,10 @@ static void test_planted_arith_bugs_are_caught(void) {
          "gradient of 'other' is off by a constant factor 0.666667"},
         {"mul: factors swapped in grad_self", "mul", NULL, mul_swapped, ACL_BF16, "bcast0",
          "gradient of 'self' differs from the float64 reference"},
-        {"reduce_sum: grad_output not broadcast back", "reduce_sum", NULL, rs_unexpanded,
-         ACL_FLOAT, "contiguous",
-         "grad of input 0 ('self') has shape [5], input is [5,7]: it has the forward output's shape"},
+        {"reduce_sum: grad_output not broadcast back", "reduce_sum", NULL, rs_unexpanded, ACL_FLOAT,
+         "contiguous",
+         "grad of input 0 ('self') has shape [5], input is [5,7]: it has the forward output's "
+         "shape"},
         {"reduce_sum: result depends on the threads", "reduce_sum_all", rs_thread_dependent, NULL,
          ACL_FLOAT, "contiguous", "forward depends on the thread count"},
         {"reduce_sum: accumulates in float16", "reduce_sum_all", rs_accumulates_in_dtype, NULL,
@@ -264,11 +271,14 @@ static void test_fp16_accumulation_needs_long_sums(void) {
 static void test_layouts_that_do_not_apply(void) {
     ogc_options opt = {.mode = OGC_MODE_FAST, .seed = 1};
     ogc_report rep;
-    CHECK_EQ(ogc_check_case(entry("fused_add_scale"), ACL_FLOAT, "scalar", &opt, &rep), OGC_SKIPPED);
+    CHECK_EQ(ogc_check_case(entry("fused_add_scale"), ACL_FLOAT, "scalar", &opt, &rep),
+             OGC_SKIPPED);
     CHECK(strncmp(rep.diagnosis, "layout does not apply", 21) == 0);
-    CHECK_EQ(ogc_check_case(entry("fused_add_scale1"), ACL_FLOAT, "empty", &opt, &rep), OGC_SKIPPED);
+    CHECK_EQ(ogc_check_case(entry("fused_add_scale1"), ACL_FLOAT, "empty", &opt, &rep),
+             OGC_SKIPPED);
     CHECK_EQ(ogc_check_case(entry("fused_add_scale"), ACL_FLOAT, "empty", &opt, &rep), OGC_PASS);
-    CHECK_EQ(ogc_check_case(entry("reduce_sum_outer"), ACL_FLOAT, "large", &opt, &rep), OGC_SKIPPED);
+    CHECK_EQ(ogc_check_case(entry("reduce_sum_outer"), ACL_FLOAT, "large", &opt, &rep),
+             OGC_SKIPPED);
     CHECK_EQ(ogc_check_formula(entry("reduce_sum_outer"), "large", &opt, &rep), OGC_SKIPPED);
     CHECK_EQ(ogc_check_case(entry("reduce_sum"), ACL_BF16, "bcast0", &opt, &rep), OGC_SKIPPED);
     CHECK_EQ(ogc_check_formula(entry("reduce_sum_all"), "rank8", &opt, &rep), OGC_PASS);

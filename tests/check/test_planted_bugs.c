@@ -22,10 +22,14 @@ static double get_elem(const void *p, int64_t i, aclDataType dt) {
 }
 
 static void set_elem(void *p, int64_t i, aclDataType dt, double v) {
-    if (dt == ACL_FLOAT16) ((uint16_t *)p)[i] = og_f32_to_f16((float)v);
-    else if (dt == ACL_BF16) ((uint16_t *)p)[i] = og_f32_to_bf16((float)v);
-    else if (dt == ACL_DOUBLE) ((double *)p)[i] = v;
-    else ((float *)p)[i] = (float)v;
+    if (dt == ACL_FLOAT16)
+        ((uint16_t *)p)[i] = og_f32_to_f16((float)v);
+    else if (dt == ACL_BF16)
+        ((uint16_t *)p)[i] = og_f32_to_bf16((float)v);
+    else if (dt == ACL_DOUBLE)
+        ((double *)p)[i] = v;
+    else
+        ((float *)p)[i] = (float)v;
 }
 
 static int64_t result_numel(const ogc_result *r) {
@@ -65,7 +69,8 @@ static int mul_forward(ogc_call *c) {
     ogc_result *y = &c->results[0];
     for (int64_t i = 0; i < result_numel(y); i++)
         set_elem(y->data, i, y->dtype,
-                 read_bcast(c->in[0], y->dims, y->ndim, i) * read_bcast(c->in[1], y->dims, y->ndim, i));
+                 read_bcast(c->in[0], y->dims, y->ndim, i) *
+                     read_bcast(c->in[1], y->dims, y->ndim, i));
     return 0;
 }
 
@@ -159,7 +164,8 @@ static int scale3_backward_missing_factor(ogc_call *c) {
 static int negate_after(ogc_call *c) {
     int st = mish()->backward(c);
     ogc_result *r = &c->results[0];
-    for (int64_t i = 0; i < result_numel(r); i++) set_elem(r->data, i, r->dtype, -get_elem(r->data, i, r->dtype));
+    for (int64_t i = 0; i < result_numel(r); i++)
+        set_elem(r->data, i, r->dtype, -get_elem(r->data, i, r->dtype));
     return st;
 }
 
@@ -204,7 +210,8 @@ static int backward_fp16_bug(ogc_call *c) {
     ogc_result *r = &c->results[0];
     if (r->dtype == ACL_FLOAT16)
         for (int64_t i = 0; i < result_numel(r); i++)
-            set_elem(r->data, i, r->dtype, og_bf16_to_f32(og_f32_to_bf16((float)get_elem(r->data, i, r->dtype))));
+            set_elem(r->data, i, r->dtype,
+                     og_bf16_to_f32(og_f32_to_bf16((float)get_elem(r->data, i, r->dtype))));
     return st;
 }
 
@@ -257,10 +264,18 @@ static ogc_op broken_mish(int (*fwd)(ogc_call *), int (*bwd)(ogc_call *)) {
 
 static void test_planted_bugs_are_caught(void) {
     ogc_op scale3 = {
-        .name = "scale3", .api = "plain C (test)", .nin = 1, .in = {{"x", true}},
-        .dtypes = 1ull << ACL_FLOAT, .lo = -4, .hi = 4, .fp32_ulps = 2,
-        .ref_forward = scale3_ref_forward, .ref_backward = scale3_ref_backward,
-        .forward = scale3_forward, .backward = scale3_backward_missing_factor,
+        .name = "scale3",
+        .api = "plain C (test)",
+        .nin = 1,
+        .in = {{"x", true}},
+        .dtypes = 1ull << ACL_FLOAT,
+        .lo = -4,
+        .hi = 4,
+        .fp32_ulps = 2,
+        .ref_forward = scale3_ref_forward,
+        .ref_backward = scale3_ref_backward,
+        .forward = scale3_forward,
+        .backward = scale3_backward_missing_factor,
     };
     const planted cases[] = {
         {"sign flip", broken_mish(NULL, negate_after), 0, ACL_FLOAT, "contiguous", "wrong sign"},
@@ -280,7 +295,8 @@ static void test_planted_bugs_are_caught(void) {
         {"off-by-one at a tile boundary", broken_mish(forward_tile_off_by_one, NULL), 0, ACL_FLOAT,
          "large", "only at elements 4095,8191,12287 of 12289, on a 64-element block boundary"},
         {"gradient dtype follows grad_output", broken_mish(NULL, backward_follows_grad_dtype), 0,
-         ACL_FLOAT16, "mixed", "has dtype float32, input is float16: it follows grad_output's dtype"},
+         ACL_FLOAT16, "mixed",
+         "has dtype float32, input is float16: it follows grad_output's dtype"},
         {"wrong only in the fp16 path", broken_mish(NULL, backward_fp16_bug), 0, ACL_FLOAT16,
          "contiguous", "gradient of 'self' differs from the float64 reference"},
     };
@@ -308,9 +324,11 @@ static void test_correct_twins_pass(void) {
         if (!strcmp(layout, "large")) continue; // the plain-C multiply keeps small buffers
         ogc_report rep;
         ogc_status st = ogc_check_case(&mul, ACL_FLOAT, layout, &opt, &rep);
-        CHECKF(st == OGC_PASS || st == OGC_SKIPPED, "mul %s: %s: %s", layout, ogc_status_name(st), rep.diagnosis);
+        CHECKF(st == OGC_PASS || st == OGC_SKIPPED, "mul %s: %s: %s", layout, ogc_status_name(st),
+               rep.diagnosis);
         st = ogc_check_formula(&mul, layout, &opt, &rep);
-        CHECKF(st == OGC_PASS || st == OGC_SKIPPED, "mul formula %s: %s: %s", layout, ogc_status_name(st), rep.diagnosis);
+        CHECKF(st == OGC_PASS || st == OGC_SKIPPED, "mul formula %s: %s: %s", layout,
+               ogc_status_name(st), rep.diagnosis);
     }
 }
 
@@ -324,8 +342,14 @@ static void scale3_wrong_ref_backward(const ogc_op *op, const double *x, const d
 
 static void test_wrong_formula_is_caught(void) {
     ogc_op op = {
-        .name = "scale3", .nin = 1, .in = {{"x", true}}, .dtypes = 1ull << ACL_FLOAT, .lo = -4,
-        .hi = 4, .fp32_ulps = 2, .ref_forward = scale3_ref_forward,
+        .name = "scale3",
+        .nin = 1,
+        .in = {{"x", true}},
+        .dtypes = 1ull << ACL_FLOAT,
+        .lo = -4,
+        .hi = 4,
+        .fp32_ulps = 2,
+        .ref_forward = scale3_ref_forward,
         .ref_backward = scale3_wrong_ref_backward,
     };
     ogc_options opt = {.mode = OGC_MODE_FULL, .seed = 3};
@@ -358,14 +382,23 @@ static int zero_backward(ogc_call *c) {
 
 static void test_degenerate_data_is_mistrusted(void) {
     ogc_op op = {
-        .name = "zero", .nin = 1, .in = {{"x", true}}, .dtypes = 1ull << ACL_FLOAT, .lo = -4,
-        .hi = 4, .fp32_ulps = 2, .ref_forward = zero_ref_forward, .ref_backward = zero_ref_backward,
-        .forward = zero_forward, .backward = zero_backward,
+        .name = "zero",
+        .nin = 1,
+        .in = {{"x", true}},
+        .dtypes = 1ull << ACL_FLOAT,
+        .lo = -4,
+        .hi = 4,
+        .fp32_ulps = 2,
+        .ref_forward = zero_ref_forward,
+        .ref_backward = zero_ref_backward,
+        .forward = zero_forward,
+        .backward = zero_backward,
     };
     ogc_options opt = {.mode = OGC_MODE_FAST, .seed = 3};
     ogc_report rep;
     CHECK_EQ(ogc_check_case(&op, ACL_FLOAT, "contiguous", &opt, &rep), OGC_MISTRUSTED);
-    CHECK(strstr(rep.diagnosis, "mostly zero") != NULL || strstr(rep.diagnosis, "never exercised") != NULL);
+    CHECK(strstr(rep.diagnosis, "mostly zero") != NULL ||
+          strstr(rep.diagnosis, "never exercised") != NULL);
 }
 
 int main(void) {

@@ -39,7 +39,8 @@ void *test_dev_alloc(size_t bytes) {
     return p;
 }
 
-void test_fill(void *buf, int64_t off, int64_t n, aclDataType dt, test_rng *r, double lo, double hi) {
+void test_fill(void *buf, int64_t off, int64_t n, aclDataType dt, test_rng *r, double lo,
+               double hi) {
     for (int64_t i = 0; i < n; i++) test_store(buf, off + i, dt, test_rng_uniform(r, lo, hi));
 }
 
@@ -52,19 +53,30 @@ double test_ulp32(double v) {
 }
 
 // The checker's typed access (check/compare.c), under the names the tests use.
-void test_store(void *base, int64_t index, aclDataType dt, double v) { ogc_store(base, index, dt, v); }
+void test_store(void *base, int64_t index, aclDataType dt, double v) {
+    ogc_store(base, index, dt, v);
+}
 
-double test_load(const void *base, int64_t index, aclDataType dt) { return ogc_load(base, index, dt); }
+double test_load(const void *base, int64_t index, aclDataType dt) {
+    return ogc_load(base, index, dt);
+}
 
 // Rounding a double straight to fp16/bf16 (not via float) avoids double rounding.
 double test_round_to(aclDataType dt, double v) {
     if (isnan(v) || isinf(v) || v == 0) return dt == ACL_DOUBLE ? v : (double)(float)v;
     int mant_bits, min_exp, max_exp;
     switch (dt) {
-    case ACL_FLOAT16: mant_bits = 10, min_exp = -14, max_exp = 15; break;
-    case ACL_BF16: mant_bits = 7, min_exp = -126, max_exp = 127; break;
-    case ACL_DOUBLE: return v;
-    default: mant_bits = 23, min_exp = -126, max_exp = 127; break;
+    case ACL_FLOAT16:
+        mant_bits = 10, min_exp = -14, max_exp = 15;
+        break;
+    case ACL_BF16:
+        mant_bits = 7, min_exp = -126, max_exp = 127;
+        break;
+    case ACL_DOUBLE:
+        return v;
+    default:
+        mant_bits = 23, min_exp = -126, max_exp = 127;
+        break;
     }
     int e;
     frexp(v, &e); // v = m 2^e, 0.5 <= |m| < 1
@@ -86,9 +98,15 @@ double test_ulp_error(aclDataType dt, double got, double ref) {
     if (isinf(got) || isinf(ref)) return got == ref ? 0.0 : INFINITY;
     int mant_bits, min_exp;
     switch (dt) {
-    case ACL_FLOAT16: mant_bits = 10, min_exp = -14; break;
-    case ACL_BF16: mant_bits = 7, min_exp = -126; break;
-    default: mant_bits = 23, min_exp = -126; break;
+    case ACL_FLOAT16:
+        mant_bits = 10, min_exp = -14;
+        break;
+    case ACL_BF16:
+        mant_bits = 7, min_exp = -126;
+        break;
+    default:
+        mant_bits = 23, min_exp = -126;
+        break;
     }
     int e;
     frexp(ref, &e);

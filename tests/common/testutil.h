@@ -41,15 +41,15 @@ double test_ulp32(double v);
 
 /// Phase 1 then phase 2 (NULL stream, fresh workspace), strictly in that order: `phase1` is an
 /// expression using &ws_ and &ex_ (an argument list would leave the order unspecified).
-#define OP_RUN(status, phase1, phase2)                                                         \
-    do {                                                                                       \
-        uint64_t ws_ = 0;                                                                      \
-        aclOpExecutor *ex_ = NULL;                                                             \
-        aclnnStatus p1_ = (phase1);                                                            \
-        (status) = test_run(p1_, ws_, ex_, (phase2), NULL);                                    \
-        if ((status) != ACLNN_SUCCESS)                                                         \
-            fprintf(stderr, "    %s: status %d: %s\n", #phase2, (int)(status),                \
-                    aclGetRecentErrMsg());                                                     \
+#define OP_RUN(status, phase1, phase2)                                                             \
+    do {                                                                                           \
+        uint64_t ws_ = 0;                                                                          \
+        aclOpExecutor *ex_ = NULL;                                                                 \
+        aclnnStatus p1_ = (phase1);                                                                \
+        (status) = test_run(p1_, ws_, ex_, (phase2), NULL);                                        \
+        if ((status) != ACLNN_SUCCESS)                                                             \
+            fprintf(stderr, "    %s: status %d: %s\n", #phase2, (int)(status),                     \
+                    aclGetRecentErrMsg());                                                         \
     } while (0)
 
 /// A buffer of n elements of `elem` bytes with 64 elements of a sentinel pattern (a signalling
@@ -67,7 +67,8 @@ void gbuf_free(gbuf *b);
 /// aclrtMalloc'ed, zeroed memory (at least 1 byte); aborts when the allocation fails.
 void *test_dev_alloc(size_t bytes);
 /// buf[off + i] = uniform(lo, hi) for i in [0, n), stored as dtype dt.
-void test_fill(void *buf, int64_t off, int64_t n, aclDataType dt, test_rng *r, double lo, double hi);
+void test_fill(void *buf, int64_t off, int64_t n, aclDataType dt, test_rng *r, double lo,
+               double hi);
 
 /// Contiguous tensor over `data` (not owned).
 aclTensor *test_tensor(const int64_t *dims, int ndim, aclDataType dt, void *data);

@@ -63,8 +63,21 @@ static const char *isa_name(int isa) { return opgrad_isa_name((opgrad_isa)isa); 
 // The kernels under test
 
 enum {
-    K_SIG_F, K_SIG_B, K_TANH_F, K_TANH_B, K_SILU_F, K_SILU_B, K_GT_F, K_GT_B, K_GE_F, K_GE_B,
-    K_SP_F, K_SP_B, K_SPO_F, K_SPO_B, K_COUNT
+    K_SIG_F,
+    K_SIG_B,
+    K_TANH_F,
+    K_TANH_B,
+    K_SILU_F,
+    K_SILU_B,
+    K_GT_F,
+    K_GT_B,
+    K_GE_F,
+    K_GE_B,
+    K_SP_F,
+    K_SP_B,
+    K_SPO_F,
+    K_SPO_B,
+    K_COUNT
 };
 
 static const og_softplus_params SP_DEFAULT = {1.0f, 20.0f}; // PyTorch's defaults
@@ -73,12 +86,12 @@ static const og_softplus_params SP_ODD = {0.7f, 12.0f};     // beta not a power 
 typedef struct kinfo {
     const char *name;
     const og_ew_compute_fn *table;
-    int nin;                          // 1: forward (x); 2: backward (g, x) or (g, y)
-    bool from_output;                 // backward whose second input is the forward's output
+    int nin;          // 1: forward (x); 2: backward (g, x) or (g, y)
+    bool from_output; // backward whose second input is the forward's output
     const og_softplus_params *params;
-    double bound;                     // c of the checker's rule (the registry's fp32_ulps), and
-                                      // the max ulp allowed where M <= 2 |f|
-    int fwd;                          // the forward kernel of a backward (to make y), or -1
+    double bound; // c of the checker's rule (the registry's fp32_ulps), and
+                  // the max ulp allowed where M <= 2 |f|
+    int fwd;      // the forward kernel of a backward (to make y), or -1
 } kinfo;
 
 static const kinfo KERNELS[K_COUNT] = {
@@ -108,28 +121,52 @@ static double ref_eval(int k, double g, double x, double *mag) {
     double m = 0, r;
     const og_softplus_params *p = KERNELS[k].params;
     switch (k) {
-    case K_SIG_F: r = og_ref_act_sigmoid(x); break;
-    case K_SIG_B: r = isinf(x) ? g * -INFINITY : g * og_ref_act_sigmoid_grad_from_output(x); break;
-    case K_TANH_F: r = og_ref_act_tanh(x); break;
-    case K_TANH_B: r = g * og_ref_act_tanh_grad_from_output(x); break;
-    case K_SILU_F: r = og_ref_silu(x); break;
-    case K_SILU_B: r = g * og_ref_silu_grad(x, &m), m *= fabs(g); break;
-    case K_GT_F: r = og_ref_gelu_tanh(x); break;
-    case K_GT_B: r = g * og_ref_gelu_tanh_grad(x, &m), m *= fabs(g); break;
-    case K_GE_F: r = og_ref_gelu_erf(x); break;
-    case K_GE_B: r = g * og_ref_gelu_erf_grad(x, &m), m *= fabs(g); break;
+    case K_SIG_F:
+        r = og_ref_act_sigmoid(x);
+        break;
+    case K_SIG_B:
+        r = isinf(x) ? g * -INFINITY : g * og_ref_act_sigmoid_grad_from_output(x);
+        break;
+    case K_TANH_F:
+        r = og_ref_act_tanh(x);
+        break;
+    case K_TANH_B:
+        r = g * og_ref_act_tanh_grad_from_output(x);
+        break;
+    case K_SILU_F:
+        r = og_ref_silu(x);
+        break;
+    case K_SILU_B:
+        r = g * og_ref_silu_grad(x, &m), m *= fabs(g);
+        break;
+    case K_GT_F:
+        r = og_ref_gelu_tanh(x);
+        break;
+    case K_GT_B:
+        r = g * og_ref_gelu_tanh_grad(x, &m), m *= fabs(g);
+        break;
+    case K_GE_F:
+        r = og_ref_gelu_erf(x);
+        break;
+    case K_GE_B:
+        r = g * og_ref_gelu_erf_grad(x, &m), m *= fabs(g);
+        break;
     case K_SP_F:
-    case K_SPO_F: r = og_ref_softplus_bt(x, p->beta, p->threshold); break;
-    default: r = g * og_ref_softplus_bt_grad(x, p->beta, p->threshold); break;
+    case K_SPO_F:
+        r = og_ref_softplus_bt(x, p->beta, p->threshold);
+        break;
+    default:
+        r = g * og_ref_softplus_bt_grad(x, p->beta, p->threshold);
+        break;
     }
     *mag = isfinite(m) && m > fabs(r) ? m : fabs(r);
     return r;
 }
 
 typedef struct verdict {
-    double ulp;     // fp32 ulps at the reference
-    double mrel;    // |err| / (2^-24 M + 2^-149)
-    bool cond;      // M <= 2 |ref|: the ulp figure is meaningful
+    double ulp;  // fp32 ulps at the reference
+    double mrel; // |err| / (2^-24 M + 2^-149)
+    bool cond;   // M <= 2 |ref|: the ulp figure is meaningful
     bool ok;
 } verdict;
 
@@ -163,13 +200,15 @@ static verdict judge(int k, double g, double x, float got) {
 static int64_t engine_tile(int nin, aclDataType dt) {
     static char dummy[64];
     int64_t dims[1] = {1 << 20};
-    og_ew_op op = {.op = "probe", .kernels = og_silu_fwd_kernels, .nin = nin, .nout = 1,
-                   .compute_dtype = dt};
+    og_ew_op op = {
+        .op = "probe", .kernels = og_silu_fwd_kernels, .nin = nin, .nout = 1, .compute_dtype = dt};
     aclTensor *ts[3];
     for (int k = 0; k < nin + 1; k++) {
         ts[k] = test_tensor(dims, 1, dt, dummy);
-        if (k < nin) op.in[k] = ts[k];
-        else op.out[0] = ts[k];
+        if (k < nin)
+            op.in[k] = ts[k];
+        else
+            op.out[0] = ts[k];
     }
     og_ew_plan plan;
     og_ew_make_plan(&op, 1, 0, &plan);
@@ -184,8 +223,8 @@ static int size_list(size_t *sizes, int cap) {
     for (int d = 0; d < 2; d++)
         for (int nin = 1; nin <= 2; nin++) {
             int64_t t = engine_tile(nin, dts[d]);
-            int64_t around[] = {t - 17, t - 16, t - 1, t, t + 1, t + 15, t + 16, t + 17,
-                                2 * t - 1, 2 * t, 2 * t + 1, 3 * t + 7};
+            int64_t around[] = {t - 17, t - 16, t - 1,     t,     t + 1,     t + 15,
+                                t + 16, t + 17, 2 * t - 1, 2 * t, 2 * t + 1, 3 * t + 7};
             for (size_t a = 0; a < sizeof around / sizeof *around; a++) {
                 bool dup = false;
                 for (int j = 0; j < n; j++) dup |= sizes[j] == (size_t)around[a];
@@ -198,11 +237,11 @@ static int size_list(size_t *sizes, int cap) {
 // ---------------------------------------------------------------------------------------------
 // Inputs
 
-static const float SPECIALS[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1e-40f, -1e-40f,
-                                 0x1p-149f, -0x1p-149f, FLT_MAX, -FLT_MAX, FLT_MIN, -FLT_MIN,
-                                 -0.7518f, -1.2785f, 0.625f, -0.625f, 0.62499994f, -87.3f,
-                                 -88.7f, -103.9f, -104.0f, -150.0f, 88.8f, 20.0f, -20.0f,
-                                 -10.5f, -13.5f, -14.3f, 9.01f, 16.7f, 1.0f, -1.0f, 28.6f, 17.2f};
+static const float SPECIALS[] = {
+    0.0f,        -0.0f,   INFINITY, -INFINITY, NAN,      -NAN,     1e-40f,   -1e-40f, 0x1p-149f,
+    -0x1p-149f,  FLT_MAX, -FLT_MAX, FLT_MIN,   -FLT_MIN, -0.7518f, -1.2785f, 0.625f,  -0.625f,
+    0.62499994f, -87.3f,  -88.7f,   -103.9f,   -104.0f,  -150.0f,  88.8f,    20.0f,   -20.0f,
+    -10.5f,      -13.5f,  -14.3f,   9.01f,     16.7f,    1.0f,     -1.0f,    28.6f,   17.2f};
 enum { NSPECIALS = sizeof SPECIALS / sizeof SPECIALS[0] };
 
 // x: specials, random bit patterns, uniform in [-20, 20]; g in [-4, 4]; for a backward from
@@ -214,9 +253,15 @@ static void fill_inputs(int k, size_t n, float *g, float *x, uint64_t seed) {
     for (size_t i = 0; i < n; i++) {
         uint64_t u = test_rng_next(&r);
         switch (u % 4) {
-        case 0: x[i] = SPECIALS[(u >> 8) % NSPECIALS]; break;
-        case 1: x[i] = test_u2f((uint32_t)(u >> 32)); break;
-        default: x[i] = (float)test_rng_uniform(&r, -20, 20); break;
+        case 0:
+            x[i] = SPECIALS[(u >> 8) % NSPECIALS];
+            break;
+        case 1:
+            x[i] = test_u2f((uint32_t)(u >> 32));
+            break;
+        default:
+            x[i] = (float)test_rng_uniform(&r, -20, 20);
+            break;
         }
         if (g) g[i] = (float)test_rng_uniform(&r, -4, 4);
     }
@@ -266,10 +311,12 @@ static void test_kernel_tables(void) {
     };
     for (int k = 0; k < K_COUNT; k++)
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
-            CHECKF(KERNELS[k].table[isa] == expect[k][isa], "%s table entry %d", KERNELS[k].name, isa);
+            CHECKF(KERNELS[k].table[isa] == expect[k][isa], "%s table entry %d", KERNELS[k].name,
+                   isa);
     printf("  cpu isa: %s\n", isa_name(opgrad_cpu_isa()));
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
-        if (!test_isa_available(isa)) printf("  note: ISA %s not supported by this CPU, skipped\n", isa_name(isa));
+        if (!test_isa_available(isa))
+            printf("  note: ISA %s not supported by this CPU, skipped\n", isa_name(isa));
 }
 
 static void test_kernel_sizes(void) {
@@ -300,10 +347,11 @@ static void test_kernel_sizes(void) {
                 gbuf out = gbuf_new(n, 4);
                 float *oo[1] = {out.data};
                 run_kernel(k, isa, n, tin, oo);
-                CHECKF(gbuf_guards_ok(&out), "%s/%s n=%zu wrote outside its output", KERNELS[k].name,
-                       isa_name(isa), n);
-                CHECKF(memcmp(out.data, ref, n * 4) == 0, "%s/%s n=%zu differs from the scalar build",
+                CHECKF(gbuf_guards_ok(&out), "%s/%s n=%zu wrote outside its output",
                        KERNELS[k].name, isa_name(isa), n);
+                CHECKF(memcmp(out.data, ref, n * 4) == 0,
+                       "%s/%s n=%zu differs from the scalar build", KERNELS[k].name, isa_name(isa),
+                       n);
                 for (int j = 0; j < nin; j++)
                     CHECKF(memcmp(tight[j], src[j], n * 4) == 0, "%s/%s n=%zu modified input %d",
                            KERNELS[k].name, isa_name(isa), n, j);
@@ -357,64 +405,111 @@ static void test_kernel_inplace(void) {
 static float run1(int k, int isa, float g, float x) {
     float ig[1] = {g}, ix[1] = {x}, o[1];
     const float *in[2];
-    if (KERNELS[k].nin == 1) in[0] = ix;
-    else in[0] = ig, in[1] = ix;
+    if (KERNELS[k].nin == 1)
+        in[0] = ix;
+    else
+        in[0] = ig, in[1] = ix;
     float *out[1] = {o};
     run_kernel(k, isa, 1, in, out);
     return o[0];
 }
 
-static bool same_bits(float a, float b) { return (isnan(a) && isnan(b)) || test_f2u(a) == test_f2u(b); }
+static bool same_bits(float a, float b) {
+    return (isnan(a) && isnan(b)) || test_f2u(a) == test_f2u(b);
+}
 
 static void test_special_values(void) {
-    typedef struct { int k; float g, x, want; bool any_zero_sign; } expect_t;
+    typedef struct {
+        int k;
+        float g, x, want;
+        bool any_zero_sign;
+    } expect_t;
     const float ln2 = 0.69314718f;
     const expect_t cases[] = {
         // forward limits and signed zeros
-        {K_SIG_F, 0, INFINITY, 1.0f, false}, {K_SIG_F, 0, -INFINITY, 0.0f, false},
-        {K_SIG_F, 0, 0.0f, 0.5f, false}, {K_SIG_F, 0, -0.0f, 0.5f, false},
-        {K_SIG_F, 0, 200.0f, 1.0f, false}, {K_SIG_F, 0, -200.0f, 0.0f, false},
-        {K_TANH_F, 0, INFINITY, 1.0f, false}, {K_TANH_F, 0, -INFINITY, -1.0f, false},
-        {K_TANH_F, 0, 0.0f, 0.0f, false}, {K_TANH_F, 0, -0.0f, -0.0f, false},
-        {K_TANH_F, 0, 0x1p-149f, 0x1p-149f, false}, {K_TANH_F, 0, -1e-40f, -1e-40f, false},
-        {K_TANH_F, 0, 1e-30f, 1e-30f, false}, {K_TANH_F, 0, 10.0f, 1.0f, false},
-        {K_SILU_F, 0, INFINITY, INFINITY, false}, {K_SILU_F, 0, -INFINITY, -0.0f, false},
-        {K_SILU_F, 0, 0.0f, 0.0f, false}, {K_SILU_F, 0, -0.0f, -0.0f, false},
-        {K_SILU_F, 0, FLT_MAX, FLT_MAX, false}, {K_SILU_F, 0, -FLT_MAX, -0.0f, false},
-        {K_GT_F, 0, INFINITY, INFINITY, false}, {K_GT_F, 0, -INFINITY, -0.0f, false},
-        {K_GT_F, 0, 0.0f, 0.0f, false}, {K_GT_F, 0, -0.0f, -0.0f, false},
-        {K_GT_F, 0, FLT_MAX, FLT_MAX, false}, {K_GT_F, 0, -FLT_MAX, -0.0f, false},
-        {K_GE_F, 0, INFINITY, INFINITY, false}, {K_GE_F, 0, -INFINITY, -0.0f, false},
-        {K_GE_F, 0, 0.0f, 0.0f, false}, {K_GE_F, 0, -0.0f, -0.0f, false},
-        {K_GE_F, 0, FLT_MAX, FLT_MAX, false}, {K_GE_F, 0, -FLT_MAX, -0.0f, false},
-        {K_SP_F, 0, INFINITY, INFINITY, false}, {K_SP_F, 0, -INFINITY, 0.0f, false},
-        {K_SP_F, 0, 0.0f, ln2, false}, {K_SP_F, 0, 25.0f, 25.0f, false},
-        {K_SPO_F, 0, INFINITY, INFINITY, false}, {K_SPO_F, 0, -INFINITY, 0.0f, false},
+        {K_SIG_F, 0, INFINITY, 1.0f, false},
+        {K_SIG_F, 0, -INFINITY, 0.0f, false},
+        {K_SIG_F, 0, 0.0f, 0.5f, false},
+        {K_SIG_F, 0, -0.0f, 0.5f, false},
+        {K_SIG_F, 0, 200.0f, 1.0f, false},
+        {K_SIG_F, 0, -200.0f, 0.0f, false},
+        {K_TANH_F, 0, INFINITY, 1.0f, false},
+        {K_TANH_F, 0, -INFINITY, -1.0f, false},
+        {K_TANH_F, 0, 0.0f, 0.0f, false},
+        {K_TANH_F, 0, -0.0f, -0.0f, false},
+        {K_TANH_F, 0, 0x1p-149f, 0x1p-149f, false},
+        {K_TANH_F, 0, -1e-40f, -1e-40f, false},
+        {K_TANH_F, 0, 1e-30f, 1e-30f, false},
+        {K_TANH_F, 0, 10.0f, 1.0f, false},
+        {K_SILU_F, 0, INFINITY, INFINITY, false},
+        {K_SILU_F, 0, -INFINITY, -0.0f, false},
+        {K_SILU_F, 0, 0.0f, 0.0f, false},
+        {K_SILU_F, 0, -0.0f, -0.0f, false},
+        {K_SILU_F, 0, FLT_MAX, FLT_MAX, false},
+        {K_SILU_F, 0, -FLT_MAX, -0.0f, false},
+        {K_GT_F, 0, INFINITY, INFINITY, false},
+        {K_GT_F, 0, -INFINITY, -0.0f, false},
+        {K_GT_F, 0, 0.0f, 0.0f, false},
+        {K_GT_F, 0, -0.0f, -0.0f, false},
+        {K_GT_F, 0, FLT_MAX, FLT_MAX, false},
+        {K_GT_F, 0, -FLT_MAX, -0.0f, false},
+        {K_GE_F, 0, INFINITY, INFINITY, false},
+        {K_GE_F, 0, -INFINITY, -0.0f, false},
+        {K_GE_F, 0, 0.0f, 0.0f, false},
+        {K_GE_F, 0, -0.0f, -0.0f, false},
+        {K_GE_F, 0, FLT_MAX, FLT_MAX, false},
+        {K_GE_F, 0, -FLT_MAX, -0.0f, false},
+        {K_SP_F, 0, INFINITY, INFINITY, false},
+        {K_SP_F, 0, -INFINITY, 0.0f, false},
+        {K_SP_F, 0, 0.0f, ln2, false},
+        {K_SP_F, 0, 25.0f, 25.0f, false},
+        {K_SPO_F, 0, INFINITY, INFINITY, false},
+        {K_SPO_F, 0, -INFINITY, 0.0f, false},
         {K_SPO_F, 0, -FLT_MAX, 0.0f, false},
         // backward limits
-        {K_SILU_B, 1.5f, INFINITY, 1.5f, false}, {K_SILU_B, 1.5f, -INFINITY, 0.0f, true},
-        {K_SILU_B, 2.0f, 0.0f, 1.0f, false}, {K_SILU_B, 1.5f, FLT_MAX, 1.5f, false},
-        {K_GT_B, 1.5f, INFINITY, 1.5f, false}, {K_GT_B, 1.5f, -INFINITY, 0.0f, true},
-        {K_GT_B, 2.0f, 0.0f, 1.0f, false}, {K_GT_B, -3.0f, -FLT_MAX, 0.0f, true},
-        {K_GE_B, 1.5f, INFINITY, 1.5f, false}, {K_GE_B, 1.5f, -INFINITY, 0.0f, true},
-        {K_GE_B, 2.0f, 0.0f, 1.0f, false}, {K_GE_B, -3.0f, -FLT_MAX, 0.0f, true},
-        {K_SP_B, 1.5f, INFINITY, 1.5f, false}, {K_SP_B, 1.5f, -INFINITY, 0.0f, true},
-        {K_SP_B, 2.0f, 0.0f, 1.0f, false}, {K_SP_B, 1.5f, 25.0f, 1.5f, false},
-        {K_SPO_B, 1.5f, INFINITY, 1.5f, false}, {K_SPO_B, 1.5f, -INFINITY, 0.0f, true},
-        {K_SIG_B, 3.0f, 0.0f, 0.0f, true}, {K_SIG_B, 3.0f, 1.0f, 0.0f, true},
-        {K_SIG_B, 3.0f, 0.5f, 0.75f, false}, {K_SIG_B, 3.0f, INFINITY, -INFINITY, false},
-        {K_TANH_B, 3.0f, 1.0f, 0.0f, true}, {K_TANH_B, 3.0f, -1.0f, 0.0f, true},
-        {K_TANH_B, 3.0f, 0.0f, 3.0f, false}, {K_TANH_B, 3.0f, INFINITY, -INFINITY, false},
+        {K_SILU_B, 1.5f, INFINITY, 1.5f, false},
+        {K_SILU_B, 1.5f, -INFINITY, 0.0f, true},
+        {K_SILU_B, 2.0f, 0.0f, 1.0f, false},
+        {K_SILU_B, 1.5f, FLT_MAX, 1.5f, false},
+        {K_GT_B, 1.5f, INFINITY, 1.5f, false},
+        {K_GT_B, 1.5f, -INFINITY, 0.0f, true},
+        {K_GT_B, 2.0f, 0.0f, 1.0f, false},
+        {K_GT_B, -3.0f, -FLT_MAX, 0.0f, true},
+        {K_GE_B, 1.5f, INFINITY, 1.5f, false},
+        {K_GE_B, 1.5f, -INFINITY, 0.0f, true},
+        {K_GE_B, 2.0f, 0.0f, 1.0f, false},
+        {K_GE_B, -3.0f, -FLT_MAX, 0.0f, true},
+        {K_SP_B, 1.5f, INFINITY, 1.5f, false},
+        {K_SP_B, 1.5f, -INFINITY, 0.0f, true},
+        {K_SP_B, 2.0f, 0.0f, 1.0f, false},
+        {K_SP_B, 1.5f, 25.0f, 1.5f, false},
+        {K_SPO_B, 1.5f, INFINITY, 1.5f, false},
+        {K_SPO_B, 1.5f, -INFINITY, 0.0f, true},
+        {K_SIG_B, 3.0f, 0.0f, 0.0f, true},
+        {K_SIG_B, 3.0f, 1.0f, 0.0f, true},
+        {K_SIG_B, 3.0f, 0.5f, 0.75f, false},
+        {K_SIG_B, 3.0f, INFINITY, -INFINITY, false},
+        {K_TANH_B, 3.0f, 1.0f, 0.0f, true},
+        {K_TANH_B, 3.0f, -1.0f, 0.0f, true},
+        {K_TANH_B, 3.0f, 0.0f, 3.0f, false},
+        {K_TANH_B, 3.0f, INFINITY, -INFINITY, false},
         // gradOutput +-inf and -0 through the fast paths: the sign and infinity of the product
-        {K_SILU_B, INFINITY, -1.0f, INFINITY, false}, {K_SILU_B, -INFINITY, -0.3f, -INFINITY, false},
-        {K_SILU_B, -0.0f, -1.0f, -0.0f, false}, {K_SILU_B, -0.0f, -3.0f, 0.0f, false},
+        {K_SILU_B, INFINITY, -1.0f, INFINITY, false},
+        {K_SILU_B, -INFINITY, -0.3f, -INFINITY, false},
+        {K_SILU_B, -0.0f, -1.0f, -0.0f, false},
+        {K_SILU_B, -0.0f, -3.0f, 0.0f, false},
         {K_SILU_B, -0.0f, 2.0f, -0.0f, false},
-        {K_SP_B, INFINITY, -1.0f, INFINITY, false}, {K_SP_B, -INFINITY, -3.0f, -INFINITY, false},
-        {K_SP_B, -0.0f, -1.0f, -0.0f, false}, {K_SP_B, -0.0f, 2.0f, -0.0f, false},
-        {K_SPO_B, INFINITY, -10.0f, INFINITY, false}, {K_SPO_B, -0.0f, -0.3f, -0.0f, false},
+        {K_SP_B, INFINITY, -1.0f, INFINITY, false},
+        {K_SP_B, -INFINITY, -3.0f, -INFINITY, false},
+        {K_SP_B, -0.0f, -1.0f, -0.0f, false},
+        {K_SP_B, -0.0f, 2.0f, -0.0f, false},
+        {K_SPO_B, INFINITY, -10.0f, INFINITY, false},
+        {K_SPO_B, -0.0f, -0.3f, -0.0f, false},
         // huge gradOutput where the derivative is exactly 0 or 1 in the limit
-        {K_SILU_B, FLT_MAX, -INFINITY, 0.0f, true}, {K_GE_B, FLT_MAX, -INFINITY, 0.0f, true},
-        {K_SILU_B, FLT_MAX, INFINITY, FLT_MAX, false}, {K_SP_B, FLT_MAX, -INFINITY, 0.0f, true},
+        {K_SILU_B, FLT_MAX, -INFINITY, 0.0f, true},
+        {K_GE_B, FLT_MAX, -INFINITY, 0.0f, true},
+        {K_SILU_B, FLT_MAX, INFINITY, FLT_MAX, false},
+        {K_SP_B, FLT_MAX, -INFINITY, 0.0f, true},
     };
     long bad = 0;
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
@@ -433,7 +528,8 @@ static void test_special_values(void) {
             for (int q = 0; q < 2; q++) {
                 bool ok = isnan(run1(k, isa, 1.0f, nans[q]));
                 if (KERNELS[k].nin == 2) ok &= isnan(run1(k, isa, nans[q], 0.5f));
-                if (!ok && bad++ < 12) fprintf(stderr, "    %s %s: NaN lost\n", isa_name(isa), KERNELS[k].name);
+                if (!ok && bad++ < 12)
+                    fprintf(stderr, "    %s %s: NaN lost\n", isa_name(isa), KERNELS[k].name);
             }
         // accuracy (the checker's rule) at every special value, several g
         static const float gs[] = {1.0f, -0.75f, 3.5f, 0x1p-10f};
@@ -454,13 +550,13 @@ static void test_special_values(void) {
 // Where the derivative is far below the normal range (x e^x, e^(-x^2/2), sigmoid(beta x) tails),
 // g * f'(x) may still be a normal float for a large g: the product must be accurate.
 static void test_large_grad_tiny_derivative(void) {
-    static const float xs[] = {-9.0f, -10.5f, -11.0f, -12.0f, -13.0f, -14.0f, -14.5f, -15.0f,
-                               -16.0f, -18.0f, -19.5f, -60.0f, -87.0f, -88.0f, -90.0f, -95.0f,
-                               -100.0f, -103.9f, -104.5f, -120.0f, -150.0f, -159.0f, -161.0f,
-                               -165.0f, -180.0f, -199.0f, -201.0f};
+    static const float xs[] = {-9.0f,   -10.5f,  -11.0f,  -12.0f,  -13.0f,  -14.0f,  -14.5f,
+                               -15.0f,  -16.0f,  -18.0f,  -19.5f,  -60.0f,  -87.0f,  -88.0f,
+                               -90.0f,  -95.0f,  -100.0f, -103.9f, -104.5f, -120.0f, -150.0f,
+                               -159.0f, -161.0f, -165.0f, -180.0f, -199.0f, -201.0f};
     static const float gs[] = {0x1p20f, 1e30f, -1e30f, 0x1p100f, FLT_MAX};
-    static const int ks[] = {K_SILU_B, K_GT_B, K_GE_B, K_SP_B, K_SPO_B, K_SIG_F, K_SILU_F,
-                             K_GT_F, K_GE_F, K_SP_F, K_SPO_F};
+    static const int ks[] = {K_SILU_B, K_GT_B, K_GE_B, K_SP_B, K_SPO_B, K_SIG_F,
+                             K_SILU_F, K_GT_F, K_GE_F, K_SP_F, K_SPO_F};
     long bad = 0;
     double worst = 0;
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
@@ -478,7 +574,8 @@ static void test_large_grad_tiny_derivative(void) {
                                 KERNELS[k].name, g, x, got, v.ulp);
                 }
     }
-    printf("  max ulp of g f'(x) (and f(x)) in the deep negative tails, g up to FLT_MAX: %.3f\n", worst);
+    printf("  max ulp of g f'(x) (and f(x)) in the deep negative tails, g up to FLT_MAX: %.3f\n",
+           worst);
     CHECKF(bad == 0, "%ld violations", bad);
 }
 
@@ -524,7 +621,8 @@ static void fp32_chunk(int k, size_t n, const float *g, const float *x, bool api
             if (test_f2u(out[isa][i]) != test_f2u(out[0][i]) && s->mismatch++ < 3)
                 fprintf(stderr, "    %s %s differs from scalar at x=%a g=%a\n", KERNELS[k].name,
                         isa_name(isa), x[i], gv);
-            if (v.cond && v.ulp > s->ulp && isfinite(v.ulp)) s->ulp = v.ulp, s->worst_x = x[i], s->worst_g = gv;
+            if (v.cond && v.ulp > s->ulp && isfinite(v.ulp))
+                s->ulp = v.ulp, s->worst_x = x[i], s->worst_g = gv;
             if (v.mrel > s->mrel && isfinite(v.mrel)) s->mrel = v.mrel, s->mrel_x = x[i];
             if (!v.ok && s->viol++ < 5 && isa == 0)
                 fprintf(stderr, "    %s x=%a g=%a: got %a (%.2f ulp, %.2f x 2^-24 M)\n",
@@ -542,8 +640,8 @@ static void test_fp32_sample(void) {
     uint32_t step = quick ? 64 : 1;
     // windows of consecutive fp32 values: the roots of gelu' (-0.7518) and silu' (-1.2785), the
     // tanh switch (0.625), the cancellation side of the gelu_erf tail (-0.55 .. -0.45)
-    static const float windows[][2] = {{-0.74f, -0.765f}, {-1.27f, -1.29f}, {0.62f, 0.63f},
-                                       {-0.45f, -0.55f}};
+    static const float windows[][2] = {
+        {-0.74f, -0.765f}, {-1.27f, -1.29f}, {0.62f, 0.63f}, {-0.45f, -0.55f}};
     enum { NWIN = sizeof windows / sizeof windows[0] };
     static const float gset[] = {1.0f, -0.75f, 3.5f, 0x1p-10f};
     const size_t CH = 1 << 16;
@@ -557,16 +655,25 @@ static void test_fp32_sample(void) {
         total = 0;
         for (int phase = 0; phase < 3 + NWIN; phase++) {
             bool win = phase >= 2 && phase < 2 + NWIN, last = phase == 2 + NWIN;
-            uint32_t wlo = win ? test_f2u(windows[phase - 2][0]) : 0, whi = win ? test_f2u(windows[phase - 2][1]) : 0;
-            size_t count = phase == 0 ? n_rand : phase == 1 ? n_grid : win ? (whi - wlo) / step + 1 : NSPECIALS;
+            uint32_t wlo = win ? test_f2u(windows[phase - 2][0]) : 0,
+                     whi = win ? test_f2u(windows[phase - 2][1]) : 0;
+            size_t count = phase == 0   ? n_rand
+                           : phase == 1 ? n_grid
+                           : win        ? (whi - wlo) / step + 1
+                                        : NSPECIALS;
             for (size_t i = 0; i < count; i++) {
                 float xv;
-                if (phase == 0) xv = test_u2f((uint32_t)(test_rng_next(&r) >> 32));
-                else if (phase == 1) xv = (float)(-30.0 + 60.0 * (double)i / (double)n_grid);
-                else if (win) xv = test_u2f(wlo + (uint32_t)i * step);
-                else xv = SPECIALS[i];
+                if (phase == 0)
+                    xv = test_u2f((uint32_t)(test_rng_next(&r) >> 32));
+                else if (phase == 1)
+                    xv = (float)(-30.0 + 60.0 * (double)i / (double)n_grid);
+                else if (win)
+                    xv = test_u2f(wlo + (uint32_t)i * step);
+                else
+                    xv = SPECIALS[i];
                 x[m] = xv;
-                g[m] = (total + m) % 5 == 4 ? (float)test_rng_uniform(&r, -8, 8) : gset[(total + m) % 5];
+                g[m] = (total + m) % 5 == 4 ? (float)test_rng_uniform(&r, -8, 8)
+                                            : gset[(total + m) % 5];
                 if (++m == CH || (last && i == count - 1)) {
                     if (KERNELS[k].from_output) { // y = forward(x), as the backward receives it
                         const float *in[1] = {x};
@@ -585,18 +692,21 @@ static void test_fp32_sample(void) {
            "windows of consecutive values around -0.7518, -1.2785, 0.625, -0.5%s; specials);\n"
            "  backward from the output: y = forward(x) at the same x\n",
            total, n_rand, n_grid, step == 1 ? "" : " (every 64th)");
-    printf("    %-20s %-7s %9s %12s   %s\n", "kernel", "isa", "max ulp", "max err/2^-24M", "worst (x, g)");
+    printf("    %-20s %-7s %9s %12s   %s\n", "kernel", "isa", "max ulp", "max err/2^-24M",
+           "worst (x, g)");
     for (int k = 0; k < K_COUNT; k++)
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
             if (!test_isa_available(isa)) continue;
             acc_stats *s = &g_fp32[k][isa];
-            printf("    %-20s %-7s %9.3f %12.3f   ulp at (%a, %g), M-ratio at %a\n", KERNELS[k].name,
-                   isa_name(isa), s->ulp, s->mrel, s->worst_x, s->worst_g, s->mrel_x);
-            CHECKF(s->viol == 0, "%s/%s: %ld accuracy violations", KERNELS[k].name, isa_name(isa), s->viol);
+            printf("    %-20s %-7s %9.3f %12.3f   ulp at (%a, %g), M-ratio at %a\n",
+                   KERNELS[k].name, isa_name(isa), s->ulp, s->mrel, s->worst_x, s->worst_g,
+                   s->mrel_x);
+            CHECKF(s->viol == 0, "%s/%s: %ld accuracy violations", KERNELS[k].name, isa_name(isa),
+                   s->viol);
             CHECKF(s->ulp <= KERNELS[k].bound, "%s/%s: %.3f ulp where well conditioned, above %g",
                    KERNELS[k].name, isa_name(isa), s->ulp, KERNELS[k].bound);
-            CHECKF(s->mismatch == 0, "%s/%s: %ld results differ from the scalar build", KERNELS[k].name,
-                   isa_name(isa), s->mismatch);
+            CHECKF(s->mismatch == 0, "%s/%s: %ld results differ from the scalar build",
+                   KERNELS[k].name, isa_name(isa), s->mismatch);
             CHECKF(s->api_mismatch == 0, "%s/%s: the API differs from the direct kernel",
                    KERNELS[k].name, isa_name(isa));
         }
@@ -623,32 +733,45 @@ static aclnnStatus api_run(int k, aclTensor *tg, aclTensor *tx, aclTensor *to) {
     aclScalar *b = NULL, *t = NULL;
     if (KERNELS[k].params) b = sp_beta(k), t = sp_threshold(k);
     switch (k) {
-    case K_SIG_F: OP_RUN(st, aclnnSigmoidGetWorkspaceSize(tx, to, &ws_, &ex_), aclnnSigmoid); break;
-    case K_SIG_B:
-        OP_RUN(st, aclnnSigmoidBackwardGetWorkspaceSize(tg, tx, to, &ws_, &ex_), aclnnSigmoidBackward);
+    case K_SIG_F:
+        OP_RUN(st, aclnnSigmoidGetWorkspaceSize(tx, to, &ws_, &ex_), aclnnSigmoid);
         break;
-    case K_TANH_F: OP_RUN(st, aclnnTanhGetWorkspaceSize(tx, to, &ws_, &ex_), aclnnTanh); break;
+    case K_SIG_B:
+        OP_RUN(st, aclnnSigmoidBackwardGetWorkspaceSize(tg, tx, to, &ws_, &ex_),
+               aclnnSigmoidBackward);
+        break;
+    case K_TANH_F:
+        OP_RUN(st, aclnnTanhGetWorkspaceSize(tx, to, &ws_, &ex_), aclnnTanh);
+        break;
     case K_TANH_B:
         OP_RUN(st, aclnnTanhBackwardGetWorkspaceSize(tg, tx, to, &ws_, &ex_), aclnnTanhBackward);
         break;
-    case K_SILU_F: OP_RUN(st, aclnnSiluGetWorkspaceSize(tx, to, &ws_, &ex_), aclnnSilu); break;
+    case K_SILU_F:
+        OP_RUN(st, aclnnSiluGetWorkspaceSize(tx, to, &ws_, &ex_), aclnnSilu);
+        break;
     case K_SILU_B:
         OP_RUN(st, aclnnSiluBackwardGetWorkspaceSize(tg, tx, to, &ws_, &ex_), aclnnSiluBackward);
         break;
-    case K_GT_F: OP_RUN(st, aclnnGeluGetWorkspaceSize(tx, to, &ws_, &ex_), aclnnGelu); break;
+    case K_GT_F:
+        OP_RUN(st, aclnnGeluGetWorkspaceSize(tx, to, &ws_, &ex_), aclnnGelu);
+        break;
     case K_GT_B:
         OP_RUN(st, aclnnGeluBackwardGetWorkspaceSize(tg, tx, to, &ws_, &ex_), aclnnGeluBackward);
         break;
-    case K_GE_F: OP_RUN(st, aclnnGeluV2GetWorkspaceSize(tx, 0, to, &ws_, &ex_), aclnnGeluV2); break;
+    case K_GE_F:
+        OP_RUN(st, aclnnGeluV2GetWorkspaceSize(tx, 0, to, &ws_, &ex_), aclnnGeluV2);
+        break;
     case K_GE_B:
-        OP_RUN(st, aclnnGeluBackwardV2GetWorkspaceSize(tg, tx, none, to, &ws_, &ex_), aclnnGeluBackwardV2);
+        OP_RUN(st, aclnnGeluBackwardV2GetWorkspaceSize(tg, tx, none, to, &ws_, &ex_),
+               aclnnGeluBackwardV2);
         break;
     case K_SP_F:
     case K_SPO_F:
         OP_RUN(st, aclnnSoftplusGetWorkspaceSize(tx, b, t, to, &ws_, &ex_), aclnnSoftplus);
         break;
     default:
-        OP_RUN(st, aclnnSoftplusBackwardGetWorkspaceSize(tg, tx, b, t, to, &ws_, &ex_), aclnnSoftplusBackward);
+        OP_RUN(st, aclnnSoftplusBackwardGetWorkspaceSize(tg, tx, b, t, to, &ws_, &ex_),
+               aclnnSoftplusBackward);
         break;
     }
     if (b) aclDestroyScalar(b), aclDestroyScalar(t);
@@ -666,17 +789,23 @@ static int api_variant(int k, aclTensor *tg, aclTensor *tx, aclTensor *to, void 
                        const void *x_data, size_t bytes, aclnnStatus *st) {
     static char tanh_str[] = "tanh";
     switch (k) {
-    case K_GT_F: OP_RUN(*st, aclnnGeluV2GetWorkspaceSize(tx, 1, to, &ws_, &ex_), aclnnGeluV2); return 1;
+    case K_GT_F:
+        OP_RUN(*st, aclnnGeluV2GetWorkspaceSize(tx, 1, to, &ws_, &ex_), aclnnGeluV2);
+        return 1;
     case K_GT_B:
-        OP_RUN(*st, aclnnGeluBackwardV2GetWorkspaceSize(tg, tx, tanh_str, to, &ws_, &ex_), aclnnGeluBackwardV2);
+        OP_RUN(*st, aclnnGeluBackwardV2GetWorkspaceSize(tg, tx, tanh_str, to, &ws_, &ex_),
+               aclnnGeluBackwardV2);
         return 1;
     case K_SIG_F:
     case K_TANH_F:
         memcpy(to_data, x_data, bytes);
-        if (k == K_SIG_F) OP_RUN(*st, aclnnInplaceSigmoidGetWorkspaceSize(to, &ws_, &ex_), aclnnInplaceSigmoid);
-        else OP_RUN(*st, aclnnInplaceTanhGetWorkspaceSize(to, &ws_, &ex_), aclnnInplaceTanh);
+        if (k == K_SIG_F)
+            OP_RUN(*st, aclnnInplaceSigmoidGetWorkspaceSize(to, &ws_, &ex_), aclnnInplaceSigmoid);
+        else
+            OP_RUN(*st, aclnnInplaceTanhGetWorkspaceSize(to, &ws_, &ex_), aclnnInplaceTanh);
         return 1;
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
@@ -696,7 +825,8 @@ static double err16(aclDataType dt, double got, double ref) {
 static void exhaustive16(aclDataType dt, int row) {
     const double gvals[NG] = {1.0, -0.75, 3.5, 0x1p-10, dt == ACL_FLOAT16 ? 1000.0 : 1e30};
     size_t nb = (size_t)NX * NG;
-    uint16_t *x5 = malloc(nb * 2), *g5 = malloc(nb * 2), *out = malloc(nb * 2), *alt = malloc(nb * 2);
+    uint16_t *x5 = malloc(nb * 2), *g5 = malloc(nb * 2), *out = malloc(nb * 2),
+             *alt = malloc(nb * 2);
     uint16_t *first[K_COUNT] = {0};
     double *gv = malloc(NG * sizeof *gv);
     uint16_t gb[NG];
@@ -705,7 +835,8 @@ static void exhaustive16(aclDataType dt, int row) {
         gv[j] = test_load(gb, j, dt); // the grad value actually stored (1e30 rounds in bf16)
     }
     for (int j = 0; j < NG; j++)
-        for (int i = 0; i < NX; i++) x5[(size_t)j * NX + i] = (uint16_t)i, g5[(size_t)j * NX + i] = gb[j];
+        for (int i = 0; i < NX; i++)
+            x5[(size_t)j * NX + i] = (uint16_t)i, g5[(size_t)j * NX + i] = gb[j];
     int64_t d1[1] = {NX}, d2[2] = {NG, NX};
     int first_isa = -1;
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
@@ -754,8 +885,9 @@ static void exhaustive16(aclDataType dt, int row) {
         static const int ks[] = {K_SILU_B, K_GT_B, K_GE_B, K_SIG_B, K_TANH_B};
         for (size_t q = 0; q < sizeof ks / sizeof *ks; q++) {
             CHECK_EQ(api_run(ks[q], tgb, tx, to), ACLNN_SUCCESS);
-            CHECKF(memcmp(out, first[ks[q]], nb * 2) == 0, "%s %s: broadcast gradOutput gives other bits",
-                   og_dtype_name(dt), KERNELS[ks[q]].name);
+            CHECKF(memcmp(out, first[ks[q]], nb * 2) == 0,
+                   "%s %s: broadcast gradOutput gives other bits", og_dtype_name(dt),
+                   KERNELS[ks[q]].name);
         }
         aclDestroyTensor(tgb), aclDestroyTensor(tx), aclDestroyTensor(to);
     }
@@ -798,7 +930,8 @@ static void test_api_sizes(void) {
             for (int di = 0; di < 3; di++) {
                 aclDataType dt = dts[di];
                 size_t es = dt == ACL_FLOAT ? 4 : 2;
-                gbuf bg = gbuf_new(n, es), bx = gbuf_new(n, es), bo = gbuf_new(n, es), ba = gbuf_new(n, es);
+                gbuf bg = gbuf_new(n, es), bx = gbuf_new(n, es), bo = gbuf_new(n, es),
+                     ba = gbuf_new(n, es);
                 for (size_t i = 0; i < n; i++) {
                     test_store(bg.data, (int64_t)i, dt, g[i]);
                     test_store(bx.data, (int64_t)i, dt, x[i]);
@@ -809,8 +942,10 @@ static void test_api_sizes(void) {
                 float *o[1] = {expect};
                 run_kernel(k, OPGRAD_ISA_SCALAR, n, in, o);
                 int64_t dims[1] = {(int64_t)n};
-                aclTensor *tg = test_tensor(dims, 1, dt, bg.data), *tx = test_tensor(dims, 1, dt, bx.data);
-                aclTensor *to = test_tensor(dims, 1, dt, bo.data), *ta = test_tensor(dims, 1, dt, ba.data);
+                aclTensor *tg = test_tensor(dims, 1, dt, bg.data),
+                          *tx = test_tensor(dims, 1, dt, bx.data);
+                aclTensor *to = test_tensor(dims, 1, dt, bo.data),
+                          *ta = test_tensor(dims, 1, dt, ba.data);
                 for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
                     if (!test_isa_available(isa)) continue;
                     opgrad_set_max_isa((opgrad_isa)isa);
@@ -826,9 +961,12 @@ static void test_api_sizes(void) {
                             bool ok = same_value(dt, bo.data, (int64_t)i, want) &&
                                       (!nv || same_value(dt, ba.data, (int64_t)i, want));
                             if (!ok && nbad++ < 3)
-                                fprintf(stderr, "    %s %s %s threads=%d n=%zu i=%zu: got %a (variant %a), want %a\n",
-                                        KERNELS[k].name, og_dtype_name(dt), isa_name(isa), threads[th], n, i,
-                                        test_load(bo.data, (int64_t)i, dt), test_load(ba.data, (int64_t)i, dt), want);
+                                fprintf(stderr,
+                                        "    %s %s %s threads=%d n=%zu i=%zu: got %a (variant %a), "
+                                        "want %a\n",
+                                        KERNELS[k].name, og_dtype_name(dt), isa_name(isa),
+                                        threads[th], n, i, test_load(bo.data, (int64_t)i, dt),
+                                        test_load(ba.data, (int64_t)i, dt), want);
                         }
                         bad += nbad;
                         gbuf *all[] = {&bg, &bx, &bo, &ba};
@@ -845,7 +983,8 @@ static void test_api_sizes(void) {
                     for (size_t i = 0; i < n; i++)
                         bad += !same_value(dt, ba.data, (int64_t)i, test_round_to(dt, expect[i]));
                 }
-                aclDestroyTensor(tg), aclDestroyTensor(tx), aclDestroyTensor(to), aclDestroyTensor(ta);
+                aclDestroyTensor(tg), aclDestroyTensor(tx), aclDestroyTensor(to),
+                    aclDestroyTensor(ta);
                 gbuf_free(&bg), gbuf_free(&bx), gbuf_free(&bo), gbuf_free(&ba);
             }
         }
@@ -863,11 +1002,14 @@ static void test_api_sizes(void) {
 static void test_cycles_per_element(void) {
     enum { N = 2048 };
     const int REPS = test_quick_mode() ? 3 : 200;
-    float *g = aligned_alloc(64, N * 4), *x = aligned_alloc(64, N * 4), *o = aligned_alloc(64, N * 4);
+    float *g = aligned_alloc(64, N * 4), *x = aligned_alloc(64, N * 4),
+          *o = aligned_alloc(64, N * 4);
     test_rng r;
     test_rng_seed(&r, 99);
-    for (int i = 0; i < N; i++) x[i] = (float)test_rng_uniform(&r, -8, 8), g[i] = (float)test_rng_uniform(&r, -2, 2);
-    printf("  TSC cycles per element, n = %d fp32 values in L1, best of %d runs (one thread):\n", N, REPS);
+    for (int i = 0; i < N; i++)
+        x[i] = (float)test_rng_uniform(&r, -8, 8), g[i] = (float)test_rng_uniform(&r, -2, 2);
+    printf("  TSC cycles per element, n = %d fp32 values in L1, best of %d runs (one thread):\n", N,
+           REPS);
     printf("    %-20s", "kernel");
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) printf(" %8s", isa_name(isa));
     printf("\n");
@@ -900,8 +1042,10 @@ static void print_table(void) {
     for (int k = 0; k < K_COUNT; k++) {
         double u = 0, m = 0;
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
-            if (test_isa_available(isa)) u = fmax(u, g_fp32[k][isa].ulp), m = fmax(m, g_fp32[k][isa].mrel);
-        printf("  %-20s %10.3f %10.3f %10.3f %10.3f\n", KERNELS[k].name, u, m, g_max16[0][k], g_max16[1][k]);
+            if (test_isa_available(isa))
+                u = fmax(u, g_fp32[k][isa].ulp), m = fmax(m, g_fp32[k][isa].mrel);
+        printf("  %-20s %10.3f %10.3f %10.3f %10.3f\n", KERNELS[k].name, u, m, g_max16[0][k],
+               g_max16[1][k]);
     }
     printf("  (fp32: random sample, max ulp where M <= 2|f|, 'M': max err / 2^-24 M everywhere;\n"
            "   fp16/bf16: exhaustive over x (y), 5 gradOutput values, every ISA)\n");

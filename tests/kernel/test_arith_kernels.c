@@ -41,7 +41,6 @@
 #include "test.h"
 #include "testutil.h"
 
-
 // ---------------------------------------------------------------------------------------------
 // Guarded buffers
 
@@ -55,12 +54,16 @@ typedef struct kinfo {
     int nin;
 } kinfo;
 static const kinfo KERNELS[K_COUNT] = {
-    {"add", og_add_kernels, 2},   {"adds", og_adds_kernels, 1}, {"mul", og_mul_kernels, 2},
-    {"muls", og_muls_kernels, 1}, {"fused_add_scale", og_fused_add_scale_kernels, 3},
+    {"add", og_add_kernels, 2},
+    {"adds", og_adds_kernels, 1},
+    {"mul", og_mul_kernels, 2},
+    {"muls", og_muls_kernels, 1},
+    {"fused_add_scale", og_fused_add_scale_kernels, 3},
 };
 
-static const float SPECIALS[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-40f, -1e-40f, FLT_MAX,
-                                 -FLT_MAX, FLT_MIN, -FLT_MIN, 1.0f, -1.0f, 0.5f, 3.0f};
+static const float SPECIALS[] = {0.0f,     -0.0f,   INFINITY, -INFINITY, NAN,
+                                 1e-40f,   -1e-40f, FLT_MAX,  -FLT_MAX,  FLT_MIN,
+                                 -FLT_MIN, 1.0f,    -1.0f,    0.5f,      3.0f};
 enum { NSPECIALS = sizeof SPECIALS / sizeof SPECIALS[0] };
 
 static void fill(float *x, size_t n, uint64_t seed) {
@@ -69,9 +72,15 @@ static void fill(float *x, size_t n, uint64_t seed) {
     for (size_t i = 0; i < n; i++) {
         uint64_t u = test_rng_next(&r);
         switch (u % 4) {
-        case 0: x[i] = SPECIALS[(u >> 8) % NSPECIALS]; break;
-        case 1: x[i] = test_u2f((uint32_t)(u >> 32)); break;
-        default: x[i] = (float)test_rng_uniform(&r, -100, 100); break;
+        case 0:
+            x[i] = SPECIALS[(u >> 8) % NSPECIALS];
+            break;
+        case 1:
+            x[i] = test_u2f((uint32_t)(u >> 32));
+            break;
+        default:
+            x[i] = (float)test_rng_uniform(&r, -100, 100);
+            break;
         }
     }
 }
@@ -79,13 +88,16 @@ static void fill(float *x, size_t n, uint64_t seed) {
 // The C expression each kernel implements (compiled with -ffp-contract=off: one rounding per op).
 static float expect_elem(int k, const float *const *in, size_t i, const void *params) {
     switch (k) {
-    case K_ADD: return fmaf(((const og_add_params *)params)->alpha, in[1][i], in[0][i]);
+    case K_ADD:
+        return fmaf(((const og_add_params *)params)->alpha, in[1][i], in[0][i]);
     case K_ADDS: {
         const og_add_params *p = params;
         return fmaf(p->alpha, p->other, in[0][i]);
     }
-    case K_MUL: return in[0][i] * in[1][i];
-    case K_MULS: return in[0][i] * ((const og_muls_params *)params)->other;
+    case K_MUL:
+        return in[0][i] * in[1][i];
+    case K_MULS:
+        return in[0][i] * ((const og_muls_params *)params)->other;
     default: {
         float s = in[0][i] + in[1][i];
         return s * in[2][i];
@@ -95,7 +107,10 @@ static float expect_elem(int k, const float *const *in, size_t i, const void *pa
 
 // One ulp of dtype dt at v (subnormal spacing below the normal range).
 static double ulp_of(aclDataType dt, double v) {
-    int mant = dt == ACL_FLOAT16 ? 10 : dt == ACL_BF16 ? 7 : 23, emin = dt == ACL_FLOAT16 ? -14 : -126;
+    int mant = dt == ACL_FLOAT16 ? 10
+               : dt == ACL_BF16  ? 7
+                                 : 23,
+        emin = dt == ACL_FLOAT16 ? -14 : -126;
     int e;
     frexp(v, &e);
     int ex = v == 0 || e - 1 < emin ? emin : e - 1;
@@ -108,13 +123,15 @@ static bool same_bits(float a, float b) { return memcmp(&a, &b, 4) == 0 || (isna
 static int64_t engine_tile(int nin, aclDataType dt) {
     static char dummy[64];
     int64_t dims[1] = {1 << 20};
-    og_ew_op op = {.op = "probe", .kernels = og_mul_kernels, .nin = nin, .nout = 1,
-                   .compute_dtype = dt};
+    og_ew_op op = {
+        .op = "probe", .kernels = og_mul_kernels, .nin = nin, .nout = 1, .compute_dtype = dt};
     aclTensor *ts[4];
     for (int k = 0; k <= nin; k++) {
         ts[k] = test_tensor(dims, 1, dt, dummy);
-        if (k < nin) op.in[k] = ts[k];
-        else op.out[0] = ts[k];
+        if (k < nin)
+            op.in[k] = ts[k];
+        else
+            op.out[0] = ts[k];
     }
     og_ew_plan plan;
     og_ew_make_plan(&op, 1, 0, &plan);
@@ -158,14 +175,14 @@ static void test_elementwise_kernels(void) {
                     gbuf out = gbuf_new(n, 4);
                     float *outs[1] = {out.f};
                     KERNELS[k].table[isa](n, in, outs, params);
-                    CHECKF(gbuf_guards_ok(&out), "%s/%s n=%zu wrote outside its output", KERNELS[k].name,
-                           opgrad_isa_name((opgrad_isa)isa), n);
+                    CHECKF(gbuf_guards_ok(&out), "%s/%s n=%zu wrote outside its output",
+                           KERNELS[k].name, opgrad_isa_name((opgrad_isa)isa), n);
                     long bad = 0;
                     for (size_t i = 0; i < n; i++)
                         if (!same_bits(out.f[i], expect_elem(k, in, i, params)) && bad++ < 3)
-                            fprintf(stderr, "    %s/%s n=%zu i=%zu got %a want %a\n", KERNELS[k].name,
-                                    opgrad_isa_name((opgrad_isa)isa), n, i, out.f[i],
-                                    expect_elem(k, in, i, params));
+                            fprintf(stderr, "    %s/%s n=%zu i=%zu got %a want %a\n",
+                                    KERNELS[k].name, opgrad_isa_name((opgrad_isa)isa), n, i,
+                                    out.f[i], expect_elem(k, in, i, params));
                     CHECKF(bad == 0, "%s/%s n=%zu: %ld elements differ from the C expression",
                            KERNELS[k].name, opgrad_isa_name((opgrad_isa)isa), n, bad);
                     free(out.raw);
@@ -182,7 +199,8 @@ static void test_elementwise_kernels(void) {
             free(in_data[j]);
         }
     }
-    printf("  %d sizes, %ld kernel x params x ISA runs, all bitwise equal to the C expression\n", ns, cases);
+    printf("  %d sizes, %ld kernel x params x ISA runs, all bitwise equal to the C expression\n",
+           ns, cases);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -213,7 +231,9 @@ static tview tv_perm(const int64_t *dims, int nd, aclDataType dt, const int *per
     return v;
 }
 
-static tview tv(const int64_t *dims, int nd, aclDataType dt) { return tv_perm(dims, nd, dt, NULL, 0); }
+static tview tv(const int64_t *dims, int nd, aclDataType dt) {
+    return tv_perm(dims, nd, dt, NULL, 0);
+}
 
 static void tv_free(tview *v) {
     aclDestroyTensor(v->t);
@@ -230,13 +250,19 @@ static int64_t view_pos(const aclTensor *t, int64_t i) {
     return pos;
 }
 
-static void tv_set(tview *v, int64_t i, double x) { test_store(v->buf, view_pos(v->t, i), v->t->dtype, x); }
-static double tv_get(const tview *v, int64_t i) { return test_load(v->buf, view_pos(v->t, i), v->t->dtype); }
+static void tv_set(tview *v, int64_t i, double x) {
+    test_store(v->buf, view_pos(v->t, i), v->t->dtype, x);
+}
+static double tv_get(const tview *v, int64_t i) {
+    return test_load(v->buf, view_pos(v->t, i), v->t->dtype);
+}
 
 // ---------------------------------------------------------------------------------------------
 // float16 / bfloat16 exhaustive through the API
 
-static double ulps16(aclDataType dt, double got, double want) { return test_ulp_error(dt, got, want); }
+static double ulps16(aclDataType dt, double got, double want) {
+    return test_ulp_error(dt, got, want);
+}
 
 static void test_16bit_exhaustive(void) {
     const aclDataType dts[] = {ACL_FLOAT16, ACL_BF16};
@@ -257,17 +283,23 @@ static void test_16bit_exhaustive(void) {
                 opgrad_set_max_isa((opgrad_isa)isa);
                 aclnnStatus st = ACLNN_SUCCESS;
                 memset(y.buf, 0xff, (size_t)65536 * NO * 2);
-                if (opi == 0) OP_RUN(st, aclnnMulGetWorkspaceSize(x.t, o.t, y.t, &ws_, &ex_), aclnnMul);
-                else if (opi == 1) OP_RUN(st, aclnnAddGetWorkspaceSize(x.t, o.t, alpha, y.t, &ws_, &ex_), aclnnAdd);
+                if (opi == 0)
+                    OP_RUN(st, aclnnMulGetWorkspaceSize(x.t, o.t, y.t, &ws_, &ex_), aclnnMul);
+                else if (opi == 1)
+                    OP_RUN(st, aclnnAddGetWorkspaceSize(x.t, o.t, alpha, y.t, &ws_, &ex_),
+                           aclnnAdd);
                 else if (opi == 4) {
                     // (x + o) * o' with bias = o column j, scale = the next column, per channel
                     int64_t cd[1] = {NO};
                     tview b = tv(cd, 1, dt), s = tv(cd, 1, dt);
-                    for (int j = 0; j < NO; j++) tv_set(&b, j, others[j]), tv_set(&s, j, others[(j + 1) % NO]);
+                    for (int j = 0; j < NO; j++)
+                        tv_set(&b, j, others[j]), tv_set(&s, j, others[(j + 1) % NO]);
                     int64_t xr[2] = {65536, NO};
                     tview xx = tv(xr, 2, dt);
-                    for (int64_t i = 0; i < 65536 * NO; i++) ((uint16_t *)xx.buf)[i] = (uint16_t)(i / NO);
-                    OP_RUN(st, aclnnFusedAddScaleGetWorkspaceSize(xx.t, b.t, s.t, y.t, &ws_, &ex_), aclnnFusedAddScale);
+                    for (int64_t i = 0; i < 65536 * NO; i++)
+                        ((uint16_t *)xx.buf)[i] = (uint16_t)(i / NO);
+                    OP_RUN(st, aclnnFusedAddScaleGetWorkspaceSize(xx.t, b.t, s.t, y.t, &ws_, &ex_),
+                           aclnnFusedAddScale);
                     tv_free(&b), tv_free(&s), tv_free(&xx);
                 } else {
                     // the scalar forms, one column at a time
@@ -276,9 +308,14 @@ static void test_16bit_exhaustive(void) {
                     for (int j = 0; j < NO && st == ACLNN_SUCCESS; j++) {
                         float ov = (float)others[j];
                         aclScalar *s = aclCreateScalar(&ov, ACL_FLOAT);
-                        if (opi == 2) OP_RUN(st, aclnnMulsGetWorkspaceSize(x.t, s, col.t, &ws_, &ex_), aclnnMuls);
-                        else OP_RUN(st, aclnnAddsGetWorkspaceSize(x.t, s, alpha, col.t, &ws_, &ex_), aclnnAdds);
-                        for (int64_t i = 0; i < 65536; i++) ((uint16_t *)y.buf)[i * NO + j] = ((uint16_t *)col.buf)[i];
+                        if (opi == 2)
+                            OP_RUN(st, aclnnMulsGetWorkspaceSize(x.t, s, col.t, &ws_, &ex_),
+                                   aclnnMuls);
+                        else
+                            OP_RUN(st, aclnnAddsGetWorkspaceSize(x.t, s, alpha, col.t, &ws_, &ex_),
+                                   aclnnAdds);
+                        for (int64_t i = 0; i < 65536; i++)
+                            ((uint16_t *)y.buf)[i * NO + j] = ((uint16_t *)col.buf)[i];
                         aclDestroyScalar(s);
                     }
                     tv_free(&col);
@@ -290,13 +327,16 @@ static void test_16bit_exhaustive(void) {
                         // the result as specified: computed in fp32 (the operands are exact in
                         // fp32), rounded once to dt
                         float xv = (float)test_load(x.buf, i, dt);
-                        float ov = (float)tv_get(&o, j); // as stored (the scalar forms round it alike)
+                        float ov =
+                            (float)tv_get(&o, j); // as stored (the scalar forms round it alike)
                         float nv = (float)tv_get(&o, (j + 1) % NO);
                         float r32;
                         double exact;
                         if (opi == 2 && dt == ACL_BF16) ov = (float)others[j]; // Muls: bf16 in fp32
-                        if (opi == 0 || opi == 2) r32 = xv * ov, exact = (double)xv * ov;
-                        else if (opi == 1 || opi == 3) r32 = fmaf(1.5f, ov, xv), exact = xv + 1.5 * ov;
+                        if (opi == 0 || opi == 2)
+                            r32 = xv * ov, exact = (double)xv * ov;
+                        else if (opi == 1 || opi == 3)
+                            r32 = fmaf(1.5f, ov, xv), exact = xv + 1.5 * ov;
                         else {
                             float sum = xv + ov;
                             r32 = sum * nv;
@@ -309,8 +349,8 @@ static void test_16bit_exhaustive(void) {
                             worst[opi] = fmax(worst[opi], ulps16(dt, got, exact));
                         if (!same && bad++ < 3)
                             fprintf(stderr, "    op %d %s/%s x=%a other=%g got %a want %a\n", opi,
-                                    og_dtype_name(dt), opgrad_isa_name((opgrad_isa)isa), xv, others[j],
-                                    got, want);
+                                    og_dtype_name(dt), opgrad_isa_name((opgrad_isa)isa), xv,
+                                    others[j], got, want);
                     }
                 CHECKF(bad == 0, "op %d %s/%s: %ld results off", opi, og_dtype_name(dt),
                        opgrad_isa_name((opgrad_isa)isa), bad);
@@ -383,7 +423,8 @@ static void test_reduce_kernels(void) {
             for (size_t c = 0; c < nc; c++) {
                 float lane[16];
                 for (int l = 0; l < 16; l++) lane[l] = -0.0f;
-                for (size_t i = c * 256; i < n && i < c * 256 + 256; i++) lane[(i - c * 256) % 16] += x[i];
+                for (size_t i = c * 256; i < n && i < c * 256 + 256; i++)
+                    lane[(i - c * 256) % 16] += x[i];
                 for (int h = 8; h >= 1; h /= 2)
                     for (int i = 0; i < h; i++) lane[i] = lane[2 * i] + lane[2 * i + 1];
                 ok &= same_bits(sums.f[c], lane[0]);
@@ -401,7 +442,9 @@ static void test_reduce_kernels(void) {
         }
     }
     free(x);
-    printf("  lanes/rows/chunks/add: %ld row-kernel runs, bitwise equal to the scalar loops, canaries intact\n", runs);
+    printf("  lanes/rows/chunks/add: %ld row-kernel runs, bitwise equal to the scalar loops, "
+           "canaries intact\n",
+           runs);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -473,15 +516,17 @@ typedef struct red_case {
 
 // Runs aclnnReduceSum of x over mask (keepDims as given) into a fresh out of dtype `dtype`;
 // returns the status and the results (fp64, row-major over the kept dims) in *got.
-static aclnnStatus reduce_api(const tview *x, unsigned mask, bool keep, aclDataType dtype, double *got,
-                              int64_t out_pad) {
+static aclnnStatus reduce_api(const tview *x, unsigned mask, bool keep, aclDataType dtype,
+                              double *got, int64_t out_pad) {
     const aclTensor *t = x->t;
     int64_t rd[OG_MAX_DIMS], od[OG_MAX_DIMS];
     int nr = 0, no = 0;
     for (int d = 0; d < t->ndim; d++) {
         if ((mask >> d) & 1u) rd[nr++] = d;
-        if (!((mask >> d) & 1u)) od[no++] = t->dims[d];
-        else if (keep) od[no++] = 1;
+        if (!((mask >> d) & 1u))
+            od[no++] = t->dims[d];
+        else if (keep)
+            od[no++] = 1;
     }
     if (nr == 0) { // dims [] would sum every dim; name them instead
         for (int d = 0; d < t->ndim; d++) rd[nr++] = d;
@@ -491,7 +536,8 @@ static aclnnStatus reduce_api(const tview *x, unsigned mask, bool keep, aclDataT
     memset(out.buf, 0x5a, (size_t)(out.storage + 16) * aclDataTypeSize(dtype));
     aclIntArray *a = aclCreateIntArray(rd, (uint64_t)nr);
     aclnnStatus st;
-    OP_RUN(st, aclnnReduceSumGetWorkspaceSize(t, a, keep, dtype, out.t, &ws_, &ex_), aclnnReduceSum);
+    OP_RUN(st, aclnnReduceSumGetWorkspaceSize(t, a, keep, dtype, out.t, &ws_, &ex_),
+           aclnnReduceSum);
     int64_t m = out.t->numel;
     for (int64_t o = 0; o < m; o++) got[o] = tv_get(&out, o);
     // gaps untouched
@@ -502,7 +548,8 @@ static aclnnStatus reduce_api(const tview *x, unsigned mask, bool keep, aclDataT
         long touched = 0;
         for (int64_t p = 0; p < out.storage + 16; p++)
             if (!marks[p])
-                for (size_t b = 0; b < es; b++) touched += ((unsigned char *)out.buf)[(size_t)p * es + b] != 0x5a;
+                for (size_t b = 0; b < es; b++)
+                    touched += ((unsigned char *)out.buf)[(size_t)p * es + b] != 0x5a;
         CHECKF(touched == 0, "ReduceSum wrote %ld bytes outside the output's elements", touched);
         free(marks);
     }
@@ -523,7 +570,8 @@ static void spec_reduce(const red_case *c, const double *xv, aclDataType round_i
     }
     // one pass over x in row-major order: the summands of each output arrive in row-major order
     // over the summed dims; bucket them per output (counting sort keeps that order)
-    int64_t *owner = malloc((size_t)(n + 1) * sizeof *owner), *start = calloc((size_t)m + 2, sizeof *start);
+    int64_t *owner = malloc((size_t)(n + 1) * sizeof *owner),
+            *start = calloc((size_t)m + 2, sizeof *start);
     float *all = malloc((size_t)(n + 1) * 4), *sorted = malloc((size_t)(n + 1) * 4);
     for (int64_t o = 0; o < m; o++) exact[o] = 0, absum[o] = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -554,22 +602,29 @@ static void fill_values(double *xv, int64_t n, uint64_t seed, int kind) {
     test_rng_seed(&r, seed);
     for (int64_t i = 0; i < n; i++) {
         switch (kind) {
-        case 0: xv[i] = test_rng_uniform(&r, -1, 1) * exp2((double)(int)(test_rng_next(&r) % 12) - 6); break;
-        case 1: xv[i] = (double)((int64_t)(test_rng_next(&r) % 7) - 3); break; // integers
-        default: xv[i] = test_rng_uniform(&r, 0, 1); break;                    // no cancellation
+        case 0:
+            xv[i] = test_rng_uniform(&r, -1, 1) * exp2((double)(int)(test_rng_next(&r) % 12) - 6);
+            break;
+        case 1:
+            xv[i] = (double)((int64_t)(test_rng_next(&r) % 7) - 3);
+            break; // integers
+        default:
+            xv[i] = test_rng_uniform(&r, 0, 1);
+            break; // no cancellation
         }
     }
 }
 
 // The shapes: around the lane, chunk, block and strip widths, summed dims inner/outer/mixed.
 static const red_case CASES[] = {
-    {1, {1}, 1},          {1, {17}, 1},          {1, {256}, 1},         {1, {257}, 1},
-    {1, {16385}, 1},      {2, {5, 7}, 1},        {2, {5, 7}, 2},        {2, {5, 7}, 3},
-    {2, {3, 300}, 2},     {2, {300, 3}, 1},      {2, {1000, 65}, 1},    {2, {513, 130}, 1},
-    {2, {70, 9}, 1},      {2, {9, 70}, 2},       {3, {4, 33, 20}, 5},   {3, {4, 33, 20}, 2},
-    {3, {6, 1, 80}, 5},   {3, {2, 5, 3}, 7},     {4, {3, 4, 5, 6}, 10}, {4, {3, 4, 5, 6}, 5},
-    {2, {40000, 2}, 1},   {2, {2, 40000}, 2},    {3, {6, 1, 80}, 2},   {2, {0, 5}, 1},       {2, {9, 65}, 1},       {2, {3, 513}, 1},
-    {2, {4, 0}, 2},       {0, {0}, 0},           {2, {17, 64}, 1},      {2, {100, 7}, 2},
+    {1, {1}, 1},        {1, {17}, 1},       {1, {256}, 1},         {1, {257}, 1},
+    {1, {16385}, 1},    {2, {5, 7}, 1},     {2, {5, 7}, 2},        {2, {5, 7}, 3},
+    {2, {3, 300}, 2},   {2, {300, 3}, 1},   {2, {1000, 65}, 1},    {2, {513, 130}, 1},
+    {2, {70, 9}, 1},    {2, {9, 70}, 2},    {3, {4, 33, 20}, 5},   {3, {4, 33, 20}, 2},
+    {3, {6, 1, 80}, 5}, {3, {2, 5, 3}, 7},  {4, {3, 4, 5, 6}, 10}, {4, {3, 4, 5, 6}, 5},
+    {2, {40000, 2}, 1}, {2, {2, 40000}, 2}, {3, {6, 1, 80}, 2},    {2, {0, 5}, 1},
+    {2, {9, 65}, 1},    {2, {3, 513}, 1},   {2, {4, 0}, 2},        {0, {0}, 0},
+    {2, {17, 64}, 1},   {2, {100, 7}, 2},
 };
 enum { NCASES = sizeof CASES / sizeof *CASES };
 
@@ -594,7 +649,8 @@ static void test_reduce_matches_spec(void) {
             int rev[OG_MAX_DIMS];
             for (int d = 0; d < c->nd; d++) rev[d] = c->nd - 1 - d;
             for (int layout = 0; layout < 3; layout++) {
-                tview x = tv_perm(c->dims, c->nd, dt, layout == 1 ? rev : NULL, layout == 2 ? 3 : 0);
+                tview x =
+                    tv_perm(c->dims, c->nd, dt, layout == 1 ? rev : NULL, layout == 2 ? 3 : 0);
                 for (int64_t i = 0; i < n; i++) tv_set(&x, i, xv[i]);
                 double *q = malloc((size_t)(n + 1) * 8);
                 for (int64_t i = 0; i < n; i++) q[i] = tv_get(&x, i); // as stored
@@ -602,26 +658,33 @@ static void test_reduce_matches_spec(void) {
                 for (int od = 0; od < 2; od++) {
                     aclDataType out_dt = od ? ACL_FLOAT : dt;
                     if (od && dt == ACL_FLOAT) out_dt = ACL_FLOAT16; // fp32 self cast to fp16 first
-                    spec_reduce(c, q, out_dt != ACL_FLOAT && out_dt != dt ? out_dt : ACL_FLOAT, want, exact, absum);
+                    spec_reduce(c, q, out_dt != ACL_FLOAT && out_dt != dt ? out_dt : ACL_FLOAT,
+                                want, exact, absum);
                     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
                         if (!test_isa_available(isa)) continue;
                         opgrad_set_max_isa((opgrad_isa)isa);
                         for (int threads = 1; threads <= 3; threads++) {
-                            if (isa != OPGRAD_ISA_AVX2 && isa < (int)opgrad_cpu_isa() && threads != 2) continue;
+                            if (isa != OPGRAD_ISA_AVX2 && isa < (int)opgrad_cpu_isa() &&
+                                threads != 2)
+                                continue;
                             opgrad_set_num_threads(threads);
-                            aclnnStatus st = reduce_api(&x, c->mask, (ci + layout) % 2 == 0, out_dt, got,
-                                                        (ci + od) % 3 == 0 ? 2 : 0);
+                            aclnnStatus st = reduce_api(&x, c->mask, (ci + layout) % 2 == 0, out_dt,
+                                                        got, (ci + od) % 3 == 0 ? 2 : 0);
                             CHECKF(st == ACLNN_SUCCESS, "case %d: status %d", ci, (int)st);
                             long bad = 0;
                             for (int64_t o = 0; o < m && st == ACLNN_SUCCESS; o++) {
                                 double w = test_round_to(out_dt, want[o]);
                                 if (!(got[o] == w || (isnan(got[o]) && isnan(w))) && bad++ < 3)
-                                    fprintf(stderr, "    case %d %s->%s layout %d %s %d thr: out %lld got %a want %a\n",
+                                    fprintf(stderr,
+                                            "    case %d %s->%s layout %d %s %d thr: out %lld got "
+                                            "%a want %a\n",
                                             ci, og_dtype_name(dt), og_dtype_name(out_dt), layout,
-                                            opgrad_isa_name((opgrad_isa)isa), threads, (long long)o, got[o], w);
+                                            opgrad_isa_name((opgrad_isa)isa), threads, (long long)o,
+                                            got[o], w);
                             }
-                            CHECKF(bad == 0, "case %d %s->%s layout %d: %ld outputs differ from the spec",
-                                   ci, og_dtype_name(dt), og_dtype_name(out_dt), layout, bad);
+                            CHECKF(bad == 0,
+                                   "case %d %s->%s layout %d: %ld outputs differ from the spec", ci,
+                                   og_dtype_name(dt), og_dtype_name(out_dt), layout, bad);
                             checked++;
                         }
                     }
@@ -634,8 +697,10 @@ static void test_reduce_matches_spec(void) {
     }
     opgrad_set_max_isa(OPGRAD_ISA_COUNT);
     opgrad_set_num_threads(2);
-    printf("  %d shapes x 3 dtypes x 3 layouts x 2 out dtypes x ISAs x threads: %ld runs bitwise equal "
-           "to the documented order\n", NCASES, checked);
+    printf("  %d shapes x 3 dtypes x 3 layouts x 2 out dtypes x ISAs x threads: %ld runs bitwise "
+           "equal "
+           "to the documented order\n",
+           NCASES, checked);
 }
 
 // Random shapes, summed-dim sets, storage orders, dtypes, keepDims and thread counts: always the
@@ -650,8 +715,9 @@ static void test_reduce_fuzz(void) {
         int64_t n = 1, m = 1;
         for (int d = 0; d < c.nd; d++) {
             uint64_t u = test_rng_next(&r) % 16;
-            c.dims[d] = u < 2 ? (int64_t)u : u < 12 ? 1 + (int64_t)(test_rng_next(&r) % 24)
-                                                     : 1 + (int64_t)(test_rng_next(&r) % 700);
+            c.dims[d] = u < 2    ? (int64_t)u
+                        : u < 12 ? 1 + (int64_t)(test_rng_next(&r) % 24)
+                                 : 1 + (int64_t)(test_rng_next(&r) % 700);
             n *= c.dims[d];
         }
         if (n > 300000) continue;
@@ -673,9 +739,11 @@ static void test_reduce_fuzz(void) {
         float *want = malloc((size_t)(m + 1) * 4);
         fill_values(xv, n, 9000 + (uint64_t)it, (int)(test_rng_next(&r) % 3));
         for (int64_t i = 0; i < n; i++) tv_set(&x, i, xv[i]), xv[i] = tv_get(&x, i);
-        spec_reduce(&c, xv, out_dt != ACL_FLOAT && out_dt != dt ? out_dt : ACL_FLOAT, want, exact, absum);
+        spec_reduce(&c, xv, out_dt != ACL_FLOAT && out_dt != dt ? out_dt : ACL_FLOAT, want, exact,
+                    absum);
         opgrad_set_num_threads(1 + (int)(test_rng_next(&r) % 3));
-        aclnnStatus st = reduce_api(&x, c.mask, test_rng_next(&r) & 1, out_dt, got, (int64_t)(test_rng_next(&r) % 2));
+        aclnnStatus st = reduce_api(&x, c.mask, test_rng_next(&r) & 1, out_dt, got,
+                                    (int64_t)(test_rng_next(&r) % 2));
         long bad = st != ACLNN_SUCCESS;
         for (int64_t o = 0; o < m && !bad; o++) {
             double w = test_round_to(out_dt, want[o]);
@@ -684,7 +752,8 @@ static void test_reduce_fuzz(void) {
         if (bad && bad_cases++ < 3) {
             fprintf(stderr, "    fuzz %d: rank %d dims", it, c.nd);
             for (int d = 0; d < c.nd; d++) fprintf(stderr, " %lld", (long long)c.dims[d]);
-            fprintf(stderr, " mask %u %s -> %s: status %d\n", c.mask, og_dtype_name(dt), og_dtype_name(out_dt), (int)st);
+            fprintf(stderr, " mask %u %s -> %s: status %d\n", c.mask, og_dtype_name(dt),
+                    og_dtype_name(out_dt), (int)st);
         }
         free(xv), free(got), free(exact), free(absum), free(want);
         tv_free(&x);
@@ -702,17 +771,21 @@ static void test_reduce_long_sums(void) {
         int nd;
         int64_t dims[2];
         unsigned mask;
-    } shapes[] = {{1, {big}, 1}, {2, {3, big / 3}, 2}, {2, {big / 3, 3}, 1}, {2, {big / 64, 64}, 1}};
+    } shapes[] = {
+        {1, {big}, 1}, {2, {3, big / 3}, 2}, {2, {big / 3, 3}, 1}, {2, {big / 64, 64}, 1}};
     double worst_sqrt = 0, worst_depth = 0;
     for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
         red_case c = {shapes[si].nd, {shapes[si].dims[0], shapes[si].dims[1]}, shapes[si].mask};
         int64_t n = 1, m = 1, k = 1;
         for (int d = 0; d < c.nd; d++) {
             n *= c.dims[d];
-            if ((c.mask >> d) & 1u) k *= c.dims[d];
-            else m *= c.dims[d];
+            if ((c.mask >> d) & 1u)
+                k *= c.dims[d];
+            else
+                m *= c.dims[d];
         }
-        double *xv = malloc((size_t)n * 8), *got[3], *exact = malloc((size_t)m * 8), *absum = malloc((size_t)m * 8);
+        double *xv = malloc((size_t)n * 8), *got[3], *exact = malloc((size_t)m * 8),
+               *absum = malloc((size_t)m * 8);
         float *want = malloc((size_t)m * 4);
         for (int kind = 0; kind < 3; kind++) {
             fill_values(xv, n, 77 + si * 3 + (uint64_t)kind, kind);
@@ -727,10 +800,12 @@ static void test_reduce_long_sums(void) {
             }
             opgrad_set_num_threads(2);
             for (int64_t o = 0; o < m; o++) {
-                CHECKF(memcmp(&got[0][o], &got[1][o], 8) == 0 && memcmp(&got[0][o], &got[2][o], 8) == 0,
-                       "shape %zu kind %d output %lld: 1/2/3 threads differ", si, kind, (long long)o);
-                CHECKF(got[0][o] == (double)want[o], "shape %zu kind %d output %lld: not the spec", si,
-                       kind, (long long)o);
+                CHECKF(memcmp(&got[0][o], &got[1][o], 8) == 0 &&
+                           memcmp(&got[0][o], &got[2][o], 8) == 0,
+                       "shape %zu kind %d output %lld: 1/2/3 threads differ", si, kind,
+                       (long long)o);
+                CHECKF(got[0][o] == (double)want[o], "shape %zu kind %d output %lld: not the spec",
+                       si, kind, (long long)o);
                 double err = fabs(got[0][o] - exact[o]);
                 if (kind == 1) { // integers, |sum| <= 3 * 2^21 < 2^24 in absolute value
                     CHECKF(err == 0, "shape %zu: integer sum off by %g", si, err);
@@ -739,9 +814,11 @@ static void test_reduce_long_sums(void) {
                 double u = 0x1p-24;
                 double rigorous = spec_depth(k) * u * absum[o] * 1.001; // first order + slack
                 double statistical = 2 * u * sqrt((double)k) * absum[o];
-                CHECKF(err <= rigorous, "shape %zu kind %d: err %g above the tree bound %g", si, kind, err, rigorous);
-                CHECKF(err <= statistical, "shape %zu kind %d: err %g above 2 u sqrt(K) sum|x| = %g", si,
-                       kind, err, statistical);
+                CHECKF(err <= rigorous, "shape %zu kind %d: err %g above the tree bound %g", si,
+                       kind, err, rigorous);
+                CHECKF(err <= statistical,
+                       "shape %zu kind %d: err %g above 2 u sqrt(K) sum|x| = %g", si, kind, err,
+                       statistical);
                 worst_sqrt = fmax(worst_sqrt, err / (u * sqrt((double)k) * absum[o]));
                 worst_depth = fmax(worst_depth, err / (u * absum[o]));
             }
@@ -762,14 +839,15 @@ static void test_reduce_accuracy(void) {
     for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
         int64_t k = ks[ki], m = k <= 1000 ? 64 : 4;
         red_case c = {2, {m, k}, 2};
-        double *xv = malloc((size_t)(m * k) * 8), *got = malloc((size_t)m * 8), *exact = malloc((size_t)m * 8),
-               *absum = malloc((size_t)m * 8);
+        double *xv = malloc((size_t)(m * k) * 8), *got = malloc((size_t)m * 8),
+               *exact = malloc((size_t)m * 8), *absum = malloc((size_t)m * 8);
         float *want = malloc((size_t)m * 4);
         double r1 = 0, r2 = 0;
         for (int kind = 0; kind < 3; kind += 2) {
             fill_values(xv, m * k, 500 + (uint64_t)ki + (uint64_t)kind, kind);
             tview x = tv(c.dims, 2, ACL_FLOAT);
-            for (int64_t i = 0; i < m * k; i++) ((float *)x.buf)[i] = (float)xv[i], xv[i] = (float)xv[i];
+            for (int64_t i = 0; i < m * k; i++)
+                ((float *)x.buf)[i] = (float)xv[i], xv[i] = (float)xv[i];
             spec_reduce(&c, xv, ACL_FLOAT, want, exact, absum);
             CHECK_EQ(reduce_api(&x, c.mask, true, ACL_FLOAT, got, 0), ACLNN_SUCCESS);
             for (int64_t o = 0; o < m; o++) {
@@ -801,19 +879,24 @@ static void test_fused_backward(void) {
                 tview gx = tv(xd, 2, dt), gb = tv(cd, 1, dt), gs = tv(sd, 1, dt);
                 test_rng r;
                 test_rng_seed(&r, 9 + si);
-                for (int64_t i = 0; i < n * c; i++) tv_set(&g, i, test_rng_uniform(&r, -2, 2)), tv_set(&x, i, test_rng_uniform(&r, -5, 5));
+                for (int64_t i = 0; i < n * c; i++)
+                    tv_set(&g, i, test_rng_uniform(&r, -2, 2)),
+                        tv_set(&x, i, test_rng_uniform(&r, -5, 5));
                 for (int64_t j = 0; j < c; j++) tv_set(&b, j, test_rng_uniform(&r, -5, 5));
                 for (int64_t j = 0; j < sd[0]; j++) tv_set(&s, j, test_rng_uniform(&r, 0.5, 2));
                 aclnnStatus st;
-                OP_RUN(st, aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, b.t, s.t, gx.t, gb.t, gs.t, &ws_, &ex_),
+                OP_RUN(st,
+                       aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, b.t, s.t, gx.t, gb.t,
+                                                                  gs.t, &ws_, &ex_),
                        aclnnFusedAddScaleBackward);
                 CHECK_EQ(st, ACLNN_SUCCESS);
-                double *rb = calloc((size_t)c, 8), *rs = calloc((size_t)c, 8), *mb = calloc((size_t)c, 8),
-                       *ms = calloc((size_t)c, 8);
+                double *rb = calloc((size_t)c, 8), *rs = calloc((size_t)c, 8),
+                       *mb = calloc((size_t)c, 8), *ms = calloc((size_t)c, 8);
                 long bad = 0;
                 for (int64_t i = 0; i < n * c; i++) {
                     int64_t j = i % c, sj = per_channel ? j : 0;
-                    double gv = tv_get(&g, i), xv = tv_get(&x, i), bv = tv_get(&b, j), sv = tv_get(&s, sj);
+                    double gv = tv_get(&g, i), xv = tv_get(&x, i), bv = tv_get(&b, j),
+                           sv = tv_get(&s, sj);
                     bad += !(test_ulp_error(dt, tv_get(&gx, i), gv * sv) <= 0.5); // one rounding
                     rb[j] += gv * sv, mb[j] += fabs(gv * sv);
                     rs[sj] += gv * (xv + bv), ms[sj] += fabs(gv) * (fabs(xv) + fabs(bv));
@@ -828,9 +911,11 @@ static void test_fused_backward(void) {
                     bad += !(fabs(tv_get(&gs, j) - rs[j]) <=
                              (spec_depth(k_s) + 2) * 0x1p-24 * ms[j] + 0.5 * ulp_of(dt, rs[j]));
                 CHECKF(bad == 0, "FusedAddScaleBackward [%lld,%lld] %s scale %s: %ld results off",
-                       (long long)n, (long long)c, og_dtype_name(dt), per_channel ? "[C]" : "[1]", bad);
+                       (long long)n, (long long)c, og_dtype_name(dt), per_channel ? "[C]" : "[1]",
+                       bad);
                 free(rb), free(rs), free(mb), free(ms);
-                tv_free(&g), tv_free(&x), tv_free(&b), tv_free(&s), tv_free(&gx), tv_free(&gb), tv_free(&gs);
+                tv_free(&g), tv_free(&x), tv_free(&b), tv_free(&s), tv_free(&gx), tv_free(&gb),
+                    tv_free(&gs);
             }
     printf("  FusedAddScaleBackward: 6 shapes x scale [1]/[C] x 3 dtypes within the bounds\n");
 }
@@ -839,7 +924,8 @@ int main(void) {
     printf("  cpu isa: %s\n", opgrad_isa_name(opgrad_cpu_isa()));
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
         if (!test_isa_available(isa))
-            printf("  note: ISA %s not supported by this CPU, skipped\n", opgrad_isa_name((opgrad_isa)isa));
+            printf("  note: ISA %s not supported by this CPU, skipped\n",
+                   opgrad_isa_name((opgrad_isa)isa));
     RUN(test_elementwise_kernels);
     RUN(test_16bit_exhaustive);
     RUN(test_reduce_kernels);

@@ -29,7 +29,8 @@ static const char *isa_name(int isa) { return opgrad_isa_name((opgrad_isa)isa); 
 
 static void note_skipped(void) {
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
-        if (!test_isa_available(isa)) printf("  note: ISA %s not supported by this CPU, skipped\n", isa_name(isa));
+        if (!test_isa_available(isa))
+            printf("  note: ISA %s not supported by this CPU, skipped\n", isa_name(isa));
 }
 
 // Independent decoders (no library code): sign, exponent, mantissa -> double.
@@ -48,7 +49,8 @@ static double dec_bf16(uint16_t b) {
     return s * ldexp(128 + m, e - 134);
 }
 static bool is_nan16(aclDataType dt, uint16_t h) {
-    return dt == ACL_FLOAT16 ? ((h & 0x7c00) == 0x7c00 && (h & 0x3ff)) : ((h & 0x7f80) == 0x7f80 && (h & 0x7f));
+    return dt == ACL_FLOAT16 ? ((h & 0x7c00) == 0x7c00 && (h & 0x3ff))
+                             : ((h & 0x7f80) == 0x7f80 && (h & 0x7f));
 }
 
 // Widening: exact value; NaN: NaN with the same sign and the same payload bits (the quiet bit
@@ -58,7 +60,8 @@ static bool widen_ok(aclDataType dt, uint16_t h, float got) {
     if (is_nan16(dt, h)) {
         if (!isnan(got) || (g >> 31) != (uint32_t)(h >> 15)) return false;
         uint32_t quiet = 0x00400000u;
-        uint32_t want = dt == ACL_FLOAT16 ? ((uint32_t)(h & 0x3ff) << 13) : ((uint32_t)(h & 0x7f) << 16);
+        uint32_t want =
+            dt == ACL_FLOAT16 ? ((uint32_t)(h & 0x3ff) << 13) : ((uint32_t)(h & 0x7f) << 16);
         return ((g & 0x007fffffu) | quiet) == (want | quiet);
     }
     double v = dt == ACL_FLOAT16 ? dec_f16(h) : dec_bf16(h);
@@ -109,8 +112,9 @@ static void widen_exhaustive(aclDataType dt) {
     uint16_t *src = malloc(N * 2);
     float *dst = malloc(N * 4);
     for (int i = 0; i < N; i++) src[i] = (uint16_t)i;
-    uint16_t starts[] = {0, 1, 0x03f0, 0x3bf8, 0x7bf0, 0x7c00 - 5, 0x7df0, 0x7e00 - 3, 0x7f70,
-                         0x7f80 - 5, 0x7fb8, 0x7ff0, 0x8000 - 3, 0xfbf0, 0xfc00 - 5, 0xff75, 0xffd0};
+    uint16_t starts[] = {0,          1,          0x03f0,     0x3bf8,     0x7bf0, 0x7c00 - 5,
+                         0x7df0,     0x7e00 - 3, 0x7f70,     0x7f80 - 5, 0x7fb8, 0x7ff0,
+                         0x8000 - 3, 0xfbf0,     0xfc00 - 5, 0xff75,     0xffd0};
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
         if (!test_isa_available(isa)) continue;
         widen_fn f = widen_of(isa, dt);
@@ -132,8 +136,8 @@ static void widen_exhaustive(aclDataType dt) {
                 f(src + st, buf + 64, len);
                 for (size_t k = 0; k < len; k++)
                     if (!widen_ok(dt, src[st + k], buf[64 + k]) && bad++ < 10)
-                        fprintf(stderr, "    %s window %zu+%zu: %04x -> %08x\n", isa_name(isa), st, len,
-                                src[st + k], test_f2u(buf[64 + k]));
+                        fprintf(stderr, "    %s window %zu+%zu: %04x -> %08x\n", isa_name(isa), st,
+                                len, src[st + k], test_f2u(buf[64 + k]));
                 for (int k = 0; k < 168; k++)
                     if ((k < 64 || k >= 64 + (int)len) && test_f2u(buf[k]) != 0x7fa5c3e1u) bad++;
             }
@@ -161,20 +165,55 @@ static size_t narrow_inputs(aclDataType dt, float **out) {
         double b = dt == ACL_FLOAT16 ? dec_f16(next) : dec_bf16(next);
         if (isnan(b)) continue;
         if (isinf(b)) // the overflow threshold: max + half an ulp of the top binade
-            b = a + (a - (dt == ACL_FLOAT16 ? dec_f16((uint16_t)(e - 1)) : dec_bf16((uint16_t)(e - 1))));
+            b = a + (a - (dt == ACL_FLOAT16 ? dec_f16((uint16_t)(e - 1))
+                                            : dec_bf16((uint16_t)(e - 1))));
         float mid = (float)((a + b) / 2); // exact: 12 (9) significant bits
         v[n++] = mid;
         v[n++] = nextafterf(mid, 0.0f);
         v[n++] = nextafterf(mid, mid > 0 ? INFINITY : -INFINITY);
     }
-    static const uint32_t specials[] = {
-        0x7f800001u, 0x7f802000u, 0x7fbfffffu, 0x7fc00000u, 0x7fc00001u, 0xffc00000u, 0xff800001u,
-        0x7f801fffu, 0x7fffe000u, 0x7f800000u, 0xff800000u, 0x7f7fffffu, 0xff7fffffu, 0x00000001u,
-        0x80000001u, 0x007fffffu, 0x00800000u, 0x80800000u, 0x33000000u /* 2^-25 */,
-        0x33000001u, 0x32ffffffu, 0x33400000u /* 1.5 * 2^-25 */, 0x33c00000u /* 1.5 * 2^-24 */,
-        0x387fc000u, 0x387fe000u, 0x38800000u, 0x477fe000u /* 65504 */, 0x477fefffu, 0x477ff000u,
-        0x477ff001u, 0x47800000u, 0x7f7f7fffu, 0x7f7f8000u, 0x7f7f8001u, 0x7f7fc000u, 0x00008000u,
-        0x00018000u, 0x00010000u, 0x3f808000u, 0x3f818000u, 0x3f808001u, 0x3f807fffu};
+    static const uint32_t specials[] = {0x7f800001u,
+                                        0x7f802000u,
+                                        0x7fbfffffu,
+                                        0x7fc00000u,
+                                        0x7fc00001u,
+                                        0xffc00000u,
+                                        0xff800001u,
+                                        0x7f801fffu,
+                                        0x7fffe000u,
+                                        0x7f800000u,
+                                        0xff800000u,
+                                        0x7f7fffffu,
+                                        0xff7fffffu,
+                                        0x00000001u,
+                                        0x80000001u,
+                                        0x007fffffu,
+                                        0x00800000u,
+                                        0x80800000u,
+                                        0x33000000u /* 2^-25 */,
+                                        0x33000001u,
+                                        0x32ffffffu,
+                                        0x33400000u /* 1.5 * 2^-25 */,
+                                        0x33c00000u /* 1.5 * 2^-24 */,
+                                        0x387fc000u,
+                                        0x387fe000u,
+                                        0x38800000u,
+                                        0x477fe000u /* 65504 */,
+                                        0x477fefffu,
+                                        0x477ff000u,
+                                        0x477ff001u,
+                                        0x47800000u,
+                                        0x7f7f7fffu,
+                                        0x7f7f8000u,
+                                        0x7f7f8001u,
+                                        0x7f7fc000u,
+                                        0x00008000u,
+                                        0x00018000u,
+                                        0x00010000u,
+                                        0x3f808000u,
+                                        0x3f818000u,
+                                        0x3f808001u,
+                                        0x3f807fffu};
     for (size_t i = 0; i < sizeof specials / sizeof *specials; i++) {
         v[n++] = test_u2f(specials[i]);
         v[n++] = test_u2f(specials[i] ^ 0x80000000u);
@@ -203,9 +242,11 @@ static void narrow_all(aclDataType dt) {
             long bad = 0;
             for (size_t i = 0; i < n; i++)
                 if (!narrow_ok(dt, in[i], out[i]) && bad++ < 6)
-                    fprintf(stderr, "    %s stream=%d: %a (%08x) -> %04x, expected %a\n", isa_name(isa),
-                            stream, in[i], test_f2u(in[i]), out[i], test_round_to(dt, in[i]));
-            CHECKF(bad == 0, "%s stream=%d: %ld of %zu conversions wrong", isa_name(isa), stream, bad, n);
+                    fprintf(stderr, "    %s stream=%d: %a (%08x) -> %04x, expected %a\n",
+                            isa_name(isa), stream, in[i], test_f2u(in[i]), out[i],
+                            test_round_to(dt, in[i]));
+            CHECKF(bad == 0, "%s stream=%d: %ld of %zu conversions wrong", isa_name(isa), stream,
+                   bad, n);
         }
     }
     printf("  %zu fp32 inputs\n", n);
@@ -249,9 +290,12 @@ static void test_lengths_offsets_canaries(void) {
                         memset(buf, CANARY_BYTE, total);
                         unsigned char *dst = buf + CANARY + off;
                         size_t es = kind == 2 ? 4 : 2;
-                        if (kind == 0) og_convert[isa].f32_to_f16(s, (uint16_t *)dst, len, stream);
-                        else if (kind == 1) og_convert[isa].f32_to_bf16(s, (uint16_t *)dst, len, stream);
-                        else og_convert[isa].f32_copy(s, (float *)dst, len, stream);
+                        if (kind == 0)
+                            og_convert[isa].f32_to_f16(s, (uint16_t *)dst, len, stream);
+                        else if (kind == 1)
+                            og_convert[isa].f32_to_bf16(s, (uint16_t *)dst, len, stream);
+                        else
+                            og_convert[isa].f32_copy(s, (float *)dst, len, stream);
                         for (size_t i = 0; i < len; i++) {
                             bool ok;
                             if (kind == 2) {
@@ -264,12 +308,15 @@ static void test_lengths_offsets_canaries(void) {
                                 ok = narrow_ok(kind == 0 ? ACL_FLOAT16 : ACL_BF16, s[i], got);
                             }
                             if (!ok && bad++ < 6)
-                                fprintf(stderr, "    %s stream=%d kind=%d len=%zu off=%zu i=%zu: wrong\n",
+                                fprintf(stderr,
+                                        "    %s stream=%d kind=%d len=%zu off=%zu i=%zu: wrong\n",
                                         isa_name(isa), stream, kind, len, off, i);
                         }
                         if (!canaries_ok(buf, CANARY + off, len * es, total) && canary_bad++ < 6)
-                            fprintf(stderr, "    %s stream=%d kind=%d len=%zu off=%zu: canary overwritten\n",
-                                    isa_name(isa), stream, kind, len, off);
+                            fprintf(
+                                stderr,
+                                "    %s stream=%d kind=%d len=%zu off=%zu: canary overwritten\n",
+                                isa_name(isa), stream, kind, len, off);
                     }
                 }
             }
@@ -324,8 +371,10 @@ static void test_cross_isa_bitwise(void) {
                 if (test_f2u(got[i]) != test_f2u(ref[i]) && diff++ < 3)
                     fprintf(stderr, "    %s %s: %04x -> %08x in a full vector, %08x alone\n", nm,
                             isa_name(isa), src[i], test_f2u(got[i]), test_f2u(ref[i]));
-            CHECKF(diff == 0, "%s %s: %ld encodings convert to other bits than one at a time "
-                   "(scalar)", nm, isa_name(isa), diff);
+            CHECKF(diff == 0,
+                   "%s %s: %ld encodings convert to other bits than one at a time "
+                   "(scalar)",
+                   nm, isa_name(isa), diff);
         }
     }
     // narrowing
@@ -334,7 +383,8 @@ static void test_cross_isa_bitwise(void) {
     uint16_t *o_ref = malloc(n * 2), *o = malloc(n * 2);
     for (int d = 0; d < 2; d++) {
         aclDataType dt = d ? ACL_BF16 : ACL_FLOAT16;
-        for (size_t i = 0; i < n; i++) narrow_of(OPGRAD_ISA_SCALAR, dt)(in + i, o_ref + i, 1, false);
+        for (size_t i = 0; i < n; i++)
+            narrow_of(OPGRAD_ISA_SCALAR, dt)(in + i, o_ref + i, 1, false);
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
             if (!test_isa_available(isa)) continue;
             for (int stream = 0; stream < 2; stream++) {
@@ -342,8 +392,8 @@ static void test_cross_isa_bitwise(void) {
                 long diff = 0;
                 for (size_t i = 0; i < n; i++)
                     if (o[i] != o_ref[i] && diff++ < 3)
-                        fprintf(stderr, "    f32->%s %s: %08x -> %04x, scalar %04x\n", d ? "bf16" : "f16",
-                                isa_name(isa), test_f2u(in[i]), o[i], o_ref[i]);
+                        fprintf(stderr, "    f32->%s %s: %08x -> %04x, scalar %04x\n",
+                                d ? "bf16" : "f16", isa_name(isa), test_f2u(in[i]), o[i], o_ref[i]);
                 CHECKF(diff == 0, "f32->%s %s stream=%d: %ld differences from the scalar build",
                        d ? "bf16" : "f16", isa_name(isa), stream, diff);
             }

@@ -16,9 +16,9 @@
  *  - the fused 16-bit path (every operand contiguous and of one 16-bit dtype: widen, compute,
  *    round in registers, vec16.h) gives bitwise what the buffered path gives for the same values
  *    in strided tensors (a NaN for a NaN: with two NaN operands the compiler may order a
- *    commutative operation either way, which picks the payload), for every operator that has it, over every 16-bit encoding (NaN, inf,
- *    subnormals, -0), on every ISA, with and without non-temporal stores, at odd lengths and
- *    offsets. */
+ *    commutative operation either way, which picks the payload), for every operator that has it,
+ * over every 16-bit encoding (NaN, inf, subnormals, -0), on every ISA, with and without
+ * non-temporal stores, at odd lengths and offsets. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +38,7 @@
 #include "aclnnop/aclnn_mish.h"
 #include "aclnnop/aclnn_mish_backward.h"
 #include "aclnnop/aclnn_mul.h"
+#include "aclnnop/aclnn_reduce_sum.h"
 #include "aclnnop/aclnn_relu.h"
 #include "aclnnop/aclnn_sigmoid.h"
 #include "aclnnop/aclnn_sigmoid_backward.h"
@@ -46,7 +47,6 @@
 #include "aclnnop/aclnn_tanh.h"
 #include "aclnnop/aclnn_tanh_backward.h"
 #include "aclnnop/aclnn_threshold_backward.h"
-#include "aclnnop/aclnn_reduce_sum.h"
 #include "engine/convert.h"
 #include "engine/reduce.h"
 #include "opgrad/opgrad.h"
@@ -407,60 +407,107 @@ static void test_elementwise16(void) {
 // The fused 16-bit path against the buffered one
 
 enum { FUSED_OPS = 22 };
-static const char *const FUSED_NAMES[FUSED_OPS] = {
-    "Add", "Adds(other 0.75, alpha -2)", "Mul", "Muls(1.5)", "Relu", "ThresholdBackward(0.5)",
-    "LeakyRelu(0.01)", "LeakyReluBackward(0.2)", "Hardswish", "HardswishBackward", "Sigmoid",
-    "SigmoidBackward", "Tanh", "TanhBackward", "Silu", "SiluBackward", "Mish", "MishBackward",
-    "Gelu", "GeluBackward", "GeluV2(none)", "GeluBackwardV2(none)"};
+static const char *const FUSED_NAMES[FUSED_OPS] = {"Add",
+                                                   "Adds(other 0.75, alpha -2)",
+                                                   "Mul",
+                                                   "Muls(1.5)",
+                                                   "Relu",
+                                                   "ThresholdBackward(0.5)",
+                                                   "LeakyRelu(0.01)",
+                                                   "LeakyReluBackward(0.2)",
+                                                   "Hardswish",
+                                                   "HardswishBackward",
+                                                   "Sigmoid",
+                                                   "SigmoidBackward",
+                                                   "Tanh",
+                                                   "TanhBackward",
+                                                   "Silu",
+                                                   "SiluBackward",
+                                                   "Mish",
+                                                   "MishBackward",
+                                                   "Gelu",
+                                                   "GeluBackward",
+                                                   "GeluV2(none)",
+                                                   "GeluBackwardV2(none)"};
 
 // Runs fused op k on (a, b) -> o; a, b and o are views of one dtype and shape.
 static aclnnStatus run_fused_op(int k, const aclTensor *a, const aclTensor *b, aclTensor *o) {
     float one = 1.0f, two = -2.0f, oth = 0.75f, m = 1.5f, th = 0.5f, sl = 0.01f, sl2 = 0.2f;
     aclScalar *s1 = aclCreateScalar(k == 1 ? (void *)&two : (void *)&one, ACL_FLOAT);
-    aclScalar *s2 = aclCreateScalar(k == 1 ? &oth : k == 3 ? &m : k == 5 ? &th : k == 6 ? &sl : &sl2,
+    aclScalar *s2 = aclCreateScalar(k == 1   ? &oth
+                                    : k == 3 ? &m
+                                    : k == 5 ? &th
+                                    : k == 6 ? &sl
+                                             : &sl2,
                                     ACL_FLOAT);
     aclnnStatus st = ACLNN_ERR_INNER;
     switch (k) {
-    case 0: OP_RUN(st, aclnnAddGetWorkspaceSize(a, b, s1, o, &ws_, &ex_), aclnnAdd); break;
-    case 1: OP_RUN(st, aclnnAddsGetWorkspaceSize(a, s2, s1, o, &ws_, &ex_), aclnnAdds); break;
-    case 2: OP_RUN(st, aclnnMulGetWorkspaceSize(a, b, o, &ws_, &ex_), aclnnMul); break;
-    case 3: OP_RUN(st, aclnnMulsGetWorkspaceSize(a, s2, o, &ws_, &ex_), aclnnMuls); break;
-    case 4: OP_RUN(st, aclnnReluGetWorkspaceSize(a, o, &ws_, &ex_), aclnnRelu); break;
+    case 0:
+        OP_RUN(st, aclnnAddGetWorkspaceSize(a, b, s1, o, &ws_, &ex_), aclnnAdd);
+        break;
+    case 1:
+        OP_RUN(st, aclnnAddsGetWorkspaceSize(a, s2, s1, o, &ws_, &ex_), aclnnAdds);
+        break;
+    case 2:
+        OP_RUN(st, aclnnMulGetWorkspaceSize(a, b, o, &ws_, &ex_), aclnnMul);
+        break;
+    case 3:
+        OP_RUN(st, aclnnMulsGetWorkspaceSize(a, s2, o, &ws_, &ex_), aclnnMuls);
+        break;
+    case 4:
+        OP_RUN(st, aclnnReluGetWorkspaceSize(a, o, &ws_, &ex_), aclnnRelu);
+        break;
     case 5:
         OP_RUN(st, aclnnThresholdBackwardGetWorkspaceSize(b, a, s2, o, &ws_, &ex_),
                aclnnThresholdBackward);
         break;
-    case 6: OP_RUN(st, aclnnLeakyReluGetWorkspaceSize(a, s2, o, &ws_, &ex_), aclnnLeakyRelu); break;
+    case 6:
+        OP_RUN(st, aclnnLeakyReluGetWorkspaceSize(a, s2, o, &ws_, &ex_), aclnnLeakyRelu);
+        break;
     case 7:
         OP_RUN(st, aclnnLeakyReluBackwardGetWorkspaceSize(b, a, s2, false, o, &ws_, &ex_),
                aclnnLeakyReluBackward);
         break;
-    case 8: OP_RUN(st, aclnnHardswishGetWorkspaceSize(a, o, &ws_, &ex_), aclnnHardswish); break;
+    case 8:
+        OP_RUN(st, aclnnHardswishGetWorkspaceSize(a, o, &ws_, &ex_), aclnnHardswish);
+        break;
     case 9:
         OP_RUN(st, aclnnHardswishBackwardGetWorkspaceSize(b, a, o, &ws_, &ex_),
                aclnnHardswishBackward);
         break;
-    case 10: OP_RUN(st, aclnnSigmoidGetWorkspaceSize(a, o, &ws_, &ex_), aclnnSigmoid); break;
+    case 10:
+        OP_RUN(st, aclnnSigmoidGetWorkspaceSize(a, o, &ws_, &ex_), aclnnSigmoid);
+        break;
     case 11:
         OP_RUN(st, aclnnSigmoidBackwardGetWorkspaceSize(b, a, o, &ws_, &ex_), aclnnSigmoidBackward);
         break;
-    case 12: OP_RUN(st, aclnnTanhGetWorkspaceSize(a, o, &ws_, &ex_), aclnnTanh); break;
+    case 12:
+        OP_RUN(st, aclnnTanhGetWorkspaceSize(a, o, &ws_, &ex_), aclnnTanh);
+        break;
     case 13:
         OP_RUN(st, aclnnTanhBackwardGetWorkspaceSize(b, a, o, &ws_, &ex_), aclnnTanhBackward);
         break;
-    case 14: OP_RUN(st, aclnnSiluGetWorkspaceSize(a, o, &ws_, &ex_), aclnnSilu); break;
+    case 14:
+        OP_RUN(st, aclnnSiluGetWorkspaceSize(a, o, &ws_, &ex_), aclnnSilu);
+        break;
     case 15:
         OP_RUN(st, aclnnSiluBackwardGetWorkspaceSize(b, a, o, &ws_, &ex_), aclnnSiluBackward);
         break;
-    case 16: OP_RUN(st, aclnnMishGetWorkspaceSize(a, o, &ws_, &ex_), aclnnMish); break;
+    case 16:
+        OP_RUN(st, aclnnMishGetWorkspaceSize(a, o, &ws_, &ex_), aclnnMish);
+        break;
     case 17:
         OP_RUN(st, aclnnMishBackwardGetWorkspaceSize(b, a, o, &ws_, &ex_), aclnnMishBackward);
         break;
-    case 18: OP_RUN(st, aclnnGeluGetWorkspaceSize(a, o, &ws_, &ex_), aclnnGelu); break;
+    case 18:
+        OP_RUN(st, aclnnGeluGetWorkspaceSize(a, o, &ws_, &ex_), aclnnGelu);
+        break;
     case 19:
         OP_RUN(st, aclnnGeluBackwardGetWorkspaceSize(b, a, o, &ws_, &ex_), aclnnGeluBackward);
         break;
-    case 20: OP_RUN(st, aclnnGeluV2GetWorkspaceSize(a, 0, o, &ws_, &ex_), aclnnGeluV2); break;
+    case 20:
+        OP_RUN(st, aclnnGeluV2GetWorkspaceSize(a, 0, o, &ws_, &ex_), aclnnGeluV2);
+        break;
     case 21: {
         char none[] = "none";
         OP_RUN(st, aclnnGeluBackwardV2GetWorkspaceSize(b, a, none, o, &ws_, &ex_),
@@ -493,7 +540,8 @@ static void test_fused16_matches_buffered(void) {
         for (int64_t i = 0; i <= n; i++) xs[2 * i] = x[i], ys[2 * i] = y[i]; // strided copies
         for (int shift = 0; shift < 2; shift++) {
             int64_t d[1] = {n - shift}, st2[1] = {2}, sd[1] = {2 * n};
-            aclTensor *ta = test_tensor(d, 1, dt, x + shift), *tb = test_tensor(d, 1, dt, y + shift);
+            aclTensor *ta = test_tensor(d, 1, dt, x + shift),
+                      *tb = test_tensor(d, 1, dt, y + shift);
             aclTensor *to = test_tensor(d, 1, dt, of + shift);
             aclTensor *sa = aclCreateTensor(d, 1, dt, st2, 0, ACL_FORMAT_ND, sd, 1, xs + 2 * shift);
             aclTensor *sb = aclCreateTensor(d, 1, dt, st2, 0, ACL_FORMAT_ND, sd, 1, ys + 2 * shift);
@@ -525,9 +573,9 @@ static void test_fused16_matches_buffered(void) {
                                 fprintf(stderr,
                                         "    %s %s %s nt=%d shift=%d: [%lld] x=0x%04x y=0x%04x: "
                                         "fused 0x%04x, buffered 0x%04x\n",
-                                        FUSED_NAMES[k], og_dtype_name(dt), isa_name(isa), nt,
-                                        shift, (long long)i, x[shift + i], y[shift + i],
-                                        of[shift + i], ob[2 * i]);
+                                        FUSED_NAMES[k], og_dtype_name(dt), isa_name(isa), nt, shift,
+                                        (long long)i, x[shift + i], y[shift + i], of[shift + i],
+                                        ob[2 * i]);
                         if (shift && of[0] != 0xcdcd) wrong++; // nothing before the tensor
                         bad += wrong;
                         runs++;

@@ -68,8 +68,8 @@ static void sweep_kernel(const kernel_case *k) {
                 k->fns[isa](m, k->backward ? in2 : in1, o2, NULL);
                 for (size_t i = 0; i < m; i++)
                     if (test_f2u(yo[i]) != test_f2u(y[i]) && isa_diff++ < 3)
-                        fprintf(stderr, "    %s isa %d at %a (g %g): %a, best ISA %a\n", k->name, isa,
-                                x[i], g[i], yo[i], y[i]);
+                        fprintf(stderr, "    %s isa %d at %a (g %g): %a, best ISA %a\n", k->name,
+                                isa, x[i], g[i], yo[i], y[i]);
             }
             for (size_t i = 0; i < m; i++) {
                 double mag, r = reference(k, x[i], &mag);

@@ -39,7 +39,6 @@
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-
 static void note_skipped_isas(const char *test) {
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
         if (!test_isa_available(isa))
@@ -70,7 +69,8 @@ static void test_kernel_tables(void) {
     };
     for (int k = 0; k < K_COUNT; k++)
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
-            CHECKF(KERNELS[k].table[isa] == expect[k][isa], "%s table entry %d", KERNELS[k].name, isa);
+            CHECKF(KERNELS[k].table[isa] == expect[k][isa], "%s table entry %d", KERNELS[k].name,
+                   isa);
     // opgrad_set_max_isa selects min(cpu, cap).
     opgrad_isa cpu = opgrad_cpu_isa();
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
@@ -90,13 +90,18 @@ static void test_kernel_tables(void) {
 static int64_t engine_tile(int nin, int nout, aclDataType dt) {
     static char dummy[64];
     int64_t dims[1] = {1 << 20};
-    og_ew_op op = {.op = "probe", .kernels = og_mish_fwd_kernels, .nin = nin, .nout = nout,
+    og_ew_op op = {.op = "probe",
+                   .kernels = og_mish_fwd_kernels,
+                   .nin = nin,
+                   .nout = nout,
                    .compute_dtype = dt};
     aclTensor *ts[OG_EW_MAX_IN + OG_EW_MAX_OUT];
     for (int k = 0; k < nin + nout; k++) {
         ts[k] = test_tensor(dims, 1, dt, dummy);
-        if (k < nin) op.in[k] = ts[k];
-        else op.out[k - nin] = ts[k];
+        if (k < nin)
+            op.in[k] = ts[k];
+        else
+            op.out[k - nin] = ts[k];
     }
     og_ew_plan plan;
     og_ew_make_plan(&op, 1, 0, &plan);
@@ -111,8 +116,8 @@ static int size_list(size_t *sizes, int cap) {
     for (int d = 0; d < 2; d++)
         for (int k = 0; k < K_COUNT; k++) {
             int64_t t = engine_tile(KERNELS[k].nin, KERNELS[k].nout, dts[d]);
-            int64_t around[] = {t - 17, t - 16, t - 1, t, t + 1, t + 15, t + 16, t + 17,
-                                2 * t - 1, 2 * t, 2 * t + 1, 3 * t + 7};
+            int64_t around[] = {t - 17, t - 16, t - 1,     t,     t + 1,     t + 15,
+                                t + 16, t + 17, 2 * t - 1, 2 * t, 2 * t + 1, 3 * t + 7};
             for (size_t a = 0; a < sizeof around / sizeof *around; a++) {
                 bool dup = false;
                 for (int j = 0; j < n; j++) dup |= sizes[j] == (size_t)around[a];
@@ -132,7 +137,8 @@ static void test_engine_tiles(void) {
             printf(" %s=%lld", og_dtype_name(dts[d]), (long long)t);
             CHECK(t > 0);
             // the fp32 tile buffers of every operand fit the 32 KiB L1 budget
-            CHECKF(t * 4 * (KERNELS[k].nin + KERNELS[k].nout) <= 32 * 1024, "tile %lld", (long long)t);
+            CHECKF(t * 4 * (KERNELS[k].nin + KERNELS[k].nout) <= 32 * 1024, "tile %lld",
+                   (long long)t);
             CHECK(t % (dts[d] == ACL_FLOAT ? 16 : 32) == 0);
         }
         printf("\n");
@@ -141,9 +147,9 @@ static void test_engine_tiles(void) {
 
 // Fills inputs for kernel k (n elements) from a seed: x mixes a grid over [-20, 20], random
 // bit patterns and special values; g varied; t (bwd_tanhx) = the scalar forward's t of x.
-static const float SPECIALS[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1e-40f, -1e-40f,
-                                 FLT_MAX, -FLT_MAX, FLT_MIN, -FLT_MIN, -1.19f, -87.3f, -103.9f,
-                                 -150.0f, 88.7f, 20.0f, -20.0f, 1.0f, -1.0f};
+static const float SPECIALS[] = {0.0f,    -0.0f,   INFINITY, -INFINITY, NAN,      -NAN,   1e-40f,
+                                 -1e-40f, FLT_MAX, -FLT_MAX, FLT_MIN,   -FLT_MIN, -1.19f, -87.3f,
+                                 -103.9f, -150.0f, 88.7f,    20.0f,     -20.0f,   1.0f,   -1.0f};
 enum { NSPECIALS = sizeof SPECIALS / sizeof SPECIALS[0] };
 
 static void fill_inputs(size_t n, float *g, float *x, float *t, uint64_t seed) {
@@ -152,9 +158,15 @@ static void fill_inputs(size_t n, float *g, float *x, float *t, uint64_t seed) {
     for (size_t i = 0; i < n; i++) {
         uint64_t u = test_rng_next(&r);
         switch (u % 4) {
-        case 0: x[i] = SPECIALS[(u >> 8) % NSPECIALS]; break;
-        case 1: x[i] = test_u2f((uint32_t)(u >> 32)); break;
-        default: x[i] = (float)test_rng_uniform(&r, -20, 20); break;
+        case 0:
+            x[i] = SPECIALS[(u >> 8) % NSPECIALS];
+            break;
+        case 1:
+            x[i] = test_u2f((uint32_t)(u >> 32));
+            break;
+        default:
+            x[i] = (float)test_rng_uniform(&r, -20, 20);
+            break;
         }
         if (g) g[i] = (float)test_rng_uniform(&r, -4, 4);
     }
@@ -183,9 +195,9 @@ static double grad_magnitude(double x, double t) {
 }
 
 typedef struct bwd_verdict {
-    double ulp;      // ulps of fp32 against the exact value
-    bool root;       // judged by the absolute bound
-    double abs_rel;  // |err| / (2^-24 |g| M) (root region)
+    double ulp;     // ulps of fp32 against the exact value
+    bool root;      // judged by the absolute bound
+    double abs_rel; // |err| / (2^-24 |g| M) (root region)
     bool ok;
 } bwd_verdict;
 
@@ -202,9 +214,12 @@ static bwd_verdict judge_bwd(double g, double x, double t, double ref, double go
         double err = fabs(got - ref);
         v.abs_rel = scale > 0 ? err / scale : (err == 0 ? 0 : INFINITY);
     }
-    if (tanhx) v.ok = v.ulp <= BWD_ULP_BOUND || v.abs_rel <= ROOT_ABS_FACTOR;
-    else if (v.root && isfinite(ref) && isfinite(got)) v.ok = v.abs_rel <= ROOT_ABS_FACTOR;
-    else v.ok = v.ulp <= BWD_ULP_BOUND;
+    if (tanhx)
+        v.ok = v.ulp <= BWD_ULP_BOUND || v.abs_rel <= ROOT_ABS_FACTOR;
+    else if (v.root && isfinite(ref) && isfinite(got))
+        v.ok = v.abs_rel <= ROOT_ABS_FACTOR;
+    else
+        v.ok = v.ulp <= BWD_ULP_BOUND;
     return v;
 }
 
@@ -272,8 +287,10 @@ static void test_kernel_sizes(void) {
         fill_inputs(n, g, x, t, 1000 + n);
         for (int k = 0; k < K_COUNT; k++) {
             const float *in[3];
-            if (k == K_FWD || k == K_FWD_T) in[0] = x;
-            else in[0] = g, in[1] = x, in[2] = t;
+            if (k == K_FWD || k == K_FWD_T)
+                in[0] = x;
+            else
+                in[0] = g, in[1] = x, in[2] = t;
             // Inputs sit inside guarded buffers too, so an over-read of one element shows
             // up under AddressSanitizer (the guards are inside the allocation, so copy the
             // inputs to the end of an exact-size allocation instead).
@@ -364,8 +381,10 @@ static void test_kernel_inplace(void) {
 static float run1(int k, int isa, float g, float x, float t, float *t_out) {
     float in_g[1] = {g}, in_x[1] = {x}, in_t[1] = {t}, o0[1], o1[1];
     const float *in[3];
-    if (k <= K_FWD_T) in[0] = in_x;
-    else in[0] = in_g, in[1] = in_x, in[2] = in_t;
+    if (k <= K_FWD_T)
+        in[0] = in_x;
+    else
+        in[0] = in_g, in[1] = in_x, in[2] = in_t;
     float *out[2] = {o0, o1};
     KERNELS[k].table[isa](1, in, out, NULL);
     if (t_out) *t_out = o1[0];
@@ -373,14 +392,63 @@ static float run1(int k, int isa, float g, float x, float t, float *t_out) {
 }
 
 static void test_special_values(void) {
-    static const float xs[] = {
-        0.0f, -0.0f, 0x1p-149f, -0x1p-149f, 0x1p-140f, -0x1p-127f, 0x1.fffffcp-127f,
-        -0x1.fffffcp-127f, FLT_MIN, -FLT_MIN, 1e-30f, -1e-30f, FLT_MAX, -FLT_MAX,
-        -87.3f, -87.33654f, -87.5f, -88.0f, -88.72283f, -89.0f, -95.0f, -100.0f, -103.0f,
-        -103.27893f, -103.9f, -104.0f, -110.0f, -150.0f, -159.9f, -160.0f, -160.1f, -200.0f,
-        -1e10f, 88.0f, 88.7f, 88.72284f, 89.0f, 100.0f, 1e10f, 8.0f, 9.0f, 15.0f, 16.0f, 17.0f,
-        -1.1f, -1.15f, -1.19f, -1.1923f, -1.19229f, -1.2f, -1.25f, -1.3f, -1.4f, -1.0f,
-        1.0f, -0.5f, 0.5f};
+    static const float xs[] = {0.0f,
+                               -0.0f,
+                               0x1p-149f,
+                               -0x1p-149f,
+                               0x1p-140f,
+                               -0x1p-127f,
+                               0x1.fffffcp-127f,
+                               -0x1.fffffcp-127f,
+                               FLT_MIN,
+                               -FLT_MIN,
+                               1e-30f,
+                               -1e-30f,
+                               FLT_MAX,
+                               -FLT_MAX,
+                               -87.3f,
+                               -87.33654f,
+                               -87.5f,
+                               -88.0f,
+                               -88.72283f,
+                               -89.0f,
+                               -95.0f,
+                               -100.0f,
+                               -103.0f,
+                               -103.27893f,
+                               -103.9f,
+                               -104.0f,
+                               -110.0f,
+                               -150.0f,
+                               -159.9f,
+                               -160.0f,
+                               -160.1f,
+                               -200.0f,
+                               -1e10f,
+                               88.0f,
+                               88.7f,
+                               88.72284f,
+                               89.0f,
+                               100.0f,
+                               1e10f,
+                               8.0f,
+                               9.0f,
+                               15.0f,
+                               16.0f,
+                               17.0f,
+                               -1.1f,
+                               -1.15f,
+                               -1.19f,
+                               -1.1923f,
+                               -1.19229f,
+                               -1.2f,
+                               -1.25f,
+                               -1.3f,
+                               -1.4f,
+                               -1.0f,
+                               1.0f,
+                               -0.5f,
+                               0.5f};
     static const float gs[] = {1.0f, -0.75f, 3.5f, 0x1p-10f};
     long bad = 0;
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
@@ -434,18 +502,21 @@ static void test_special_values(void) {
                 double uf = test_ulp_error(ACL_FLOAT, yv, og_ref_mish(x));
                 float y2 = run1(K_FWD_T, isa, 0, x, 0, &t);
                 double ut = test_ulp_error(ACL_FLOAT, t, og_ref_mish_tanhx(x));
-                bool ok = uf <= FWD_ULP_BOUND && ut <= FWD_ULP_BOUND && test_f2u(y2) == test_f2u(yv);
+                bool ok =
+                    uf <= FWD_ULP_BOUND && ut <= FWD_ULP_BOUND && test_f2u(y2) == test_f2u(yv);
                 if (!ok && bad++ < 10)
                     fprintf(stderr, "    %s x=%a: mish=%a (%.2f ulp) t=%a (%.2f ulp) y_tanhx=%a\n",
                             in_name, x, yv, uf, t, ut, y2);
                 for (size_t gi = 0; gi < sizeof gs / sizeof *gs; gi++) {
                     float g = gs[gi];
                     float d = run1(K_BWD, isa, g, x, 0, NULL);
-                    bwd_verdict v = judge_bwd(g, x, og_ref_mish_tanhx(x), (double)g * og_ref_mish_grad(x), d, false);
+                    bwd_verdict v = judge_bwd(g, x, og_ref_mish_tanhx(x),
+                                              (double)g * og_ref_mish_grad(x), d, false);
                     float dt = run1(K_BWD_T, isa, g, x, t, NULL);
                     bwd_verdict vt = judge_bwd(g, x, t, og_ref_mish_grad_tanhx(g, x, t), dt, true);
                     if ((!v.ok || !vt.ok) && bad++ < 10)
-                        fprintf(stderr, "    %s x=%a g=%a: bwd=%a (%.2f ulp, root %d, %.2f) "
+                        fprintf(stderr,
+                                "    %s x=%a g=%a: bwd=%a (%.2f ulp, root %d, %.2f) "
                                 "bwd_tanhx=%a (%.2f ulp, %.2f)\n",
                                 in_name, x, g, d, v.ulp, v.root, v.abs_rel, dt, vt.ulp, vt.abs_rel);
                 }
@@ -457,9 +528,9 @@ static void test_special_values(void) {
 // Near the exp underflow, mish'(x) is a subnormal fp32 number while g * mish'(x) may be a
 // normal one for a large g: the product must still be within the fp32 bound of the exact value.
 static void test_large_grad_tiny_derivative(void) {
-    static const float xs[] = {-87.0f, -88.0f, -90.0f, -95.0f, -100.0f, -102.0f, -103.0f,
-                               -103.9f, -104.5f, -105.0f, -120.0f, -150.0f, -159.0f, -161.0f,
-                               -165.0f, -180.0f};
+    static const float xs[] = {-87.0f,  -88.0f,  -90.0f,  -95.0f,  -100.0f, -102.0f,
+                               -103.0f, -103.9f, -104.5f, -105.0f, -120.0f, -150.0f,
+                               -159.0f, -161.0f, -165.0f, -180.0f};
     static const float gs[] = {0x1p20f, 1e30f, -1e30f, 0x1p100f};
     long bad = 0;
     double worst = 0;
@@ -478,7 +549,8 @@ static void test_large_grad_tiny_derivative(void) {
                 worst = fmax(worst, fmax(u, ut));
                 if ((u > BWD_ULP_BOUND || ut > BWD_ULP_BOUND) && bad++ < 8)
                     fprintf(stderr,
-                            "    %s x=%a g=%a: bwd=%a ref=%a (%.1f ulp); bwd_tanhx=%a ref=%a (%.1f ulp)\n",
+                            "    %s x=%a g=%a: bwd=%a ref=%a (%.1f ulp); bwd_tanhx=%a ref=%a (%.1f "
+                            "ulp)\n",
                             opgrad_isa_name((opgrad_isa)isa), x, g, d, ref, u, dt, reft, ut);
             }
     }
@@ -542,12 +614,16 @@ static void fp32_chunk(size_t n, const float *x, const float *g, acc_stats *st) 
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
             if (!test_isa_available(isa)) continue;
             acc_stats *s = &st[isa];
-            if (test_f2u(y[isa][i]) != test_f2u(y[0][i]) || test_f2u(t[isa][i]) != test_f2u(t[0][i]) ||
-                test_f2u(d[isa][i]) != test_f2u(d[0][i]) || test_f2u(dt[isa][i]) != test_f2u(dt[0][i]) ||
+            if (test_f2u(y[isa][i]) != test_f2u(y[0][i]) ||
+                test_f2u(t[isa][i]) != test_f2u(t[0][i]) ||
+                test_f2u(d[isa][i]) != test_f2u(d[0][i]) ||
+                test_f2u(dt[isa][i]) != test_f2u(dt[0][i]) ||
                 test_f2u(yt[isa][i]) != test_f2u(y[0][i])) {
                 if (s->mismatch++ < 5)
-                    fprintf(stderr, "    %s differs from scalar (or fwd_tanhx's y from fwd's) at x=%a g=%a\n",
-                            opgrad_isa_name((opgrad_isa)isa), x[i], g[i]);
+                    fprintf(
+                        stderr,
+                        "    %s differs from scalar (or fwd_tanhx's y from fwd's) at x=%a g=%a\n",
+                        opgrad_isa_name((opgrad_isa)isa), x[i], g[i]);
             }
             double uf = test_ulp_error(ACL_FLOAT, y[isa][i], ry);
             double ut = test_ulp_error(ACL_FLOAT, t[isa][i], rt);
@@ -569,7 +645,8 @@ static void fp32_chunk(size_t n, const float *x, const float *g, acc_stats *st) 
             ok = ok && v.ok && vt.ok;
             if (!ok && s->viol++ < 8)
                 fprintf(stderr,
-                        "    %s x=%a g=%a: y=%a(%.2fu) t=%a(%.2fu) d=%a ref=%a (%.2fu) dt=%a ref=%a (%.2fu)\n",
+                        "    %s x=%a g=%a: y=%a(%.2fu) t=%a(%.2fu) d=%a ref=%a (%.2fu) dt=%a "
+                        "ref=%a (%.2fu)\n",
                         opgrad_isa_name((opgrad_isa)isa), x[i], g[i], y[isa][i], uf, t[isa][i], ut,
                         d[isa][i], rd, v.ulp, dt[isa][i], rdt, vt.ulp);
         }
@@ -601,17 +678,26 @@ static void test_fp32_sample(void) {
     // special values
     for (int phase = 0; phase < 3 + NWIN; phase++) {
         bool win = phase >= 2 && phase < 2 + NWIN, last = phase == 2 + NWIN;
-        uint32_t wlo = win ? test_f2u(windows[phase - 2][0]) : 0, whi = win ? test_f2u(windows[phase - 2][1]) : 0;
-        size_t count = phase == 0 ? n_rand : phase == 1 ? n_grid : win ? (whi - wlo) / step + 1 : NSPECIALS;
+        uint32_t wlo = win ? test_f2u(windows[phase - 2][0]) : 0,
+                 whi = win ? test_f2u(windows[phase - 2][1]) : 0;
+        size_t count = phase == 0   ? n_rand
+                       : phase == 1 ? n_grid
+                       : win        ? (whi - wlo) / step + 1
+                                    : NSPECIALS;
         if (win) n_win += count;
         for (size_t i = 0; i < count; i++) {
             float xv;
-            if (phase == 0) xv = test_u2f((uint32_t)(test_rng_next(&r) >> 32));
-            else if (phase == 1) xv = (float)(-20.0 + 40.0 * (double)i / (double)n_grid);
-            else if (win) xv = test_u2f(wlo + (uint32_t)i * step);
-            else xv = SPECIALS[i];
+            if (phase == 0)
+                xv = test_u2f((uint32_t)(test_rng_next(&r) >> 32));
+            else if (phase == 1)
+                xv = (float)(-20.0 + 40.0 * (double)i / (double)n_grid);
+            else if (win)
+                xv = test_u2f(wlo + (uint32_t)i * step);
+            else
+                xv = SPECIALS[i];
             x[m] = xv;
-            g[m] = (total + m) % 5 == 4 ? (float)test_rng_uniform(&r, -8, 8) : gset[(total + m) % 5];
+            g[m] =
+                (total + m) % 5 == 4 ? (float)test_rng_uniform(&r, -8, 8) : gset[(total + m) % 5];
             if (++m == CH || (last && i == count - 1)) {
                 fp32_chunk(m, x, g, g_fp32_stats);
                 total += m;
@@ -619,10 +705,11 @@ static void test_fp32_sample(void) {
             }
         }
     }
-    printf("  fp32: %zu inputs (%zu random bit patterns, %zu grid points in [-20, 20], %zu values in "
-           "windows of consecutive fp32 values: [-1.23, -1.15], [-1.0, -0.97], [-1.43, -1.4]%s; "
-           "specials)\n",
-           total, n_rand, n_grid, n_win, step == 1 ? "" : " (every 64th)");
+    printf(
+        "  fp32: %zu inputs (%zu random bit patterns, %zu grid points in [-20, 20], %zu values in "
+        "windows of consecutive fp32 values: [-1.23, -1.15], [-1.0, -0.97], [-1.43, -1.4]%s; "
+        "specials)\n",
+        total, n_rand, n_grid, n_win, step == 1 ? "" : " (every 64th)");
     printf("    %-7s %8s %8s %8s %10s %14s %10s %10s %14s\n", "isa", "fwd", "tanhx", "bwd",
            "bwd@root", "bwd@root abs", "bwdT", "bwdT@root", "bwdT>5u abs");
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
@@ -631,10 +718,12 @@ static void test_fp32_sample(void) {
         printf("    %-7s %8.3f %8.3f %8.3f %10.3g %14.3f %10.3f %10.3g %14.3f\n",
                opgrad_isa_name((opgrad_isa)isa), s->fwd, s->t, s->bwd, s->bwd_root_ulp,
                s->bwd_root_abs, s->bwdt, s->bwdt_root_ulp, s->bwdt_abs);
-        printf("            worst bwd outside [-1.4, -1.0]: x=%a g=%a; with g = 1 (mish' alone): %.3f ulp "
+        printf("            worst bwd outside [-1.4, -1.0]: x=%a g=%a; with g = 1 (mish' alone): "
+               "%.3f ulp "
                "at x=%a; worst bwdT: x=%a\n",
                s->bwd_worst_x, s->bwd_worst_g, s->bwd_g1, s->bwd_g1_x, s->bwdt_worst_x);
-        CHECKF(s->viol == 0, "%s: %ld accuracy violations", opgrad_isa_name((opgrad_isa)isa), s->viol);
+        CHECKF(s->viol == 0, "%s: %ld accuracy violations", opgrad_isa_name((opgrad_isa)isa),
+               s->viol);
         CHECKF(s->mismatch == 0, "%s: %ld inputs not bitwise identical to the scalar build",
                opgrad_isa_name((opgrad_isa)isa), s->mismatch);
         CHECKF(s->api_mismatch == 0, "%s: %ld API runs differ from the direct kernel",
@@ -688,7 +777,8 @@ static void test_api_sizes(void) {
                 xx[i] = (float)test_load(b.x.data, (int64_t)i, dt);
             }
             // expected fp32 results (scalar build), then rounded to dt
-            float *ey = malloc(bytes), *et = malloc(bytes), *ed = malloc(bytes), *edt = malloc(bytes);
+            float *ey = malloc(bytes), *et = malloc(bytes), *ed = malloc(bytes),
+                  *edt = malloc(bytes);
             float *et16 = malloc(bytes);
             {
                 const float *in1[1] = {xx};
@@ -696,7 +786,8 @@ static void test_api_sizes(void) {
                 og_mish_fwd__scalar(n, in1, o1, NULL);
                 float *o2[2] = {unused, et};
                 og_mish_fwd_tanhx__scalar(n, in1, o2, NULL);
-                for (size_t i = 0; i < n; i++) et16[i] = dt == ACL_FLOAT ? et[i] : (float)expect16(dt, et[i]);
+                for (size_t i = 0; i < n; i++)
+                    et16[i] = dt == ACL_FLOAT ? et[i] : (float)expect16(dt, et[i]);
                 const float *in2[2] = {gx, xx};
                 float *o3[1] = {ed};
                 og_mish_bwd__scalar(n, in2, o3, NULL);
@@ -705,9 +796,12 @@ static void test_api_sizes(void) {
                 og_mish_bwd_tanhx__scalar(n, in3, o4, NULL);
             }
             int64_t dims[1] = {(int64_t)n};
-            aclTensor *tg = test_tensor(dims, 1, dt, b.g.data), *tx = test_tensor(dims, 1, dt, b.x.data);
-            aclTensor *ty = test_tensor(dims, 1, dt, b.y.data), *ty2 = test_tensor(dims, 1, dt, b.y2.data);
-            aclTensor *ttt = test_tensor(dims, 1, dt, b.tt.data), *td = test_tensor(dims, 1, dt, b.d.data);
+            aclTensor *tg = test_tensor(dims, 1, dt, b.g.data),
+                      *tx = test_tensor(dims, 1, dt, b.x.data);
+            aclTensor *ty = test_tensor(dims, 1, dt, b.y.data),
+                      *ty2 = test_tensor(dims, 1, dt, b.y2.data);
+            aclTensor *ttt = test_tensor(dims, 1, dt, b.tt.data),
+                      *td = test_tensor(dims, 1, dt, b.d.data);
             aclTensor *tdt = test_tensor(dims, 1, dt, b.dt.data);
             for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
                 if (!test_isa_available(isa)) continue;
@@ -717,11 +811,14 @@ static void test_api_sizes(void) {
                     aclnnStatus st;
                     OP_RUN(st, aclnnMishGetWorkspaceSize(tx, ty, &ws_, &ex_), aclnnMish);
                     CHECK_EQ(st, ACLNN_SUCCESS);
-                    OP_RUN(st, aclnnMishWithTanhxGetWorkspaceSize(tx, ty2, ttt, &ws_, &ex_), aclnnMishWithTanhx);
+                    OP_RUN(st, aclnnMishWithTanhxGetWorkspaceSize(tx, ty2, ttt, &ws_, &ex_),
+                           aclnnMishWithTanhx);
                     CHECK_EQ(st, ACLNN_SUCCESS);
-                    OP_RUN(st, aclnnMishBackwardGetWorkspaceSize(tg, tx, td, &ws_, &ex_), aclnnMishBackward);
+                    OP_RUN(st, aclnnMishBackwardGetWorkspaceSize(tg, tx, td, &ws_, &ex_),
+                           aclnnMishBackward);
                     CHECK_EQ(st, ACLNN_SUCCESS);
-                    OP_RUN(st, aclnnMishBackwardWithTanhxGetWorkspaceSize(tg, tx, ttt, tdt, &ws_, &ex_),
+                    OP_RUN(st,
+                           aclnnMishBackwardWithTanhxGetWorkspaceSize(tg, tx, ttt, tdt, &ws_, &ex_),
                            aclnnMishBackwardWithTanhx);
                     CHECK_EQ(st, ACLNN_SUCCESS);
                     long nb = 0;
@@ -733,20 +830,24 @@ static void test_api_sizes(void) {
                                   same_value(dt, b.d.data, ii, expect16(dt, ed[i])) &&
                                   same_value(dt, b.dt.data, ii, expect16(dt, edt[i]));
                         if (!ok && nb++ < 3)
-                            fprintf(stderr, "    %s %s threads=%d n=%zu i=%zu x=%a: y=%a/%a t=%a d=%a dt=%a "
-                                    "expected %a %a %a %a\n",
-                                    og_dtype_name(dt), opgrad_isa_name((opgrad_isa)isa), threads[th], n, i,
-                                    xx[i], test_load(b.y.data, ii, dt), test_load(b.y2.data, ii, dt),
-                                    test_load(b.tt.data, ii, dt), test_load(b.d.data, ii, dt),
-                                    test_load(b.dt.data, ii, dt), expect16(dt, ey[i]), expect16(dt, et[i]),
-                                    expect16(dt, ed[i]), expect16(dt, edt[i]));
+                            fprintf(
+                                stderr,
+                                "    %s %s threads=%d n=%zu i=%zu x=%a: y=%a/%a t=%a d=%a dt=%a "
+                                "expected %a %a %a %a\n",
+                                og_dtype_name(dt), opgrad_isa_name((opgrad_isa)isa), threads[th], n,
+                                i, xx[i], test_load(b.y.data, ii, dt), test_load(b.y2.data, ii, dt),
+                                test_load(b.tt.data, ii, dt), test_load(b.d.data, ii, dt),
+                                test_load(b.dt.data, ii, dt), expect16(dt, ey[i]),
+                                expect16(dt, et[i]), expect16(dt, ed[i]), expect16(dt, edt[i]));
                     }
                     bad += nb;
                     gbuf *all[] = {&b.g, &b.x, &b.t, &b.y, &b.y2, &b.tt, &b.d, &b.dt};
                     for (int q = 0; q < 8; q++)
                         if (!gbuf_guards_ok(all[q]) && guard_bad++ < 5)
-                            fprintf(stderr, "    %s %s threads=%d n=%zu: buffer %d guard overwritten\n",
-                                    og_dtype_name(dt), opgrad_isa_name((opgrad_isa)isa), threads[th], n, q);
+                            fprintf(stderr,
+                                    "    %s %s threads=%d n=%zu: buffer %d guard overwritten\n",
+                                    og_dtype_name(dt), opgrad_isa_name((opgrad_isa)isa),
+                                    threads[th], n, q);
 
                     // In place: aclnnInplaceMish, and gradInput sharing gradOutput's / self's /
                     // tanhx's memory element for element.
@@ -770,7 +871,8 @@ static void test_api_sizes(void) {
                         aclDestroyTensor(ta);
                     }
                     memcpy(b.t.data, b.tt.data, n * es);
-                    OP_RUN(st, aclnnMishBackwardWithTanhxGetWorkspaceSize(tg, tx, tin, tin, &ws_, &ex_),
+                    OP_RUN(st,
+                           aclnnMishBackwardWithTanhxGetWorkspaceSize(tg, tx, tin, tin, &ws_, &ex_),
                            aclnnMishBackwardWithTanhx);
                     CHECK_EQ(st, ACLNN_SUCCESS);
                     for (size_t i = 0; i < n; i++)
@@ -778,11 +880,12 @@ static void test_api_sizes(void) {
                     aclDestroyTensor(tin);
                     if (ni && bad < 100)
                         fprintf(stderr, "    %s %s threads=%d n=%zu: %ld in-place mismatches\n",
-                                og_dtype_name(dt), opgrad_isa_name((opgrad_isa)isa), threads[th], n, ni);
+                                og_dtype_name(dt), opgrad_isa_name((opgrad_isa)isa), threads[th], n,
+                                ni);
                     bad += ni;
                     if (!gbuf_guards_ok(&b.t) && guard_bad++ < 5)
-                        fprintf(stderr, "    %s %s n=%zu: in-place guard overwritten\n", og_dtype_name(dt),
-                                opgrad_isa_name((opgrad_isa)isa), n);
+                        fprintf(stderr, "    %s %s n=%zu: in-place guard overwritten\n",
+                                og_dtype_name(dt), opgrad_isa_name((opgrad_isa)isa), n);
                 }
             }
             aclDestroyTensor(tg), aclDestroyTensor(tx), aclDestroyTensor(ty), aclDestroyTensor(ty2);
@@ -813,7 +916,8 @@ static ulp_row g_rows16[2][OPGRAD_ISA_COUNT];
 static void exhaustive16(aclDataType dt, int row) {
     double gvals[NG] = {1.0, -0.75, 3.5, 0x1p-10, dt == ACL_FLOAT16 ? 1000.0 : 1e30};
     uint16_t *xs = malloc(NX * 2), *x5 = malloc(NX * NG * 2), *g5 = malloc(NX * NG * 2);
-    uint16_t *y = malloc(NX * 2), *y2 = malloc(NX * 2), *t = malloc(NX * 2), *t5 = malloc(NX * NG * 2);
+    uint16_t *y = malloc(NX * 2), *y2 = malloc(NX * 2), *t = malloc(NX * 2),
+             *t5 = malloc(NX * NG * 2);
     uint16_t *d = malloc(NX * NG * 2), *dtx = malloc(NX * NG * 2), *db = malloc(NX * NG * 2);
     uint16_t *gb = malloc(NG * 2);
     uint16_t *prev_y = malloc(NX * 2), *prev_t = malloc(NX * 2), *prev_d = malloc(NX * NG * 2),
@@ -826,7 +930,8 @@ static void exhaustive16(aclDataType dt, int row) {
     for (int i = 0; i < NX; i++) xs[i] = (uint16_t)i;
     for (int j = 0; j < NG; j++)
         for (int i = 0; i < NX; i++) x5[j * NX + i] = (uint16_t)i, g5[j * NX + i] = gb[j];
-    double *ry = malloc(NX * sizeof *ry), *rt = malloc(NX * sizeof *rt), *rg = malloc(NX * sizeof *rg);
+    double *ry = malloc(NX * sizeof *ry), *rt = malloc(NX * sizeof *rt),
+           *rg = malloc(NX * sizeof *rg);
     for (int i = 0; i < NX; i++) {
         double xv = test_load(xs, i, dt);
         ry[i] = og_ref_mish(xv), rt[i] = og_ref_mish_tanhx(xv), rg[i] = og_ref_mish_grad(xv);
@@ -868,9 +973,11 @@ static void exhaustive16(aclDataType dt, int row) {
             double ut = test_ulp_error(dt, test_load(t, i, dt), rt[i]);
             r->fwd = fmax(r->fwd, uf), r->t = fmax(r->t, ut);
             if ((uf > 1 || ut > 1) && r->viol++ < 6)
-                fprintf(stderr, "    %s %s x=%a: mish=%a ref=%.9g (%.2f ulp), tanhx=%a ref=%.9g (%.2f ulp)\n",
-                        og_dtype_name(dt), opgrad_isa_name((opgrad_isa)isa), xv, test_load(y, i, dt),
-                        ry[i], uf, test_load(t, i, dt), rt[i], ut);
+                fprintf(
+                    stderr,
+                    "    %s %s x=%a: mish=%a ref=%.9g (%.2f ulp), tanhx=%a ref=%.9g (%.2f ulp)\n",
+                    og_dtype_name(dt), opgrad_isa_name((opgrad_isa)isa), xv, test_load(y, i, dt),
+                    ry[i], uf, test_load(t, i, dt), rt[i], ut);
             double tv = test_load(t, i, dt);
             for (int j = 0; j < NG; j++) {
                 int64_t k = (int64_t)j * NX + i;
@@ -881,10 +988,12 @@ static void exhaustive16(aclDataType dt, int row) {
                 double ube = test_ulp_error(dt, test_load(dtx, k, dt), ref);
                 r->bwd = fmax(r->bwd, ub), r->bwdt = fmax(r->bwdt, ubt);
                 r->bwdt_exact = fmax(r->bwdt_exact, ube);
-                if (j < NG - 1) r->bwd_small = fmax(r->bwd_small, ub), r->bwdt_small = fmax(r->bwdt_small, ubt);
+                if (j < NG - 1)
+                    r->bwd_small = fmax(r->bwd_small, ub), r->bwdt_small = fmax(r->bwdt_small, ubt);
                 if ((ub > 1 || ubt > 1) && r->viol++ < 6)
                     fprintf(stderr,
-                            "    %s %s x=%a g=%g: bwd=%a ref=%.9g (%.2f ulp); bwd_tanhx(t=%a)=%a ref=%.9g (%.2f ulp)\n",
+                            "    %s %s x=%a g=%g: bwd=%a ref=%.9g (%.2f ulp); bwd_tanhx(t=%a)=%a "
+                            "ref=%.9g (%.2f ulp)\n",
                             og_dtype_name(dt), opgrad_isa_name((opgrad_isa)isa), xv, gv[j],
                             test_load(d, k, dt), ref, ub, tv, test_load(dtx, k, dt), reft, ubt);
             }
@@ -897,7 +1006,8 @@ static void exhaustive16(aclDataType dt, int row) {
             memcpy(prev_d, d, NX * NG * 2), memcpy(prev_dt, dtx, NX * NG * 2);
         } else {
             CHECKF(memcmp(prev_y, y, NX * 2) == 0 && memcmp(prev_t, t, NX * 2) == 0 &&
-                       memcmp(prev_d, d, NX * NG * 2) == 0 && memcmp(prev_dt, dtx, NX * NG * 2) == 0,
+                       memcmp(prev_d, d, NX * NG * 2) == 0 &&
+                       memcmp(prev_dt, dtx, NX * NG * 2) == 0,
                    "%s: %s results differ bitwise from %s", og_dtype_name(dt),
                    opgrad_isa_name((opgrad_isa)isa), opgrad_isa_name((opgrad_isa)first));
         }
@@ -905,8 +1015,10 @@ static void exhaustive16(aclDataType dt, int row) {
     opgrad_set_max_isa(OPGRAD_ISA_AVX512);
     aclTensor *all[] = {tx, ty, ty2, tt, tx5, tg5, tt5, td, tdt, tdb, tgb};
     for (size_t q = 0; q < sizeof all / sizeof *all; q++) aclDestroyTensor(all[q]);
-    free(xs), free(x5), free(g5), free(y), free(y2), free(t), free(t5), free(d), free(dtx), free(db);
-    free(gb), free(prev_y), free(prev_t), free(prev_d), free(prev_dt), free(gv), free(ry), free(rt), free(rg);
+    free(xs), free(x5), free(g5), free(y), free(y2), free(t), free(t5), free(d), free(dtx),
+        free(db);
+    free(gb), free(prev_y), free(prev_t), free(prev_d), free(prev_dt), free(gv), free(ry), free(rt),
+        free(rg);
 }
 
 static void test_fp16_exhaustive(void) { exhaustive16(ACL_FLOAT16, 0); }
@@ -929,16 +1041,19 @@ static void print_table(void) {
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
             if (!test_isa_available(isa)) continue;
             ulp_row *r = &g_rows16[row][isa];
-            printf("  %-8s %-7s %9.3f %9.3f %9.3f %11.3f %11.3f   exhaustive x, 5 grads; without the "
-                   "large grad: bwd %.3f, bwd_tanhx %.3f\n", names[row],
-                   opgrad_isa_name((opgrad_isa)isa), r->fwd, r->t, r->bwd, r->bwdt, r->bwdt_exact,
-                   r->bwd_small, r->bwdt_small);
+            printf(
+                "  %-8s %-7s %9.3f %9.3f %9.3f %11.3f %11.3f   exhaustive x, 5 grads; without the "
+                "large grad: bwd %.3f, bwd_tanhx %.3f\n",
+                names[row], opgrad_isa_name((opgrad_isa)isa), r->fwd, r->t, r->bwd, r->bwdt,
+                r->bwdt_exact, r->bwd_small, r->bwdt_small);
         }
-    printf("  (bwd_tanhx: against g (t + x sig(x) (1 - t^2)) with the stored t; bwdT-exact: the same\n"
-           "   output against the exact g mish'(x), for information: t is rounded to the dtype)\n");
+    printf(
+        "  (bwd_tanhx: against g (t + x sig(x) (1 - t^2)) with the stored t; bwdT-exact: the same\n"
+        "   output against the exact g mish'(x), for information: t is rounded to the dtype)\n");
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
         if (!test_isa_available(isa))
-            printf("  %-7s: not supported by this CPU, skipped\n", opgrad_isa_name((opgrad_isa)isa));
+            printf("  %-7s: not supported by this CPU, skipped\n",
+                   opgrad_isa_name((opgrad_isa)isa));
 }
 
 int main(void) {

@@ -413,7 +413,8 @@ static void test_special_values(void) {
         EXPECT1("relu", 0, -sub, 0.0f);
         EXPECT1("relu", 0, -FLT_MAX, 0.0f);
         float q = run1(find_case("relu"), isa, 0, test_u2f(0x7fc12345u)); // NaN payload kept
-        CHECKF(test_f2u(q) == 0x7fc12345u, "%s relu(NaN payload) = %08x", isa_name(isa), test_f2u(q));
+        CHECKF(test_f2u(q) == 0x7fc12345u, "%s relu(NaN payload) = %08x", isa_name(isa),
+               test_f2u(q));
         // threshold: x > threshold ? g : 0, literally
         EXPECT1("threshold_bwd(0)", 2.5f, nan, 0.0f);
         EXPECT1("threshold_bwd(0)", nan, 1.0f, nan);

@@ -82,8 +82,8 @@ static void test_tanh_exhaustive_fp32(void) {
     double mean = s.sum_ulp / (double)s.n, mis = (double)s.misrounded / (double)s.n;
     printf("  tanh fp32, %ld floats in [2^-12, 9.02]%s (%s): max %.4f ulp at %a, mean %.4f, "
            "%.2e not correctly rounded\n",
-           s.n, quick ? " (every 16th)" : "", opgrad_isa_name((opgrad_isa)test_best_isa()), s.max_ulp,
-           s.worst_x, mean, mis);
+           s.n, quick ? " (every 16th)" : "", opgrad_isa_name((opgrad_isa)test_best_isa()),
+           s.max_ulp, s.worst_x, mean, mis);
     CHECKF(s.max_ulp <= TANH_MAX_ULP, "max %.4f ulp at %a, above %.3f", s.max_ulp, s.worst_x,
            TANH_MAX_ULP);
     CHECKF(mean <= TANH_MEAN_ULP, "mean %.5f ulp, above %.4f", mean, TANH_MEAN_ULP);

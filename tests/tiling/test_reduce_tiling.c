@@ -41,8 +41,13 @@ static og_reduce_plan plan_for(const int64_t *dims, int nd, unsigned mask, aclDa
     for (int d = 0; d < nd; d++)
         if (!((mask >> d) & 1u)) od[no++] = dims[d];
     aclTensor *x = tensor(dims, nd, dt, perm), *out = tensor(od, no, ACL_FLOAT, NULL);
-    og_reduce_op r = {.nin = 1, .in = {x}, .ndim = nd, .reduce_mask = mask, .out = out,
-                      .out_slot = 1, .round_in = ACL_FLOAT};
+    og_reduce_op r = {.nin = 1,
+                      .in = {x},
+                      .ndim = nd,
+                      .reduce_mask = mask,
+                      .out = out,
+                      .out_slot = 1,
+                      .round_in = ACL_FLOAT};
     static const og_ew_compute_fn fake_map[OPGRAD_ISA_COUNT];
     if (map) r.map = fake_map;
     for (int d = 0, o = 0; d < nd; d++) {
@@ -64,9 +69,10 @@ static int check_plan(const og_reduce_plan *p, int64_t M, int64_t K, int cores, 
 #define PROP(cond)                                                                                 \
     do {                                                                                           \
         if (!(cond) && bad++ == 0)                                                                 \
-            fprintf(stderr, "    %s (cores %d): M=%lld K=%lld units=%lld nblocks=%lld split=%d "   \
-                            "core_num=%d: violated %s\n",                                          \
-                    what, cores, (long long)p->M, (long long)p->K, (long long)p->units,          \
+            fprintf(stderr,                                                                        \
+                    "    %s (cores %d): M=%lld K=%lld units=%lld nblocks=%lld split=%d "           \
+                    "core_num=%d: violated %s\n",                                                  \
+                    what, cores, (long long)p->M, (long long)p->K, (long long)p->units,            \
                     (long long)p->nblocks, p->split_blocks, p->core_num, #cond);                   \
     } while (0)
     g_plans++;
@@ -81,7 +87,8 @@ static int check_plan(const og_reduce_plan *p, int64_t M, int64_t K, int cores, 
     for (int64_t u = 0; u < p->units; u++) {
         int64_t first, count;
         og_reduce_unit_outputs(p, u, &first, &count);
-        PROP(first == next && count >= 1 && count <= (p->direct ? OG_RED_STRIP : OG_RED_STRIP_WIDE));
+        PROP(first == next && count >= 1 &&
+             count <= (p->direct ? OG_RED_STRIP : OG_RED_STRIP_WIDE));
         next = first + count;
     }
     PROP(next == M);
@@ -169,9 +176,9 @@ static int check_plan(const og_reduce_plan *p, int64_t M, int64_t K, int cores, 
 
 static void test_plans_cover_everything_once(void) {
     const int64_t shapes[][4] = {
-        {1, 1, 1, 1},     {5, 7, 1, 1},      {3, 300, 1, 1},   {300, 3, 1, 1},  {1000, 65, 1, 1},
+        {1, 1, 1, 1},     {5, 7, 1, 1},      {3, 300, 1, 1},   {300, 3, 1, 1},   {1000, 65, 1, 1},
         {4, 33, 20, 1},   {2, 3, 4, 5},      {70000, 1, 1, 1}, {2, 40000, 1, 1}, {40000, 2, 1, 1},
-        {17, 64, 3, 1},   {1, 1, 100000, 3}, {0, 5, 1, 1},    {5, 0, 3, 1},    {64, 65, 1, 1},
+        {17, 64, 3, 1},   {1, 1, 100000, 3}, {0, 5, 1, 1},     {5, 0, 3, 1},     {64, 65, 1, 1},
         {3, 16385, 1, 1}, {9, 70, 1, 1},     {6, 1, 80, 1},
     };
     const int core_counts[] = {1, 2, 3, 4, 7, 8, 13, 64};
@@ -182,8 +189,10 @@ static void test_plans_cover_everything_once(void) {
         for (unsigned mask = 1; mask < 16; mask++) {
             int64_t M = 1, K = 1;
             for (int d = 0; d < nd; d++) {
-                if ((mask >> d) & 1u) K *= dims[d];
-                else M *= dims[d];
+                if ((mask >> d) & 1u)
+                    K *= dims[d];
+                else
+                    M *= dims[d];
             }
             const int rev[4] = {3, 2, 1, 0}, mid[4] = {0, 2, 1, 3};
             for (int layout = 0; layout < 3; layout++)
@@ -193,14 +202,16 @@ static void test_plans_cover_everything_once(void) {
                         og_reduce_plan p = plan_for(dims, nd, mask, dti ? ACL_FLOAT16 : ACL_FLOAT,
                                                     perm, core_counts[ci], false);
                         char what[96];
-                        snprintf(what, sizeof what, "shape %zu mask %u layout %d dtype %d", si, mask,
-                                 layout, dti);
+                        snprintf(what, sizeof what, "shape %zu mask %u layout %d dtype %d", si,
+                                 mask, layout, dti);
                         violations += check_plan(&p, M, K, core_counts[ci], what);
                     }
         }
     }
     CHECKF(violations == 0, "%ld plans violate a property", violations);
-    printf("  %ld plans: units x blocks cover every (output, summand) exactly once, cores balanced\n", g_plans);
+    printf(
+        "  %ld plans: units x blocks cover every (output, summand) exactly once, cores balanced\n",
+        g_plans);
 }
 
 static void test_coalescing_and_strategy(void) {
@@ -284,14 +295,16 @@ static void test_reduce_to_shape(void) {
         unsigned mask;
         int out_dim[3];
     } cases[] = {
-        {1, {6}, 3u, {-1, -1, 0}},       {2, {5, 1}, 5u, {-1, 0, -1}}, {3, {4, 5, 6}, 0u, {0, 1, 2}},
-        {3, {1, 5, 1}, 5u, {-1, 1, -1}}, {0, {0}, 7u, {-1, -1, -1}},   {1, {1}, 7u, {-1, -1, -1}},
+        {1, {6}, 3u, {-1, -1, 0}},     {2, {5, 1}, 5u, {-1, 0, -1}},
+        {3, {4, 5, 6}, 0u, {0, 1, 2}}, {3, {1, 5, 1}, 5u, {-1, 1, -1}},
+        {0, {0}, 7u, {-1, -1, -1}},    {1, {1}, 7u, {-1, -1, -1}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         aclTensor *to = tensor(cases[i].dims, cases[i].nd, ACL_FLOAT, NULL);
         og_reduce_op r = {0};
         og_reduce_to_shape(&r, from, 3, to);
-        CHECKF(r.reduce_mask == cases[i].mask, "case %zu: mask %u, want %u", i, r.reduce_mask, cases[i].mask);
+        CHECKF(r.reduce_mask == cases[i].mask, "case %zu: mask %u, want %u", i, r.reduce_mask,
+               cases[i].mask);
         for (int d = 0; d < 3; d++)
             if (!((r.reduce_mask >> d) & 1u))
                 CHECKF(r.out_dim[d] == cases[i].out_dim[d], "case %zu dim %d", i, d);

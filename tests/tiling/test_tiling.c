@@ -18,8 +18,8 @@
 #include "aclnnop/aclnn_mish_backward.h"
 #include "engine/elementwise.h"
 #include "engine/tiling.h"
-#include "ops/activation/mish/mish_kernel.h"
 #include "opgrad/opgrad.h"
+#include "ops/activation/mish/mish_kernel.h"
 #include "tensor/dtype.h"
 #include "test.h"
 #include "testutil.h"
@@ -41,13 +41,14 @@ static int check_plan(og_tiling_request q, bool mark_elements) {
     do {                                                                                           \
         if (!(cond)) {                                                                             \
             if (bad++ == 0)                                                                        \
-                fprintf(stderr,                                                                    \
-                        "    total=%lld max_cores=%d budget=%lld buffered=%d operands=%d block=%lld: " \
-                        "core_num=%d big=%d small_blocks=%lld tile=%lld buffer_bytes=%lld\n",      \
-                        (long long)q.total, q.max_cores, (long long)q.cache_budget,                \
-                        q.buffered_operands, q.operands, (long long)q.block, t.core_num,           \
-                        t.big_core_num, (long long)t.small_core_blocks, (long long)t.tile_elems,   \
-                        (long long)t.buffer_bytes);                                                \
+                fprintf(                                                                           \
+                    stderr,                                                                        \
+                    "    total=%lld max_cores=%d budget=%lld buffered=%d operands=%d block=%lld: " \
+                    "core_num=%d big=%d small_blocks=%lld tile=%lld buffer_bytes=%lld\n",          \
+                    (long long)q.total, q.max_cores, (long long)q.cache_budget,                    \
+                    q.buffered_operands, q.operands, (long long)q.block, t.core_num,               \
+                    t.big_core_num, (long long)t.small_core_blocks, (long long)t.tile_elems,       \
+                    (long long)t.buffer_bytes);                                                    \
             fprintf(stderr, "      violated: %s\n", #cond);                                        \
         }                                                                                          \
     } while (0)
@@ -97,8 +98,10 @@ static int check_plan(og_tiling_request q, bool mark_elements) {
         PROP(s % q.block == 0);
         PROP(s + n <= q.total);
         int64_t nb = ceil_div(n, q.block);
-        if (c < t.big_core_num) PROP(nb == t.small_core_blocks + 1);
-        else if (c < t.core_num - 1 || q.total % q.block == 0) PROP(nb == t.small_core_blocks);
+        if (c < t.big_core_num)
+            PROP(nb == t.small_core_blocks + 1);
+        else if (c < t.core_num - 1 || q.total % q.block == 0)
+            PROP(nb == t.small_core_blocks);
         if (c < t.core_num - 1) PROP(n % q.block == 0); // only the last core ends mid-block
         min_blocks = nb < min_blocks ? nb : min_blocks;
         max_blocks = nb > max_blocks ? nb : max_blocks;
@@ -125,10 +128,56 @@ static int check_plan(og_tiling_request q, bool mark_elements) {
 
 static int totals_list(int64_t *out, int cap) {
     int n = 0;
-    int64_t base[] = {0, 1, 2, 3, 5, 7, 13, 15, 16, 17, 31, 32, 33, 63, 64, 65, 97, 127, 128, 129,
-                      1000, 1009, 2039, 2048, 2720, 2730, 4093, 4095, 4096, 4097, 6151, 8191, 8192,
-                      8193, 10007, 65521, 65536, 65537, 104729, 999983, 1000000, 1048573, 1048576,
-                      1048577, 16777213, 16777216, 16777217, (1 << 26) - 1, 1 << 26, (1 << 26) + 1,
+    int64_t base[] = {0,
+                      1,
+                      2,
+                      3,
+                      5,
+                      7,
+                      13,
+                      15,
+                      16,
+                      17,
+                      31,
+                      32,
+                      33,
+                      63,
+                      64,
+                      65,
+                      97,
+                      127,
+                      128,
+                      129,
+                      1000,
+                      1009,
+                      2039,
+                      2048,
+                      2720,
+                      2730,
+                      4093,
+                      4095,
+                      4096,
+                      4097,
+                      6151,
+                      8191,
+                      8192,
+                      8193,
+                      10007,
+                      65521,
+                      65536,
+                      65537,
+                      104729,
+                      999983,
+                      1000000,
+                      1048573,
+                      1048576,
+                      1048577,
+                      16777213,
+                      16777216,
+                      16777217,
+                      (1 << 26) - 1,
+                      1 << 26,
+                      (1 << 26) + 1,
                       (1 << 26) + 3};
     for (size_t i = 0; i < sizeof base / sizeof *base && n < cap; i++) out[n++] = base[i];
     for (int k = 2; k <= 26 && n + 2 < cap; k++) {
@@ -152,16 +201,20 @@ static void test_tiling_plans(void) {
                 for (int ops = 2; ops <= 4; ops++)
                     for (int buffered = 0; buffered <= ops; buffered++)
                         for (size_t gi = 0; gi < sizeof budgets / sizeof *budgets; gi++) {
-                            og_tiling_request q = {.total = totals[ti], .max_cores = cores[ci],
-                                                   .cache_budget = budgets[gi], .buffered_operands = buffered,
-                                                   .operands = ops, .block = blocks[bi],
+                            og_tiling_request q = {.total = totals[ti],
+                                                   .max_cores = cores[ci],
+                                                   .cache_budget = budgets[gi],
+                                                   .buffered_operands = buffered,
+                                                   .operands = ops,
+                                                   .block = blocks[bi],
                                                    // no range cutting, 2-byte and 4-byte operands
                                                    .bytes_per_elem = (gi % 3) * 2 * ops};
                             // each tile boundary +-1 as well
                             int64_t tile = og_tiling_plan(q).tile_elems;
-                            int64_t variants[] = {totals[ti], tile - 1, tile, tile + 1, tile - blocks[bi],
-                                                  tile + blocks[bi] - 1, blocks[bi] - 1, blocks[bi] + 1,
-                                                  cores[ci] * tile + 1};
+                            int64_t variants[] = {
+                                totals[ti],     tile - 1,          tile,
+                                tile + 1,       tile - blocks[bi], tile + blocks[bi] - 1,
+                                blocks[bi] - 1, blocks[bi] + 1,    cores[ci] * tile + 1};
                             for (size_t vi = 0; vi < (ti == 0 ? 9u : 1u); vi++) {
                                 q.total = variants[vi];
                                 if (q.total < 0) continue;
@@ -177,8 +230,12 @@ done:
 // The total <= tile rule, and what happens just past it, for the engine's real budget.
 static void test_tiling_single_core_rule(void) {
     for (int ops = 2; ops <= 4; ops++) {
-        og_tiling_request q = {.total = 1, .max_cores = 8, .cache_budget = 32 * 1024,
-                               .buffered_operands = ops, .operands = ops, .block = 16};
+        og_tiling_request q = {.total = 1,
+                               .max_cores = 8,
+                               .cache_budget = 32 * 1024,
+                               .buffered_operands = ops,
+                               .operands = ops,
+                               .block = 16};
         int64_t tile = og_tiling_plan(q).tile_elems;
         CHECK_EQ(tile, 32 * 1024 / (4 * ops) / 16 * 16);
         q.total = tile;
@@ -194,9 +251,12 @@ static void test_tiling_single_core_rule(void) {
         CHECK_EQ(t.small_core_blocks * 8 + t.big_core_num, ceil_div(tile + 1, 16));
     }
     // max_cores < 1 is treated as one core
-    og_tiling t = og_tiling_plan((og_tiling_request){.total = 100000, .max_cores = 0,
-                                                     .cache_budget = 32768, .buffered_operands = 2,
-                                                     .operands = 2, .block = 16});
+    og_tiling t = og_tiling_plan((og_tiling_request){.total = 100000,
+                                                     .max_cores = 0,
+                                                     .cache_budget = 32768,
+                                                     .buffered_operands = 2,
+                                                     .operands = 2,
+                                                     .block = 16});
     CHECK_EQ(t.core_num, 1);
 }
 
@@ -214,7 +274,8 @@ static aclTensor *mk(aclDataType dt, int ndim, const int64_t *dims, const int64_
     } else {
         for (int d = 0; d < ndim; d++) storage *= dims[d];
     }
-    aclTensor *t = aclCreateTensor(dims, (uint64_t)ndim, dt, strides, 0, ACL_FORMAT_ND, &storage, 1, g_dummy);
+    aclTensor *t =
+        aclCreateTensor(dims, (uint64_t)ndim, dt, strides, 0, ACL_FORMAT_ND, &storage, 1, g_dummy);
     if (!t) fprintf(stderr, "aclCreateTensor failed: %s\n", aclGetRecentErrMsg());
     return t;
 }
@@ -228,8 +289,12 @@ typedef struct opspec {
 } opspec;
 
 static og_ew_plan plan_of(opspec s, int max_cores, int64_t nt) {
-    og_ew_op op = {.op = "test", .kernels = og_mish_bwd_kernels, .kernels16 = s.kernels16,
-                   .nin = s.nin, .nout = s.nout, .compute_dtype = s.compute};
+    og_ew_op op = {.op = "test",
+                   .kernels = og_mish_bwd_kernels,
+                   .kernels16 = s.kernels16,
+                   .nin = s.nin,
+                   .nout = s.nout,
+                   .compute_dtype = s.compute};
     for (int k = 0; k < s.nin; k++) op.in[k] = s.in[k];
     for (int k = 0; k < s.nout; k++) op.out[k] = s.out[k];
     og_ew_plan p;
@@ -240,7 +305,8 @@ static og_ew_plan plan_of(opspec s, int max_cores, int64_t nt) {
 
 static void check_tiling_of(const og_ew_plan *p, int operands, int buffered, int64_t block) {
     CHECK_EQ(p->tiling.block, block);
-    int64_t budget = buffered ? OG_EW_TILE_BUDGET : 2 * OG_EW_TILE_BUDGET; // no buffers: longer tiles
+    int64_t budget =
+        buffered ? OG_EW_TILE_BUDGET : 2 * OG_EW_TILE_BUDGET; // no buffers: longer tiles
     int64_t tile = (budget / (4 * operands)) / block * block;
     CHECK_EQ(p->tiling.tile_elems, tile);
     CHECK_EQ(p->tiling.buffer_bytes, (tile * 4 + 63) / 64 * 64 * buffered);
@@ -254,7 +320,8 @@ static void test_plan_contiguous_coalesces(void) {
     int64_t dims[4] = {2, 3, 4, 5};
     for (int d = 0; d < 3; d++) {
         aclDataType dt = dts[d];
-        aclTensor *g = mk(dt, 4, dims, NULL), *x = mk(dt, 4, dims, NULL), *t = mk(dt, 4, dims, NULL);
+        aclTensor *g = mk(dt, 4, dims, NULL), *x = mk(dt, 4, dims, NULL),
+                  *t = mk(dt, 4, dims, NULL);
         aclTensor *o = mk(dt, 4, dims, NULL);
         bool f32 = dt == ACL_FLOAT;
         // backward (2 inputs) and the tanhx branch (3 inputs)
@@ -271,12 +338,14 @@ static void test_plan_contiguous_coalesces(void) {
                 CHECK_EQ(p.in[k].strides[0], 1);
                 CHECK_EQ(p.in[k].dtype, dt);
                 CHECK_EQ(p.in[k].slot, k);
-                CHECKF(p.in[k].direct == f32, "%s input %d direct=%d", og_dtype_name(dt), k, p.in[k].direct);
+                CHECKF(p.in[k].direct == f32, "%s input %d direct=%d", og_dtype_name(dt), k,
+                       p.in[k].direct);
             }
             CHECK(p.out[0].linear);
             CHECK_EQ(p.out[0].slot, nin);
             CHECK_EQ(p.out[0].round_via, ACL_FLOAT);
-            CHECKF(p.out[0].direct == f32, "%s output direct=%d", og_dtype_name(dt), p.out[0].direct);
+            CHECKF(p.out[0].direct == f32, "%s output direct=%d", og_dtype_name(dt),
+                   p.out[0].direct);
             check_tiling_of(&p, nin + 1, f32 ? 0 : nin + 1, f32 ? 16 : 32);
             // 120 elements fit one tile
             CHECK_EQ(p.tiling.core_num, 1);
@@ -328,7 +397,8 @@ static void test_plan_broadcast(void) {
         aclDataType dt = dts[d];
         int64_t od[3] = {4, 6, 5}, rowd[1] = {5}, cold[3] = {4, 1, 1}, midd[3] = {1, 6, 1};
         aclTensor *o = mk(dt, 3, od, NULL), *g = mk(dt, 3, od, NULL);
-        aclTensor *row = mk(dt, 1, rowd, NULL), *col = mk(dt, 3, cold, NULL), *mid = mk(dt, 3, midd, NULL);
+        aclTensor *row = mk(dt, 1, rowd, NULL), *col = mk(dt, 3, cold, NULL),
+                  *mid = mk(dt, 3, midd, NULL);
         // x = [5] broadcast over [4,6,5]: leading dims merge (stride 0 for x), last dim stride 1
         opspec s = {.nin = 2, .nout = 1, .in = {g, row}, .out = {o}, .compute = dt};
         og_ew_plan p = plan_of(s, 3, 0);
@@ -437,7 +507,8 @@ static void test_plan_nt_threshold(void) {
     for (int d = 0; d < 3; d++) {
         aclDataType dt = dts[d];
         int64_t bytes = n * (dt == ACL_FLOAT ? 4 : 2);
-        aclTensor *g = mk(dt, 1, dims, NULL), *x = mk(dt, 1, dims, NULL), *t = mk(dt, 1, dims, NULL);
+        aclTensor *g = mk(dt, 1, dims, NULL), *x = mk(dt, 1, dims, NULL),
+                  *t = mk(dt, 1, dims, NULL);
         aclTensor *o = mk(dt, 1, dims, NULL);
         for (int nin = 2; nin <= 3; nin++) {
             opspec s = {.nin = nin, .nout = 1, .in = {g, x, t}, .out = {o}, .compute = dt};
@@ -445,8 +516,8 @@ static void test_plan_nt_threshold(void) {
             for (int k = 0; k < 5; k++) {
                 og_ew_plan p = plan_of(s, 7, thresholds[k]);
                 bool stream = thresholds[k] > 0 && bytes >= thresholds[k];
-                CHECKF(p.stream_out == stream, "%s threshold %lld: stream_out=%d", og_dtype_name(dt),
-                       (long long)thresholds[k], p.stream_out);
+                CHECKF(p.stream_out == stream, "%s threshold %lld: stream_out=%d",
+                       og_dtype_name(dt), (long long)thresholds[k], p.stream_out);
                 CHECK(p.out[0].linear);
                 CHECK_EQ(p.out[0].direct, dt == ACL_FLOAT && !stream);
                 for (int i = 0; i < nin; i++) CHECK_EQ(p.in[i].direct, dt == ACL_FLOAT);
@@ -476,8 +547,10 @@ static void test_plan_workspace_through_api(void) {
             for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
                 aclDataType dt = dts[d];
                 int64_t dims[1] = {sizes[si]};
-                aclTensor *g = test_tensor(dims, 1, dt, base), *x = test_tensor(dims, 1, dt, base + slice);
-                aclTensor *t = test_tensor(dims, 1, dt, base + 2 * slice), *o = test_tensor(dims, 1, dt, base + 3 * slice);
+                aclTensor *g = test_tensor(dims, 1, dt, base),
+                          *x = test_tensor(dims, 1, dt, base + slice);
+                aclTensor *t = test_tensor(dims, 1, dt, base + 2 * slice),
+                          *o = test_tensor(dims, 1, dt, base + 3 * slice);
                 for (int nin = 1; nin <= 3; nin++) {
                     uint64_t ws = 0;
                     aclOpExecutor *ex = NULL;
@@ -491,11 +564,14 @@ static void test_plan_workspace_through_api(void) {
                         s = (opspec){.nin = 2, .nout = 1, .in = {g, x}, .out = {o}, .compute = dt};
                     } else {
                         st = aclnnMishBackwardWithTanhxGetWorkspaceSize(g, x, t, o, &ws, &ex);
-                        s = (opspec){.nin = 3, .nout = 1, .in = {g, x, t}, .out = {o}, .compute = dt};
+                        s = (opspec){
+                            .nin = 3, .nout = 1, .in = {g, x, t}, .out = {o}, .compute = dt};
                     }
                     CHECKF(st == ACLNN_SUCCESS, "%s", aclGetRecentErrMsg());
                     // Mish and MishBackward have fused 16-bit kernels (no tile buffers)
-                    s.kernels16 = nin == 1 ? og_mish_fwd_kernels16 : nin == 2 ? og_mish_bwd_kernels16 : NULL;
+                    s.kernels16 = nin == 1   ? og_mish_fwd_kernels16
+                                  : nin == 2 ? og_mish_bwd_kernels16
+                                             : NULL;
                     og_ew_plan p = plan_of(s, opgrad_get_num_threads(), og_ew_nt_threshold());
                     CHECK_EQ(p.fused16, dt != ACL_FLOAT && nin < 3);
                     CHECK(!p.fused16 || p.tiling.buffer_bytes == 0);

@@ -42,9 +42,12 @@ static double decode(const void *p, int64_t i, aclDataType dt) {
 }
 
 static void encode(void *p, int64_t i, aclDataType dt, double v) {
-    if (dt == ACL_FLOAT16) ((uint16_t *)p)[i] = og_f32_to_f16((float)v);
-    else if (dt == ACL_BF16) ((uint16_t *)p)[i] = og_f32_to_bf16((float)v);
-    else ((float *)p)[i] = (float)v;
+    if (dt == ACL_FLOAT16)
+        ((uint16_t *)p)[i] = og_f32_to_f16((float)v);
+    else if (dt == ACL_BF16)
+        ((uint16_t *)p)[i] = og_f32_to_bf16((float)v);
+    else
+        ((float *)p)[i] = (float)v;
 }
 
 // ulps of dt between got and the exact value ref.
@@ -98,7 +101,8 @@ static result run_case(opgrad_isa isa, aclDataType dt) {
         // the terms that cancel there, in ulps of that magnitude.
         double mag = fabs(gv) * (fabs(og_ref_mish_tanhx(xv)) + fabs(xv) * og_ref_sigmoid(xv));
         double ub = ulps(dt, decode(ds, i, dt), ref_b);
-        if (dt == ACL_FLOAT && xv > -1.4 && xv < -1.0) ub = fmin(ub, ulps(dt, decode(ds, i, dt) - ref_b + mag, mag));
+        if (dt == ACL_FLOAT && xv > -1.4 && xv < -1.0)
+            ub = fmin(ub, ulps(dt, decode(ds, i, dt) - ref_b + mag, mag));
         if (uf > r.fwd) r.fwd = uf;
         if (ub > r.bwd) r.bwd = ub;
     }
@@ -123,8 +127,8 @@ static int cmd_selfcheck(void) {
             bool ok = r.status == 0 && r.fwd <= bound && r.bwd <= bound;
             failures += !ok;
             printf("%-8s %-9s %-14.3f %-14.3f %s%s%s\n", opgrad_isa_name((opgrad_isa)isa),
-                   og_dtype_name(dts[k]), r.fwd, r.bwd, ok ? "PASS" : "FAIL",
-                   r.status ? ": " : "", r.status ? aclGetRecentErrMsg() : "");
+                   og_dtype_name(dts[k]), r.fwd, r.bwd, ok ? "PASS" : "FAIL", r.status ? ": " : "",
+                   r.status ? aclGetRecentErrMsg() : "");
         }
     }
     opgrad_set_max_isa(cap);
@@ -160,11 +164,16 @@ static bool add_names(name_list *l, char *arg) {
 }
 
 static bool parse_dtype(const char *s, aclDataType *dt) {
-    if (!strcmp(s, "float32") || !strcmp(s, "fp32") || !strcmp(s, "f32")) *dt = ACL_FLOAT;
-    else if (!strcmp(s, "float16") || !strcmp(s, "fp16") || !strcmp(s, "f16")) *dt = ACL_FLOAT16;
-    else if (!strcmp(s, "bfloat16") || !strcmp(s, "bf16")) *dt = ACL_BF16;
-    else if (!strcmp(s, "float64") || !strcmp(s, "formula") || !strcmp(s, "f64")) *dt = ACL_DOUBLE;
-    else return false;
+    if (!strcmp(s, "float32") || !strcmp(s, "fp32") || !strcmp(s, "f32"))
+        *dt = ACL_FLOAT;
+    else if (!strcmp(s, "float16") || !strcmp(s, "fp16") || !strcmp(s, "f16"))
+        *dt = ACL_FLOAT16;
+    else if (!strcmp(s, "bfloat16") || !strcmp(s, "bf16"))
+        *dt = ACL_BF16;
+    else if (!strcmp(s, "float64") || !strcmp(s, "formula") || !strcmp(s, "f64"))
+        *dt = ACL_DOUBLE;
+    else
+        return false;
     return true;
 }
 
@@ -209,7 +218,8 @@ static void custom_row(const ogcc_row *row, void *user) {
     if (cs->json) {
         ogc_report copy = *r;
         copy.layout = row->label;
-        fprintf(cs->json, "%s  ", cs->counts[0] + cs->counts[1] + cs->counts[2] + cs->counts[3] > 1 ? ",\n" : "");
+        fprintf(cs->json, "%s  ",
+                cs->counts[0] + cs->counts[1] + cs->counts[2] + cs->counts[3] > 1 ? ",\n" : "");
         ogc_report_json(cs->json, &copy);
     }
 }
@@ -220,13 +230,20 @@ static int cmd_check_custom(int argc, char **argv) {
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
-        if (!strcmp(a, "--custom") && has_value) spec = argv[++i];
-        else if (!strcmp(a, "--library") && has_value) opt.library = argv[++i];
-        else if (!strcmp(a, "--seed") && has_value) opt.seed = strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(a, "--json") && has_value) json_path = argv[++i];
-        else if (!strcmp(a, "--in-process")) opt.in_process = true;
-        else if (!strcmp(a, "--timeout") && has_value) opt.timeout_s = atoi(argv[++i]);
-        else return usage(), 2;
+        if (!strcmp(a, "--custom") && has_value)
+            spec = argv[++i];
+        else if (!strcmp(a, "--library") && has_value)
+            opt.library = argv[++i];
+        else if (!strcmp(a, "--seed") && has_value)
+            opt.seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(a, "--json") && has_value)
+            json_path = argv[++i];
+        else if (!strcmp(a, "--in-process"))
+            opt.in_process = true;
+        else if (!strcmp(a, "--timeout") && has_value)
+            opt.timeout_s = atoi(argv[++i]);
+        else
+            return usage(), 2;
     }
     if (!spec) return usage(), 2;
     custom_sink cs = {0};
@@ -276,9 +293,12 @@ static int cmd_check(int argc, char **argv) {
             if (!add_names(&layouts, argv[++i])) return 2;
         } else if (!strcmp(a, "--mode") && has_value) {
             a = argv[++i];
-            if (!strcmp(a, "full")) opt.mode = OGC_MODE_FULL;
-            else if (!strcmp(a, "fast")) opt.mode = OGC_MODE_FAST;
-            else return fprintf(stderr, "opgrad check: --mode is full or fast, not '%s'\n", a), 2;
+            if (!strcmp(a, "full"))
+                opt.mode = OGC_MODE_FULL;
+            else if (!strcmp(a, "fast"))
+                opt.mode = OGC_MODE_FAST;
+            else
+                return fprintf(stderr, "opgrad check: --mode is full or fast, not '%s'\n", a), 2;
         } else if (!strcmp(a, "--seed") && has_value) {
             opt.seed = strtoull(argv[++i], NULL, 0);
         } else if (!strcmp(a, "--json") && has_value) {
@@ -291,20 +311,27 @@ static int cmd_check(int argc, char **argv) {
     for (int i = 0; i < ops.n; i++)
         if (!ogc_registry_find(ops.items[i]))
             return fprintf(stderr, "opgrad check: no operator '%s' (see opgrad check --list)\n",
-                           ops.items[i]), 2;
+                           ops.items[i]),
+                   2;
     aclDataType dts[8];
     int ndt = 0;
     if (dtypes.n == 0) {
-        dts[ndt++] = ACL_DOUBLE, dts[ndt++] = ACL_FLOAT, dts[ndt++] = ACL_FLOAT16, dts[ndt++] = ACL_BF16;
+        dts[ndt++] = ACL_DOUBLE, dts[ndt++] = ACL_FLOAT, dts[ndt++] = ACL_FLOAT16,
+        dts[ndt++] = ACL_BF16;
     }
     for (int i = 0; i < dtypes.n && ndt < 8; i++)
         if (!parse_dtype(dtypes.items[i], &dts[ndt++]))
-            return fprintf(stderr, "opgrad check: unknown dtype '%s' (float32, float16, bfloat16, float64)\n",
-                           dtypes.items[i]), 2;
+            return fprintf(
+                       stderr,
+                       "opgrad check: unknown dtype '%s' (float32, float16, bfloat16, float64)\n",
+                       dtypes.items[i]),
+                   2;
     for (int i = 0; i < layouts.n; i++) {
         bool known = false;
-        for (int k = 0; k < ogc_layout_count(); k++) known |= !strcmp(ogc_layout_name(k), layouts.items[i]);
-        if (!known) return fprintf(stderr, "opgrad check: unknown layout '%s'\n", layouts.items[i]), 2;
+        for (int k = 0; k < ogc_layout_count(); k++)
+            known |= !strcmp(ogc_layout_name(k), layouts.items[i]);
+        if (!known)
+            return fprintf(stderr, "opgrad check: unknown layout '%s'\n", layouts.items[i]), 2;
     }
     FILE *json = NULL;
     if (json_path && !(json = fopen(json_path, "w")))
@@ -319,9 +346,9 @@ static int cmd_check(int argc, char **argv) {
     int nfail = 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    printf("opgrad check: seed %llu, mode %s, isa %s, %d thread(s)\n\n", (unsigned long long)opt.seed,
-           opt.mode == OGC_MODE_FULL ? "full" : "fast", opgrad_isa_name(opgrad_active_isa()),
-           opgrad_get_num_threads());
+    printf("opgrad check: seed %llu, mode %s, isa %s, %d thread(s)\n\n",
+           (unsigned long long)opt.seed, opt.mode == OGC_MODE_FULL ? "full" : "fast",
+           opgrad_isa_name(opgrad_active_isa()), opgrad_get_num_threads());
     printf("%-12s %-9s %-11s %-10s %9s %9s %9s %8s %9s %9s\n", "op", "dtype", "layout", "status",
            "max_abs", "max_rel", "max_ulp", "mean_ulp", "MERE", "MARE");
     if (json) fprintf(json, "[\n");
@@ -339,8 +366,10 @@ static int cmd_check(int argc, char **argv) {
                     fprintf(stderr, "\r[%d/%d] %s %s %s ...\033[K", done, total, op->name,
                             dts[d] == ACL_DOUBLE ? "f64-ref" : og_dtype_name(dts[d]), layout);
                 ogc_report r;
-                if (dts[d] == ACL_DOUBLE) ogc_check_formula(op, layout, &opt, &r);
-                else ogc_check_case(op, dts[d], layout, &opt, &r);
+                if (dts[d] == ACL_DOUBLE)
+                    ogc_check_formula(op, layout, &opt, &r);
+                else
+                    ogc_check_case(op, dts[d], layout, &opt, &r);
                 if (tty) fprintf(stderr, "\r\033[K");
                 if (r.status == OGC_SKIPPED && !strncmp(r.diagnosis, "layout does not apply", 21))
                     continue; // e.g. broadcast layouts of a one-input operator
@@ -364,7 +393,8 @@ static int cmd_check(int argc, char **argv) {
             if (op_fail_by_dtype[d]) failing_dtypes++, which = d;
         if (failing_dtypes == 1 && ndt > 1)
             printf("%-12s note: fails only in %s; the other dtypes pass\n", op->name,
-                   dts[which] == ACL_DOUBLE ? "the float64 formula check" : og_dtype_name(dts[which]));
+                   dts[which] == ACL_DOUBLE ? "the float64 formula check"
+                                            : og_dtype_name(dts[which]));
     }
     if (json) fprintf(json, "\n]\n"), fclose(json);
     clock_gettime(CLOCK_MONOTONIC, &t1);

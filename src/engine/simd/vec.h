@@ -34,7 +34,9 @@ static inline vf vround(vf a) {
 static inline vm vgt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
 static inline vm veq(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
 static inline vm visnan(vf a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
-static inline vm visinf(vf a) { return _mm512_cmp_ps_mask(_mm512_abs_ps(a), _mm512_set1_ps(INFINITY), _CMP_EQ_OQ); }
+static inline vm visinf(vf a) {
+    return _mm512_cmp_ps_mask(_mm512_abs_ps(a), _mm512_set1_ps(INFINITY), _CMP_EQ_OQ);
+}
 static inline vm vmor(vm a, vm b) { return a | b; }
 static inline vm vmandnot(vm a, vm b) { return (vm)(~a & b); } // !a & b
 static inline vm vlt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
@@ -69,20 +71,31 @@ static inline vf vbits_rsub(vf a, int32_t k) {
 /// a > b, or a or b NaN (one compare: "not less or equal", unordered).
 static inline vm vgtu(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLE_UQ); }
 
-
 /// A float vector widened to double precision (two halves), for the few steps that cancel.
-typedef struct { __m512d lo, hi; } vd;
+typedef struct {
+    __m512d lo, hi;
+} vd;
 static inline vd vwiden(vf a) {
     vd r = {_mm512_cvtps_pd(_mm512_castps512_ps256(a)),
             _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)))};
     return r;
 }
 static inline vf vnarrow(vd a) {
-    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(a.lo)), _mm512_cvtpd_ps(a.hi), 1);
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(a.lo)), _mm512_cvtpd_ps(a.hi),
+                              1);
 }
-static inline vd vdset(double x) { vd r = {_mm512_set1_pd(x), _mm512_set1_pd(x)}; return r; }
-static inline vd vdadd(vd a, vd b) { vd r = {_mm512_add_pd(a.lo, b.lo), _mm512_add_pd(a.hi, b.hi)}; return r; }
-static inline vd vdmul(vd a, vd b) { vd r = {_mm512_mul_pd(a.lo, b.lo), _mm512_mul_pd(a.hi, b.hi)}; return r; }
+static inline vd vdset(double x) {
+    vd r = {_mm512_set1_pd(x), _mm512_set1_pd(x)};
+    return r;
+}
+static inline vd vdadd(vd a, vd b) {
+    vd r = {_mm512_add_pd(a.lo, b.lo), _mm512_add_pd(a.hi, b.hi)};
+    return r;
+}
+static inline vd vdmul(vd a, vd b) {
+    vd r = {_mm512_mul_pd(a.lo, b.lo), _mm512_mul_pd(a.hi, b.hi)};
+    return r;
+}
 static inline vd vdfma(vd a, vd b, vd c) {
     vd r = {_mm512_fmadd_pd(a.lo, b.lo, c.lo), _mm512_fmadd_pd(a.hi, b.hi, c.hi)};
     return r;
@@ -121,11 +134,15 @@ static inline vf vfma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
 static inline vf vmin(vf a, vf b) { return _mm256_min_ps(a, b); }
 static inline vf vmax(vf a, vf b) { return _mm256_max_ps(a, b); }
 static inline vf vabs(vf a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
-static inline vf vround(vf a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+static inline vf vround(vf a) {
+    return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
 static inline vm vgt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
 static inline vm veq(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
 static inline vm visnan(vf a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
-static inline vm visinf(vf a) { return _mm256_cmp_ps(vabs(a), _mm256_set1_ps(INFINITY), _CMP_EQ_OQ); }
+static inline vm visinf(vf a) {
+    return _mm256_cmp_ps(vabs(a), _mm256_set1_ps(INFINITY), _CMP_EQ_OQ);
+}
 static inline vm vmor(vm a, vm b) { return _mm256_or_ps(a, b); }
 static inline vm vmandnot(vm a, vm b) { return _mm256_andnot_ps(a, b); }
 static inline vm vlt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
@@ -137,7 +154,8 @@ static inline vf vpow2i(vf k) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
 }
 static inline vf vhalf_floor(vf k) {
-    return _mm256_round_ps(_mm256_mul_ps(k, _mm256_set1_ps(0.5f)), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    return _mm256_round_ps(_mm256_mul_ps(k, _mm256_set1_ps(0.5f)),
+                           _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
 }
 static inline vf vnegabs(vf a) { return _mm256_or_ps(a, _mm256_set1_ps(-0.0f)); }
 static inline vf vbits_shl23(vf k) {
@@ -150,18 +168,30 @@ static inline vf vbits_rsub(vf a, int32_t k) {
 }
 static inline vm vgtu(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); }
 
-
-typedef struct { __m256d lo, hi; } vd;
+typedef struct {
+    __m256d lo, hi;
+} vd;
 static inline vd vwiden(vf a) {
-    vd r = {_mm256_cvtps_pd(_mm256_castps256_ps128(a)), _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1))};
+    vd r = {_mm256_cvtps_pd(_mm256_castps256_ps128(a)),
+            _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1))};
     return r;
 }
 static inline vf vnarrow(vd a) {
-    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(a.lo)), _mm256_cvtpd_ps(a.hi), 1);
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(a.lo)),
+                                _mm256_cvtpd_ps(a.hi), 1);
 }
-static inline vd vdset(double x) { vd r = {_mm256_set1_pd(x), _mm256_set1_pd(x)}; return r; }
-static inline vd vdadd(vd a, vd b) { vd r = {_mm256_add_pd(a.lo, b.lo), _mm256_add_pd(a.hi, b.hi)}; return r; }
-static inline vd vdmul(vd a, vd b) { vd r = {_mm256_mul_pd(a.lo, b.lo), _mm256_mul_pd(a.hi, b.hi)}; return r; }
+static inline vd vdset(double x) {
+    vd r = {_mm256_set1_pd(x), _mm256_set1_pd(x)};
+    return r;
+}
+static inline vd vdadd(vd a, vd b) {
+    vd r = {_mm256_add_pd(a.lo, b.lo), _mm256_add_pd(a.hi, b.hi)};
+    return r;
+}
+static inline vd vdmul(vd a, vd b) {
+    vd r = {_mm256_mul_pd(a.lo, b.lo), _mm256_mul_pd(a.hi, b.hi)};
+    return r;
+}
 static inline vd vdfma(vd a, vd b, vd c) {
     vd r = {_mm256_fmadd_pd(a.lo, b.lo, c.lo), _mm256_fmadd_pd(a.hi, b.hi, c.hi)};
     return r;
@@ -258,28 +288,29 @@ static inline vd vdpow2i(vf k) {
 /// stack copies, so no lane ever reads or writes past n. Kernels use it as
 ///   OG_EW_LOOP(n, nin, in, nout, out, { ...vector code on ins[k] / outs[k]... });
 /// where ins[k] / outs[k] point at VLEN-element windows of in[k] / out[k].
-#define OG_EW_LOOP(n, nin, in, nout, out, ...)                                                  \
-    do {                                                                                       \
-        size_t og_i = 0;                                                                       \
-        const float *ins[4];                                                                   \
-        float *outs[2];                                                                        \
-        for (; og_i + VLEN <= (n); og_i += VLEN) {                                             \
-            for (int k = 0; k < (nin); k++) ins[k] = (in)[k] + og_i;                           \
-            for (int k = 0; k < (nout); k++) outs[k] = (out)[k] + og_i;                        \
-            __VA_ARGS__                                                                        \
-        }                                                                                      \
-        if (og_i < (n)) {                                                                      \
-            float tin[4][VLEN], tout[2][VLEN];                                                 \
-            size_t rest = (n) - og_i;                                                          \
-            for (int k = 0; k < (nin); k++) {                                                  \
-                memset(tin[k], 0, sizeof tin[k]);                                              \
-                memcpy(tin[k], (in)[k] + og_i, rest * sizeof(float));                          \
-                ins[k] = tin[k];                                                               \
-            }                                                                                  \
-            for (int k = 0; k < (nout); k++) outs[k] = tout[k];                                \
-            __VA_ARGS__                                                                        \
-            for (int k = 0; k < (nout); k++) memcpy((out)[k] + og_i, tout[k], rest * sizeof(float)); \
-        }                                                                                      \
+#define OG_EW_LOOP(n, nin, in, nout, out, ...)                                                     \
+    do {                                                                                           \
+        size_t og_i = 0;                                                                           \
+        const float *ins[4];                                                                       \
+        float *outs[2];                                                                            \
+        for (; og_i + VLEN <= (n); og_i += VLEN) {                                                 \
+            for (int k = 0; k < (nin); k++) ins[k] = (in)[k] + og_i;                               \
+            for (int k = 0; k < (nout); k++) outs[k] = (out)[k] + og_i;                            \
+            __VA_ARGS__                                                                            \
+        }                                                                                          \
+        if (og_i < (n)) {                                                                          \
+            float tin[4][VLEN], tout[2][VLEN];                                                     \
+            size_t rest = (n)-og_i;                                                                \
+            for (int k = 0; k < (nin); k++) {                                                      \
+                memset(tin[k], 0, sizeof tin[k]);                                                  \
+                memcpy(tin[k], (in)[k] + og_i, rest * sizeof(float));                              \
+                ins[k] = tin[k];                                                                   \
+            }                                                                                      \
+            for (int k = 0; k < (nout); k++) outs[k] = tout[k];                                    \
+            __VA_ARGS__                                                                            \
+            for (int k = 0; k < (nout); k++)                                                       \
+                memcpy((out)[k] + og_i, tout[k], rest * sizeof(float));                            \
+        }                                                                                          \
     } while (0)
 
 #endif

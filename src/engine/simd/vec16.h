@@ -1,7 +1,7 @@
 /* 16-bit loads and stores for vec.h kernels, per ISA: a vector of VLEN bf16 or fp16 values widened
- * to fp32 (exact), and an fp32 vector rounded to nearest even into VLEN bf16 / fp16 values, with the
- * same bits as og_f32_to_bf16 / og_f32_to_f16 (tensor/dtype.c) on every ISA: a NaN keeps its high
- * half with the quiet bit set (bf16), overflow goes to inf, subnormals round like normals.
+ * to fp32 (exact), and an fp32 vector rounded to nearest even into VLEN bf16 / fp16 values, with
+ * the same bits as og_f32_to_bf16 / og_f32_to_f16 (tensor/dtype.c) on every ISA: a NaN keeps its
+ * high half with the quiet bit set (bf16), overflow goes to inf, subnormals round like normals.
  *
  * OG_EW_LOOP16 runs a kernel body written for OG_EW_LOOP (on ins[k] / outs[k] fp32 windows) over
  * 16-bit arrays: each window is widened into a register-sized buffer, the body runs, and its
@@ -31,18 +31,26 @@ static inline vf vload_bf16(const uint16_t *p) {
     __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p));
     return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
 }
-static inline __m256i og_bf16_bits(vf v) { return _mm512_cvtepi32_epi16(_mm512_srli_epi32(og_bf16_high(v), 16)); }
-static inline void vstore_bf16(uint16_t *p, vf v) { _mm256_storeu_si256((__m256i *)p, og_bf16_bits(v)); }
+static inline __m256i og_bf16_bits(vf v) {
+    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(og_bf16_high(v), 16));
+}
+static inline void vstore_bf16(uint16_t *p, vf v) {
+    _mm256_storeu_si256((__m256i *)p, og_bf16_bits(v));
+}
 /// Non-temporal: p must be 32-byte aligned.
-static inline void vstream_bf16(uint16_t *p, vf v) { _mm256_stream_si256((__m256i *)p, og_bf16_bits(v)); }
+static inline void vstream_bf16(uint16_t *p, vf v) {
+    _mm256_stream_si256((__m256i *)p, og_bf16_bits(v));
+}
 static inline vf vload_f16(const uint16_t *p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
 }
 static inline void vstore_f16(uint16_t *p, vf v) {
-    _mm256_storeu_si256((__m256i *)p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    _mm256_storeu_si256((__m256i *)p,
+                        _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 static inline void vstream_f16(uint16_t *p, vf v) {
-    _mm256_stream_si256((__m256i *)p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    _mm256_stream_si256((__m256i *)p,
+                        _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 // AVX512-BF16's vcvtneps2bf16 rounds 16 floats in one instruction, as og_bf16_high does, except
 // that it flushes subnormal inputs to zero: a vector with a subnormal lane takes the integer path.
@@ -66,7 +74,8 @@ static inline __m256i og_bf16_low(__m256 v) {
     __m256i u = _mm256_castps_si256(v);
     __m256i hi = _mm256_srli_epi32(u, 16);
     __m256i lsb = _mm256_and_si256(hi, _mm256_set1_epi32(1));
-    __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+    __m256i r = _mm256_srli_epi32(
+        _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
     __m256i nan = _mm256_or_si256(hi, _mm256_set1_epi32(0x40));
     return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(r), _mm256_castsi256_ps(nan),
                                                 _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
@@ -82,13 +91,19 @@ static inline vf vload_bf16(const uint16_t *p) {
 static inline void vstore_bf16(uint16_t *p, vf v) {
     _mm_storeu_si128((__m128i *)p, og_pack_low16(og_bf16_low(v)));
 }
-static inline void vstream_bf16(uint16_t *p, vf v) { _mm_stream_si128((__m128i *)p, og_pack_low16(og_bf16_low(v))); }
-static inline vf vload_f16(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
+static inline void vstream_bf16(uint16_t *p, vf v) {
+    _mm_stream_si128((__m128i *)p, og_pack_low16(og_bf16_low(v)));
+}
+static inline vf vload_f16(const uint16_t *p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+}
 static inline void vstore_f16(uint16_t *p, vf v) {
-    _mm_storeu_si128((__m128i *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    _mm_storeu_si128((__m128i *)p,
+                     _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 static inline void vstream_f16(uint16_t *p, vf v) {
-    _mm_stream_si128((__m128i *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    _mm_stream_si128((__m128i *)p,
+                     _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 #else
 static inline vf vload_bf16(const uint16_t *p) { return og_bf16_to_f32(*p); }
@@ -104,70 +119,75 @@ static inline void vstore_f16(uint16_t *p, vf v) { *p = og_f32_to_f16(v); }
 /// `stream`, outputs whose windows are aligned for it are written non-temporally. The tail is
 /// widened with zero padding and stored element by element through og_f32_to_ty, which rounds as
 /// the vector stores do.
-#define OG_EW_LOOP16(ty, n, nin, in, nout, out, stream, ...)                                    \
-    do {                                                                                       \
-        bool og_nt[2];                                                                         \
-        for (int og_k = 0; og_k < (nout); og_k++)                                              \
-            og_nt[og_k] = (stream) && (uintptr_t)(out)[og_k] % (VLEN * 2) == 0;                \
-        _Alignas(64) float og_tin[4][VLEN];                                                    \
-        _Alignas(64) float og_tout[2][VLEN];                                                   \
-        const float *ins[4] = {og_tin[0], og_tin[1], og_tin[2], og_tin[3]};                    \
-        float *outs[2] = {og_tout[0], og_tout[1]};                                             \
-        size_t og_i = 0;                                                                       \
-        for (; og_i + VLEN <= (n); og_i += VLEN) {                                             \
-            for (int og_k = 0; og_k < (nin); og_k++)                                           \
-                vstore(og_tin[og_k], vload_##ty((in)[og_k] + og_i));                           \
-            __VA_ARGS__                                                                        \
-            for (int og_k = 0; og_k < (nout); og_k++) {                                        \
-                if (og_nt[og_k]) vstream_##ty((out)[og_k] + og_i, vload(og_tout[og_k]));       \
-                else vstore_##ty((out)[og_k] + og_i, vload(og_tout[og_k]));                    \
-            }                                                                                  \
-        }                                                                                      \
-        if (og_i < (n)) {                                                                      \
-            size_t rest = (n) - og_i;                                                          \
-            for (int og_k = 0; og_k < (nin); og_k++)                                           \
-                for (size_t og_j = 0; og_j < VLEN; og_j++)                                     \
-                    og_tin[og_k][og_j] = og_j < rest ? og_##ty##_to_f32((in)[og_k][og_i + og_j]) : 0.0f; \
-            __VA_ARGS__                                                                        \
-            for (int og_k = 0; og_k < (nout); og_k++)                                          \
-                for (size_t og_j = 0; og_j < rest; og_j++)                                     \
-                    (out)[og_k][og_i + og_j] = og_f32_to_##ty(og_tout[og_k][og_j]);            \
-        }                                                                                      \
+#define OG_EW_LOOP16(ty, n, nin, in, nout, out, stream, ...)                                       \
+    do {                                                                                           \
+        bool og_nt[2];                                                                             \
+        for (int og_k = 0; og_k < (nout); og_k++)                                                  \
+            og_nt[og_k] = (stream) && (uintptr_t)(out)[og_k] % (VLEN * 2) == 0;                    \
+        _Alignas(64) float og_tin[4][VLEN];                                                        \
+        _Alignas(64) float og_tout[2][VLEN];                                                       \
+        const float *ins[4] = {og_tin[0], og_tin[1], og_tin[2], og_tin[3]};                        \
+        float *outs[2] = {og_tout[0], og_tout[1]};                                                 \
+        size_t og_i = 0;                                                                           \
+        for (; og_i + VLEN <= (n); og_i += VLEN) {                                                 \
+            for (int og_k = 0; og_k < (nin); og_k++)                                               \
+                vstore(og_tin[og_k], vload_##ty((in)[og_k] + og_i));                               \
+            __VA_ARGS__                                                                            \
+            for (int og_k = 0; og_k < (nout); og_k++) {                                            \
+                if (og_nt[og_k])                                                                   \
+                    vstream_##ty((out)[og_k] + og_i, vload(og_tout[og_k]));                        \
+                else                                                                               \
+                    vstore_##ty((out)[og_k] + og_i, vload(og_tout[og_k]));                         \
+            }                                                                                      \
+        }                                                                                          \
+        if (og_i < (n)) {                                                                          \
+            size_t rest = (n)-og_i;                                                                \
+            for (int og_k = 0; og_k < (nin); og_k++)                                               \
+                for (size_t og_j = 0; og_j < VLEN; og_j++)                                         \
+                    og_tin[og_k][og_j] =                                                           \
+                        og_j < rest ? og_##ty##_to_f32((in)[og_k][og_i + og_j]) : 0.0f;            \
+            __VA_ARGS__                                                                            \
+            for (int og_k = 0; og_k < (nout); og_k++)                                              \
+                for (size_t og_j = 0; og_j < rest; og_j++)                                         \
+                    (out)[og_k][og_i + og_j] = og_f32_to_##ty(og_tout[og_k][og_j]);                \
+        }                                                                                          \
     } while (0)
 
 /// OG_EW_LOOP16 for bf16, with the AVX512-BF16 rounding where the CPU has it.
 #if defined(OG_ISA_AVX512)
-#define OG_EW_LOOP_BF16(n, nin, in, nout, out, stream, ...)                                     \
-    do {                                                                                       \
-        if (og_cpu_avx512bf16()) OG_EW_LOOP16(bf16i, n, nin, in, nout, out, stream, __VA_ARGS__); \
-        else OG_EW_LOOP16(bf16, n, nin, in, nout, out, stream, __VA_ARGS__);                   \
+#define OG_EW_LOOP_BF16(n, nin, in, nout, out, stream, ...)                                        \
+    do {                                                                                           \
+        if (og_cpu_avx512bf16())                                                                   \
+            OG_EW_LOOP16(bf16i, n, nin, in, nout, out, stream, __VA_ARGS__);                       \
+        else                                                                                       \
+            OG_EW_LOOP16(bf16, n, nin, in, nout, out, stream, __VA_ARGS__);                        \
     } while (0)
 #else
 #define OG_BF16_INSN_ATTR
-#define OG_EW_LOOP_BF16(n, nin, in, nout, out, stream, ...)                                     \
+#define OG_EW_LOOP_BF16(n, nin, in, nout, out, stream, ...)                                        \
     OG_EW_LOOP16(bf16, n, nin, in, nout, out, stream, __VA_ARGS__)
 #endif
 
 /// One kernel body, three entry points: name (fp32, for the engine's buffered path and the
 /// reductions' maps), name_bf16 and name_f16 (fused 16-bit). `consts` is a struct type of the
 /// body's constants and `setup(p)` fills it from the operator's parameters; the body sees it as c.
-#define OG_EW_KERNEL3(name, consts, setup, nin, nout, ...)                                       \
-    void OG_FN(name)(size_t n, const float *const *in, float *const *out, const void *p) {      \
-        const consts c = setup(p);                                                             \
-        (void)c;                                                                               \
-        OG_EW_LOOP(n, nin, in, nout, out, __VA_ARGS__);                                        \
-    }                                                                                          \
-    OG_BF16_INSN_ATTR void OG_FN(name##_bf16)(size_t n, const uint16_t *const *in,             \
-                                              uint16_t *const *out, const void *p, bool stream) { \
-        const consts c = setup(p);                                                             \
-        (void)c;                                                                               \
-        OG_EW_LOOP_BF16(n, nin, in, nout, out, stream, __VA_ARGS__);                           \
-    }                                                                                          \
-    void OG_FN(name##_f16)(size_t n, const uint16_t *const *in, uint16_t *const *out,          \
-                           const void *p, bool stream) {                                       \
-        const consts c = setup(p);                                                             \
-        (void)c;                                                                               \
-        OG_EW_LOOP16(f16, n, nin, in, nout, out, stream, __VA_ARGS__);                         \
+#define OG_EW_KERNEL3(name, consts, setup, nin, nout, ...)                                         \
+    void OG_FN(name)(size_t n, const float *const *in, float *const *out, const void *p) {         \
+        const consts c = setup(p);                                                                 \
+        (void)c;                                                                                   \
+        OG_EW_LOOP(n, nin, in, nout, out, __VA_ARGS__);                                            \
+    }                                                                                              \
+    OG_BF16_INSN_ATTR void OG_FN(name##_bf16)(size_t n, const uint16_t *const *in,                 \
+                                              uint16_t *const *out, const void *p, bool stream) {  \
+        const consts c = setup(p);                                                                 \
+        (void)c;                                                                                   \
+        OG_EW_LOOP_BF16(n, nin, in, nout, out, stream, __VA_ARGS__);                               \
+    }                                                                                              \
+    void OG_FN(name##_f16)(size_t n, const uint16_t *const *in, uint16_t *const *out,              \
+                           const void *p, bool stream) {                                           \
+        const consts c = setup(p);                                                                 \
+        (void)c;                                                                                   \
+        OG_EW_LOOP16(f16, n, nin, in, nout, out, stream, __VA_ARGS__);                             \
     }
 
 /// For kernels without constants.

@@ -87,9 +87,9 @@ static inline og_vexp og_vexp_split2(vf v, vf lo) {
 /// g * a * 2^n rounded once, for integer-valued n in [-300, 127 - 24] (usually the n of an
 /// og_vexp split, so that g * a * 2^n = g * (a / p) * e^v with a = q * p). In the normal float
 /// range this is round(g * a) * 2^n, an exact scaling. A vector where some lane would leave that
-/// range (n < -126, a subnormal result or one that underflows to 0, g * a overflowing) takes the same product in
-/// double and rounds once: that gives the same bits wherever the float path is exact, so the
-/// per-vector choice never changes a lane's result, on any ISA.
+/// range (n < -126, a subnormal result or one that underflows to 0, g * a overflowing) takes the
+/// same product in double and rounds once: that gives the same bits wherever the float path is
+/// exact, so the per-vector choice never changes a lane's result, on any ISA.
 static inline vf og_vmul_pow2(vf g, vf a, vf n) {
     vf v = vmul(g, a);
     vf r = vmul(v, vpow2i(vmax(n, vset(-126.0f))));
@@ -147,24 +147,24 @@ static inline vf og_vlog1p_ratio(vf e) {
 /// unchanged) and NaN return x. One division; about 65 vector operations.
 static inline vf og_vtanh(vf x) {
     vf a = vabs(x);
-    vf na2 = vmul(vmin(a, vset(9.5f)), vset(-2.0f));   // -2a (NaN and inf give -19)
-    vf nk = vround(vmul(na2, vset(0x1.715476p+0f)));   // -k, k = round(2a / ln2) in [0, 27]
-    vf th = vfma(nk, vset(-0x1.62e44p-1f), na2);       // exact
-    vf ntl = vmul(nk, vset(-0x1.0105c6p-21f));         // -tl = -k (ln2 - L1)
+    vf na2 = vmul(vmin(a, vset(9.5f)), vset(-2.0f)); // -2a (NaN and inf give -19)
+    vf nk = vround(vmul(na2, vset(0x1.715476p+0f))); // -k, k = round(2a / ln2) in [0, 27]
+    vf th = vfma(nk, vset(-0x1.62e44p-1f), na2);     // exact
+    vf ntl = vmul(nk, vset(-0x1.0105c6p-21f));       // -tl = -k (ln2 - L1)
     // v = e^th - 1 = uh - nlo
     vf p = vmul(th, th);
     vf np = vsub(vset(0.0f), p);
-    vf pl = vfma(th, th, np);                          // th^2 = p + pl exactly
+    vf pl = vfma(th, th, np); // th^2 = p + pl exactly
     vf vh = vfma(p, vset(0.5f), th);
-    vf nvl = vfma(p, vset(-0.5f), vsub(vh, th));       // th + p/2 = vh - nvl (Fast2Sum, |th| >= p/2)
-    vf nc = vmul(np, th);                              // -c, c = th^3 rounded
-    vf cl = vfma(pl, th, vfma(p, th, nc));             // th^3 - c
-    vf ch = vmul(nc, vset(-0x1.555556p-3f));           // c C6, C6 = 1/6 rounded up
-    vf ncr = vfma(cl, vset(-0x1.555556p-3f),           // ch - th^3/6, with 1/6 - C6 = -0x1.555556p-28
+    vf nvl = vfma(p, vset(-0.5f), vsub(vh, th)); // th + p/2 = vh - nvl (Fast2Sum, |th| >= p/2)
+    vf nc = vmul(np, th);                        // -c, c = th^3 rounded
+    vf cl = vfma(pl, th, vfma(p, th, nc));       // th^3 - c
+    vf ch = vmul(nc, vset(-0x1.555556p-3f));     // c C6, C6 = 1/6 rounded up
+    vf ncr = vfma(cl, vset(-0x1.555556p-3f),     // ch - th^3/6, with 1/6 - C6 = -0x1.555556p-28
                   vfma(nc, vset(-0x1.555556p-28f), vfma(nc, vset(0x1.555556p-3f), ch)));
     vf uh = vadd(vh, ch);
-    vf nt2 = vsub(vsub(uh, vh), ch);                   // vh + ch = uh - nt2 (Fast2Sum)
-    vf nq = vset(-0x1.a1fa50p-16f);                    // -Q(th)
+    vf nt2 = vsub(vsub(uh, vh), ch); // vh + ch = uh - nt2 (Fast2Sum)
+    vf nq = vset(-0x1.a1fa50p-16f);  // -Q(th)
     nq = vfma(nq, th, vset(-0x1.a126d6p-13f));
     nq = vfma(nq, th, vset(-0x1.6c1566p-10f));
     nq = vfma(nq, th, vset(-0x1.1110e4p-7f));
@@ -174,23 +174,23 @@ static inline vf og_vtanh(vf x) {
     // m = (1 - 2^-k) - 2^-k uh + 2^-k nlo = mh + ml
     vf pw = vpow2i(nk);
     vf o = vsub(vset(1.0f), pw);
-    vf ol = vsub(vsub(vset(1.0f), o), pw);             // 1 - 2^-k = o + ol (ol != 0 for k > 24)
+    vf ol = vsub(vsub(vset(1.0f), o), pw); // 1 - 2^-k = o + ol (ol != 0 for k > 24)
     vf w1 = vmul(pw, uh);
-    vf nh = vsub(o, w1);                               // Fast2Sum: |o| >= |w1| (k >= 1) or o = 0
+    vf nh = vsub(o, w1); // Fast2Sum: |o| >= |w1| (k >= 1) or o = 0
     vf nl = vfma(pw, nlo, vadd(vsub(vsub(o, nh), w1), ol));
     vf mh = vadd(nh, nl);
-    vf ml = vsub(nl, vsub(mh, nh));                    // renormalized, |ml| <= ulp(mh) / 2
-    ml = vfma(vsub(vset(1.0f), mh), ntl, ml);          // e^tl = 1 + tl: m -= (1 - m) tl
+    vf ml = vsub(nl, vsub(mh, nh));           // renormalized, |ml| <= ulp(mh) / 2
+    ml = vfma(vsub(vset(1.0f), mh), ntl, ml); // e^tl = 1 + tl: m -= (1 - m) tl
     // tanh a = m / (2 - m)
     vf dh = vsub(vset(2.0f), mh);
-    vf dl = vsub(vsub(vsub(vset(2.0f), dh), mh), ml);  // 2 - m = dh + dl
+    vf dl = vsub(vsub(vsub(vset(2.0f), dh), mh), ml); // 2 - m = dh + dl
     vf yh = vdiv(mh, dh);
     vf nyh = vsub(vset(0.0f), yh);
-    vf res = vfma(nyh, dh, mh);                        // mh - yh dh exactly
-    vf r = vfma(yh, vset(0.5f), vset(0.5f));           // 1 / (2 - m) to about 2^-21
-    vf y = vfma(vfma(nyh, dl, vadd(res, ml)), r, yh);  // yh + (m - yh (2 - m)) / (2 - m)
+    vf res = vfma(nyh, dh, mh);                       // mh - yh dh exactly
+    vf r = vfma(yh, vset(0.5f), vset(0.5f));          // 1 / (2 - m) to about 2^-21
+    vf y = vfma(vfma(nyh, dl, vadd(res, ml)), r, yh); // yh + (m - yh (2 - m)) / (2 - m)
     y = vsel(vlt(x, vset(0.0f)), vsub(vset(0.0f), y), y);
-    return vsel(vgt(a, vset(0x1.fffffep-13f)), y, x);  // |x| < 2^-12 and NaN: x
+    return vsel(vgt(a, vset(0x1.fffffep-13f)), y, x); // |x| < 2^-12 and NaN: x
 }
 
 /// The scaled normal tail R(t) = Q(t) e^(t^2/2) for t in [0, 20], Q(t) = 1 - Phi(t) the upper
@@ -204,7 +204,7 @@ static inline vf og_vnormal_tail_scaled(vf t) {
     vf d = vadd(three, t);
     vf dl = vadd(vsub(vmax(three, t), d), vmin(three, t)); // 3 + t = d + dl exactly
     vf w = vdiv(three, d);
-    vf rw = vfma(vsub(vset(0.0f), w), d, three);           // 3 - w d exactly
+    vf rw = vfma(vsub(vset(0.0f), w), d, three); // 3 - w d exactly
     vf q = vset(1.804562658e-02f);
     q = vfma(q, w, vset(-1.123253554e-01f));
     q = vfma(q, w, vset(2.817225158e-01f));
@@ -217,8 +217,8 @@ static inline vf og_vnormal_tail_scaled(vf t) {
     q = vfma(q, w, vset(1.329396665e-01f));
     q = vfma(q, w, vset(1.329819858e-01f));
     vf r = vmul(w, q);
-    // (w_exact - w) dR/dw = (rw - w dl) / (d + dl) * 3 (c - t R) / w^2 ~ (c - t R) (rw - w dl) d / 3
-    // (as w d ~ 3), added to first order
+    // (w_exact - w) dR/dw = (rw - w dl) / (d + dl) * 3 (c - t R) / w^2 ~ (c - t R) (rw - w dl) d /
+    // 3 (as w d ~ 3), added to first order
     vf h = vfma(vsub(vset(0.0f), w), dl, rw);
     vf k = vfma(vsub(vset(0.0f), t), r, vset(0.3989422804f));
     return vfma(vmul(k, h), vmul(d, vset(1.0f / 3.0f)), r);
@@ -241,7 +241,6 @@ static inline vf og_vnormal_tail_scaled(vf t) {
 typedef struct og_vexpn {
     vf p, n, e;
 } og_vexpn;
-
 
 /// The Cephes polynomial of og_vexp_reduced: e^r for |r| <= ln2 / 2, the same operations.
 static inline vf og_vexp_poly(vf r) { return vadd(og_vexp_poly_m1(r), vset(1.0f)); }

@@ -22,10 +22,10 @@
 #define PW_U_LIMIT 700.0f
 
 typedef struct pw_dexp {
-    vd p2n;   // 2^n
-    vd em;    // expm1(r)
-    vm minf;  // u == -inf (or below the float range)
-    vm pinf;  // u == +inf (or above the float range)
+    vd p2n;  // 2^n
+    vd em;   // expm1(r)
+    vm minf; // u == -inf (or below the float range)
+    vm pinf; // u == +inf (or above the float range)
 } pw_dexp;
 
 static inline pw_dexp pw_dexp_split(vd u) {

@@ -29,9 +29,8 @@ static aclnnStatus elu_attrs(const char *op, const aclScalar *alpha, const aclSc
 
 static aclnnStatus plan_elu(const char *op, const char *self_name, const aclTensor *self,
                             const aclScalar *alpha, const aclScalar *scale,
-                            const aclScalar *inputScale, const char *out_name,
-                            const aclTensor *out, uint64_t *workspaceSize,
-                            aclOpExecutor **executor) {
+                            const aclScalar *inputScale, const char *out_name, const aclTensor *out,
+                            uint64_t *workspaceSize, aclOpExecutor **executor) {
     PW_TRY(og_check_out_ptrs(op, workspaceSize, executor));
     const char *names[5] = {self_name, "alpha", "scale", "inputScale", out_name};
     const void *ptrs[5] = {self, alpha, scale, inputScale, out};
@@ -39,8 +38,8 @@ static aclnnStatus plan_elu(const char *op, const char *self_name, const aclTens
     float v[3] = {0, 0, 0};
     PW_TRY(elu_attrs(op, alpha, scale, inputScale, v));
     og_elu_params p = og_elu_make_params(v[0], v[1], v[2]);
-    return pw_plan_unary(op, og_elu_fwd_kernels, NULL, self_name, self, out_name, out, ELU_ACLNN_EXTRA,
-                         PW_OUT_CASTABLE, &p, sizeof p, workspaceSize, executor);
+    return pw_plan_unary(op, og_elu_fwd_kernels, NULL, self_name, self, out_name, out,
+                         ELU_ACLNN_EXTRA, PW_OUT_CASTABLE, &p, sizeof p, workspaceSize, executor);
 }
 
 aclnnStatus aclnnEluGetWorkspaceSize(const aclTensor *self, const aclScalar *alpha,
@@ -75,8 +74,8 @@ aclnnStatus aclnnEluBackwardGetWorkspaceSize(const aclTensor *gradOutput, const 
                                              aclOpExecutor **executor) {
     const char *op = OP_ELU_BACKWARD;
     PW_TRY(og_check_out_ptrs(op, workspaceSize, executor));
-    const char *pnames[6] = {"gradOutput", "alpha", "scale", "inputScale", "selfOrResult",
-                             "gradInput"};
+    const char *pnames[6] = {"gradOutput", "alpha",        "scale",
+                             "inputScale", "selfOrResult", "gradInput"};
     const void *ptrs[6] = {gradOutput, alpha, scale, inputScale, selfOrResult, gradInput};
     PW_TRY(og_check_not_null(op, 6, pnames, ptrs));
     float v[3] = {0, 0, 0};
@@ -88,8 +87,8 @@ aclnnStatus aclnnEluBackwardGetWorkspaceSize(const aclTensor *gradOutput, const 
                        op, (double)v[0]);
     og_elu_params p = og_elu_make_params(v[0], v[1], v[2]);
     static const char *const names[3] = {"gradOutput", "selfOrResult", "gradInput"};
-    return pw_plan_binary(op, isResult ? og_elu_bwd_result_kernels : og_elu_bwd_kernels, NULL, names,
-                          gradOutput, selfOrResult, gradInput, 0, false, PW_OUT_CASTABLE, &p,
+    return pw_plan_binary(op, isResult ? og_elu_bwd_result_kernels : og_elu_bwd_kernels, NULL,
+                          names, gradOutput, selfOrResult, gradInput, 0, false, PW_OUT_CASTABLE, &p,
                           sizeof p, workspaceSize, executor);
 }
 

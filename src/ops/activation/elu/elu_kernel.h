@@ -24,14 +24,14 @@ typedef struct og_elu_params {
     double input_scale; // inputScale
     float scale;        // scale (the x > 0 piece)
     float input_scale_f;
-    float saturated;    // forward, saturate mode: (-alpha) * scale in float
-    int saturate;       // forward: alpha or inputScale is inf or NaN
+    float saturated; // forward, saturate mode: (-alpha) * scale in float
+    int saturate;    // forward: alpha or inputScale is inf or NaN
 } og_elu_params;
 
-#define OG_DECLARE_ELU(sfx)                                                                     \
-    void og_elu_fwd__##sfx(size_t n, const float *const *in, float *const *out, const void *p);  \
-    void og_elu_bwd__##sfx(size_t n, const float *const *in, float *const *out, const void *p);  \
-    void og_elu_bwd_result__##sfx(size_t n, const float *const *in, float *const *out,          \
+#define OG_DECLARE_ELU(sfx)                                                                        \
+    void og_elu_fwd__##sfx(size_t n, const float *const *in, float *const *out, const void *p);    \
+    void og_elu_bwd__##sfx(size_t n, const float *const *in, float *const *out, const void *p);    \
+    void og_elu_bwd_result__##sfx(size_t n, const float *const *in, float *const *out,             \
                                   const void *p);
 OG_DECLARE_ELU(scalar)
 OG_DECLARE_ELU(avx2)

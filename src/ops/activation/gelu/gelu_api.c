@@ -22,8 +22,8 @@ static const char OP_GELU_BACKWARD_V2[] = "aclnnGeluBackwardV2";
 
 aclnnStatus aclnnGeluGetWorkspaceSize(const aclTensor *self, aclTensor *out,
                                       uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return act_unary_api(OP_GELU, og_gelu_tanh_fwd_kernels, og_gelu_tanh_fwd_kernels16, "self", self, "out", out, 0,
-                         workspaceSize, executor);
+    return act_unary_api(OP_GELU, og_gelu_tanh_fwd_kernels, og_gelu_tanh_fwd_kernels16, "self",
+                         self, "out", out, 0, workspaceSize, executor);
 }
 
 aclnnStatus aclnnGelu(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
@@ -35,8 +35,8 @@ aclnnStatus aclnnGeluBackwardGetWorkspaceSize(const aclTensor *gradOutput, const
                                               const aclTensor *gradInput, uint64_t *workspaceSize,
                                               aclOpExecutor **executor) {
     static const char *const names[3] = {"gradOutput", "self", "gradInput"};
-    return act_binary_api(OP_GELU_BACKWARD, og_gelu_tanh_bwd_kernels, og_gelu_tanh_bwd_kernels16, names, gradOutput, self,
-                          gradInput, 0, workspaceSize, executor);
+    return act_binary_api(OP_GELU_BACKWARD, og_gelu_tanh_bwd_kernels, og_gelu_tanh_bwd_kernels16,
+                          names, gradOutput, self, gradInput, 0, workspaceSize, executor);
 }
 
 aclnnStatus aclnnGeluBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
@@ -55,9 +55,10 @@ aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor *x, int64_t approximate,
                        "%sGetWorkspaceSize: approximate is %lld; it must be 0 (none: the erf form) "
                        "or 1 (tanh)",
                        OP_GELU_V2, (long long)approximate);
-    return act_plan_unary(OP_GELU_V2, approximate ? og_gelu_tanh_fwd_kernels : og_gelu_erf_fwd_kernels,
-                          approximate ? og_gelu_tanh_fwd_kernels16 : og_gelu_erf_fwd_kernels16,
-                          "x", x, "y", y, 0, NULL, 0, workspaceSize, executor);
+    return act_plan_unary(OP_GELU_V2,
+                          approximate ? og_gelu_tanh_fwd_kernels : og_gelu_erf_fwd_kernels,
+                          approximate ? og_gelu_tanh_fwd_kernels16 : og_gelu_erf_fwd_kernels16, "x",
+                          x, "y", y, 0, NULL, 0, workspaceSize, executor);
 }
 
 aclnnStatus aclnnGeluV2(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
@@ -67,8 +68,7 @@ aclnnStatus aclnnGeluV2(void *workspace, uint64_t workspaceSize, aclOpExecutor *
 
 aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
                                                 char *approximate, aclTensor *gradInput,
-                                                uint64_t *workspaceSize,
-                                                aclOpExecutor **executor) {
+                                                uint64_t *workspaceSize, aclOpExecutor **executor) {
     ACT_TRY(og_check_out_ptrs(OP_GELU_BACKWARD_V2, workspaceSize, executor));
     static const char *const all[4] = {"gradOutput", "self", "approximate", "gradInput"};
     const void *ptrs[4] = {gradOutput, self, approximate, gradInput};
@@ -80,10 +80,10 @@ aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor *gradOutput, con
                        "\"tanh\"",
                        OP_GELU_BACKWARD_V2, approximate);
     static const char *const names[3] = {"gradOutput", "self", "gradInput"};
-    return act_plan_binary(OP_GELU_BACKWARD_V2,
-                           tanh_form ? og_gelu_tanh_bwd_kernels : og_gelu_erf_bwd_kernels,
-                           tanh_form ? og_gelu_tanh_bwd_kernels16 : og_gelu_erf_bwd_kernels16, names,
-                           gradOutput, self, gradInput, true, 0, NULL, 0, workspaceSize, executor);
+    return act_plan_binary(
+        OP_GELU_BACKWARD_V2, tanh_form ? og_gelu_tanh_bwd_kernels : og_gelu_erf_bwd_kernels,
+        tanh_form ? og_gelu_tanh_bwd_kernels16 : og_gelu_erf_bwd_kernels16, names, gradOutput, self,
+        gradInput, true, 0, NULL, 0, workspaceSize, executor);
 }
 
 aclnnStatus aclnnGeluBackwardV2(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,

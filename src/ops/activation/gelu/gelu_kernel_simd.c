@@ -50,7 +50,7 @@
 #include "engine/simd/vmath.h"
 #include "ops/activation/gelu/gelu_kernel.h"
 
-#define K_TANH 1.5957691216057307   // 2 sqrt(2 / pi)
+#define K_TANH 1.5957691216057307 // 2 sqrt(2 / pi)
 #define C_TANH 0.044715
 #define INV_SQRT_2PI 0.3989422804014327
 
@@ -132,7 +132,8 @@ static inline vf exp_poly_m1_fast(vf r) {
     vf q = vfma(vfma(c, r2, b), r2, a);
     return vfma(q, r2, r);
 }
-#define MAGIC_B 12583039.0f // 0x1.8p23 + 127: fma(v, log2e, MAGIC_B) rounds v log2e to n, bits give 2^n
+#define MAGIC_B                                                                                    \
+    12583039.0f // 0x1.8p23 + 127: fma(v, log2e, MAGIC_B) rounds v log2e to n, bits give 2^n
 
 // a = 2 sqrt(2/pi) and b = a 0.044715 as float pairs
 #define A_HI 0x1.98845p+0f // a multiple of 2^-21, so that A_HI - (A_HI + p) is exact for p <= 6.5
@@ -150,7 +151,7 @@ typedef struct tanh_parts {
 static inline tanh_parts tanh_exp(vf x) {
     tanh_parts o;
     o.s = vnegabs(x);
-    vf x2 = vmul(x, x), x2l = vfmsub(x, x, x2);              // x^2 = x2 + x2l exactly
+    vf x2 = vmul(x, x), x2l = vfmsub(x, x, x2); // x^2 = x2 + x2l exactly
     o.p = vmul(vset(B_HI), x2);
     vf pl = vfmsub(vset(B_HI), x2, o.p);                      // bh x2 = p + pl exactly
     o.lowp = vfma(vset(B_HI), x2l, vfma(vset(B_LO), x2, pl)); // b x^2 - p (to 2^-45 relative)
@@ -255,9 +256,9 @@ static inline vf exp_half_square_fast(vf t, vf *tp, float magic) {
     return vbits_shl23(wm);
 }
 
-#define C_HI 0x1.988454p-2f   // 1/sqrt(2 pi) = C_HI + C_LO
+#define C_HI 0x1.988454p-2f // 1/sqrt(2 pi) = C_HI + C_LO
 #define C_LO -0x1.857936p-27f
-#define W_C 0.56640625f       // centre of the tail polynomial's variable v = w - W_C
+#define W_C 0.56640625f // centre of the tail polynomial's variable v = w - W_C
 
 /// The scaled tail R(t) = e^(t^2/2) Q(t) on [0, FAST_MAX] as w qh + s, s = w ql + corr (the sum
 /// rounded once): w = 3 / (3 + t) (vdivps, correctly rounded; one division, the divider is
@@ -284,8 +285,8 @@ static inline vf normal_tail_fast(vf t) {
     vf c0 = vset(2.669646144e-01f);
     vf qh = vfma(q, v, c0);
     vf ql = vfma(q, v, vsub(c0, qh)); // q v + c0 - qh, rounded once
-    // (w_exact - w) dR/dw = (rw - w dl) / (d + dl) * 3 (c - t R) / w^2 ~ (rw - w dl) (c - t R) d / 3,
-    // and (c - t R) d / 3 ~ c + t (c/3 - qh) as w d ~ 3 (corr is below 3 2^-24 R: 2^-6 relative
+    // (w_exact - w) dR/dw = (rw - w dl) / (d + dl) * 3 (c - t R) / w^2 ~ (rw - w dl) (c - t R) d /
+    // 3, and (c - t R) d / 3 ~ c + t (c/3 - qh) as w d ~ 3 (corr is below 3 2^-24 R: 2^-6 relative
     // accuracy is plenty)
     vf h = vfnmadd(w, dl, rw);
     vf corr = vmul(h, vfma(t, vsub(vset(C_HI / 3.0f), qh), vset(C_HI)));

@@ -21,8 +21,8 @@ static aclnnStatus plan_hardswish(const char *op, const char *self_name, const a
     const char *names[2] = {self_name, out_name};
     const void *ptrs[2] = {self, out};
     PW_TRY(og_check_not_null(op, 2, names, ptrs));
-    return pw_plan_unary(op, og_hardswish_fwd_kernels, og_hardswish_fwd_kernels16, self_name, self, out_name, out, 0,
-                         PW_OUT_CASTABLE, NULL, 0, workspaceSize, executor);
+    return pw_plan_unary(op, og_hardswish_fwd_kernels, og_hardswish_fwd_kernels16, self_name, self,
+                         out_name, out, 0, PW_OUT_CASTABLE, NULL, 0, workspaceSize, executor);
 }
 
 aclnnStatus aclnnHardswishGetWorkspaceSize(const aclTensor *self, const aclTensor *out,
@@ -41,8 +41,8 @@ aclnnStatus aclnnInplaceHardswishGetWorkspaceSize(const aclTensor *self, uint64_
                           executor);
 }
 
-aclnnStatus aclnnInplaceHardswish(void *workspace, uint64_t workspaceSize,
-                                  aclOpExecutor *executor, aclrtStream stream) {
+aclnnStatus aclnnInplaceHardswish(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                  aclrtStream stream) {
     return og_executor_launch(OP_INPLACE_HARDSWISH, workspace, workspaceSize, executor, stream);
 }
 
@@ -55,11 +55,12 @@ aclnnStatus aclnnHardswishBackwardGetWorkspaceSize(const aclTensor *gradOutput,
     static const char *const names[3] = {"gradOutput", "self", "out"};
     const void *ptrs[3] = {gradOutput, self, out};
     PW_TRY(og_check_not_null(op, 3, names, ptrs));
-    return pw_plan_binary(op, og_hardswish_bwd_kernels, og_hardswish_bwd_kernels16, names, gradOutput, self, out, 0, false,
-                          PW_OUT_SAME_DTYPE, NULL, 0, workspaceSize, executor);
+    return pw_plan_binary(op, og_hardswish_bwd_kernels, og_hardswish_bwd_kernels16, names,
+                          gradOutput, self, out, 0, false, PW_OUT_SAME_DTYPE, NULL, 0,
+                          workspaceSize, executor);
 }
 
-aclnnStatus aclnnHardswishBackward(void *workspace, uint64_t workspaceSize,
-                                   aclOpExecutor *executor, aclrtStream stream) {
+aclnnStatus aclnnHardswishBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                   aclrtStream stream) {
     return og_executor_launch(OP_HARDSWISH_BACKWARD, workspace, workspaceSize, executor, stream);
 }

@@ -16,10 +16,10 @@ static const char OP_LEAKY_RELU_BACKWARD[] = "aclnnLeakyReluBackward";
 // aclnn also lists DOUBLE (tensors); opgrad implements the floating dtypes it computes in fp32.
 #define LEAKY_ACLNN_EXTRA OG_DT(ACL_DOUBLE)
 // negativeSlope dtypes ops-nn's backward accepts
-#define LEAKY_BWD_SCALAR_DTS                                                                    \
-    (OG_DT(ACL_FLOAT) | OG_DT(ACL_FLOAT16) | OG_DT(ACL_BF16) | OG_DT(ACL_DOUBLE) |             \
-     OG_DT(ACL_INT8) | OG_DT(ACL_INT16) | OG_DT(ACL_INT32) | OG_DT(ACL_INT64) |                \
-     OG_DT(ACL_UINT8) | OG_DT(ACL_BOOL))
+#define LEAKY_BWD_SCALAR_DTS                                                                       \
+    (OG_DT(ACL_FLOAT) | OG_DT(ACL_FLOAT16) | OG_DT(ACL_BF16) | OG_DT(ACL_DOUBLE) |                 \
+     OG_DT(ACL_INT8) | OG_DT(ACL_INT16) | OG_DT(ACL_INT32) | OG_DT(ACL_INT64) | OG_DT(ACL_UINT8) | \
+     OG_DT(ACL_BOOL))
 
 static aclnnStatus plan_leaky(const char *op, const char *self_name, const aclTensor *self,
                               const aclScalar *negativeSlope, const char *out_name,
@@ -31,9 +31,9 @@ static aclnnStatus plan_leaky(const char *op, const char *self_name, const aclTe
     PW_TRY(og_check_not_null(op, 3, names, ptrs));
     og_leaky_relu_params p = {0};
     PW_TRY(pw_scalar_float(op, "negativeSlope", negativeSlope, PW_DTS_REAL_SCALAR, &p.slope));
-    return pw_plan_unary(op, og_leaky_relu_fwd_kernels, og_leaky_relu_fwd_kernels16, self_name, self, out_name, out,
-                         LEAKY_ACLNN_EXTRA, PW_OUT_CASTABLE, &p, sizeof p, workspaceSize,
-                         executor);
+    return pw_plan_unary(op, og_leaky_relu_fwd_kernels, og_leaky_relu_fwd_kernels16, self_name,
+                         self, out_name, out, LEAKY_ACLNN_EXTRA, PW_OUT_CASTABLE, &p, sizeof p,
+                         workspaceSize, executor);
 }
 
 aclnnStatus aclnnLeakyReluGetWorkspaceSize(const aclTensor *self, const aclScalar *negativeSlope,
@@ -56,17 +56,14 @@ aclnnStatus aclnnInplaceLeakyReluGetWorkspaceSize(aclTensor *selfRef,
                       workspaceSize, executor);
 }
 
-aclnnStatus aclnnInplaceLeakyRelu(void *workspace, uint64_t workspaceSize,
-                                  aclOpExecutor *executor, aclrtStream stream) {
+aclnnStatus aclnnInplaceLeakyRelu(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                  aclrtStream stream) {
     return og_executor_launch(OP_INPLACE_LEAKY_RELU, workspace, workspaceSize, executor, stream);
 }
 
-aclnnStatus aclnnLeakyReluBackwardGetWorkspaceSize(const aclTensor *gradOutput,
-                                                   const aclTensor *self,
-                                                   const aclScalar *negativeSlope,
-                                                   bool selfIsResult, aclTensor *out,
-                                                   uint64_t *workspaceSize,
-                                                   aclOpExecutor **executor) {
+aclnnStatus aclnnLeakyReluBackwardGetWorkspaceSize(
+    const aclTensor *gradOutput, const aclTensor *self, const aclScalar *negativeSlope,
+    bool selfIsResult, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor) {
     const char *op = OP_LEAKY_RELU_BACKWARD;
     PW_TRY(og_check_out_ptrs(op, workspaceSize, executor));
     static const char *const names[4] = {"gradOutput", "self", "out", "negativeSlope"};
@@ -81,12 +78,12 @@ aclnnStatus aclnnLeakyReluBackwardGetWorkspaceSize(const aclTensor *gradOutput,
                        "backward from the result needs negativeSlope >= 0 (call the out-of-place "
                        "forward instead)",
                        op, slope);
-    return pw_plan_binary(op, og_leaky_relu_bwd_kernels, og_leaky_relu_bwd_kernels16, names, gradOutput, self, out,
-                          LEAKY_ACLNN_EXTRA, true, PW_OUT_CASTABLE, &p, sizeof p, workspaceSize,
-                          executor);
+    return pw_plan_binary(op, og_leaky_relu_bwd_kernels, og_leaky_relu_bwd_kernels16, names,
+                          gradOutput, self, out, LEAKY_ACLNN_EXTRA, true, PW_OUT_CASTABLE, &p,
+                          sizeof p, workspaceSize, executor);
 }
 
-aclnnStatus aclnnLeakyReluBackward(void *workspace, uint64_t workspaceSize,
-                                   aclOpExecutor *executor, aclrtStream stream) {
+aclnnStatus aclnnLeakyReluBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                   aclrtStream stream) {
     return og_executor_launch(OP_LEAKY_RELU_BACKWARD, workspace, workspaceSize, executor, stream);
 }

@@ -5,8 +5,8 @@
 #include "ops/activation/mish/mish_kernel.h"
 #include "ops/op_checks.h"
 
-#define DEFINE_KERNEL_TABLE(name)                                                               \
-    const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = {                           \
+#define DEFINE_KERNEL_TABLE(name)                                                                  \
+    const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = {                               \
         og_##name##__scalar, og_##name##__avx2, og_##name##__avx512}
 OG_EW_DEFINE_KERNEL3_TABLES(mish_fwd);
 DEFINE_KERNEL_TABLE(mish_fwd_tanhx);
@@ -19,22 +19,27 @@ static const char OP_MISH_TANHX[] = "aclnnMishWithTanhx";
 static const char OP_MISH_BACKWARD[] = "aclnnMishBackward";
 static const char OP_MISH_BACKWARD_TANHX[] = "aclnnMishBackwardWithTanhx";
 
-#define TRY(expr)                                                                               \
-    do {                                                                                       \
-        aclnnStatus st_ = (expr);                                                              \
-        if (st_ != ACLNN_SUCCESS) return st_;                                                  \
+#define TRY(expr)                                                                                  \
+    do {                                                                                           \
+        aclnnStatus st_ = (expr);                                                                  \
+        if (st_ != ACLNN_SUCCESS) return st_;                                                      \
     } while (0)
 
 // Forward family: every output has self's dtype and shape.
 static aclnnStatus plan_forward(const char *op, const og_ew_compute_fn *kernels,
-                                const og_ew_compute16_fn (*kernels16)[2], const aclTensor *self, int nout, aclTensor *const *outs,
-                                const char *const *names, uint64_t *workspaceSize,
-                                aclOpExecutor **executor) {
+                                const og_ew_compute16_fn (*kernels16)[2], const aclTensor *self,
+                                int nout, aclTensor *const *outs, const char *const *names,
+                                uint64_t *workspaceSize, aclOpExecutor **executor) {
     TRY(og_check_out_ptrs(op, workspaceSize, executor));
     const void *ptrs[3] = {self, outs[0], nout > 1 ? outs[1] : NULL};
     TRY(og_check_not_null(op, 1 + nout, names, ptrs));
     TRY(og_check_tensor(op, names[0], self, OG_DTS_FLOATING, 0));
-    og_ew_op ew = {.op = op, .kernels = kernels, .kernels16 = kernels16, .nin = 1, .in = {self}, .nout = nout,
+    og_ew_op ew = {.op = op,
+                   .kernels = kernels,
+                   .kernels16 = kernels16,
+                   .nin = 1,
+                   .in = {self},
+                   .nout = nout,
                    .compute_dtype = self->dtype};
     ew.names[0] = names[0];
     for (int k = 0; k < nout; k++) {
@@ -47,10 +52,11 @@ static aclnnStatus plan_forward(const char *op, const og_ew_compute_fn *kernels,
     return og_ew_plan_op(&ew, workspaceSize, executor);
 }
 
-aclnnStatus aclnnMishGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize,
-                                      aclOpExecutor **executor) {
+aclnnStatus aclnnMishGetWorkspaceSize(const aclTensor *self, aclTensor *out,
+                                      uint64_t *workspaceSize, aclOpExecutor **executor) {
     static const char *const names[] = {"self", "out"};
-    return plan_forward(OP_MISH, og_mish_fwd_kernels, og_mish_fwd_kernels16, self, 1, &out, names, workspaceSize, executor);
+    return plan_forward(OP_MISH, og_mish_fwd_kernels, og_mish_fwd_kernels16, self, 1, &out, names,
+                        workspaceSize, executor);
 }
 
 aclnnStatus aclnnMish(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
@@ -61,8 +67,8 @@ aclnnStatus aclnnMish(void *workspace, uint64_t workspaceSize, aclOpExecutor *ex
 aclnnStatus aclnnInplaceMishGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize,
                                              aclOpExecutor **executor) {
     static const char *const names[] = {"selfRef", "selfRef"};
-    return plan_forward(OP_INPLACE_MISH, og_mish_fwd_kernels, og_mish_fwd_kernels16, selfRef, 1, &selfRef, names,
-                        workspaceSize, executor);
+    return plan_forward(OP_INPLACE_MISH, og_mish_fwd_kernels, og_mish_fwd_kernels16, selfRef, 1,
+                        &selfRef, names, workspaceSize, executor);
 }
 
 aclnnStatus aclnnInplaceMish(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
@@ -100,7 +106,12 @@ static aclnnStatus plan_backward(const char *op, const og_ew_compute_fn *kernels
     aclDataType promoted;
     TRY(og_check_promotion(op, nin, names, ins, OG_DTS_FLOATING, names[nin], gradInput, &promoted));
     TRY(og_check_broadcast_to(op, nin, names, ins, names[nin], gradInput));
-    og_ew_op ew = {.op = op, .kernels = kernels, .kernels16 = kernels16, .nin = nin, .nout = 1, .out = {gradInput},
+    og_ew_op ew = {.op = op,
+                   .kernels = kernels,
+                   .kernels16 = kernels16,
+                   .nin = nin,
+                   .nout = 1,
+                   .out = {gradInput},
                    .compute_dtype = promoted};
     for (int k = 0; k < nin; k++) ew.in[k] = ins[k], ew.names[k] = names[k];
     ew.names[nin] = names[nin];
@@ -112,8 +123,8 @@ aclnnStatus aclnnMishBackwardGetWorkspaceSize(const aclTensor *gradOutput, const
                                               aclOpExecutor **executor) {
     static const char *const names[] = {"gradOutput", "self", "gradInput"};
     const aclTensor *ins[2] = {gradOutput, self};
-    return plan_backward(OP_MISH_BACKWARD, og_mish_bwd_kernels, og_mish_bwd_kernels16, 2, ins, gradInput, names,
-                         workspaceSize, executor);
+    return plan_backward(OP_MISH_BACKWARD, og_mish_bwd_kernels, og_mish_bwd_kernels16, 2, ins,
+                         gradInput, names, workspaceSize, executor);
 }
 
 aclnnStatus aclnnMishBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
@@ -123,8 +134,7 @@ aclnnStatus aclnnMishBackward(void *workspace, uint64_t workspaceSize, aclOpExec
 
 aclnnStatus aclnnMishBackwardWithTanhxGetWorkspaceSize(const aclTensor *gradOutput,
                                                        const aclTensor *self,
-                                                       const aclTensor *tanhx,
-                                                       aclTensor *gradInput,
+                                                       const aclTensor *tanhx, aclTensor *gradInput,
                                                        uint64_t *workspaceSize,
                                                        aclOpExecutor **executor) {
     static const char *const names[] = {"gradOutput", "self", "tanhx", "gradInput"};

@@ -10,9 +10,11 @@
 
 #include "engine/elementwise.h"
 
-#define OG_DECLARE_MISH_TANHX(sfx)                                                              \
-    void og_mish_fwd_tanhx__##sfx(size_t n, const float *const *in, float *const *out, const void *p); \
-    void og_mish_bwd_tanhx__##sfx(size_t n, const float *const *in, float *const *out, const void *p);
+#define OG_DECLARE_MISH_TANHX(sfx)                                                                 \
+    void og_mish_fwd_tanhx__##sfx(size_t n, const float *const *in, float *const *out,             \
+                                  const void *p);                                                  \
+    void og_mish_bwd_tanhx__##sfx(size_t n, const float *const *in, float *const *out,             \
+                                  const void *p);
 OG_DECLARE_MISH_TANHX(scalar)
 OG_DECLARE_MISH_TANHX(avx2)
 OG_DECLARE_MISH_TANHX(avx512)

@@ -37,9 +37,9 @@
 #define BWD_LIMIT 200.0f // backward: e^-200 * FLT_MAX still rounds to 0 in float
 
 typedef struct mish_common {
-    vm pos;    // x > 0
-    vf xc;     // x clamped to [-160, 160]
-    vf e;      // exp(-|x|), possibly subnormal
+    vm pos; // x > 0
+    vf xc;  // x clamped to [-160, 160]
+    vf e;   // exp(-|x|), possibly subnormal
     og_vexp split;
 } mish_common;
 
@@ -56,10 +56,10 @@ static inline mish_common mish_prepare(vf x) {
 static inline void mish_forward_general(vf x, vf *y_out, vf *t_out) {
     mish_common c = mish_prepare(x);
     vf e = c.e, two = vset(2.0f);
-    vf num_pos = vfma(two, e, vset(1.0f));               // 1 + 2e
-    vf den_pos = vfma(vmul(two, e), e, num_pos);         // 1 + 2e + 2e^2
+    vf num_pos = vfma(two, e, vset(1.0f));       // 1 + 2e
+    vf den_pos = vfma(vmul(two, e), e, num_pos); // 1 + 2e + 2e^2
     vf e_plus_2 = vadd(e, two);
-    vf den_neg = vfma(e, e_plus_2, two);                 // e^2 + 2e + 2
+    vf den_neg = vfma(e, e_plus_2, two); // e^2 + 2e + 2
     vf ratio = vdiv(vsel(c.pos, num_pos, e_plus_2), vsel(c.pos, den_pos, den_neg));
     vm nan = visnan(x);
     vf y = vsel(c.pos, vmul(x, ratio), og_vexp_scale(c.split, vmul(c.xc, ratio)));
@@ -97,9 +97,9 @@ static inline vf mish_backward_general(vf g, vf x) {
     vf qp = vsel(veq(x, vset(-INFINITY)), vset(0.0f), vsel(pos, q, vmul(q, split.p)));
     vf v = vmul(g, qp);
     vf dx = vsel(pos, v, vmul(v, vpow2i(vmax(split.n, vset(-126.0f)))));
-    vm extreme = vmandnot(pos, vmor(vmor(vlt(split.n, vset(-126.0f)),
-                                         vlt(vabs(dx), vset(0x1p-126f))),
-                                    vgt(vabs(g), vset(0x1p120f))));
+    vm extreme =
+        vmandnot(pos, vmor(vmor(vlt(split.n, vset(-126.0f)), vlt(vabs(dx), vset(0x1p-126f))),
+                           vgt(vabs(g), vset(0x1p120f))));
     if (vany(extreme)) {
         vd scale = vdpow2i(vsel(pos, vset(0.0f), split.n));
         dx = vnarrow(vdmul(vdmul(vwiden(g), vwiden(qp)), scale));
@@ -130,10 +130,10 @@ static inline void mish_forward(vf x, vf *y_out, vf *t_out) {
     vm pos = vgt(x, vset(0.0f));
     vf e = mish_exp_fast(v);
     vf te = vadd(e, e);
-    vf num_pos = vadd(te, vset(1.0f));          // 1 + 2e
-    vf den_pos = vfma(te, e, num_pos);          // 1 + 2e + 2e^2
-    vf num_neg = vfma(e, e, te);                // e^2 + 2e
-    vf den_neg = vadd(num_neg, vset(2.0f));     // e^2 + 2e + 2
+    vf num_pos = vadd(te, vset(1.0f));      // 1 + 2e
+    vf den_pos = vfma(te, e, num_pos);      // 1 + 2e + 2e^2
+    vf num_neg = vfma(e, e, te);            // e^2 + 2e
+    vf den_neg = vadd(num_neg, vset(2.0f)); // e^2 + 2e + 2
     vf t = vdiv(vsel(pos, num_pos, num_neg), vsel(pos, den_pos, den_neg));
     vf y = vmul(x, t);
     if (vany(rare)) {
@@ -176,7 +176,7 @@ static inline vf mish_backward(vf g, vf x) {
     vf q = vdiv(num, d2);
     // num + numl = (q + dq)(d2 + d2l) to first order: dq = (res + numl - q d2l) / d2, where a
     // bit-trick reciprocal (relative error <= 0.051) is enough for a term of ~2^-23 q
-    vf res = vfnmadd(q, d2, num);                       // num - q d2, exact
+    vf res = vfnmadd(q, d2, num); // num - q d2, exact
     vf corr = vfnmadd(q, d2l, vadd(res, numl));
     vf dq = vmul(corr, vbits_rsub(d2, 0x7EF311C2));
     // x <= 0: g (q + dq) rounded once; x > 0: g (1 + S) = fma(g, S, g) (dq dropped: |S| is small)

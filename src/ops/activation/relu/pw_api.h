@@ -15,23 +15,22 @@
 #include "runtime/error.h"
 #include "tensor/dtype.h"
 
-#define PW_TRY(expr)                                                                            \
-    do {                                                                                       \
-        aclnnStatus st_ = (expr);                                                              \
-        if (st_ != ACLNN_SUCCESS) return st_;                                                  \
+#define PW_TRY(expr)                                                                               \
+    do {                                                                                           \
+        aclnnStatus st_ = (expr);                                                                  \
+        if (st_ != ACLNN_SUCCESS) return st_;                                                      \
     } while (0)
 
-#define PW_KERNEL_TABLE(name)                                                            \
-    const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = {                           \
+#define PW_KERNEL_TABLE(name)                                                                      \
+    const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = {                               \
         og_##name##__scalar, og_##name##__avx2, og_##name##__avx512}
 
 /// Every real dtype a scalar attribute can have (aclnn's ToFloat converts them; complex cannot be
 /// cast to FLOAT).
-#define PW_DTS_REAL_SCALAR                                                                      \
-    (OG_DT(ACL_FLOAT) | OG_DT(ACL_FLOAT16) | OG_DT(ACL_BF16) | OG_DT(ACL_DOUBLE) |             \
-     OG_DT(ACL_INT8) | OG_DT(ACL_INT16) | OG_DT(ACL_INT32) | OG_DT(ACL_INT64) |                \
-     OG_DT(ACL_UINT8) | OG_DT(ACL_UINT16) | OG_DT(ACL_UINT32) | OG_DT(ACL_UINT64) |            \
-     OG_DT(ACL_BOOL))
+#define PW_DTS_REAL_SCALAR                                                                         \
+    (OG_DT(ACL_FLOAT) | OG_DT(ACL_FLOAT16) | OG_DT(ACL_BF16) | OG_DT(ACL_DOUBLE) |                 \
+     OG_DT(ACL_INT8) | OG_DT(ACL_INT16) | OG_DT(ACL_INT32) | OG_DT(ACL_INT64) | OG_DT(ACL_UINT8) | \
+     OG_DT(ACL_UINT16) | OG_DT(ACL_UINT32) | OG_DT(ACL_UINT64) | OG_DT(ACL_BOOL))
 
 /// A tensor argument: dtype float32/float16/bfloat16 and rank 0..8 (161002). A dtype the aclnn
 /// operator accepts on Ascend (`aclnn_dtypes`) but opgrad does not implement gets a message
@@ -73,8 +72,9 @@ typedef enum {
     PW_OUT_CASTABLE,   // the output has any dtype the result can be cast to (float -> float)
 } pw_out_rule;
 
-/// Forward y = f(self) (kernels16: the fused 16-bit kernels, or NULL): dtype checks, `out` with self's shape and a dtype per `rule`; the result
-/// is computed in self's dtype and cast to out's. Null pointers are checked by the caller.
+/// Forward y = f(self) (kernels16: the fused 16-bit kernels, or NULL): dtype checks, `out` with
+/// self's shape and a dtype per `rule`; the result is computed in self's dtype and cast to out's.
+/// Null pointers are checked by the caller.
 static inline aclnnStatus pw_plan_unary(const char *op, const og_ew_compute_fn *kernels,
                                         const og_ew_compute16_fn (*kernels16)[2],
                                         const char *self_name, const aclTensor *self,
@@ -86,8 +86,16 @@ static inline aclnnStatus pw_plan_unary(const char *op, const og_ew_compute_fn *
     PW_TRY(pw_check_tensor(op, out_name, out, aclnn_dtypes));
     if (rule == PW_OUT_SAME_DTYPE) PW_TRY(og_check_same_dtype(op, self_name, self, out_name, out));
     PW_TRY(og_check_same_shape(op, self_name, self, out_name, out));
-    og_ew_op ew = {.op = op, .kernels = kernels, .kernels16 = kernels16, .nin = 1, .in = {self}, .nout = 1, .out = {out},
-                   .params = params, .params_size = params_size, .compute_dtype = self->dtype};
+    og_ew_op ew = {.op = op,
+                   .kernels = kernels,
+                   .kernels16 = kernels16,
+                   .nin = 1,
+                   .in = {self},
+                   .nout = 1,
+                   .out = {out},
+                   .params = params,
+                   .params_size = params_size,
+                   .compute_dtype = self->dtype};
     ew.names[0] = self_name;
     ew.names[1] = out_name;
     return og_ew_plan_op(&ew, workspaceSize, executor);
@@ -118,8 +126,15 @@ static inline aclnnStatus pw_plan_binary(const char *op, const og_ew_compute_fn 
         PW_TRY(og_check_same_shape(op, names[0], grad, names[1], self));
         PW_TRY(og_check_same_shape(op, names[1], self, names[2], out));
     }
-    og_ew_op ew = {.op = op, .kernels = kernels, .kernels16 = kernels16, .nin = 2, .in = {grad, self}, .nout = 1,
-                   .out = {out}, .params = params, .params_size = params_size,
+    og_ew_op ew = {.op = op,
+                   .kernels = kernels,
+                   .kernels16 = kernels16,
+                   .nin = 2,
+                   .in = {grad, self},
+                   .nout = 1,
+                   .out = {out},
+                   .params = params,
+                   .params_size = params_size,
                    .compute_dtype = promoted};
     for (int k = 0; k < 3; k++) ew.names[k] = names[k];
     return og_ew_plan_op(&ew, workspaceSize, executor);

@@ -28,8 +28,8 @@ static aclnnStatus plan_relu(const char *op, const char *self_name, const aclTen
     const char *names[2] = {self_name, out_name};
     const void *ptrs[2] = {self, out};
     PW_TRY(og_check_not_null(op, 2, names, ptrs));
-    return pw_plan_unary(op, og_relu_fwd_kernels, og_relu_fwd_kernels16, self_name, self, out_name, out, aclnn_ints,
-                         PW_OUT_SAME_DTYPE, NULL, 0, workspaceSize, executor);
+    return pw_plan_unary(op, og_relu_fwd_kernels, og_relu_fwd_kernels16, self_name, self, out_name,
+                         out, aclnn_ints, PW_OUT_SAME_DTYPE, NULL, 0, workspaceSize, executor);
 }
 
 aclnnStatus aclnnReluGetWorkspaceSize(const aclTensor *self, const aclTensor *out,
@@ -65,12 +65,12 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor *gradOutput,
     PW_TRY(og_check_not_null(op, 4, names, ptrs));
     og_threshold_params p = {0};
     PW_TRY(pw_scalar_float(op, "threshold", threshold, PW_DTS_REAL_SCALAR, &p.threshold));
-    return pw_plan_binary(op, og_threshold_bwd_kernels, og_threshold_bwd_kernels16, names, gradOutput, self, out,
-                          THRESHOLD_ACLNN_INT, true, PW_OUT_SAME_DTYPE, &p, sizeof p,
-                          workspaceSize, executor);
+    return pw_plan_binary(op, og_threshold_bwd_kernels, og_threshold_bwd_kernels16, names,
+                          gradOutput, self, out, THRESHOLD_ACLNN_INT, true, PW_OUT_SAME_DTYPE, &p,
+                          sizeof p, workspaceSize, executor);
 }
 
-aclnnStatus aclnnThresholdBackward(void *workspace, uint64_t workspaceSize,
-                                   aclOpExecutor *executor, aclrtStream stream) {
+aclnnStatus aclnnThresholdBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                   aclrtStream stream) {
     return og_executor_launch(OP_THRESHOLD_BACKWARD, workspace, workspaceSize, executor, stream);
 }

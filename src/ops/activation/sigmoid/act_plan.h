@@ -15,18 +15,18 @@
 #include "runtime/error.h"
 #include "tensor/dtype.h"
 
-#define ACT_TRY(expr)                                                                           \
-    do {                                                                                       \
-        aclnnStatus st_ = (expr);                                                              \
-        if (st_ != ACLNN_SUCCESS) return st_;                                                  \
+#define ACT_TRY(expr)                                                                              \
+    do {                                                                                           \
+        aclnnStatus st_ = (expr);                                                                  \
+        if (st_ != ACLNN_SUCCESS) return st_;                                                      \
     } while (0)
 
 /// Dtypes the aclnn documentation lists beyond float32/float16/bfloat16 (messages only).
 #define ACT_DTS_DOUBLE (OG_DT(ACL_DOUBLE))
 #define ACT_DTS_DOUBLE_COMPLEX (OG_DT(ACL_DOUBLE) | OG_DT(ACL_COMPLEX64) | OG_DT(ACL_COMPLEX128))
-#define ACT_DTS_INTEGRAL                                                                        \
-    (OG_DT(ACL_INT8) | OG_DT(ACL_INT16) | OG_DT(ACL_INT32) | OG_DT(ACL_INT64) |                \
-     OG_DT(ACL_UINT8) | OG_DT(ACL_BOOL))
+#define ACT_DTS_INTEGRAL                                                                           \
+    (OG_DT(ACL_INT8) | OG_DT(ACL_INT16) | OG_DT(ACL_INT32) | OG_DT(ACL_INT64) | OG_DT(ACL_UINT8) | \
+     OG_DT(ACL_BOOL))
 
 /// A tensor argument: dtype float32/float16/bfloat16 and rank 0..8 (161002). A dtype the aclnn
 /// operator accepts on Ascend (`aclnn_dtypes`) but opgrad does not implement gets a message
@@ -47,23 +47,26 @@ static inline aclnnStatus act_check_tensor(const char *op, const char *name, con
 /// to +-inf).
 static inline aclnnStatus act_scalar_float(const char *op, const char *name, const aclScalar *s,
                                            float *value) {
-    const unsigned long long real =
-        OG_DTS_FLOATING | OG_DT(ACL_DOUBLE) | ACT_DTS_INTEGRAL | OG_DT(ACL_UINT16) |
-        OG_DT(ACL_UINT32) | OG_DT(ACL_UINT64);
+    const unsigned long long real = OG_DTS_FLOATING | OG_DT(ACL_DOUBLE) | ACT_DTS_INTEGRAL |
+                                    OG_DT(ACL_UINT16) | OG_DT(ACL_UINT32) | OG_DT(ACL_UINT64);
     if ((int)s->dtype < 0 || (int)s->dtype >= 64 || !(real & OG_DT(s->dtype)))
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: %s has dtype %s; a real (floating, integer or bool) "
                        "scalar is required",
                        op, name, og_dtype_name(s->dtype));
     double d = og_scalar_as_double(s);
-    if (isnan(d) || fabs(d) <= FLT_MAX) *value = (float)d;
-    else if (fabs(d) >= 0x1.ffffffp127) *value = (float)copysign(INFINITY, d);
-    else *value = (float)copysign(FLT_MAX, d);
+    if (isnan(d) || fabs(d) <= FLT_MAX)
+        *value = (float)d;
+    else if (fabs(d) >= 0x1.ffffffp127)
+        *value = (float)copysign(INFINITY, d);
+    else
+        *value = (float)copysign(FLT_MAX, d);
     return ACLNN_SUCCESS;
 }
 
-/// Unary forward (kernels16: the fused 16-bit kernels, or NULL): out has self's dtype and shape, 0..8 dims, any strides; empty is a no-op.
-/// The caller has checked the out-pointers and every pointer argument for NULL.
+/// Unary forward (kernels16: the fused 16-bit kernels, or NULL): out has self's dtype and shape,
+/// 0..8 dims, any strides; empty is a no-op. The caller has checked the out-pointers and every
+/// pointer argument for NULL.
 static inline aclnnStatus act_plan_unary(const char *op, const og_ew_compute_fn *kernels,
                                          const og_ew_compute16_fn (*kernels16)[2],
                                          const char *self_name, const aclTensor *self,
@@ -75,8 +78,16 @@ static inline aclnnStatus act_plan_unary(const char *op, const og_ew_compute_fn 
     ACT_TRY(act_check_tensor(op, out_name, out, aclnn_dtypes));
     ACT_TRY(og_check_same_dtype(op, self_name, self, out_name, out));
     ACT_TRY(og_check_same_shape(op, self_name, self, out_name, out));
-    og_ew_op ew = {.op = op, .kernels = kernels, .kernels16 = kernels16, .nin = 1, .in = {self}, .nout = 1, .out = {out},
-                   .names = {self_name, out_name}, .params = params, .params_size = params_size,
+    og_ew_op ew = {.op = op,
+                   .kernels = kernels,
+                   .kernels16 = kernels16,
+                   .nin = 1,
+                   .in = {self},
+                   .nout = 1,
+                   .out = {out},
+                   .names = {self_name, out_name},
+                   .params = params,
+                   .params_size = params_size,
                    .compute_dtype = self->dtype};
     return og_ew_plan_op(&ew, workspaceSize, executor);
 }
@@ -86,7 +97,7 @@ static inline aclnnStatus act_plan_unary(const char *op, const og_ew_compute_fn 
 /// with `broadcast` they broadcast (NumPy rules) and gradInput has the broadcast shape, without
 /// it all three shapes are equal. 0..8 dims, any strides; empty is a no-op.
 static inline aclnnStatus act_plan_binary(const char *op, const og_ew_compute_fn *kernels,
-                                         const og_ew_compute16_fn (*kernels16)[2],
+                                          const og_ew_compute16_fn (*kernels16)[2],
                                           const char *const names[3], const aclTensor *grad,
                                           const aclTensor *x, const aclTensor *gradInput,
                                           bool broadcast, unsigned long long aclnn_dtypes,
@@ -104,16 +115,24 @@ static inline aclnnStatus act_plan_binary(const char *op, const og_ew_compute_fn
         ACT_TRY(og_check_same_shape(op, names[1], x, names[0], grad));
         ACT_TRY(og_check_same_shape(op, names[1], x, names[2], gradInput));
     }
-    og_ew_op ew = {.op = op, .kernels = kernels, .kernels16 = kernels16, .nin = 2, .in = {grad, x}, .nout = 1,
-                   .out = {gradInput}, .names = {names[0], names[1], names[2]}, .params = params,
-                   .params_size = params_size, .compute_dtype = promoted};
+    og_ew_op ew = {.op = op,
+                   .kernels = kernels,
+                   .kernels16 = kernels16,
+                   .nin = 2,
+                   .in = {grad, x},
+                   .nout = 1,
+                   .out = {gradInput},
+                   .names = {names[0], names[1], names[2]},
+                   .params = params,
+                   .params_size = params_size,
+                   .compute_dtype = promoted};
     return og_ew_plan_op(&ew, workspaceSize, executor);
 }
 
 /// The whole phase 1 of a unary forward without attributes: out-pointers (161001), NULL
 /// tensors (161001), then act_plan_unary.
 static inline aclnnStatus act_unary_api(const char *op, const og_ew_compute_fn *kernels,
-                                         const og_ew_compute16_fn (*kernels16)[2],
+                                        const og_ew_compute16_fn (*kernels16)[2],
                                         const char *self_name, const aclTensor *self,
                                         const char *out_name, aclTensor *out,
                                         unsigned long long aclnn_dtypes, uint64_t *workspaceSize,
@@ -122,8 +141,8 @@ static inline aclnnStatus act_unary_api(const char *op, const og_ew_compute_fn *
     const char *names[2] = {self_name, out_name};
     const void *ptrs[2] = {self, out};
     ACT_TRY(og_check_not_null(op, 2, names, ptrs));
-    return act_plan_unary(op, kernels, kernels16, self_name, self, out_name, out, aclnn_dtypes, NULL, 0,
-                          workspaceSize, executor);
+    return act_plan_unary(op, kernels, kernels16, self_name, self, out_name, out, aclnn_dtypes,
+                          NULL, 0, workspaceSize, executor);
 }
 
 /// The whole phase 1 of a broadcasting binary backward without attributes.
@@ -136,8 +155,8 @@ static inline aclnnStatus act_binary_api(const char *op, const og_ew_compute_fn 
     ACT_TRY(og_check_out_ptrs(op, workspaceSize, executor));
     const void *ptrs[3] = {grad, x, gradInput};
     ACT_TRY(og_check_not_null(op, 3, names, ptrs));
-    return act_plan_binary(op, kernels, kernels16, names, grad, x, gradInput, true, aclnn_dtypes, NULL, 0,
-                           workspaceSize, executor);
+    return act_plan_binary(op, kernels, kernels16, names, grad, x, gradInput, true, aclnn_dtypes,
+                           NULL, 0, workspaceSize, executor);
 }
 
 #endif

@@ -14,8 +14,8 @@ static const char OP_SIGMOID_BACKWARD[] = "aclnnSigmoidBackward";
 
 aclnnStatus aclnnSigmoidGetWorkspaceSize(const aclTensor *self, aclTensor *out,
                                          uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return act_unary_api(OP_SIGMOID, og_sigmoid_fwd_kernels, og_sigmoid_fwd_kernels16, "self", self, "out", out, 0,
-                         workspaceSize, executor);
+    return act_unary_api(OP_SIGMOID, og_sigmoid_fwd_kernels, og_sigmoid_fwd_kernels16, "self", self,
+                         "out", out, 0, workspaceSize, executor);
 }
 
 aclnnStatus aclnnSigmoid(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
@@ -25,8 +25,9 @@ aclnnStatus aclnnSigmoid(void *workspace, uint64_t workspaceSize, aclOpExecutor 
 
 aclnnStatus aclnnInplaceSigmoidGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize,
                                                 aclOpExecutor **executor) {
-    return act_unary_api(OP_INPLACE_SIGMOID, og_sigmoid_fwd_kernels, og_sigmoid_fwd_kernels16, "selfRef", selfRef,
-                         "selfRef", selfRef, ACT_DTS_DOUBLE_COMPLEX, workspaceSize, executor);
+    return act_unary_api(OP_INPLACE_SIGMOID, og_sigmoid_fwd_kernels, og_sigmoid_fwd_kernels16,
+                         "selfRef", selfRef, "selfRef", selfRef, ACT_DTS_DOUBLE_COMPLEX,
+                         workspaceSize, executor);
 }
 
 aclnnStatus aclnnInplaceSigmoid(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
@@ -39,8 +40,9 @@ aclnnStatus aclnnSigmoidBackwardGetWorkspaceSize(const aclTensor *gradOutput,
                                                  uint64_t *workspaceSize,
                                                  aclOpExecutor **executor) {
     static const char *const names[3] = {"gradOutput", "output", "gradInput"};
-    return act_binary_api(OP_SIGMOID_BACKWARD, og_sigmoid_bwd_kernels, og_sigmoid_bwd_kernels16, names, gradOutput, output,
-                          gradInput, ACT_DTS_DOUBLE_COMPLEX, workspaceSize, executor);
+    return act_binary_api(OP_SIGMOID_BACKWARD, og_sigmoid_bwd_kernels, og_sigmoid_bwd_kernels16,
+                          names, gradOutput, output, gradInput, ACT_DTS_DOUBLE_COMPLEX,
+                          workspaceSize, executor);
 }
 
 aclnnStatus aclnnSigmoidBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,

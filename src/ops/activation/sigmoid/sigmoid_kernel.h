@@ -11,14 +11,14 @@
 
 #include "engine/elementwise.h"
 
-#define OG_ACT_DECLARE_KERNEL(name)                                                             \
-    void og_##name##__scalar(size_t n, const float *const *in, float *const *out, const void *p); \
-    void og_##name##__avx2(size_t n, const float *const *in, float *const *out, const void *p);   \
-    void og_##name##__avx512(size_t n, const float *const *in, float *const *out, const void *p); \
+#define OG_ACT_DECLARE_KERNEL(name)                                                                \
+    void og_##name##__scalar(size_t n, const float *const *in, float *const *out, const void *p);  \
+    void og_##name##__avx2(size_t n, const float *const *in, float *const *out, const void *p);    \
+    void og_##name##__avx512(size_t n, const float *const *in, float *const *out, const void *p);  \
     extern const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT];
 
-#define OG_ACT_DEFINE_KERNEL_TABLE(name)                                                        \
-    const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = {                           \
+#define OG_ACT_DEFINE_KERNEL_TABLE(name)                                                           \
+    const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = {                               \
         og_##name##__scalar, og_##name##__avx2, og_##name##__avx512}
 
 OG_EW_DECLARE_KERNEL3(sigmoid_fwd) // with fused bf16 / fp16 kernels

@@ -13,8 +13,8 @@ static const char OP_SILU_BACKWARD[] = "aclnnSiluBackward";
 
 aclnnStatus aclnnSiluGetWorkspaceSize(const aclTensor *self, aclTensor *out,
                                       uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return act_unary_api(OP_SILU, og_silu_fwd_kernels, og_silu_fwd_kernels16, "self", self, "out", out, 0, workspaceSize,
-                         executor);
+    return act_unary_api(OP_SILU, og_silu_fwd_kernels, og_silu_fwd_kernels16, "self", self, "out",
+                         out, 0, workspaceSize, executor);
 }
 
 aclnnStatus aclnnSilu(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
@@ -26,8 +26,8 @@ aclnnStatus aclnnSiluBackwardGetWorkspaceSize(const aclTensor *gradOutput, const
                                               aclTensor *gradInput, uint64_t *workspaceSize,
                                               aclOpExecutor **executor) {
     static const char *const names[3] = {"gradOutput", "self", "gradInput"};
-    return act_binary_api(OP_SILU_BACKWARD, og_silu_bwd_kernels, og_silu_bwd_kernels16, names, gradOutput, self,
-                          gradInput, 0, workspaceSize, executor);
+    return act_binary_api(OP_SILU_BACKWARD, og_silu_bwd_kernels, og_silu_bwd_kernels16, names,
+                          gradOutput, self, gradInput, 0, workspaceSize, executor);
 }
 
 aclnnStatus aclnnSiluBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,

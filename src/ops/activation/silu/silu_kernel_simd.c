@@ -11,9 +11,9 @@
  *              numerator and (1 + e)^2 in double (exact but for one double rounding), the
  *              quotient q through og_vrecip_double (2^-47), and g q p 2^n in double, rounded
  *              to float once (og_vmul3d_pow2).
- * One exp and one float division each. x is clamped where it multiplies e (160 forward, 200 backward:
- * beyond, every float result is 0), so -inf gives -0 (forward) and 0 (backward), +inf gives
- * +inf and gradOutput; NaN propagates.
+ * One exp and one float division each. x is clamped where it multiplies e (160 forward, 200
+ * backward: beyond, every float result is 0), so -inf gives -0 (forward) and 0 (backward), +inf
+ * gives +inf and gradOutput; NaN propagates.
  *
  * These general forms run only for the lanes of a vector with x < -87 (backward: x < -64) or
  * NaN x. Everywhere else e = p 2^n is a normal float (og_vexp_normal, argument clamped at -87,

@@ -27,8 +27,8 @@ aclnnStatus aclnnSoftplusGetWorkspaceSize(const aclTensor *self, const aclScalar
     ACT_TRY(og_check_not_null(OP_SOFTPLUS, 4, names, ptrs));
     og_softplus_params p;
     ACT_TRY(read_params(OP_SOFTPLUS, beta, threshold, &p));
-    return act_plan_unary(OP_SOFTPLUS, og_softplus_fwd_kernels, NULL, "self", self, "out", out, 0, &p,
-                          sizeof p, workspaceSize, executor);
+    return act_plan_unary(OP_SOFTPLUS, og_softplus_fwd_kernels, NULL, "self", self, "out", out, 0,
+                          &p, sizeof p, workspaceSize, executor);
 }
 
 aclnnStatus aclnnSoftplus(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
@@ -38,8 +38,8 @@ aclnnStatus aclnnSoftplus(void *workspace, uint64_t workspaceSize, aclOpExecutor
 
 aclnnStatus aclnnSoftplusBackwardGetWorkspaceSize(const aclTensor *gradOutput,
                                                   const aclTensor *self, const aclScalar *beta,
-                                                  const aclScalar *threshold,
-                                                  aclTensor *gradInput, uint64_t *workspaceSize,
+                                                  const aclScalar *threshold, aclTensor *gradInput,
+                                                  uint64_t *workspaceSize,
                                                   aclOpExecutor **executor) {
     ACT_TRY(og_check_out_ptrs(OP_SOFTPLUS_BACKWARD, workspaceSize, executor));
     static const char *const all[5] = {"gradOutput", "self", "beta", "threshold", "gradInput"};
@@ -48,8 +48,8 @@ aclnnStatus aclnnSoftplusBackwardGetWorkspaceSize(const aclTensor *gradOutput,
     og_softplus_params p;
     ACT_TRY(read_params(OP_SOFTPLUS_BACKWARD, beta, threshold, &p));
     static const char *const names[3] = {"gradOutput", "self", "gradInput"};
-    return act_plan_binary(OP_SOFTPLUS_BACKWARD, og_softplus_bwd_kernels, NULL, names, gradOutput, self,
-                           gradInput, false, ACT_DTS_DOUBLE | ACT_DTS_INTEGRAL, &p, sizeof p,
+    return act_plan_binary(OP_SOFTPLUS_BACKWARD, og_softplus_bwd_kernels, NULL, names, gradOutput,
+                           self, gradInput, false, ACT_DTS_DOUBLE | ACT_DTS_INTEGRAL, &p, sizeof p,
                            workspaceSize, executor);
 }
 

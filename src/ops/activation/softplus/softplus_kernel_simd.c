@@ -128,7 +128,8 @@ static inline vf softplus_backward(vf g, vf x, vf beta, vf threshold, const int 
     return dx;
 }
 
-void OG_FN(og_softplus_fwd)(size_t n, const float *const *in, float *const *out, const void *params) {
+void OG_FN(og_softplus_fwd)(size_t n, const float *const *in, float *const *out,
+                            const void *params) {
     const og_softplus_params *p = params;
     vf beta = vset(p->beta), threshold = vset(p->threshold);
     if (p->beta == 1.0f)
@@ -139,7 +140,8 @@ void OG_FN(og_softplus_fwd)(size_t n, const float *const *in, float *const *out,
                    { vstore(outs[0], softplus_forward(vload(ins[0]), beta, threshold, 0)); });
 }
 
-void OG_FN(og_softplus_bwd)(size_t n, const float *const *in, float *const *out, const void *params) {
+void OG_FN(og_softplus_bwd)(size_t n, const float *const *in, float *const *out,
+                            const void *params) {
     const og_softplus_params *p = params;
     vf beta = vset(p->beta), threshold = vset(p->threshold);
     if (p->beta == 1.0f)

@@ -14,8 +14,8 @@ static const char OP_TANH_BACKWARD[] = "aclnnTanhBackward";
 
 aclnnStatus aclnnTanhGetWorkspaceSize(const aclTensor *self, aclTensor *out,
                                       uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return act_unary_api(OP_TANH, og_tanh_fwd_kernels, og_tanh_fwd_kernels16, "self", self, "out", out,
-                         ACT_DTS_INTEGRAL, workspaceSize, executor);
+    return act_unary_api(OP_TANH, og_tanh_fwd_kernels, og_tanh_fwd_kernels16, "self", self, "out",
+                         out, ACT_DTS_INTEGRAL, workspaceSize, executor);
 }
 
 aclnnStatus aclnnTanh(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
@@ -25,8 +25,8 @@ aclnnStatus aclnnTanh(void *workspace, uint64_t workspaceSize, aclOpExecutor *ex
 
 aclnnStatus aclnnInplaceTanhGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize,
                                              aclOpExecutor **executor) {
-    return act_unary_api(OP_INPLACE_TANH, og_tanh_fwd_kernels, og_tanh_fwd_kernels16, "selfRef", selfRef, "selfRef",
-                         selfRef, 0, workspaceSize, executor);
+    return act_unary_api(OP_INPLACE_TANH, og_tanh_fwd_kernels, og_tanh_fwd_kernels16, "selfRef",
+                         selfRef, "selfRef", selfRef, 0, workspaceSize, executor);
 }
 
 aclnnStatus aclnnInplaceTanh(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
@@ -38,8 +38,8 @@ aclnnStatus aclnnTanhBackwardGetWorkspaceSize(const aclTensor *gradOutput, const
                                               aclTensor *gradInput, uint64_t *workspaceSize,
                                               aclOpExecutor **executor) {
     static const char *const names[3] = {"gradOutput", "output", "gradInput"};
-    return act_binary_api(OP_TANH_BACKWARD, og_tanh_bwd_kernels, og_tanh_bwd_kernels16, names, gradOutput, output,
-                          gradInput, ACT_DTS_DOUBLE, workspaceSize, executor);
+    return act_binary_api(OP_TANH_BACKWARD, og_tanh_bwd_kernels, og_tanh_bwd_kernels16, names,
+                          gradOutput, output, gradInput, ACT_DTS_DOUBLE, workspaceSize, executor);
 }
 
 aclnnStatus aclnnTanhBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,

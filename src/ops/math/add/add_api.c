@@ -31,9 +31,17 @@ static aclnnStatus plan_add(const char *op, const aclTensor *self, const aclTens
     OG_TRY(og_math_check_scalar(op, names[2], alpha, promoted));
     OG_TRY(og_check_broadcast_to(op, 2, names, ins, names[3], out));
     og_add_params params = {.alpha = (float)og_scalar_as_double(alpha)};
-    og_ew_op ew = {.op = op, .kernels = og_add_kernels, .kernels16 = og_add_kernels16, .nin = 2, .in = {self, other}, .nout = 1,
-                   .out = {out}, .names = {names[0], names[1], names[3]}, .params = &params,
-                   .params_size = sizeof params, .compute_dtype = promoted};
+    og_ew_op ew = {.op = op,
+                   .kernels = og_add_kernels,
+                   .kernels16 = og_add_kernels16,
+                   .nin = 2,
+                   .in = {self, other},
+                   .nout = 1,
+                   .out = {out},
+                   .names = {names[0], names[1], names[3]},
+                   .params = &params,
+                   .params_size = sizeof params,
+                   .compute_dtype = promoted};
     return og_ew_plan_op(&ew, workspaceSize, executor);
 }
 
@@ -56,15 +64,23 @@ static aclnnStatus plan_adds(const char *op, const aclTensor *self, const aclSca
     OG_TRY(og_check_same_shape(op, names[0], self, names[3], out));
     og_add_params params = {.alpha = (float)og_scalar_as_double(alpha),
                             .other = og_math_scalar_in(other, promoted)};
-    og_ew_op ew = {.op = op, .kernels = og_adds_kernels, .kernels16 = og_adds_kernels16, .nin = 1, .in = {self}, .nout = 1,
-                   .out = {out}, .names = {names[0], names[3]}, .params = &params,
-                   .params_size = sizeof params, .compute_dtype = promoted};
+    og_ew_op ew = {.op = op,
+                   .kernels = og_adds_kernels,
+                   .kernels16 = og_adds_kernels16,
+                   .nin = 1,
+                   .in = {self},
+                   .nout = 1,
+                   .out = {out},
+                   .names = {names[0], names[3]},
+                   .params = &params,
+                   .params_size = sizeof params,
+                   .compute_dtype = promoted};
     return og_ew_plan_op(&ew, workspaceSize, executor);
 }
 
 aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor *self, const aclTensor *other,
-                                     const aclScalar *alpha, aclTensor *out, uint64_t *workspaceSize,
-                                     aclOpExecutor **executor) {
+                                     const aclScalar *alpha, aclTensor *out,
+                                     uint64_t *workspaceSize, aclOpExecutor **executor) {
     static const char *const names[] = {"self", "other", "alpha", "out"};
     return plan_add(OP_ADD, self, other, alpha, out, names, workspaceSize, executor);
 }
@@ -75,8 +91,8 @@ aclnnStatus aclnnAdd(void *workspace, uint64_t workspaceSize, aclOpExecutor *exe
 }
 
 aclnnStatus aclnnAddsGetWorkspaceSize(const aclTensor *self, const aclScalar *other,
-                                      const aclScalar *alpha, aclTensor *out, uint64_t *workspaceSize,
-                                      aclOpExecutor **executor) {
+                                      const aclScalar *alpha, aclTensor *out,
+                                      uint64_t *workspaceSize, aclOpExecutor **executor) {
     static const char *const names[] = {"self", "other", "alpha", "out"};
     return plan_adds(OP_ADDS, self, other, alpha, out, names, workspaceSize, executor);
 }
@@ -102,7 +118,8 @@ aclnnStatus aclnnInplaceAddsGetWorkspaceSize(const aclTensor *selfRef, const acl
                                              const aclScalar *alpha, uint64_t *workspaceSize,
                                              aclOpExecutor **executor) {
     static const char *const names[] = {"selfRef", "other", "alpha", "selfRef"};
-    return plan_adds(OP_INPLACE_ADDS, selfRef, other, alpha, selfRef, names, workspaceSize, executor);
+    return plan_adds(OP_INPLACE_ADDS, selfRef, other, alpha, selfRef, names, workspaceSize,
+                     executor);
 }
 
 aclnnStatus aclnnInplaceAdds(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,

@@ -53,9 +53,14 @@ aclnnStatus aclnnFusedAddScaleGetWorkspaceSize(const aclTensor *x, const aclTens
     aclDataType promoted;
     OG_TRY(og_check_promotion(op, 3, names, ins, OG_DTS_FLOATING, "out", out, &promoted));
     OG_TRY(og_check_same_shape(op, "x", x, "out", out));
-    og_ew_op ew = {.op = op, .kernels = og_fused_add_scale_kernels, .nin = 3,
-                   .in = {x, bias, scale}, .nout = 1, .out = {out},
-                   .names = {names[0], names[1], names[2], names[3]}, .compute_dtype = promoted};
+    og_ew_op ew = {.op = op,
+                   .kernels = og_fused_add_scale_kernels,
+                   .nin = 3,
+                   .in = {x, bias, scale},
+                   .nout = 1,
+                   .out = {out},
+                   .names = {names[0], names[1], names[2], names[3]},
+                   .compute_dtype = promoted};
     return og_ew_plan_op(&ew, workspaceSize, executor);
 }
 
@@ -64,13 +69,15 @@ aclnnStatus aclnnFusedAddScale(void *workspace, uint64_t workspaceSize, aclOpExe
     return og_executor_launch(OP_FWD, workspace, workspaceSize, executor, stream);
 }
 
-aclnnStatus aclnnFusedAddScaleBackwardGetWorkspaceSize(
-    const aclTensor *gradOutput, const aclTensor *x, const aclTensor *bias, const aclTensor *scale,
-    aclTensor *gradX, aclTensor *gradBias, aclTensor *gradScale, uint64_t *workspaceSize,
-    aclOpExecutor **executor) {
+aclnnStatus aclnnFusedAddScaleBackwardGetWorkspaceSize(const aclTensor *gradOutput,
+                                                       const aclTensor *x, const aclTensor *bias,
+                                                       const aclTensor *scale, aclTensor *gradX,
+                                                       aclTensor *gradBias, aclTensor *gradScale,
+                                                       uint64_t *workspaceSize,
+                                                       aclOpExecutor **executor) {
     const char *op = OP_BWD;
-    static const char *const names[] = {"gradOutput", "x", "bias", "scale",
-                                        "gradX", "gradBias", "gradScale"};
+    static const char *const names[] = {"gradOutput", "x",        "bias",     "scale",
+                                        "gradX",      "gradBias", "gradScale"};
     OG_TRY(og_check_out_ptrs(op, workspaceSize, executor));
     const aclTensor *io[7] = {gradOutput, x, bias, scale, gradX, gradBias, gradScale};
     const void *ptrs[7];
@@ -87,8 +94,12 @@ aclnnStatus aclnnFusedAddScaleBackwardGetWorkspaceSize(
     }
     og_reduce_op r[3];
     // gradX = g * scale (nothing summed)
-    r[0] = (og_reduce_op){.nin = 2, .in = {gradOutput, scale}, .in_slot = {0, 3},
-                          .map = og_mul_kernels, .out = gradX, .out_slot = 4,
+    r[0] = (og_reduce_op){.nin = 2,
+                          .in = {gradOutput, scale},
+                          .in_slot = {0, 3},
+                          .map = og_mul_kernels,
+                          .out = gradX,
+                          .out_slot = 4,
                           .round_in = ACL_FLOAT};
     og_reduce_to_shape(&r[0], x->dims, x->ndim, gradX);
     // gradBias = sum over the rows of g * scale. An fp32 gradX holds exactly those products once
@@ -99,8 +110,12 @@ aclnnStatus aclnnFusedAddScaleBackwardGetWorkspaceSize(
     r[1].out = gradBias, r[1].out_slot = 5;
     og_reduce_to_shape(&r[1], x->dims, x->ndim, gradBias);
     // gradScale = sum of g * (x + bias), down to scale's shape
-    r[2] = (og_reduce_op){.nin = 3, .in = {x, bias, gradOutput}, .in_slot = {1, 2, 0},
-                          .map = og_fused_add_scale_kernels, .out = gradScale, .out_slot = 6,
+    r[2] = (og_reduce_op){.nin = 3,
+                          .in = {x, bias, gradOutput},
+                          .in_slot = {1, 2, 0},
+                          .map = og_fused_add_scale_kernels,
+                          .out = gradScale,
+                          .out_slot = 6,
                           .round_in = ACL_FLOAT};
     og_reduce_to_shape(&r[2], x->dims, x->ndim, gradScale);
     return og_reduce_plan_op(op, 3, r, 7, 4, io, workspaceSize, executor);

@@ -7,8 +7,9 @@
 
 #include "engine/elementwise.h"
 
-#define OG_DECLARE_FUSED_ADD_SCALE(sfx)                                                         \
-    void og_fused_add_scale__##sfx(size_t n, const float *const *in, float *const *out, const void *p);
+#define OG_DECLARE_FUSED_ADD_SCALE(sfx)                                                            \
+    void og_fused_add_scale__##sfx(size_t n, const float *const *in, float *const *out,            \
+                                   const void *p);
 OG_DECLARE_FUSED_ADD_SCALE(scalar)
 OG_DECLARE_FUSED_ADD_SCALE(avx2)
 OG_DECLARE_FUSED_ADD_SCALE(avx512)

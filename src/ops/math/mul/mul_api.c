@@ -28,8 +28,14 @@ static aclnnStatus plan_mul(const char *op, const aclTensor *self, const aclTens
     aclDataType promoted;
     OG_TRY(og_check_promotion(op, 2, names, ins, OG_DTS_FLOATING, names[2], out, &promoted));
     OG_TRY(og_check_broadcast_to(op, 2, names, ins, names[2], out));
-    og_ew_op ew = {.op = op, .kernels = og_mul_kernels, .kernels16 = og_mul_kernels16, .nin = 2, .in = {self, other}, .nout = 1,
-                   .out = {out}, .names = {names[0], names[1], names[2]},
+    og_ew_op ew = {.op = op,
+                   .kernels = og_mul_kernels,
+                   .kernels16 = og_mul_kernels16,
+                   .nin = 2,
+                   .in = {self, other},
+                   .nout = 1,
+                   .out = {out},
+                   .names = {names[0], names[1], names[2]},
                    .compute_dtype = promoted};
     return og_ew_plan_op(&ew, workspaceSize, executor);
 }
@@ -37,8 +43,8 @@ static aclnnStatus plan_mul(const char *op, const aclTensor *self, const aclTens
 // self * other (scalar): computed in self's dtype (bfloat16 in float32, as ops-math does),
 // other rounded to it.
 static aclnnStatus plan_muls(const char *op, const aclTensor *self, const aclScalar *other,
-                             const aclTensor *out, const char *const *names, uint64_t *workspaceSize,
-                             aclOpExecutor **executor) {
+                             const aclTensor *out, const char *const *names,
+                             uint64_t *workspaceSize, aclOpExecutor **executor) {
     OG_TRY(og_check_out_ptrs(op, workspaceSize, executor));
     const void *ptrs[3] = {self, other, out};
     OG_TRY(og_check_not_null(op, 3, names, ptrs));
@@ -52,9 +58,17 @@ static aclnnStatus plan_muls(const char *op, const aclTensor *self, const aclSca
                        og_dtype_name(promoted), names[2], og_dtype_name(out->dtype));
     OG_TRY(og_check_same_shape(op, names[0], self, names[2], out));
     og_muls_params params = {.other = og_math_scalar_in(other, promoted)};
-    og_ew_op ew = {.op = op, .kernels = og_muls_kernels, .kernels16 = og_muls_kernels16, .nin = 1, .in = {self}, .nout = 1,
-                   .out = {out}, .names = {names[0], names[2]}, .params = &params,
-                   .params_size = sizeof params, .compute_dtype = promoted};
+    og_ew_op ew = {.op = op,
+                   .kernels = og_muls_kernels,
+                   .kernels16 = og_muls_kernels16,
+                   .nin = 1,
+                   .in = {self},
+                   .nout = 1,
+                   .out = {out},
+                   .names = {names[0], names[2]},
+                   .params = &params,
+                   .params_size = sizeof params,
+                   .compute_dtype = promoted};
     return og_ew_plan_op(&ew, workspaceSize, executor);
 }
 

@@ -22,18 +22,19 @@ aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self, const aclIntAr
     OG_TRY(og_math_check_dtype(op, "dtype", dtype));
     if (out->dtype != dtype)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
-                       "%sGetWorkspaceSize: out has dtype %s but dtype is %s; they must be equal", op,
-                       og_dtype_name(out->dtype), og_dtype_name(dtype));
+                       "%sGetWorkspaceSize: out has dtype %s but dtype is %s; they must be equal",
+                       op, og_dtype_name(out->dtype), og_dtype_name(dtype));
     // dims: each in [-rank, rank - 1] (rank = max(self's rank, 1)), none twice; empty = all
     int rank = self->ndim > 0 ? self->ndim : 1;
     unsigned mask = 0;
     for (uint64_t i = 0; i < dims->size; i++) {
         int64_t d = dims->values[i];
         if (d < -rank || d >= rank)
-            return og_fail(ACLNN_ERR_PARAM_INVALID,
-                           "%sGetWorkspaceSize: dims[%llu] = %lld is out of range: self has rank %d, "
-                           "so a dim must be in [%d, %d]",
-                           op, (unsigned long long)i, (long long)d, self->ndim, -rank, rank - 1);
+            return og_fail(
+                ACLNN_ERR_PARAM_INVALID,
+                "%sGetWorkspaceSize: dims[%llu] = %lld is out of range: self has rank %d, "
+                "so a dim must be in [%d, %d]",
+                op, (unsigned long long)i, (long long)d, self->ndim, -rank, rank - 1);
         int pos = (int)(d < 0 ? d + rank : d);
         if ((mask >> pos) & 1u)
             return og_fail(ACLNN_ERR_PARAM_INVALID,
@@ -55,16 +56,22 @@ aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self, const aclIntAr
     for (int d = 0; same && d < nwant; d++) same = out->dims[d] == want[d];
     if (!same && !(want_numel == 1 && out->numel == 1)) {
         char a[160], b[160];
-        return og_fail(ACLNN_ERR_PARAM_INVALID,
-                       "%sGetWorkspaceSize: out has shape %s but summing self %s over the given dims "
-                       "%s gives %s",
-                       op, og_shape_str(out->dims, out->ndim, a, sizeof a),
-                       og_shape_str(self->dims, self->ndim, b, sizeof b),
-                       keepDims ? "(keepDims)" : "(no keepDims)",
-                       og_shape_str(want, nwant, (char[160]){0}, 160));
+        return og_fail(
+            ACLNN_ERR_PARAM_INVALID,
+            "%sGetWorkspaceSize: out has shape %s but summing self %s over the given dims "
+            "%s gives %s",
+            op, og_shape_str(out->dims, out->ndim, a, sizeof a),
+            og_shape_str(self->dims, self->ndim, b, sizeof b),
+            keepDims ? "(keepDims)" : "(no keepDims)",
+            og_shape_str(want, nwant, (char[160]){0}, 160));
     }
-    og_reduce_op r = {.nin = 1, .in = {self}, .in_slot = {0}, .ndim = self->ndim,
-                      .reduce_mask = self->ndim > 0 ? mask : 0, .out = out, .out_slot = 1,
+    og_reduce_op r = {.nin = 1,
+                      .in = {self},
+                      .in_slot = {0},
+                      .ndim = self->ndim,
+                      .reduce_mask = self->ndim > 0 ? mask : 0,
+                      .out = out,
+                      .out_slot = 1,
                       .round_in = dtype != ACL_FLOAT && dtype != self->dtype ? dtype : ACL_FLOAT};
     for (int d = 0, od = 0; d < self->ndim; d++) {
         r.dims[d] = self->dims[d];
