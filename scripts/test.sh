@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian 12) and runs every test:
+#   0. clang-format in check mode over every C / C++ file (scripts/format.sh)
 #   1. gcc Release build, the whole CTest suite (kernel, tiling, api, check, examples),
 #      `opgrad selfcheck` and `opgrad check` (fast and full mode)
 #   2. clang build (warnings are errors), the whole suite
@@ -25,7 +26,7 @@ out=${OPGRAD_TEST_BUILD:-$root/build-test}
 jobs=$(nproc)
 
 need=()
-for pkg in cmake ninja-build gcc g++ clang pkg-config libmpfr-dev \
+for pkg in cmake ninja-build gcc g++ clang clang-format pkg-config libmpfr-dev \
            python3-torch python3-numpy python3-sklearn python3-matplotlib; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
@@ -42,6 +43,9 @@ build() { # dir, extra cmake args...
     cmake -S "$root" -B "$dir" -G Ninja -DOPGRAD_BUILD_BENCH=ON "$@" >/dev/null
     ninja -C "$dir" >/dev/null
 }
+
+step "clang-format (scripts/format.sh)"
+scripts/format.sh
 
 step "gcc build + tests"
 build "$out/gcc" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
