@@ -14,11 +14,15 @@ extern "C" {
 
 #define OPGRAD_VERSION_STRING "0.1.0"
 
-/// Instruction-set levels of the kernels, in increasing order.
+/// Instruction-set levels of the kernels, in increasing order; each includes the ones below it
+/// (a CPU's level is the highest whose features it and its OS all have).
 typedef enum {
     OPGRAD_ISA_SCALAR = 0,
-    OPGRAD_ISA_AVX2 = 1,   /* AVX2 + FMA + F16C */
-    OPGRAD_ISA_AVX512 = 2, /* AVX-512 F/BW/DQ/VL */
+    OPGRAD_ISA_AVX2 = 1,        /* AVX2 + FMA + F16C */
+    OPGRAD_ISA_AVX512 = 2,      /* AVX-512 F/BW/DQ/VL */
+    OPGRAD_ISA_AVX512_BF16 = 3, /* + AVX512-BF16 (vcvtne2ps2bf16, vdpbf16ps) */
+    OPGRAD_ISA_AVX512_FP16 = 4, /* + AVX512-FP16 */
+    OPGRAD_ISA_AMX = 5, /* + AMX-TILE and AMX-BF16, with the kernel's permission to use them */
     OPGRAD_ISA_COUNT
 } opgrad_isa;
 
@@ -30,7 +34,8 @@ __attribute__((visibility("default"))) int opgrad_get_num_threads(void);
 /// Best ISA this CPU and OS support (CPUID + XGETBV).
 __attribute__((visibility("default"))) opgrad_isa opgrad_cpu_isa(void);
 /// ISA used for executors planned from now on: min(cpu, cap). The cap starts from OPGRAD_ISA
-/// (scalar|avx2|avx512) and can be changed here. Returns the ISA now in effect.
+/// (scalar|avx2|avx512|avx512bf16|avx512fp16|amx; unset: no cap) and can be changed here.
+/// Returns the ISA now in effect. Executors already planned keep the ISA they were planned with.
 __attribute__((visibility("default"))) opgrad_isa opgrad_set_max_isa(opgrad_isa cap);
 __attribute__((visibility("default"))) opgrad_isa opgrad_active_isa(void);
 __attribute__((visibility("default"))) const char *opgrad_isa_name(opgrad_isa isa);

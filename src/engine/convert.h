@@ -46,5 +46,6 @@ void og_stream_fence(void);
 OG_DECLARE_CONVERT(scalar)
 OG_DECLARE_CONVERT(avx2)
 OG_DECLARE_CONVERT(avx512)
+void og_cvt_f32_to_bf16i__avx512(const float *src, uint16_t *dst, size_t n, bool stream);
 
 #endif

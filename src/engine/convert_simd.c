@@ -8,7 +8,6 @@
  * og_f32_to_f16 (tensor/dtype.c) compute, so every ISA writes the same bits. */
 #include "engine/convert.h"
 #include "engine/simd/vec16.h"
-#include "runtime/cpu.h"
 #include "tensor/dtype.h"
 
 #define F16_RC (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC) // vcvtps2ph: nearest even
@@ -158,10 +157,11 @@ void OG_FN(og_cvt_f32_to_f16)(const float *src, uint16_t *dst, size_t n, bool st
 #endif
 }
 
-void OG_FN(og_cvt_f32_to_bf16)(const float *src, uint16_t *dst, size_t n, bool stream) {
 #if defined(OG_ISA_AVX512)
+// `insn`: the CPU has AVX512-BF16 (the plan chose the OPGRAD_ISA_AVX512_BF16 level or above).
+static inline void f32_to_bf16(const float *src, uint16_t *dst, size_t n, bool stream, bool insn) {
     STREAM_HEAD(dst, n, dst[i] = og_f32_to_bf16(src[i]))
-    if (n - i >= 32 && og_cpu_avx512bf16()) {
+    if (insn && n - i >= 32) {
         size_t m = (n - i) / 32 * 32;
         f32_to_bf16_insn(src + i, dst + i, m, stream);
         i += m;
@@ -187,7 +187,17 @@ void OG_FN(og_cvt_f32_to_bf16)(const float *src, uint16_t *dst, size_t n, bool s
         _mm256_mask_storeu_epi16(dst + i, m,
                                  bf16_pack1(og_bf16_high(_mm512_maskz_loadu_ps(m, src + i))));
     }
+}
+
+void OG_FN(og_cvt_f32_to_bf16)(const float *src, uint16_t *dst, size_t n, bool stream) {
+    f32_to_bf16(src, dst, n, stream, false);
+}
+
+void OG_FN(og_cvt_f32_to_bf16i)(const float *src, uint16_t *dst, size_t n, bool stream) {
+    f32_to_bf16(src, dst, n, stream, true);
+}
 #else
+void OG_FN(og_cvt_f32_to_bf16)(const float *src, uint16_t *dst, size_t n, bool stream) {
 #if defined(OG_ISA_AVX2)
     STREAM_HEAD(dst, n, dst[i] = og_f32_to_bf16(src[i]))
     for (; i + 16 <= n; i += 16) {
@@ -211,8 +221,8 @@ void OG_FN(og_cvt_f32_to_bf16)(const float *src, uint16_t *dst, size_t n, bool s
     size_t i = 0;
 #endif
     for (; i < n; i++) dst[i] = og_f32_to_bf16(src[i]);
-#endif
 }
+#endif
 
 void OG_FN(og_copy_f32)(const float *src, float *dst, size_t n, bool stream) {
 #if defined(OG_ISA_AVX512) || defined(OG_ISA_AVX2)

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "engine/executor.h"
+#include "engine/isa_table.h"
 #include "engine/tiling.h"
 #include "opgrad/opgrad.h"
 #include "tensor/tensor.h"
@@ -42,34 +43,45 @@ typedef void (*og_ew_compute_fn)(size_t n, const float *const *in, float *const 
 typedef void (*og_ew_compute16_fn)(size_t n, const uint16_t *const *in, uint16_t *const *out,
                                    const void *params, bool stream);
 
-/// Declares og_<name>_kernels[] and, for kernels made with OG_EW_KERNEL3, og_<name>_kernels16[]
-/// ([isa][0] bf16, [isa][1] fp16), and their per-ISA functions.
-#define OG_EW_DECLARE_KERNEL3(name)                                                                \
+/// Declares og_<name>_kernels[] (indexed by ISA level) and its per-build functions, for a kernel
+/// with an fp32 body only.
+#define OG_EW_DECLARE_KERNEL(name)                                                                 \
     void og_##name##__scalar(size_t n, const float *const *in, float *const *out, const void *p);  \
     void og_##name##__avx2(size_t n, const float *const *in, float *const *out, const void *p);    \
     void og_##name##__avx512(size_t n, const float *const *in, float *const *out, const void *p);  \
-    void og_##name##_bf16__scalar(size_t, const uint16_t *const *, uint16_t *const *,              \
-                                  const void *, bool);                                             \
-    void og_##name##_bf16__avx2(size_t, const uint16_t *const *, uint16_t *const *, const void *,  \
-                                bool);                                                             \
-    void og_##name##_bf16__avx512(size_t, const uint16_t *const *, uint16_t *const *,              \
-                                  const void *, bool);                                             \
-    void og_##name##_f16__scalar(size_t, const uint16_t *const *, uint16_t *const *, const void *, \
-                                 bool);                                                            \
-    void og_##name##_f16__avx2(size_t, const uint16_t *const *, uint16_t *const *, const void *,   \
-                               bool);                                                              \
-    void og_##name##_f16__avx512(size_t, const uint16_t *const *, uint16_t *const *, const void *, \
-                                 bool);                                                            \
-    extern const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT];                           \
+    extern const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT];
+
+/// Defines og_<name>_kernels[] (in one host source).
+#define OG_EW_DEFINE_KERNEL_TABLE(name)                                                            \
+    const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_##name)
+
+#define OG_EW_DECLARE_COMPUTE16(fn)                                                                \
+    void fn(size_t, const uint16_t *const *, uint16_t *const *, const void *, bool);
+
+/// Declares og_<name>_kernels[] and, for kernels made with OG_EW_KERNEL3, og_<name>_kernels16[]
+/// ([isa][0] bf16, [isa][1] fp16), and their per-build functions.
+#define OG_EW_DECLARE_KERNEL3(name)                                                                \
+    OG_EW_DECLARE_KERNEL(name)                                                                     \
+    OG_EW_DECLARE_COMPUTE16(og_##name##_bf16__scalar)                                              \
+    OG_EW_DECLARE_COMPUTE16(og_##name##_bf16__avx2)                                                \
+    OG_EW_DECLARE_COMPUTE16(og_##name##_bf16__avx512)                                              \
+    OG_EW_DECLARE_COMPUTE16(og_##name##_bf16i__avx512)                                             \
+    OG_EW_DECLARE_COMPUTE16(og_##name##_f16__scalar)                                               \
+    OG_EW_DECLARE_COMPUTE16(og_##name##_f16__avx2)                                                 \
+    OG_EW_DECLARE_COMPUTE16(og_##name##_f16__avx512)                                               \
     extern const og_ew_compute16_fn og_##name##_kernels16[OPGRAD_ISA_COUNT][2];
 
+/// Defines both tables of an OG_EW_KERNEL3 kernel: from AVX512-BF16 up, bf16 results are rounded
+/// by the _bf16i variant (vcvtneps2bf16).
 #define OG_EW_DEFINE_KERNEL3_TABLES(name)                                                          \
-    const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = {                               \
-        og_##name##__scalar, og_##name##__avx2, og_##name##__avx512};                              \
+    OG_EW_DEFINE_KERNEL_TABLE(name);                                                               \
     const og_ew_compute16_fn og_##name##_kernels16[OPGRAD_ISA_COUNT][2] = {                        \
-        {og_##name##_bf16__scalar, og_##name##_f16__scalar},                                       \
-        {og_##name##_bf16__avx2, og_##name##_f16__avx2},                                           \
-        {og_##name##_bf16__avx512, og_##name##_f16__avx512}}
+        [OPGRAD_ISA_SCALAR] = {og_##name##_bf16__scalar, og_##name##_f16__scalar},                 \
+        [OPGRAD_ISA_AVX2] = {og_##name##_bf16__avx2, og_##name##_f16__avx2},                       \
+        [OPGRAD_ISA_AVX512] = {og_##name##_bf16__avx512, og_##name##_f16__avx512},                 \
+        [OPGRAD_ISA_AVX512_BF16] = {og_##name##_bf16i__avx512, og_##name##_f16__avx512},           \
+        [OPGRAD_ISA_AVX512_FP16] = {og_##name##_bf16i__avx512, og_##name##_f16__avx512},           \
+        [OPGRAD_ISA_AMX] = {og_##name##_bf16i__avx512, og_##name##_f16__avx512}}
 
 typedef struct og_ew_op {
     const char *op;                           // aclnn name, e.g. "aclnnMish"

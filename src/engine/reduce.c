@@ -33,6 +33,9 @@ const og_reduce_kernels og_reduce_kernel_table[OPGRAD_ISA_COUNT] = {
     [OPGRAD_ISA_SCALAR] = REDUCE_ENTRY(scalar),
     [OPGRAD_ISA_AVX2] = REDUCE_ENTRY(avx2),
     [OPGRAD_ISA_AVX512] = REDUCE_ENTRY(avx512),
+    [OPGRAD_ISA_AVX512_BF16] = REDUCE_ENTRY(avx512),
+    [OPGRAD_ISA_AVX512_FP16] = REDUCE_ENTRY(avx512),
+    [OPGRAD_ISA_AMX] = REDUCE_ENTRY(avx512),
 };
 
 enum {

@@ -1,3 +1,4 @@
+#define _DEFAULT_SOURCE // syscall()
 #include "runtime/cpu.h"
 
 #include <cpuid.h>
@@ -7,11 +8,18 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static opgrad_isa cpu_isa_level = OPGRAD_ISA_SCALAR;
-static bool cpu_avx512bf16;
 static atomic_int isa_cap = OPGRAD_ISA_COUNT - 1;
 static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
+
+static const char *const ISA_NAMES[OPGRAD_ISA_COUNT] = {
+    [OPGRAD_ISA_SCALAR] = "scalar",          [OPGRAD_ISA_AVX2] = "avx2",
+    [OPGRAD_ISA_AVX512] = "avx512",          [OPGRAD_ISA_AVX512_BF16] = "avx512bf16",
+    [OPGRAD_ISA_AVX512_FP16] = "avx512fp16", [OPGRAD_ISA_AMX] = "amx",
+};
 
 static uint64_t read_xcr0(void) {
     uint32_t lo, hi;
@@ -21,42 +29,57 @@ static uint64_t read_xcr0(void) {
 
 static opgrad_isa parse_isa(const char *s, opgrad_isa fallback) {
     if (!s) return fallback;
-    if (!strcmp(s, "scalar")) return OPGRAD_ISA_SCALAR;
-    if (!strcmp(s, "avx2")) return OPGRAD_ISA_AVX2;
-    if (!strcmp(s, "avx512")) return OPGRAD_ISA_AVX512;
+    for (int i = 0; i < OPGRAD_ISA_COUNT; i++)
+        if (!strcmp(s, ISA_NAMES[i])) return (opgrad_isa)i;
     return fallback;
 }
 
-static void detect(void) {
+// Linux keeps the AMX tile data state off until a process asks for it (arch_prctl
+// ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA = 18); a kernel or seccomp policy that refuses leaves the
+// level at AVX512-FP16.
+static bool request_amx_permission(void) {
+#if defined(__linux__) && defined(SYS_arch_prctl)
+    enum { ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 };
+    return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+#else
+    return false;
+#endif
+}
+
+// The highest level whose features the CPU (CPUID) and the OS (XCR0: the registers are saved on
+// a context switch) both have; levels are cumulative.
+static opgrad_isa detect_level(void) {
     unsigned a, b, c, d;
-    opgrad_isa level = OPGRAD_ISA_SCALAR;
-    if (__get_cpuid(1, &a, &b, &c, &d)) {
-        bool osxsave = c & bit_OSXSAVE, fma = c & bit_FMA, f16c = c & bit_F16C, avx = c & bit_AVX;
-        uint64_t xcr0 = osxsave ? read_xcr0() : 0;
-        bool ymm_saved = (xcr0 & 0x6) == 0x6;   // SSE + AVX state
-        bool zmm_saved = (xcr0 & 0xe6) == 0xe6; // + opmask, ZMM_Hi256, Hi16_ZMM
-        if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
-            bool avx2 = b & bit_AVX2;
-            bool avx512 =
-                (b & bit_AVX512F) && (b & bit_AVX512BW) && (b & bit_AVX512DQ) && (b & bit_AVX512VL);
-            if (avx && avx2 && fma && f16c && ymm_saved) level = OPGRAD_ISA_AVX2;
-            if (level == OPGRAD_ISA_AVX2 && avx512 && zmm_saved) level = OPGRAD_ISA_AVX512;
-        }
-        if (level == OPGRAD_ISA_AVX512 && __get_cpuid_count(7, 1, &a, &b, &c, &d))
-            cpu_avx512bf16 = a & (1u << 5);
-    }
-    cpu_isa_level = level;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return OPGRAD_ISA_SCALAR;
+    bool osxsave = c & bit_OSXSAVE, fma = c & bit_FMA, f16c = c & bit_F16C, avx = c & bit_AVX;
+    uint64_t xcr0 = osxsave ? read_xcr0() : 0;
+    bool ymm_saved = (xcr0 & 0x6) == 0x6;           // SSE + AVX state
+    bool zmm_saved = (xcr0 & 0xe6) == 0xe6;         // + opmask, ZMM_Hi256, Hi16_ZMM
+    bool tiles_saved = (xcr0 & 0x60000) == 0x60000; // XTILECFG + XTILEDATA
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return OPGRAD_ISA_SCALAR;
+    unsigned b7 = b, d7 = d;
+    bool avx2 = b7 & bit_AVX2;
+    bool avx512 =
+        (b7 & bit_AVX512F) && (b7 & bit_AVX512BW) && (b7 & bit_AVX512DQ) && (b7 & bit_AVX512VL);
+    bool avx512fp16 = d7 & (1u << 23), amx_bf16 = d7 & (1u << 22), amx_tile = d7 & (1u << 24);
+    bool avx512bf16 = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5));
+    if (!(avx && avx2 && fma && f16c && ymm_saved)) return OPGRAD_ISA_SCALAR;
+    if (!(avx512 && zmm_saved)) return OPGRAD_ISA_AVX2;
+    if (!avx512bf16) return OPGRAD_ISA_AVX512;
+    if (!avx512fp16) return OPGRAD_ISA_AVX512_BF16;
+    if (!(amx_bf16 && amx_tile && tiles_saved && request_amx_permission()))
+        return OPGRAD_ISA_AVX512_FP16;
+    return OPGRAD_ISA_AMX;
+}
+
+static void detect(void) {
+    cpu_isa_level = detect_level();
     atomic_store(&isa_cap, parse_isa(getenv("OPGRAD_ISA"), OPGRAD_ISA_COUNT - 1));
 }
 
 opgrad_isa opgrad_cpu_isa(void) {
     pthread_once(&detect_once, detect);
     return cpu_isa_level;
-}
-
-bool og_cpu_avx512bf16(void) {
-    pthread_once(&detect_once, detect);
-    return cpu_avx512bf16;
 }
 
 opgrad_isa og_isa(void) {
@@ -76,16 +99,7 @@ opgrad_isa opgrad_set_max_isa(opgrad_isa cap) {
 opgrad_isa opgrad_active_isa(void) { return og_isa(); }
 
 const char *opgrad_isa_name(opgrad_isa isa) {
-    switch (isa) {
-    case OPGRAD_ISA_SCALAR:
-        return "scalar";
-    case OPGRAD_ISA_AVX2:
-        return "avx2";
-    case OPGRAD_ISA_AVX512:
-        return "avx512";
-    default:
-        return "unknown";
-    }
+    return (int)isa >= 0 && isa < OPGRAD_ISA_COUNT ? ISA_NAMES[isa] : "unknown";
 }
 
 const char *opgrad_version(void) { return OPGRAD_VERSION_STRING; }

@@ -1,15 +1,11 @@
-/* CPU feature detection (CPUID + XGETBV) and the ISA cap. */
+/* CPU feature detection (CPUID + XGETBV, once per process) and the ISA cap. */
 #ifndef OG_CPU_H
 #define OG_CPU_H
 
-#include <stdbool.h>
-
 #include "opgrad/opgrad.h"
 
-/// The ISA kernels planned now will use: min(what the CPU and OS support, cap).
+/// The ISA kernels planned now will use: min(what the CPU and OS support, cap). Phase 1 reads it
+/// once and keeps it in the plan; kernels never ask for a CPU feature themselves.
 opgrad_isa og_isa(void);
-
-/// The CPU has AVX512-BF16 (vcvtne2ps2bf16 and friends) along with the AVX-512 level.
-bool og_cpu_avx512bf16(void);
 
 #endif

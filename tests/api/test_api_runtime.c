@@ -246,11 +246,16 @@ static void test_opgrad_controls(void) {
     CHECK_EQ(opgrad_active_isa(), OPGRAD_ISA_SCALAR);
     CHECK_EQ(opgrad_set_max_isa(OPGRAD_ISA_AVX512),
              cpu < OPGRAD_ISA_AVX512 ? cpu : OPGRAD_ISA_AVX512);
+    CHECK_EQ(opgrad_set_max_isa(OPGRAD_ISA_COUNT - 1), cpu);
     CHECK_EQ(opgrad_set_max_isa((opgrad_isa)99), cpu); // clamped
     CHECK_EQ(opgrad_active_isa(), cpu);
     CHECK(strcmp(opgrad_isa_name(OPGRAD_ISA_SCALAR), "scalar") == 0);
     CHECK(strcmp(opgrad_isa_name(OPGRAD_ISA_AVX2), "avx2") == 0);
     CHECK(strcmp(opgrad_isa_name(OPGRAD_ISA_AVX512), "avx512") == 0);
+    CHECK(strcmp(opgrad_isa_name(OPGRAD_ISA_AVX512_BF16), "avx512bf16") == 0);
+    CHECK(strcmp(opgrad_isa_name(OPGRAD_ISA_AVX512_FP16), "avx512fp16") == 0);
+    CHECK(strcmp(opgrad_isa_name(OPGRAD_ISA_AMX), "amx") == 0);
+    CHECK(strcmp(opgrad_isa_name((opgrad_isa)-1), "unknown") == 0);
 }
 
 int main(void) {

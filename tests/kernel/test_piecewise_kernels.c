@@ -209,7 +209,8 @@ static void test_kernel_tables(void) {
         og_elu_fwd_kernels,        og_elu_bwd_kernels,       og_elu_bwd_result_kernels};
     for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
-            CHECKF(tables[t][isa] == expect[t][isa], "table %zu entry %d", t, isa);
+            CHECKF(tables[t][isa] == expect[t][og_isa_build((opgrad_isa)isa)], "table %zu entry %d",
+                   t, isa);
     printf("  cpu isa: %s\n", isa_name((int)opgrad_cpu_isa()));
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
         if (!test_isa_available(isa))
@@ -752,7 +753,7 @@ static void test_api_sizes(void) {
         free(g), free(x), free(gq), free(xq), free(e), free(want);
     }
     opgrad_set_num_threads(saved_threads);
-    opgrad_set_max_isa(OPGRAD_ISA_AVX512);
+    opgrad_set_max_isa(OPGRAD_ISA_COUNT - 1);
     CHECKF(bad == 0, "%ld API results differ from the direct kernels", bad);
     printf("  %d sizes x 3 dtypes x %d cases x ISAs x {1, 3} threads, in place and aliased\n", ns,
            NCASES);
@@ -815,7 +816,7 @@ static void exhaustive16(aclDataType dt, int row) {
         g_max16[row][c] = worst;
         aclDestroyTensor(tx1), aclDestroyTensor(to1);
     }
-    opgrad_set_max_isa(OPGRAD_ISA_AVX512);
+    opgrad_set_max_isa(OPGRAD_ISA_COUNT - 1);
     CHECKF(viol == 0, "%s: %ld results beyond 1 ulp", og_dtype_name(dt), viol);
     CHECKF(mism == 0, "%s: %ld ISA mismatches", og_dtype_name(dt), mism);
     aclDestroyTensor(tx), aclDestroyTensor(tg), aclDestroyTensor(to);

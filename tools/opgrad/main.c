@@ -27,7 +27,7 @@
 static int cmd_info(void) {
     printf("opgrad %s\n", opgrad_version());
     printf("cpu isa:    %s\n", opgrad_isa_name(opgrad_cpu_isa()));
-    printf("active isa: %s (cap with OPGRAD_ISA=scalar|avx2|avx512)\n",
+    printf("active isa: %s (cap with OPGRAD_ISA=scalar|avx2|avx512|avx512bf16|avx512fp16|amx)\n",
            opgrad_isa_name(opgrad_active_isa()));
     printf("threads:    %d (OPGRAD_NUM_THREADS)\n", opgrad_get_num_threads());
     return 0;

@@ -13,7 +13,6 @@
 #include <stdbool.h>
 
 #include "engine/simd/vec.h"
-#include "runtime/cpu.h"
 #include "tensor/dtype.h"
 
 #if defined(OG_ISA_AVX512)
@@ -54,7 +53,8 @@ static inline void vstream_f16(uint16_t *p, vf v) {
 }
 // AVX512-BF16's vcvtneps2bf16 rounds 16 floats in one instruction, as og_bf16_high does, except
 // that it flushes subnormal inputs to zero: a vector with a subnormal lane takes the integer path.
-// Functions that use it carry OG_BF16_INSN_ATTR and run only where og_cpu_avx512bf16().
+// Functions that use it carry OG_BF16_INSN_ATTR; only the OPGRAD_ISA_AVX512_BF16 level and above
+// of a kernel table point at them (engine/isa_table.h).
 #define OG_BF16_INSN_ATTR __attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl,avx512dq")))
 static inline OG_BF16_INSN_ATTR __m256i og_bf16_bits_insn(vf v) {
     return _mm512_fpclass_ps_mask(v, 0x20) ? og_bf16_bits(v) : (__m256i)_mm512_cvtneps_pbh(v);
@@ -153,42 +153,42 @@ static inline void vstore_f16(uint16_t *p, vf v) { *p = og_f32_to_f16(v); }
         }                                                                                          \
     } while (0)
 
-/// OG_EW_LOOP16 for bf16, with the AVX512-BF16 rounding where the CPU has it.
-#if defined(OG_ISA_AVX512)
-#define OG_EW_LOOP_BF16(n, nin, in, nout, out, stream, ...)                                        \
-    do {                                                                                           \
-        if (og_cpu_avx512bf16())                                                                   \
-            OG_EW_LOOP16(bf16i, n, nin, in, nout, out, stream, __VA_ARGS__);                       \
-        else                                                                                       \
-            OG_EW_LOOP16(bf16, n, nin, in, nout, out, stream, __VA_ARGS__);                        \
-    } while (0)
-#else
-#define OG_BF16_INSN_ATTR
-#define OG_EW_LOOP_BF16(n, nin, in, nout, out, stream, ...)                                        \
-    OG_EW_LOOP16(bf16, n, nin, in, nout, out, stream, __VA_ARGS__)
-#endif
-
 /// One kernel body, three entry points: name (fp32, for the engine's buffered path and the
-/// reductions' maps), name_bf16 and name_f16 (fused 16-bit). `consts` is a struct type of the
-/// body's constants and `setup(p)` fills it from the operator's parameters; the body sees it as c.
+/// reductions' maps), name_bf16 and name_f16 (fused 16-bit); the AVX-512 build adds name_bf16i,
+/// which rounds with AVX512-BF16 instructions (the table's entry from that level up). `consts` is
+/// a struct type of the body's constants and `setup(p)` fills it from the operator's parameters;
+/// the body sees it as c.
 #define OG_EW_KERNEL3(name, consts, setup, nin, nout, ...)                                         \
     void OG_FN(name)(size_t n, const float *const *in, float *const *out, const void *p) {         \
         const consts c = setup(p);                                                                 \
         (void)c;                                                                                   \
         OG_EW_LOOP(n, nin, in, nout, out, __VA_ARGS__);                                            \
     }                                                                                              \
-    OG_BF16_INSN_ATTR void OG_FN(name##_bf16)(size_t n, const uint16_t *const *in,                 \
-                                              uint16_t *const *out, const void *p, bool stream) {  \
+    void OG_FN(name##_bf16)(size_t n, const uint16_t *const *in, uint16_t *const *out,             \
+                            const void *p, bool stream) {                                          \
         const consts c = setup(p);                                                                 \
         (void)c;                                                                                   \
-        OG_EW_LOOP_BF16(n, nin, in, nout, out, stream, __VA_ARGS__);                               \
+        OG_EW_LOOP16(bf16, n, nin, in, nout, out, stream, __VA_ARGS__);                            \
     }                                                                                              \
+    OG_EW_KERNEL_BF16I(name, consts, setup, nin, nout, __VA_ARGS__)                                \
     void OG_FN(name##_f16)(size_t n, const uint16_t *const *in, uint16_t *const *out,              \
                            const void *p, bool stream) {                                           \
         const consts c = setup(p);                                                                 \
         (void)c;                                                                                   \
         OG_EW_LOOP16(f16, n, nin, in, nout, out, stream, __VA_ARGS__);                             \
     }
+
+#if defined(OG_ISA_AVX512)
+#define OG_EW_KERNEL_BF16I(name, consts, setup, nin, nout, ...)                                    \
+    OG_BF16_INSN_ATTR void OG_FN(name##_bf16i)(size_t n, const uint16_t *const *in,                \
+                                               uint16_t *const *out, const void *p, bool stream) { \
+        const consts c = setup(p);                                                                 \
+        (void)c;                                                                                   \
+        OG_EW_LOOP16(bf16i, n, nin, in, nout, out, stream, __VA_ARGS__);                           \
+    }
+#else
+#define OG_EW_KERNEL_BF16I(name, consts, setup, nin, nout, ...)
+#endif
 
 /// For kernels without constants.
 typedef struct og_no_consts {

@@ -6,9 +6,9 @@
 #include "ops/activation/elu/elu_kernel.h"
 #include "ops/activation/relu/pw_api.h"
 
-PW_KERNEL_TABLE(elu_fwd);
-PW_KERNEL_TABLE(elu_bwd);
-PW_KERNEL_TABLE(elu_bwd_result);
+OG_EW_DEFINE_KERNEL_TABLE(elu_fwd);
+OG_EW_DEFINE_KERNEL_TABLE(elu_bwd);
+OG_EW_DEFINE_KERNEL_TABLE(elu_bwd_result);
 
 static const char OP_ELU[] = "aclnnElu";
 static const char OP_INPLACE_ELU[] = "aclnnInplaceElu";

@@ -5,13 +5,10 @@
 #include "ops/activation/mish/mish_kernel.h"
 #include "ops/op_checks.h"
 
-#define DEFINE_KERNEL_TABLE(name)                                                                  \
-    const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = {                               \
-        og_##name##__scalar, og_##name##__avx2, og_##name##__avx512}
 OG_EW_DEFINE_KERNEL3_TABLES(mish_fwd);
-DEFINE_KERNEL_TABLE(mish_fwd_tanhx);
+OG_EW_DEFINE_KERNEL_TABLE(mish_fwd_tanhx);
 OG_EW_DEFINE_KERNEL3_TABLES(mish_bwd);
-DEFINE_KERNEL_TABLE(mish_bwd_tanhx);
+OG_EW_DEFINE_KERNEL_TABLE(mish_bwd_tanhx);
 
 static const char OP_MISH[] = "aclnnMish";
 static const char OP_INPLACE_MISH[] = "aclnnInplaceMish";

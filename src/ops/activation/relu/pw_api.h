@@ -21,10 +21,6 @@
         if (st_ != ACLNN_SUCCESS) return st_;                                                      \
     } while (0)
 
-#define PW_KERNEL_TABLE(name)                                                                      \
-    const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = {                               \
-        og_##name##__scalar, og_##name##__avx2, og_##name##__avx512}
-
 /// Every real dtype a scalar attribute can have (aclnn's ToFloat converts them; complex cannot be
 /// cast to FLOAT).
 #define PW_DTS_REAL_SCALAR                                                                         \

@@ -6,8 +6,8 @@
 #include "ops/activation/sigmoid/act_plan.h"
 #include "ops/activation/softplus/softplus_kernel.h"
 
-OG_ACT_DEFINE_KERNEL_TABLE(softplus_fwd);
-OG_ACT_DEFINE_KERNEL_TABLE(softplus_bwd);
+OG_EW_DEFINE_KERNEL_TABLE(softplus_fwd);
+OG_EW_DEFINE_KERNEL_TABLE(softplus_bwd);
 
 static const char OP_SOFTPLUS[] = "aclnnSoftplus";
 static const char OP_SOFTPLUS_BACKWARD[] = "aclnnSoftplusBackward";

@@ -14,7 +14,7 @@ typedef struct og_softplus_params {
     float beta, threshold;
 } og_softplus_params;
 
-OG_ACT_DECLARE_KERNEL(softplus_fwd)
-OG_ACT_DECLARE_KERNEL(softplus_bwd)
+OG_EW_DECLARE_KERNEL(softplus_fwd)
+OG_EW_DECLARE_KERNEL(softplus_bwd)
 
 #endif

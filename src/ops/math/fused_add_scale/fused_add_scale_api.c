@@ -9,8 +9,7 @@
 #include "runtime/error.h"
 #include "tensor/dtype.h"
 
-const og_ew_compute_fn og_fused_add_scale_kernels[OPGRAD_ISA_COUNT] = {
-    og_fused_add_scale__scalar, og_fused_add_scale__avx2, og_fused_add_scale__avx512};
+OG_EW_DEFINE_KERNEL_TABLE(fused_add_scale);
 
 static const char OP_FWD[] = "aclnnFusedAddScale";
 static const char OP_BWD[] = "aclnnFusedAddScaleBackward";
