@@ -229,6 +229,12 @@ static ogc_shape result_shape(const ogc_result *r) {
     return s;
 }
 
+static int64_t result_numel(const ogc_result *r) {
+    int64_t n = 1;
+    for (int d = 0; d < r->ndim; d++) n *= r->dims[d];
+    return n;
+}
+
 aclTensor *ogc_result_tensor(const ogc_result *r) {
     return aclCreateTensor(r->dims, (uint64_t)r->ndim, r->dtype, NULL, 0, ACL_FORMAT_ND, r->dims,
                            (uint64_t)r->ndim, r->data);
@@ -237,11 +243,16 @@ aclTensor *ogc_result_tensor(const ogc_result *r) {
 // ---------------------------------------------------------------------------------------------
 // One case
 
+// Everything one case's stages share. The stages run in order (see ogc_check_case); each one
+// reads what the earlier ones left here, and case_free releases all of it whatever stage the
+// case stopped at.
 typedef struct case_state {
     const ogc_op *op;
     aclDataType dt;
     aclDataType grad_dt; // dtype of grad_output
     ogc_layout l;
+    int64_t n;  // output elements
+    og_rng rng; // the case's own stream: the inputs first, then grad_output
     input in[OGC_MAX_IN];
     double *xq[OGC_MAX_IN]; // quantized inputs, row-major
     ogc_result fwd[1 + OGC_MAX_SAVED];
@@ -250,7 +261,15 @@ typedef struct case_state {
     int nbwd;
     int ndiff;
     size_t capacity;
-    void *buffers; // all result buffers
+    void *buffers;                     // all result buffers
+    void *snap_buf;                    // the forward's re-runs, then `first`
+    ogc_result first[OGC_MAX_RESULTS]; // the first backward's gradients (for B(2g), determinism)
+    double *gy;                        // dL/dy, quantized to grad_dt
+    double *gy2;                       // 2 gy, then 0
+    refs ref;
+    ogc_stats s;                       // error statistics over every comparison of the case
+    aclTensor *saved_t[OGC_MAX_SAVED]; // what the backward gets as saved
+    double *saved_q[OGC_MAX_SAVED];    // ... and its values, for the reference backward
 } case_state;
 
 static void report_fail(ogc_report *rep, ogc_status st, const char *fmt, ...)
@@ -274,7 +293,8 @@ static void declare(ogc_result *r, const ogc_shape *s, aclDataType dt, void *dat
     memset(data, 0, cap);
 }
 
-static int run_backward(case_state *cs, const double *gy, aclTensor **saved_t) {
+// One backward run for dL/dy = gy into cs->bwd; returns the operator's status.
+static int run_backward(case_state *cs, const double *gy) {
     const ogc_op *op = cs->op;
     int64_t n = ogc_numel(&cs->l.out);
     void *gbuf = calloc((size_t)n + 16, aclDataTypeSize(cs->grad_dt));
@@ -291,7 +311,7 @@ static int run_backward(case_state *cs, const double *gy, aclTensor **saved_t) {
     }
     ogc_call call = {.op = op, .dtype = cs->dt, .grad_out = gt, .results = cs->bwd, .nresults = j};
     for (int k = 0; k < op->nin; k++) call.in[k] = cs->in[k].tensor;
-    for (int s = 0; s < nsaved_of(op); s++) call.saved[s] = saved_t[s];
+    for (int s = 0; s < nsaved_of(op); s++) call.saved[s] = cs->saved_t[s];
     int st = op->backward(&call);
     cs->nbwd = call.nresults;
     aclDestroyTensor(gt);
@@ -301,9 +321,8 @@ static int run_backward(case_state *cs, const double *gy, aclTensor **saved_t) {
 
 static bool results_equal(const ogc_result *a, const ogc_result *b, int n) {
     for (int j = 0; j < n; j++) {
-        int64_t cnt = 1;
-        for (int d = 0; d < a[j].ndim; d++) cnt *= a[j].dims[d];
-        if (memcmp(a[j].data, b[j].data, (size_t)cnt * aclDataTypeSize(a[j].dtype))) return false;
+        size_t bytes = (size_t)result_numel(&a[j]) * aclDataTypeSize(a[j].dtype);
+        if (memcmp(a[j].data, b[j].data, bytes)) return false;
     }
     return true;
 }
@@ -386,6 +405,390 @@ static bool exercises_every_input(const ogc_op *op, const ogc_layout *l, double 
     return all;
 }
 
+static void add_stats(ogc_stats *s, const ogc_stats *part) {
+    s->compared += part->compared, s->sum_ulp += part->sum_ulp, s->sum_re += part->sum_re;
+    s->max_abs = fmax(s->max_abs, part->max_abs), s->max_rel = fmax(s->max_rel, part->max_rel);
+    s->max_ulp = fmax(s->max_ulp, part->max_ulp), s->max_re = fmax(s->max_re, part->max_re);
+}
+
+// Whether the case applies at all: the layout (with the operator's shape hook) and the dtype.
+// A case that does not is SKIPPED before anything is allocated.
+static bool case_applies(case_state *cs, const char *layout, ogc_report *rep) {
+    const ogc_op *op = cs->op;
+    aclDataType dt = cs->dt;
+    if (!case_layout(op, layout, &cs->l, rep)) return false;
+    if ((int)dt < 0 || (int)dt >= 64 || !(op->dtypes & (1ull << dt))) {
+        rep->status = OGC_SKIPPED;
+        snprintf(rep->diagnosis, sizeof rep->diagnosis, "%s does not support %s", op->name,
+                 og_dtype_name(dt));
+        return false;
+    }
+    return true;
+}
+
+// Seeds the case's stream and allocates the buffers every stage uses.
+static void case_alloc(case_state *cs, uint64_t seed, const char *layout) {
+    const ogc_op *op = cs->op;
+    aclDataType dt = cs->dt;
+    // mixed precision: a 16-bit forward gets an fp32 grad_output, an fp32 one a bf16 grad_output
+    cs->grad_dt = !cs->l.mixed ? dt : dt == ACL_FLOAT ? ACL_BF16 : ACL_FLOAT;
+    og_rng_seed(&cs->rng, case_seed(seed, op->name, dt, layout));
+    int64_t n = ogc_numel(&cs->l.out), maxn = n;
+    for (int k = 0; k < op->nin; k++)
+        maxn = maxn > ogc_numel(&cs->l.in[k]) ? maxn : ogc_numel(&cs->l.in[k]);
+    cs->n = n;
+    cs->capacity = (size_t)(maxn + 16) * 8;
+    cs->buffers = calloc(1 + OGC_MAX_SAVED + OGC_MAX_RESULTS, cs->capacity);
+    cs->snap_buf = calloc(OGC_MAX_RESULTS, cs->capacity);
+    cs->gy = calloc((size_t)n + 1, sizeof(double));
+    cs->gy2 = calloc((size_t)n + 1, sizeof(double));
+    for (int k = 0; k < op->nin; k++)
+        cs->xq[k] = calloc((size_t)ogc_numel(&cs->l.in[k]) + 1, sizeof(double));
+}
+
+static void case_free(case_state *cs) {
+    const ogc_op *op = cs->op;
+    for (int si = 0; si < nsaved_of(op); si++)
+        aclDestroyTensor(cs->saved_t[si]), free(cs->saved_q[si]);
+    for (int k = 0; k < op->nin; k++) free_input(&cs->in[k]), free(cs->xq[k]);
+    refs_free(&cs->ref);
+    free(cs->gy);
+    free(cs->gy2);
+    free(cs->snap_buf);
+    free(cs->buffers);
+}
+
+// ---- Stages. Each returns whether the case goes on to the next one; a stage that finds a
+// failure reports it (report_fail keeps the first FAIL's diagnosis).
+
+// Draws the inputs from the case's stream, quantizes them to the dtype and lays them out.
+static bool stage_inputs(case_state *cs, ogc_report *rep) {
+    const ogc_op *op = cs->op;
+    // Data whose reference gradient is identically 0 for a differentiable input (one element of
+    // relu at x < 0) proves nothing about it: redraw (up to 32 times) from the case's own stream
+    // (so the case still reproduces from its seed; data that exercises every input at the first
+    // draw, as for every smooth operator, is unchanged).
+    for (int attempt = 0; attempt < 32; attempt++) {
+        for (int k = 0; k < op->nin; k++)
+            for (int64_t i = 0; i < ogc_numel(&cs->l.in[k]); i++)
+                cs->xq[k][i] = quantize(cs->dt, test_point(op, &cs->rng));
+        if (exercises_every_input(op, &cs->l, cs->xq)) break;
+    }
+    for (int k = 0; k < op->nin; k++) {
+        if (!make_input(cs->dt, &cs->l.in[k], cs->l.view[k], cs->xq[k], &cs->in[k]))
+            report_fail(rep, OGC_FAIL, "internal: cannot build input %d: %s", k,
+                        aclGetRecentErrMsg());
+    }
+    return rep->status != OGC_FAIL;
+}
+
+// Runs the forward; its status, result count, and every result's dtype and shape.
+static bool stage_forward_contract(case_state *cs, ogc_report *rep) {
+    const ogc_op *op = cs->op;
+    aclDataType dt = cs->dt;
+    cs->nfwd = 1 + op->nsaved;
+    for (int j = 0; j < cs->nfwd; j++)
+        declare(&cs->fwd[j], &cs->l.out, dt, (char *)cs->buffers + (size_t)j * cs->capacity,
+                cs->capacity);
+    ogc_call call = {.op = op, .dtype = dt, .results = cs->fwd, .nresults = cs->nfwd};
+    for (int k = 0; k < op->nin; k++) call.in[k] = cs->in[k].tensor;
+    int st = op->forward(&call);
+    if (st != 0) {
+        report_fail(rep, OGC_FAIL, "forward returned status %d: %s", st, aclGetRecentErrMsg());
+        return false;
+    }
+    if (call.nresults != cs->nfwd) {
+        report_fail(rep, OGC_FAIL, "forward returned %d result(s), the op declares %d",
+                    call.nresults, cs->nfwd);
+        return false;
+    }
+    for (int j = 0; j < cs->nfwd; j++) {
+        const char *what = j == 0 ? "output" : op->saved_names[j - 1];
+        char a[128], b[128];
+        if (cs->fwd[j].dtype != dt) {
+            report_fail(rep, OGC_FAIL, "declared %s dtype %s, kernel wrote %s", what,
+                        og_dtype_name(dt), og_dtype_name(cs->fwd[j].dtype));
+            return false;
+        }
+        ogc_shape got = result_shape(&cs->fwd[j]);
+        if (!ogc_shape_equal(&got, &cs->l.out)) {
+            report_fail(rep, OGC_FAIL, "declared %s shape %s, kernel wrote %s", what,
+                        og_shape_str(cs->l.out.dims, cs->l.out.ndim, a, sizeof a),
+                        og_shape_str(cs->fwd[j].dims, cs->fwd[j].ndim, b, sizeof b));
+            return false;
+        }
+    }
+    return true;
+}
+
+// The output and saved tensors against the reference at the quantized inputs, and the share of
+// zeros in the output. A mismatch does not stop the case: the backward is still checked.
+static bool stage_forward_values(case_state *cs, ogc_report *rep) {
+    const ogc_op *op = cs->op;
+    aclDataType dt = cs->dt;
+    int64_t n = cs->n;
+    ref_forward_all(op, &cs->l, cs->xq, &cs->ref);
+    for (int j = 0; j < cs->nfwd; j++) {
+        ogc_stats fs = {0};
+        const double *want = j == 0 ? cs->ref.y : cs->ref.saved[j - 1];
+        const double *fmag = j == 0 ? cs->ref.ymag : NULL;
+        int64_t fterms = j == 0 ? cs->ref.yterms : 1;
+        ogc_compare(op->fp32_ulps, dt, cs->fwd[j].data, want, fmag, fterms, n, &fs);
+        add_stats(&cs->s, &fs);
+        if (fs.bad) {
+            char what[64], msg[400];
+            snprintf(what, sizeof what, "forward %s", j == 0 ? "output" : op->saved_names[j - 1]);
+            ogc_describe_mismatch(
+                msg, sizeof msg, what, &fs,
+                ogc_factor_fit(op->fp32_ulps, dt, cs->fwd[j].data, want, fmag, fterms, n, &fs), n);
+            report_fail(rep, OGC_FAIL, "%s", msg);
+        }
+    }
+    if (n >= 16 &&
+        count_zeros(cs->fwd[0].data, dt, n) > (op->zero_trust > 0 ? op->zero_trust : 0.65) * n)
+        report_fail(rep, OGC_MISTRUSTED,
+                    "forward output is mostly zero (%lld of %lld): the test data says little",
+                    (long long)count_zeros(cs->fwd[0].data, dt, n), (long long)n);
+    return true;
+}
+
+// The forward again, twice and with one thread, bitwise equal to the first run (a reduction must
+// sum in a fixed order). Skipped after a failure; never stops the case.
+static bool stage_forward_determinism(case_state *cs, ogc_report *rep) {
+    const ogc_op *op = cs->op;
+    if (rep->status == OGC_FAIL || cs->n == 0) return true;
+    ogc_result again[1 + OGC_MAX_SAVED];
+    int threads = opgrad_get_num_threads();
+    for (int pass = 0; pass < 2 && rep->status != OGC_FAIL; pass++) {
+        if (pass == 1) opgrad_set_num_threads(1);
+        for (int j = 0; j < cs->nfwd; j++)
+            declare(&again[j], &cs->l.out, cs->dt, (char *)cs->snap_buf + (size_t)j * cs->capacity,
+                    cs->capacity);
+        ogc_call call = {.op = op, .dtype = cs->dt, .results = again, .nresults = cs->nfwd};
+        for (int k = 0; k < op->nin; k++) call.in[k] = cs->in[k].tensor;
+        if (op->forward(&call) == 0 && call.nresults == cs->nfwd &&
+            !results_equal(cs->fwd, again, cs->nfwd)) {
+            if (pass == 0)
+                report_fail(rep, OGC_FAIL,
+                            "forward is not deterministic: two runs on the same data differ");
+            else
+                report_fail(rep, OGC_FAIL,
+                            "forward depends on the thread count: 1 thread differs from %d",
+                            threads);
+        }
+    }
+    opgrad_set_num_threads(threads);
+    return true;
+}
+
+// What the backward gets: the saved tensors (and their values for the reference) and a random
+// grad_output. The draws continue the case's stream after the inputs' draws.
+static bool stage_backward_inputs(case_state *cs, ogc_report *rep) {
+    (void)rep;
+    const ogc_op *op = cs->op;
+    int64_t n = cs->n;
+    for (int si = 0; si < nsaved_of(op); si++) {
+        const ogc_result *src = op->backward_uses_output ? &cs->fwd[0] : &cs->fwd[1 + si];
+        cs->saved_t[si] = ogc_result_tensor(src);
+        cs->saved_q[si] = calloc((size_t)n + 1, sizeof(double));
+        for (int64_t i = 0; i < n; i++) cs->saved_q[si][i] = ogc_load(src->data, i, cs->dt);
+    }
+    og_rng *r = &cs->rng;
+    for (int64_t i = 0; i < n; i++) {
+        // non-zero dL/dy (B(0) is checked on its own): +-1, +-2 and values in +-[0.25, 2]
+        double mag =
+            og_rng_next(r) % 4 == 0 ? (double)(1 + og_rng_next(r) % 2) : og_rng_uniform(r, 0.25, 2);
+        double g = og_rng_next(r) & 1 ? mag : -mag;
+        // quantize dL/dy to the dtype: the reference must see what the kernel sees
+        float f = (float)g;
+        cs->gy[i] = cs->grad_dt == ACL_FLOAT16 ? og_f16_to_f32(og_f32_to_f16(f))
+                    : cs->grad_dt == ACL_BF16  ? og_bf16_to_f32(og_f32_to_bf16(f))
+                                               : f;
+    }
+    return true;
+}
+
+// Runs the backward; its status, the gradient count, and every gradient's shape (with the
+// missing-reduction diagnosis) and dtype. Keeps the gradients in `first` for later stages.
+static bool stage_backward_contract(case_state *cs, ogc_report *rep) {
+    const ogc_op *op = cs->op;
+    aclDataType dt = cs->dt;
+    cs->ndiff = 0;
+    for (int k = 0; k < op->nin; k++) cs->ndiff += op->in[k].differentiable;
+    int st = run_backward(cs, cs->gy);
+    if (st != 0) {
+        report_fail(rep, OGC_FAIL, "backward returned status %d: %s", st, aclGetRecentErrMsg());
+        return false;
+    }
+    if (cs->nbwd != cs->ndiff) {
+        report_fail(rep, OGC_FAIL,
+                    "backward returned %d gradient%s, the op has %d differentiable input%s",
+                    cs->nbwd, cs->nbwd == 1 ? "" : "s", cs->ndiff, cs->ndiff == 1 ? "" : "s");
+        return false;
+    }
+    for (int k = 0, j = 0; k < op->nin; k++) {
+        if (!op->in[k].differentiable) continue;
+        ogc_result *g = &cs->bwd[j++];
+        ogc_shape got = result_shape(g);
+        if (!ogc_shape_equal(&got, &cs->l.in[k])) {
+            char msg[400];
+            ogc_shape_diagnosis(msg, sizeof msg, op->in[k].name, k, &got, &cs->l.in[k], &cs->l.out);
+            report_fail(rep, OGC_FAIL, "%s", msg);
+            return false;
+        }
+        if (g->dtype != dt) {
+            report_fail(rep, OGC_FAIL, "grad of input %d ('%s') has dtype %s, input is %s%s", k,
+                        op->in[k].name, og_dtype_name(g->dtype), og_dtype_name(dt),
+                        g->dtype == cs->grad_dt && cs->grad_dt != dt
+                            ? ": it follows grad_output's dtype instead of the input's"
+                            : "");
+            return false;
+        }
+    }
+    snapshot(cs->bwd, cs->nbwd, cs->first, cs->snap_buf, cs->capacity);
+    return true;
+}
+
+// The first element of gradient j that is not twice `first` (beyond rounding), or -1.
+static int64_t not_doubled(const case_state *cs, int j) {
+    aclDataType dt = cs->dt;
+    int64_t nj = result_numel(&cs->bwd[j]);
+    for (int64_t i = 0; i < nj; i++) {
+        double a = ogc_load(cs->bwd[j].data, i, dt), b = 2 * ogc_load(cs->first[j].data, i, dt);
+        if (a != b && !(fabs(a - b) <= ogc_tolerance(cs->op->fp32_ulps, dt, b, fabs(b), 1)) &&
+            !(isnan(a) && isnan(b)))
+            return i;
+    }
+    return -1;
+}
+
+// B(2g) = 2 B(g), before the values, so that a backward ignoring grad_output is named as such
+// (scaling by 2 is exact in binary floating point). Leaves `first` in the results.
+static bool stage_linearity(case_state *cs, ogc_report *rep) {
+    if (cs->n == 0) return true;
+    for (int64_t i = 0; i < cs->n; i++) cs->gy2[i] = 2 * cs->gy[i];
+    if (run_backward(cs, cs->gy2) == 0) {
+        bool unchanged = results_equal(cs->bwd, cs->first, cs->nbwd);
+        for (int j = 0; j < cs->nbwd && rep->status != OGC_FAIL; j++) {
+            int64_t i = not_doubled(cs, j);
+            if (i < 0) continue;
+            if (unchanged)
+                report_fail(rep, OGC_FAIL,
+                            "backward ignores grad_output: doubling grad_output leaves every "
+                            "gradient unchanged");
+            else
+                report_fail(rep, OGC_FAIL,
+                            "backward does not scale with grad_output: B(2g) != 2 B(g) at element "
+                            "%lld of gradient %d (%.9g vs %.9g)",
+                            (long long)i, j, ogc_load(cs->bwd[j].data, i, cs->dt),
+                            2 * ogc_load(cs->first[j].data, i, cs->dt));
+        }
+    }
+    for (int j = 0; j < cs->nbwd; j++) memcpy(cs->bwd[j].data, cs->first[j].data, cs->capacity);
+    return rep->status != OGC_FAIL;
+}
+
+// Gradient g of input k against the reference: a mismatch (named when the gradient is all 0),
+// else coverage and trust (an input the data never exercises, a mostly-zero gradient).
+static void check_gradient(case_state *cs, ogc_report *rep, int k, const ogc_result *g) {
+    const ogc_op *op = cs->op;
+    const refs *ref = &cs->ref;
+    aclDataType dt = cs->dt;
+    const char *name = op->in[k].name;
+    int64_t nk = ogc_numel(&cs->l.in[k]);
+    ogc_stats gs = {0};
+    ogc_compare(op->fp32_ulps, dt, g->data, ref->gx[k], ref->mag[k], ref->terms[k], nk, &gs);
+    add_stats(&cs->s, &gs);
+    bool ref_zero = true, got_zero = true;
+    for (int64_t i = 0; i < nk; i++) {
+        ref_zero &= ref->gx[k][i] == 0;
+        got_zero &= ogc_load(g->data, i, dt) == 0;
+    }
+    if (gs.bad && got_zero) {
+        report_fail(rep, OGC_FAIL,
+                    "gradient of '%s' is identically 0 but the reference is not: input '%s' is "
+                    "not wired into the backward",
+                    name, name);
+    } else if (gs.bad) {
+        char what[64], msg[400];
+        snprintf(what, sizeof what, "gradient of '%s'", name);
+        ogc_describe_mismatch(msg, sizeof msg, what, &gs,
+                              ogc_factor_fit(op->fp32_ulps, dt, g->data, ref->gx[k], ref->mag[k],
+                                             ref->terms[k], nk, &gs),
+                              nk);
+        report_fail(rep, OGC_FAIL, "%s", msg);
+    } else if (nk > 0 && ref_zero) {
+        report_fail(rep, OGC_MISTRUSTED,
+                    "input '%s' is never exercised by the test data (its gradient is 0 everywhere)",
+                    name);
+    } else if (nk >= 16 &&
+               count_zeros(g->data, dt, nk) > (op->zero_trust > 0 ? op->zero_trust : 0.65) * nk) {
+        report_fail(rep, OGC_MISTRUSTED, "gradient of '%s' is mostly zero (%lld of %lld)", name,
+                    (long long)count_zeros(g->data, dt, nk), (long long)nk);
+    }
+}
+
+// Every gradient against the reference (reduced over broadcast dims) at the quantized inputs and
+// saved values, with coverage and trust. The later stages need a non-empty output.
+static bool stage_backward_values(case_state *cs, ogc_report *rep) {
+    const ogc_op *op = cs->op;
+    ref_backward_all(op, &cs->l, cs->xq, cs->saved_q, cs->gy, &cs->ref);
+    for (int k = 0, j = 0; k < op->nin; k++) {
+        if (!op->in[k].differentiable) continue;
+        check_gradient(cs, rep, k, &cs->bwd[j++]);
+    }
+    return rep->status != OGC_FAIL && cs->n != 0;
+}
+
+// B(0) = 0: with grad_output = 0 every gradient is exactly 0.
+static bool stage_zero_grad(case_state *cs, ogc_report *rep) {
+    memset(cs->gy2, 0, (size_t)cs->n * sizeof *cs->gy2);
+    if (run_backward(cs, cs->gy2) != 0) return true;
+    for (int j = 0; j < cs->nbwd && rep->status != OGC_FAIL; j++) {
+        int64_t nj = result_numel(&cs->bwd[j]);
+        for (int64_t i = 0; i < nj; i++)
+            if (ogc_load(cs->bwd[j].data, i, cs->dt) != 0) {
+                report_fail(rep, OGC_FAIL,
+                            "backward ignores grad_output: with grad_output = 0 gradient %d is "
+                            "%.9g at element %lld, not 0",
+                            j, ogc_load(cs->bwd[j].data, i, cs->dt), (long long)i);
+                break;
+            }
+    }
+    return true;
+}
+
+// The backward again, twice and with one thread, bitwise equal to `first`.
+static bool stage_backward_determinism(case_state *cs, ogc_report *rep) {
+    if (run_backward(cs, cs->gy) == 0 && !results_equal(cs->bwd, cs->first, cs->nbwd))
+        report_fail(rep, OGC_FAIL,
+                    "backward is not deterministic: two runs on the same data differ");
+    int threads = opgrad_get_num_threads();
+    opgrad_set_num_threads(1);
+    if (run_backward(cs, cs->gy) == 0 && !results_equal(cs->bwd, cs->first, cs->nbwd))
+        report_fail(rep, OGC_FAIL, "backward depends on the thread count: 1 thread differs from %d",
+                    threads);
+    opgrad_set_num_threads(threads);
+    return true;
+}
+
+typedef bool (*case_stage)(case_state *cs, ogc_report *rep);
+
+// The stages of a case, in the order docs/architecture.md gives; the case stops at the first that
+// returns false.
+static const case_stage case_stages[] = {
+    stage_inputs,               // draw, quantize and lay out the inputs
+    stage_forward_contract,     // forward status, result count, dtypes, shapes
+    stage_forward_values,       // forward against the reference; mostly-zero output
+    stage_forward_determinism,  // forward twice, and with 1 thread
+    stage_backward_inputs,      // saved tensors, grad_output
+    stage_backward_contract,    // backward status, gradient count, shapes, dtypes
+    stage_linearity,            // B(2g) = 2 B(g)
+    stage_backward_values,      // gradients against the reference; coverage and trust
+    stage_zero_grad,            // B(0) = 0
+    stage_backward_determinism, // backward twice, and with 1 thread
+};
+
 ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
                           const ogc_options *opt, ogc_report *rep) {
     memset(rep, 0, sizeof *rep);
@@ -396,301 +799,12 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
     rep->status = OGC_PASS;
     fill_repro(rep, opt);
     case_state cs = {.op = op, .dt = dt};
-    if (!case_layout(op, layout, &cs.l, rep)) return rep->status;
-    if ((int)dt < 0 || (int)dt >= 64 || !(op->dtypes & (1ull << dt))) {
-        rep->status = OGC_SKIPPED;
-        snprintf(rep->diagnosis, sizeof rep->diagnosis, "%s does not support %s", op->name,
-                 og_dtype_name(dt));
-        return rep->status;
-    }
-    // mixed precision: a 16-bit forward gets an fp32 grad_output, an fp32 one a bf16 grad_output
-    cs.grad_dt = !cs.l.mixed ? dt : dt == ACL_FLOAT ? ACL_BF16 : ACL_FLOAT;
-    og_rng r;
-    og_rng_seed(&r, case_seed(opt->seed, op->name, dt, layout));
-    int64_t n = ogc_numel(&cs.l.out), maxn = n;
-    for (int k = 0; k < op->nin; k++)
-        maxn = maxn > ogc_numel(&cs.l.in[k]) ? maxn : ogc_numel(&cs.l.in[k]);
-    cs.capacity = (size_t)(maxn + 16) * 8;
-    cs.buffers = calloc(1 + OGC_MAX_SAVED + OGC_MAX_RESULTS, cs.capacity);
-    void *snap_buf = calloc(OGC_MAX_RESULTS, cs.capacity);
-    double *gy = calloc((size_t)n + 1, sizeof(double));
-    double *gy2 = calloc((size_t)n + 1, sizeof(double));
-    refs ref = {0};
-    ogc_stats s = {0};
-    aclTensor *saved_t[OGC_MAX_SAVED] = {0};
-    double *saved_q[OGC_MAX_SAVED] = {0};
-    for (int k = 0; k < op->nin; k++)
-        cs.xq[k] = calloc((size_t)ogc_numel(&cs.l.in[k]) + 1, sizeof(double));
-    // Data whose reference gradient is identically 0 for a differentiable input (one element of
-    // relu at x < 0) proves nothing about it: redraw (up to 32 times) from the case's own stream
-    // (so the case still reproduces from its seed; data that exercises every input at the first
-    // draw, as for every smooth operator, is unchanged).
-    for (int attempt = 0; attempt < 32; attempt++) {
-        for (int k = 0; k < op->nin; k++)
-            for (int64_t i = 0; i < ogc_numel(&cs.l.in[k]); i++)
-                cs.xq[k][i] = quantize(dt, test_point(op, &r));
-        if (exercises_every_input(op, &cs.l, cs.xq)) break;
-    }
-    for (int k = 0; k < op->nin; k++) {
-        if (!make_input(dt, &cs.l.in[k], cs.l.view[k], cs.xq[k], &cs.in[k]))
-            report_fail(rep, OGC_FAIL, "internal: cannot build input %d: %s", k,
-                        aclGetRecentErrMsg());
-    }
-    if (rep->status == OGC_FAIL) goto done;
-
-    // ---- forward: contract, then values against the reference at the quantized inputs
-    cs.nfwd = 1 + op->nsaved;
-    for (int j = 0; j < cs.nfwd; j++)
-        declare(&cs.fwd[j], &cs.l.out, dt, (char *)cs.buffers + (size_t)j * cs.capacity,
-                cs.capacity);
-    {
-        ogc_call call = {.op = op, .dtype = dt, .results = cs.fwd, .nresults = cs.nfwd};
-        for (int k = 0; k < op->nin; k++) call.in[k] = cs.in[k].tensor;
-        int st = op->forward(&call);
-        if (st != 0) {
-            report_fail(rep, OGC_FAIL, "forward returned status %d: %s", st, aclGetRecentErrMsg());
-            goto done;
-        }
-        if (call.nresults != cs.nfwd) {
-            report_fail(rep, OGC_FAIL, "forward returned %d result(s), the op declares %d",
-                        call.nresults, cs.nfwd);
-            goto done;
-        }
-    }
-    for (int j = 0; j < cs.nfwd; j++) {
-        const char *what = j == 0 ? "output" : op->saved_names[j - 1];
-        char a[128], b[128];
-        if (cs.fwd[j].dtype != dt) {
-            report_fail(rep, OGC_FAIL, "declared %s dtype %s, kernel wrote %s", what,
-                        og_dtype_name(dt), og_dtype_name(cs.fwd[j].dtype));
-            goto done;
-        }
-        ogc_shape got = result_shape(&cs.fwd[j]);
-        if (!ogc_shape_equal(&got, &cs.l.out)) {
-            report_fail(rep, OGC_FAIL, "declared %s shape %s, kernel wrote %s", what,
-                        og_shape_str(cs.l.out.dims, cs.l.out.ndim, a, sizeof a),
-                        og_shape_str(cs.fwd[j].dims, cs.fwd[j].ndim, b, sizeof b));
-            goto done;
-        }
-    }
-    ref_forward_all(op, &cs.l, cs.xq, &ref);
-    for (int j = 0; j < cs.nfwd; j++) {
-        ogc_stats fs = {0};
-        const double *want = j == 0 ? ref.y : ref.saved[j - 1];
-        const double *fmag = j == 0 ? ref.ymag : NULL;
-        int64_t fterms = j == 0 ? ref.yterms : 1;
-        ogc_compare(op->fp32_ulps, dt, cs.fwd[j].data, want, fmag, fterms, n, &fs);
-        s.compared += fs.compared, s.sum_ulp += fs.sum_ulp, s.sum_re += fs.sum_re;
-        s.max_abs = fmax(s.max_abs, fs.max_abs), s.max_rel = fmax(s.max_rel, fs.max_rel);
-        s.max_ulp = fmax(s.max_ulp, fs.max_ulp), s.max_re = fmax(s.max_re, fs.max_re);
-        if (fs.bad) {
-            char what[64], msg[400];
-            snprintf(what, sizeof what, "forward %s", j == 0 ? "output" : op->saved_names[j - 1]);
-            ogc_describe_mismatch(
-                msg, sizeof msg, what, &fs,
-                ogc_factor_fit(op->fp32_ulps, dt, cs.fwd[j].data, want, fmag, fterms, n, &fs), n);
-            report_fail(rep, OGC_FAIL, "%s", msg);
-        }
-    }
-    if (n >= 16 &&
-        count_zeros(cs.fwd[0].data, dt, n) > (op->zero_trust > 0 ? op->zero_trust : 0.65) * n)
-        report_fail(rep, OGC_MISTRUSTED,
-                    "forward output is mostly zero (%lld of %lld): the test data says little",
-                    (long long)count_zeros(cs.fwd[0].data, dt, n), (long long)n);
-    // determinism of the forward (a reduction must sum in a fixed order): the same call twice,
-    // and with one thread
-    if (rep->status != OGC_FAIL && n > 0) {
-        ogc_result again[1 + OGC_MAX_SAVED];
-        int threads = opgrad_get_num_threads();
-        for (int pass = 0; pass < 2 && rep->status != OGC_FAIL; pass++) {
-            if (pass == 1) opgrad_set_num_threads(1);
-            for (int j = 0; j < cs.nfwd; j++)
-                declare(&again[j], &cs.l.out, dt, (char *)snap_buf + (size_t)j * cs.capacity,
-                        cs.capacity);
-            ogc_call call = {.op = op, .dtype = dt, .results = again, .nresults = cs.nfwd};
-            for (int k = 0; k < op->nin; k++) call.in[k] = cs.in[k].tensor;
-            if (op->forward(&call) == 0 && call.nresults == cs.nfwd &&
-                !results_equal(cs.fwd, again, cs.nfwd)) {
-                if (pass == 0)
-                    report_fail(rep, OGC_FAIL,
-                                "forward is not deterministic: two runs on the same data differ");
-                else
-                    report_fail(rep, OGC_FAIL,
-                                "forward depends on the thread count: 1 thread differs from %d",
-                                threads);
-            }
-        }
-        opgrad_set_num_threads(threads);
-    }
-
-    // ---- backward: contract, values, coverage
-    for (int si = 0; si < nsaved_of(op); si++) {
-        const ogc_result *src = op->backward_uses_output ? &cs.fwd[0] : &cs.fwd[1 + si];
-        saved_t[si] = ogc_result_tensor(src);
-        saved_q[si] = calloc((size_t)n + 1, sizeof(double));
-        for (int64_t i = 0; i < n; i++) saved_q[si][i] = ogc_load(src->data, i, dt);
-    }
-    for (int64_t i = 0; i < n; i++) {
-        // non-zero dL/dy (B(0) is checked on its own): +-1, +-2 and values in +-[0.25, 2]
-        double mag = og_rng_next(&r) % 4 == 0 ? (double)(1 + og_rng_next(&r) % 2)
-                                              : og_rng_uniform(&r, 0.25, 2);
-        double g = og_rng_next(&r) & 1 ? mag : -mag;
-        // quantize dL/dy to the dtype: the reference must see what the kernel sees
-        float f = (float)g;
-        gy[i] = cs.grad_dt == ACL_FLOAT16 ? og_f16_to_f32(og_f32_to_f16(f))
-                : cs.grad_dt == ACL_BF16  ? og_bf16_to_f32(og_f32_to_bf16(f))
-                                          : f;
-    }
-    cs.ndiff = 0;
-    for (int k = 0; k < op->nin; k++) cs.ndiff += op->in[k].differentiable;
-    {
-        int st = run_backward(&cs, gy, saved_t);
-        if (st != 0) {
-            report_fail(rep, OGC_FAIL, "backward returned status %d: %s", st, aclGetRecentErrMsg());
-            goto done;
-        }
-    }
-    if (cs.nbwd != cs.ndiff) {
-        report_fail(rep, OGC_FAIL,
-                    "backward returned %d gradient%s, the op has %d differentiable input%s",
-                    cs.nbwd, cs.nbwd == 1 ? "" : "s", cs.ndiff, cs.ndiff == 1 ? "" : "s");
-        goto done;
-    }
-    // contract: every gradient has its input's shape and dtype
-    for (int k = 0, j = 0; k < op->nin; k++) {
-        if (!op->in[k].differentiable) continue;
-        ogc_result *g = &cs.bwd[j++];
-        ogc_shape got = result_shape(g);
-        if (!ogc_shape_equal(&got, &cs.l.in[k])) {
-            char msg[400];
-            ogc_shape_diagnosis(msg, sizeof msg, op->in[k].name, k, &got, &cs.l.in[k], &cs.l.out);
-            report_fail(rep, OGC_FAIL, "%s", msg);
-            goto done;
-        }
-        if (g->dtype != dt) {
-            report_fail(rep, OGC_FAIL, "grad of input %d ('%s') has dtype %s, input is %s%s", k,
-                        op->in[k].name, og_dtype_name(g->dtype), og_dtype_name(dt),
-                        g->dtype == cs.grad_dt && cs.grad_dt != dt
-                            ? ": it follows grad_output's dtype instead of the input's"
-                            : "");
-            goto done;
-        }
-    }
-    ogc_result first[OGC_MAX_RESULTS];
-    snapshot(cs.bwd, cs.nbwd, first, snap_buf, cs.capacity);
-    // linearity first, so that a backward ignoring grad_output is named as such: B(2g) = 2 B(g)
-    // (scaling by 2 is exact in binary floating point)
-    if (n > 0) {
-        for (int64_t i = 0; i < n; i++) gy2[i] = 2 * gy[i];
-        if (run_backward(&cs, gy2, saved_t) == 0) {
-            bool unchanged = results_equal(cs.bwd, first, cs.nbwd);
-            for (int j = 0; j < cs.nbwd && rep->status != OGC_FAIL; j++) {
-                int64_t nj = 1;
-                for (int d = 0; d < cs.bwd[j].ndim; d++) nj *= cs.bwd[j].dims[d];
-                for (int64_t i = 0; i < nj; i++) {
-                    double a = ogc_load(cs.bwd[j].data, i, dt),
-                           b = 2 * ogc_load(first[j].data, i, dt);
-                    if (a != b &&
-                        !(fabs(a - b) <= ogc_tolerance(op->fp32_ulps, dt, b, fabs(b), 1)) &&
-                        !(isnan(a) && isnan(b))) {
-                        if (unchanged)
-                            report_fail(rep, OGC_FAIL,
-                                        "backward ignores grad_output: doubling grad_output leaves "
-                                        "every gradient unchanged");
-                        else
-                            report_fail(rep, OGC_FAIL,
-                                        "backward does not scale with grad_output: B(2g) != 2 B(g) "
-                                        "at element %lld of gradient %d (%.9g vs %.9g)",
-                                        (long long)i, j, a, b);
-                        break;
-                    }
-                }
-            }
-        }
-        for (int j = 0; j < cs.nbwd; j++) memcpy(cs.bwd[j].data, first[j].data, cs.capacity);
-        if (rep->status == OGC_FAIL) goto done;
-    }
-    // values against the reference at the quantized inputs, and coverage
-    ref_backward_all(op, &cs.l, cs.xq, saved_q, gy, &ref);
-    for (int k = 0, j = 0; k < op->nin; k++) {
-        if (!op->in[k].differentiable) continue;
-        ogc_result *g = &cs.bwd[j++];
-        const char *name = op->in[k].name;
-        int64_t nk = ogc_numel(&cs.l.in[k]);
-        ogc_stats gs = {0};
-        ogc_compare(op->fp32_ulps, dt, g->data, ref.gx[k], ref.mag[k], ref.terms[k], nk, &gs);
-        s.compared += gs.compared, s.sum_ulp += gs.sum_ulp, s.sum_re += gs.sum_re;
-        s.max_abs = fmax(s.max_abs, gs.max_abs), s.max_rel = fmax(s.max_rel, gs.max_rel);
-        s.max_ulp = fmax(s.max_ulp, gs.max_ulp), s.max_re = fmax(s.max_re, gs.max_re);
-        bool ref_zero = true, got_zero = true;
-        for (int64_t i = 0; i < nk; i++) {
-            ref_zero &= ref.gx[k][i] == 0;
-            got_zero &= ogc_load(g->data, i, dt) == 0;
-        }
-        if (gs.bad && got_zero) {
-            report_fail(rep, OGC_FAIL,
-                        "gradient of '%s' is identically 0 but the reference is not: input '%s' is "
-                        "not wired into the backward",
-                        name, name);
-        } else if (gs.bad) {
-            char what[64], msg[400];
-            snprintf(what, sizeof what, "gradient of '%s'", name);
-            ogc_describe_mismatch(msg, sizeof msg, what, &gs,
-                                  ogc_factor_fit(op->fp32_ulps, dt, g->data, ref.gx[k], ref.mag[k],
-                                                 ref.terms[k], nk, &gs),
-                                  nk);
-            report_fail(rep, OGC_FAIL, "%s", msg);
-        } else if (nk > 0 && ref_zero) {
-            report_fail(
-                rep, OGC_MISTRUSTED,
-                "input '%s' is never exercised by the test data (its gradient is 0 everywhere)",
-                name);
-        } else if (nk >= 16 && count_zeros(g->data, dt, nk) >
-                                   (op->zero_trust > 0 ? op->zero_trust : 0.65) * nk) {
-            report_fail(rep, OGC_MISTRUSTED, "gradient of '%s' is mostly zero (%lld of %lld)", name,
-                        (long long)count_zeros(g->data, dt, nk), (long long)nk);
-        }
-    }
-    if (rep->status == OGC_FAIL || n == 0) goto done;
-
-    // B(0) = 0
-    memset(gy2, 0, (size_t)n * sizeof *gy2);
-    if (run_backward(&cs, gy2, saved_t) == 0) {
-        for (int j = 0; j < cs.nbwd && rep->status != OGC_FAIL; j++) {
-            int64_t nj = 1;
-            for (int d = 0; d < cs.bwd[j].ndim; d++) nj *= cs.bwd[j].dims[d];
-            for (int64_t i = 0; i < nj; i++)
-                if (ogc_load(cs.bwd[j].data, i, dt) != 0) {
-                    report_fail(rep, OGC_FAIL,
-                                "backward ignores grad_output: with grad_output = 0 gradient %d is "
-                                "%.9g at element %lld, not 0",
-                                j, ogc_load(cs.bwd[j].data, i, dt), (long long)i);
-                    break;
-                }
-        }
-    }
-    // determinism: the same call twice, and with one thread
-    if (run_backward(&cs, gy, saved_t) == 0 && !results_equal(cs.bwd, first, cs.nbwd))
-        report_fail(rep, OGC_FAIL,
-                    "backward is not deterministic: two runs on the same data differ");
-    {
-        int threads = opgrad_get_num_threads();
-        opgrad_set_num_threads(1);
-        if (run_backward(&cs, gy, saved_t) == 0 && !results_equal(cs.bwd, first, cs.nbwd))
-            report_fail(rep, OGC_FAIL,
-                        "backward depends on the thread count: 1 thread differs from %d", threads);
-        opgrad_set_num_threads(threads);
-    }
-
-done:
-    finish_stats(rep, &s);
-    for (int si = 0; si < nsaved_of(op); si++) aclDestroyTensor(saved_t[si]), free(saved_q[si]);
-    for (int k = 0; k < op->nin; k++) free_input(&cs.in[k]), free(cs.xq[k]);
-    refs_free(&ref);
-    free(gy);
-    free(gy2);
-    free(snap_buf);
-    free(cs.buffers);
+    if (!case_applies(&cs, layout, rep)) return rep->status;
+    case_alloc(&cs, opt->seed, layout);
+    for (size_t i = 0; i < sizeof case_stages / sizeof *case_stages; i++)
+        if (!case_stages[i](&cs, rep)) break;
+    finish_stats(rep, &cs.s);
+    case_free(&cs);
     return rep->status;
 }
 

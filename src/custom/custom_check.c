@@ -690,178 +690,241 @@ static void overrun_diagnosis(const kase *k, int i, size_t wrote, char *msg, siz
              (long long)wrote - 1);
 }
 
-// One backward run with dout in dtype dout_dt (ACL_DT_UNDEFINED: the output's dtype).
-static bool stage_backward(kase *k, aclDataType dout_dt) {
-    const ogs_spec *s = k->s;
-    char stage[64];
-    if (dout_dt == ACL_DT_UNDEFINED)
-        snprintf(stage, sizeof stage, "backward");
-    else
-        snprintf(stage, sizeof stage, "backward dout=%s", ogs_dtype_str(dout_dt));
+// What the sub-stages of one backward run share.
+typedef struct bwd_state {
+    aclDataType dout_dt; // ACL_DT_UNDEFINED: the output's dtype
+    char stage[64];      // the rows' label
     bwd_layout l;
     ogr_call c;
-    double *dout[MAX_OUT] = {0}, *gv[MAX_IN] = {0};
-    unsigned char *keep[MAX_IN] = {0};
+    double *dout[MAX_OUT];
+    double *gv[MAX_IN];          // the gradients run 0 wrote, as doubles
+    unsigned char *keep[MAX_IN]; // ... and their bytes
     written w[MAX_IN];
-    if (!prepare_backward(k, dout_dt, 0xb0u ^ (uint64_t)(dout_dt + 2) << 8, &l, &c, dout, keep)) {
-        emit(k->ck, k, k->dt, stage, OGC_FAIL, NULL, "out of memory laying out the call");
-        return false;
-    }
-    bool ok = run_twice(k, &c, l.first_grad, s->backward, NULL, NULL, stage, "backward kernel",
-                        l.names, keep, w);
+    ogc_stats st; // the worst comparison against the reference (for the rows)
+    int fd_done;  // gradients finite differences confirmed
+} bwd_state;
+
+// Gradient i as run_twice saw it: written whole, within its buffer, deterministically. Emits the
+// first problem found.
+static bool gradient_written(kase *k, bwd_state *b, int i, int complete) {
+    const ogs_spec *s = k->s;
+    const ogr_param *p = &b->c.p[b->l.first_grad + i];
+    const written *w = &b->w[i];
+    size_t es = aclDataTypeSize(p->dtype);
+    int64_t n = numel(&k->grad[i]);
     char msg[600], a[128];
-    // what came back: every gradient written, within its buffer, deterministically
+    if (w->overrun) {
+        overrun_diagnosis(k, i, (p->bytes + w->overrun + es - 1) / es, msg, sizeof msg);
+        emit(k->ck, k, k->dt, b->stage, OGC_FAIL, NULL, "%s", msg);
+    } else if (w->missing == n && n > 0) {
+        emit(k->ck, k, k->dt, b->stage, OGC_FAIL, NULL,
+             "the backward returned %d of %d gradients: gradient of '%s' was never written "
+             "(one gradient per forward input, in order)",
+             complete, s->nin, s->in[i].name);
+    } else if (w->half_written) {
+        emit(k->ck, k, k->dt, b->stage, OGC_FAIL, NULL,
+             "gradient of '%s' is %s but the kernel wrote 2-byte values into it (a "
+             "float16/bfloat16 gradient where %s was expected)",
+             s->in[i].name, ogs_dtype_str(p->dtype), ogs_dtype_str(p->dtype));
+    } else if (w->missing) {
+        emit(k->ck, k, k->dt, b->stage, OGC_FAIL, NULL,
+             "%lld of %lld elements of gradient '%s' %s were never written (first: element "
+             "%lld)",
+             (long long)w->missing, (long long)n, s->in[i].name,
+             shape_str(&k->grad[i], a, sizeof a), (long long)w->first_missing);
+    } else if (w->nondeterministic) {
+        emit(k->ck, k, k->dt, b->stage, OGC_FAIL, NULL,
+             "two runs gave different values for gradient '%s' (first at element %lld): the "
+             "backward reads uninitialised memory or is nondeterministic",
+             s->in[i].name, (long long)w->first_diff);
+    } else {
+        return true;
+    }
+    return false;
+}
+
+// Runs the backward twice and checks what came back: every gradient written, within its buffer,
+// deterministically. Keeps the gradients (gv) for the value checks.
+static bool backward_run(kase *k, bwd_state *b) {
+    const ogs_spec *s = k->s;
+    bool ok = run_twice(k, &b->c, b->l.first_grad, s->backward, NULL, NULL, b->stage,
+                        "backward kernel", b->l.names, b->keep, b->w);
+    // counted before any check, for the "returned m of n gradients" diagnosis
     int complete = 0;
-    for (int i = 0; ok && i < s->nin; i++) complete += w[i].missing == 0;
+    for (int i = 0; ok && i < s->nin; i++) complete += b->w[i].missing == 0;
     for (int i = 0; ok && i < s->nin; i++) {
-        const ogr_param *p = &c.p[l.first_grad + i];
-        size_t es = aclDataTypeSize(p->dtype);
+        const ogr_param *p = &b->c.p[b->l.first_grad + i];
         int64_t n = numel(&k->grad[i]);
-        if (w[i].overrun) {
-            overrun_diagnosis(k, i, (p->bytes + w[i].overrun + es - 1) / es, msg, sizeof msg);
-            emit(k->ck, k, k->dt, stage, OGC_FAIL, NULL, "%s", msg);
-            ok = false;
-        } else if (w[i].missing == n && n > 0) {
-            emit(k->ck, k, k->dt, stage, OGC_FAIL, NULL,
-                 "the backward returned %d of %d gradients: gradient of '%s' was never written "
-                 "(one gradient per forward input, in order)",
-                 complete, s->nin, s->in[i].name);
-            ok = false;
-        } else if (w[i].half_written) {
-            emit(k->ck, k, k->dt, stage, OGC_FAIL, NULL,
-                 "gradient of '%s' is %s but the kernel wrote 2-byte values into it (a "
-                 "float16/bfloat16 gradient where %s was expected)",
-                 s->in[i].name, ogs_dtype_str(p->dtype), ogs_dtype_str(p->dtype));
-            ok = false;
-        } else if (w[i].missing) {
-            emit(k->ck, k, k->dt, stage, OGC_FAIL, NULL,
-                 "%lld of %lld elements of gradient '%s' %s were never written (first: element "
-                 "%lld)",
-                 (long long)w[i].missing, (long long)n, s->in[i].name,
-                 shape_str(&k->grad[i], a, sizeof a), (long long)w[i].first_missing);
-            ok = false;
-        } else if (w[i].nondeterministic) {
-            emit(k->ck, k, k->dt, stage, OGC_FAIL, NULL,
-                 "two runs gave different values for gradient '%s' (first at element %lld): the "
-                 "backward reads uninitialised memory or is nondeterministic",
-                 s->in[i].name, (long long)w[i].first_diff);
-            ok = false;
-        }
-        gv[i] = malloc((size_t)(n ? n : 1) * sizeof(double));
-        for (int64_t e = 0; e < n; e++) gv[i][e] = ogc_load(keep[i], e, p->dtype);
+        ok = gradient_written(k, b, i, complete);
+        b->gv[i] = malloc((size_t)(n ? n : 1) * sizeof(double));
+        for (int64_t e = 0; e < n; e++) b->gv[i][e] = ogc_load(b->keep[i], e, p->dtype);
         if (ok && opgrad_debug_grads_enabled())
             opgrad_debug_grads_log(s->name, i, s->in[i].name, ogs_dtype_str(p->dtype),
-                                   k->grad[i].ndim, k->grad[i].dims, keep[i]);
+                                   k->grad[i].ndim, k->grad[i].dims, b->keep[i]);
     }
-    // values: against the reference's exact gradient
-    ogc_stats st = {0};
-    if (ok && k->ck->expr) {
-        double *gx[MAX_IN] = {0}, *gm[MAX_IN] = {0};
-        int64_t gt[MAX_IN] = {0};
-        for (int i = 0; i < s->nin; i++) {
-            int64_t n = numel(&k->in[i]);
-            gx[i] = calloc((size_t)(n ? n : 1), sizeof(double));
-            gm[i] = calloc((size_t)(n ? n : 1), sizeof(double));
-        }
-        const double *xs[MAX_IN];
-        for (int i = 0; i < s->nin; i++) xs[i] = k->x[i];
-        char err[400];
-        if (!ogx_grad(k->ck->expr, k->in, xs, dout[0], gx, gm, gt, err, sizeof err)) {
-            emit(k->ck, k, k->dt, stage, OGC_FAIL, NULL, "reference gradient: %s", err);
-            ok = false;
-        }
-        for (int i = 0; ok && i < s->nin; i++) {
-            if (!s->in[i].differentiable) continue;
-            const ogr_param *p = &c.p[l.first_grad + i];
-            int64_t n = numel(&k->in[i]);
-            ogc_stats si = {0};
-            ogc_compare(s->tolerance_ulps, p->dtype, keep[i], gx[i], gm[i], gt[i], n, &si);
-            if (si.bad) {
-                char what[96];
-                snprintf(what, sizeof what, "gradient of '%s'", s->in[i].name);
-                double alpha = ogc_factor_fit(s->tolerance_ulps, p->dtype, keep[i], gx[i], gm[i],
-                                              gt[i], n, &si);
-                ogc_describe_mismatch(msg, sizeof msg, what, &si, alpha, n);
-                // a mean where a sum belongs: off by 1/extent of a broadcast dim
-                for (int j = 0; !isnan(alpha) && j < s->nout; j++)
-                    for (int d = 0; d < k->out[j].ndim; d++) {
-                        double ext = (double)k->out[j].dims[d];
-                        if (ext > 1 && fabs(alpha * ext - 1) < 1e-3) {
-                            size_t len = strlen(msg);
-                            snprintf(msg + len, sizeof msg - len,
-                                     "; 1/%g is 1 over the extent of the output's dim %d: a mean "
-                                     "where the broadcast reduction needs a sum?",
-                                     ext, d);
-                            j = s->nout;
-                            break;
-                        }
-                    }
-                emit(k->ck, k, k->dt, stage, OGC_FAIL, &si, "%s", msg);
-                ok = false;
+    return ok;
+}
+
+// A gradient off by a factor 1/extent of an output dim: a mean where the broadcast reduction
+// needs a sum. Appends the hint to msg.
+static void mean_hint(const kase *k, double alpha, char *msg, size_t size) {
+    const ogs_spec *s = k->s;
+    if (isnan(alpha)) return;
+    for (int j = 0; j < s->nout; j++)
+        for (int d = 0; d < k->out[j].ndim; d++) {
+            double ext = (double)k->out[j].dims[d];
+            if (ext > 1 && fabs(alpha * ext - 1) < 1e-3) {
+                size_t len = strlen(msg);
+                snprintf(msg + len, size - len,
+                         "; 1/%g is 1 over the extent of the output's dim %d: a mean where the "
+                         "broadcast reduction needs a sum?",
+                         ext, d);
+                return;
             }
-            if (si.max_ulp >= st.max_ulp) st = si;
         }
-        free_list(gx, MAX_IN);
-        free_list(gm, MAX_IN);
+}
+
+// Gradient i against the reference's (gx, mag gm, gt terms); keeps the worst stats in b->st.
+static bool gradient_vs_reference(kase *k, bwd_state *b, int i, const double *gx, const double *gm,
+                                  int64_t gt) {
+    const ogs_spec *s = k->s;
+    const ogr_param *p = &b->c.p[b->l.first_grad + i];
+    int64_t n = numel(&k->in[i]);
+    ogc_stats si = {0};
+    bool ok = true;
+    ogc_compare(s->tolerance_ulps, p->dtype, b->keep[i], gx, gm, gt, n, &si);
+    if (si.bad) {
+        char what[96], msg[600];
+        snprintf(what, sizeof what, "gradient of '%s'", s->in[i].name);
+        double alpha = ogc_factor_fit(s->tolerance_ulps, p->dtype, b->keep[i], gx, gm, gt, n, &si);
+        ogc_describe_mismatch(msg, sizeof msg, what, &si, alpha, n);
+        mean_hint(k, alpha, msg, sizeof msg);
+        emit(k->ck, k, k->dt, b->stage, OGC_FAIL, &si, "%s", msg);
+        ok = false;
     }
-    // values: against finite differences of the forward kernel, every differentiable input
-    int fd_done = 0;
-    for (int i = 0; ok && i < s->nin && dout_dt == ACL_DT_UNDEFINED; i++) {
+    if (si.max_ulp >= b->st.max_ulp) b->st = si;
+    return ok;
+}
+
+// Every differentiable gradient against the reference expression's exact gradient (when the
+// spec has one).
+static bool backward_vs_reference(kase *k, bwd_state *b) {
+    const ogs_spec *s = k->s;
+    if (!k->ck->expr) return true;
+    double *gx[MAX_IN] = {0}, *gm[MAX_IN] = {0};
+    int64_t gt[MAX_IN] = {0};
+    for (int i = 0; i < s->nin; i++) {
+        int64_t n = numel(&k->in[i]);
+        gx[i] = calloc((size_t)(n ? n : 1), sizeof(double));
+        gm[i] = calloc((size_t)(n ? n : 1), sizeof(double));
+    }
+    const double *xs[MAX_IN];
+    for (int i = 0; i < s->nin; i++) xs[i] = k->x[i];
+    char err[400];
+    bool ok = true;
+    if (!ogx_grad(k->ck->expr, k->in, xs, b->dout[0], gx, gm, gt, err, sizeof err)) {
+        emit(k->ck, k, k->dt, b->stage, OGC_FAIL, NULL, "reference gradient: %s", err);
+        ok = false;
+    }
+    for (int i = 0; ok && i < s->nin; i++)
+        if (s->in[i].differentiable) ok = gradient_vs_reference(k, b, i, gx[i], gm[i], gt[i]);
+    free_list(gx, MAX_IN);
+    free_list(gm, MAX_IN);
+    return ok;
+}
+
+// Every differentiable gradient against finite differences of the forward kernel (only with
+// dout in the output's dtype).
+static bool backward_vs_fd(kase *k, bwd_state *b) {
+    const ogs_spec *s = k->s;
+    if (b->dout_dt != ACL_DT_UNDEFINED) return true;
+    char msg[600];
+    for (int i = 0; i < s->nin; i++) {
         if (!s->in[i].differentiable) continue;
         bool ran;
-        if (!fd_check(k, i, dout, gv[i], msg, sizeof msg, &ran)) {
-            emit(k->ck, k, k->dt, stage, OGC_FAIL, &st, "%s", msg);
-            ok = false;
+        if (!fd_check(k, i, b->dout, b->gv[i], msg, sizeof msg, &ran)) {
+            emit(k->ck, k, k->dt, b->stage, OGC_FAIL, &b->st, "%s", msg);
+            return false;
         }
-        fd_done += ran;
+        b->fd_done += ran;
     }
-    // coverage: a differentiable input whose gradient is zero everywhere was not exercised
-    for (int i = 0; ok && i < s->nin; i++) {
+    return true;
+}
+
+// Coverage: a differentiable input whose gradient is zero everywhere was not exercised, and
+// without a reference nothing confirms that zero.
+static bool backward_coverage(kase *k, bwd_state *b) {
+    const ogs_spec *s = k->s;
+    for (int i = 0; i < s->nin; i++) {
         if (!s->in[i].differentiable || !numel(&k->in[i])) continue;
         bool all_zero = true;
-        for (int64_t e = 0; e < numel(&k->in[i]); e++) all_zero &= gv[i][e] == 0;
+        for (int64_t e = 0; e < numel(&k->in[i]); e++) all_zero &= b->gv[i][e] == 0;
         if (all_zero && !k->ck->expr) {
-            emit(k->ck, k, k->dt, stage, OGC_MISTRUSTED, &st,
+            emit(k->ck, k, k->dt, b->stage, OGC_MISTRUSTED, &b->st,
                  "gradient of '%s' is zero everywhere and there is no reference to confirm it",
                  s->in[i].name);
-            ok = false;
+            return false;
         }
     }
-    // B(0) = 0: with dout = 0 every gradient must be exactly zero
-    if (ok && dout_dt == ACL_DT_UNDEFINED) {
-        for (int j = 0; j < s->nout; j++)
-            memset(c.p[s->nin + s->nout + j].data, 0, c.p[s->nin + s->nout + j].bytes);
-        for (int i = 0; i < s->nin; i++) ogr_poison(&c, l.first_grad + i, POISON[0]);
-        ogr_outcome o;
-        run(k, &c, s->backward, NULL, NULL, &o);
-        if (call_failed(k, &c, &o, stage, "backward kernel (dout = 0)", l.first_grad, l.names))
-            ok = false;
-        for (int i = 0; ok && i < s->nin; i++) {
-            const ogr_param *p = &c.p[l.first_grad + i];
-            for (int64_t e = 0; e < numel(&k->grad[i]); e++) {
-                double v = ogc_load(p->data, e, p->dtype);
-                if (v != 0) {
-                    emit(k->ck, k, k->dt, stage, OGC_FAIL, &st,
-                         "with dout = 0 the gradient of '%s' is %.6g at element %lld, not 0: the "
-                         "backward adds a term that does not scale with dout",
-                         s->in[i].name, v, (long long)e);
-                    ok = false;
-                    break;
-                }
+    return true;
+}
+
+// B(0) = 0: with dout = 0 every gradient must be exactly zero (only with dout in the output's
+// dtype).
+static bool backward_zero_dout(kase *k, bwd_state *b) {
+    const ogs_spec *s = k->s;
+    ogr_call *c = &b->c;
+    if (b->dout_dt != ACL_DT_UNDEFINED) return true;
+    for (int j = 0; j < s->nout; j++)
+        memset(c->p[s->nin + s->nout + j].data, 0, c->p[s->nin + s->nout + j].bytes);
+    for (int i = 0; i < s->nin; i++) ogr_poison(c, b->l.first_grad + i, POISON[0]);
+    ogr_outcome o;
+    run(k, c, s->backward, NULL, NULL, &o);
+    if (call_failed(k, c, &o, b->stage, "backward kernel (dout = 0)", b->l.first_grad, b->l.names))
+        return false;
+    for (int i = 0; i < s->nin; i++) {
+        const ogr_param *p = &c->p[b->l.first_grad + i];
+        for (int64_t e = 0; e < numel(&k->grad[i]); e++) {
+            double v = ogc_load(p->data, e, p->dtype);
+            if (v != 0) {
+                emit(k->ck, k, k->dt, b->stage, OGC_FAIL, &b->st,
+                     "with dout = 0 the gradient of '%s' is %.6g at element %lld, not 0: the "
+                     "backward adds a term that does not scale with dout",
+                     s->in[i].name, v, (long long)e);
+                return false;
             }
         }
     }
+    return true;
+}
+
+// One backward run with dout in dtype dout_dt (ACL_DT_UNDEFINED: the output's dtype): the
+// sub-stages in order, stopping at the first that fails; one PASS row when all agree.
+static bool stage_backward(kase *k, aclDataType dout_dt) {
+    const ogs_spec *s = k->s;
+    bwd_state b = {.dout_dt = dout_dt};
+    if (dout_dt == ACL_DT_UNDEFINED)
+        snprintf(b.stage, sizeof b.stage, "backward");
+    else
+        snprintf(b.stage, sizeof b.stage, "backward dout=%s", ogs_dtype_str(dout_dt));
+    if (!prepare_backward(k, dout_dt, 0xb0u ^ (uint64_t)(dout_dt + 2) << 8, &b.l, &b.c, b.dout,
+                          b.keep)) {
+        emit(k->ck, k, k->dt, b.stage, OGC_FAIL, NULL, "out of memory laying out the call");
+        return false;
+    }
+    bool ok = backward_run(k, &b) && backward_vs_reference(k, &b) && backward_vs_fd(k, &b) &&
+              backward_coverage(k, &b) && backward_zero_dout(k, &b);
     if (ok) {
         char note[160];
         snprintf(note, sizeof note, "%s%s",
                  k->ck->expr ? "vs the reference's exact gradient" : "no reference",
-                 fd_done ? "; finite differences agree" : "");
-        emit(k->ck, k, k->dt, stage, OGC_PASS, &st, "%s", note);
+                 b.fd_done ? "; finite differences agree" : "");
+        emit(k->ck, k, k->dt, b.stage, OGC_PASS, &b.st, "%s", note);
     }
-    for (int i = 0; i < s->nin; i++) free(keep[i]);
-    free_list(dout, MAX_OUT);
-    free_list(gv, MAX_IN);
-    ogr_free(&c);
+    for (int i = 0; i < s->nin; i++) free(b.keep[i]);
+    free_list(b.dout, MAX_OUT);
+    free_list(b.gv, MAX_IN);
+    ogr_free(&b.c);
     return ok;
 }
 
