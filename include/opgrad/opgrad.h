@@ -62,6 +62,27 @@ __attribute__((visibility("default"))) aclnnStatus
 opgrad_executor_run(aclOpExecutor *executor, void *const *addrs, size_t naddrs, void *workspace,
                     uint64_t workspaceSize, aclrtStream stream);
 
+/// One operator of the library, as its line in the operator list declares it (src/ops/ops.inc):
+/// adapters read the list instead of retyping it.
+typedef struct opgrad_op_info {
+    const char *name;   /* "aclnnSoftplus" */
+    const char *family; /* "activation" */
+    const char *kind;   /* "forward" or "backward" */
+    const char *grad;   /* a forward's backward operator without the prefix ("SoftplusBackward"),
+                           "" if none, "composite" when adapters compose it from other operators */
+    const char *params; /* the phase-1 parameters before workspaceSize and executor, e.g.
+                           "(T(self), S(beta, 1), S(threshold, 20), O(out))": T input tensor,
+                           G incoming gradient, Y forward output, O output tensor, R tensor updated
+                           in place, S aclScalar, I int64_t, I8 int8_t, B bool, D double,
+                           C char *, A aclIntArray, DT aclDataType; a second item is the default */
+    int aot;            /* libopgrad exports opgrad_<Name> and opgrad_<Name>Backward (aot ABI) */
+} opgrad_op_info;
+
+/// The number of operators, and operator `index` (0-based; returns -1 when out of range or info
+/// is NULL, else 0). The strings live as long as the library.
+__attribute__((visibility("default"))) int opgrad_op_count(void);
+__attribute__((visibility("default"))) int opgrad_op_get(int index, opgrad_op_info *info);
+
 #ifdef __cplusplus
 }
 #endif

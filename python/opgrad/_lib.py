@@ -20,7 +20,8 @@ import ctypes.util
 import glob
 import os
 
-__all__ = ["OpgradError", "lib", "library_path", "check", "error_message", "Status", "i64_array"]
+__all__ = ["OpgradError", "lib", "library_path", "check", "error_message", "Status", "i64_array",
+           "OPS", "Op", "Param", "parse_params"]
 
 
 class Status:
@@ -135,44 +136,88 @@ opgrad_get_num_threads = _decl("opgrad_get_num_threads", INT, [])
 # Phase 2 of every operator has the same signature.
 _PHASE2 = [P, U64, P, P]
 
-# Phase-1 signatures: T = tensor handle, S = scalar handle, A = int array, plus the trailing
-# (uint64_t *workspaceSize, aclOpExecutor **executor).
-_PHASE1 = {
-    "Mish": [P, P],
-    "MishBackward": [P, P, P],
-    "Gelu": [P, P],
-    "GeluBackward": [P, P, P],
-    "GeluV2": [P, I64, P],
-    "GeluBackwardV2": [P, P, CHARP, P],
-    "Silu": [P, P],
-    "SiluBackward": [P, P, P],
-    "Sigmoid": [P, P],
-    "SigmoidBackward": [P, P, P],
-    "Tanh": [P, P],
-    "TanhBackward": [P, P, P],
-    "Softplus": [P, P, P, P],
-    "SoftplusBackward": [P, P, P, P, P],
-    "Relu": [P, P],
-    "ThresholdBackward": [P, P, P, P],
-    "LeakyRelu": [P, P, P],
-    "LeakyReluBackward": [P, P, P, BOOL, P],
-    "Hardswish": [P, P],
-    "HardswishBackward": [P, P, P],
-    "Elu": [P, P, P, P, P],
-    "EluBackward": [P, P, P, P, BOOL, P, P],
-    "Add": [P, P, P, P],
-    "Mul": [P, P, P],
-    "Muls": [P, P, P],
-    "ReduceSum": [P, P, BOOL, INT, P],
-    "FusedAddScale": [P, P, P, P],
-    "FusedAddScaleBackward": [P, P, P, P, P, P, P],
-}
+
+class _OpInfo(ctypes.Structure):
+    """opgrad_op_info (include/opgrad/opgrad.h)."""
+    _fields_ = [("name", CHARP), ("family", CHARP), ("kind", CHARP), ("grad", CHARP),
+                ("params", CHARP), ("aot", INT)]
+
+
+class Param:
+    """One phase-1 parameter of an operator: its kind letter (T input tensor, G incoming
+    gradient, Y forward output, O output, R in-place tensor, S scalar, I int64, I8 int8, B bool,
+    D double, C string, A int array, DT dtype), its aclnn name and its default ("" if none)."""
+    __slots__ = ("kind", "name", "default")
+
+    def __init__(self, kind, name, default):
+        self.kind, self.name, self.default = kind, name, default
+
+    def __repr__(self):
+        return "%s(%s%s)" % (self.kind, self.name, ", " + self.default if self.default else "")
+
+
+def parse_params(text):
+    """The parameters of an operator list line, e.g. "(T(self), S(beta, 1), O(out))"."""
+    text = text.strip()
+    if text.startswith("(") and text.endswith(")"):
+        text = text[1:-1]
+    out, i = [], 0
+    while i < len(text):
+        while i < len(text) and text[i] in " ,":
+            i += 1
+        if i >= len(text):
+            break
+        open_ = text.index("(", i)
+        kind = text[i:open_].strip()
+        j, quoted = open_ + 1, False
+        while quoted or text[j] != ")":
+            quoted ^= text[j] == '"'
+            j += 1
+        body = text[open_ + 1:j]
+        name, _, default = body.partition(",")
+        out.append(Param(kind, name.strip(), default.strip().strip('"')))
+        i = j + 1
+    return out
+
+
+class Op:
+    """One operator of the library's list (src/ops/ops.inc), read at run time."""
+    __slots__ = ("name", "family", "kind", "grad", "params", "aot")
+
+    def __init__(self, info):
+        self.name = info.name.decode()[len("aclnn"):]
+        self.family = info.family.decode()
+        self.kind = info.kind.decode()
+        self.grad = info.grad.decode()
+        self.params = parse_params(info.params.decode())
+        self.aot = bool(info.aot)
+
+
+def _read_ops():
+    count = _decl("opgrad_op_count", INT, [])
+    get = _decl("opgrad_op_get", INT, [INT, P])
+    ops = {}
+    for i in range(count()):
+        info = _OpInfo()
+        if get(i, ctypes.addressof(info)) == 0:
+            op = Op(info)
+            ops[op.name] = op
+    return ops
+
+
+#: every operator of the library, by name without the "aclnn" prefix ("Mish", "SoftmaxBackward")
+OPS = _read_ops()
+
+# The ctypes type of each parameter kind (the trailing workspaceSize / executor pointers added).
+_CTYPE = {"T": P, "G": P, "Y": P, "O": P, "R": P, "S": P, "A": P, "I": I64,
+          "I8": ctypes.c_int8, "B": BOOL, "D": ctypes.c_double, "C": CHARP, "DT": INT}
 
 phase1 = {}
 phase2 = {}
 phase2_gil = {}  # the same entry points called with the GIL held (for tiny tensors)
-for _name, _args in _PHASE1.items():
-    phase1[_name] = _decl("aclnn%sGetWorkspaceSize" % _name, I32, _args + [P, P])
+for _name, _op in OPS.items():
+    phase1[_name] = _decl("aclnn%sGetWorkspaceSize" % _name, I32,
+                          [_CTYPE[p.kind] for p in _op.params] + [P, P])
     phase2[_name] = _decl("aclnn%s" % _name, I32, _PHASE2)
 
 # Re-pointing an executor, or running phase 2 on a tiny tensor, takes ~100 ns and never waits on
@@ -181,7 +226,7 @@ for _name, _args in _PHASE1.items():
 # phase 2 of any operator with more than opgrad.torch's small-tensor bound, goes through CDLL,
 # which releases the GIL, so that other Python threads run meanwhile.
 _pylib = ctypes.PyDLL(library_path)
-for _name in _PHASE1:
+for _name in OPS:
     _f = getattr(_pylib, "aclnn%s" % _name)
     _f.restype = I32
     _f.argtypes = _PHASE2

@@ -4,8 +4,11 @@
 #include "acl/acl.h"
 #include "check/registry.h"
 
-#define OGC_FAMILY_ENTRY(family) &ogc_family_##family,
-static const ogc_family *const families[] = {OGC_FAMILIES(OGC_FAMILY_ENTRY)};
+#define OG_FAMILY(family) &ogc_family_##family,
+static const ogc_family *const families[] = {
+#include "ops/ops.inc"
+};
+#undef OG_FAMILY
 enum { NFAMILIES = sizeof families / sizeof *families };
 
 int ogc_registry_count(void) {

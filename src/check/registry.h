@@ -1,8 +1,9 @@
 /* How operator families join the checker's registry.
  *
  * Each family lives in its own src/check/registry_<family>.c, defines a static array of ogc_op
- * and ends with OGC_DEFINE_FAMILY(<family>, <array>); then one line in OGC_FAMILIES below adds
- * it. The checker, `opgrad check`, the tests and the benchmarks see every entry. */
+ * and ends with OGC_DEFINE_FAMILY(<family>, <array>); the family's OG_FAMILY line in
+ * src/ops/ops.inc lists it. The checker, `opgrad check`, the tests and the benchmarks see every
+ * entry. */
 #ifndef OG_REGISTRY_H
 #define OG_REGISTRY_H
 
@@ -16,10 +17,9 @@ typedef struct ogc_family {
 #define OGC_DEFINE_FAMILY(family, array)                                                           \
     const ogc_family ogc_family_##family = {array, (int)(sizeof array / sizeof *array)};
 
-/// One X(family) per registry_<family>.c, in the order `opgrad check` lists them.
-#define OGC_FAMILIES(X) X(mish) X(activation) X(piecewise) X(arith)
-
-#define OGC_DECLARE_FAMILY(family) extern const ogc_family ogc_family_##family;
-OGC_FAMILIES(OGC_DECLARE_FAMILY)
+/// The families are the OG_FAMILY lines of src/ops/ops.inc, in its order.
+#define OG_FAMILY(family) extern const ogc_family ogc_family_##family;
+#include "ops/ops.inc"
+#undef OG_FAMILY
 
 #endif

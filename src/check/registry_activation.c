@@ -32,7 +32,7 @@
 #include "check/check.h"
 #include "check/ref_activation.h"
 #include "check/registry.h"
-#include "ops/op_checks.h"
+#include "tensor/dtype.h"
 
 typedef aclnnStatus (*phase2_fn)(void *, uint64_t, aclOpExecutor *, aclrtStream);
 typedef aclnnStatus (*unary1_fn)(const aclTensor *, aclTensor *, uint64_t *, aclOpExecutor **);

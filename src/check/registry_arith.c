@@ -19,7 +19,6 @@
 #include "check/check.h"
 #include "check/ref_arith.h"
 #include "check/registry.h"
-#include "ops/op_checks.h"
 #include "tensor/dtype.h"
 
 // ---------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@
 #include "check/check.h"
 #include "check/reference.h"
 #include "check/registry.h"
-#include "ops/op_checks.h"
+#include "tensor/dtype.h"
 
 // ---- mish: aclnnMish + aclnnMishBackward
 

@@ -16,7 +16,7 @@
 #include "check/check.h"
 #include "check/ref_piecewise.h"
 #include "check/registry.h"
-#include "ops/op_checks.h"
+#include "tensor/dtype.h"
 
 static aclScalar *attr_scalar(const ogc_op *op, int i) {
     float v = (float)op->attrs[i];

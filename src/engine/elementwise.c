@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine/convert.h"
+#include "engine/program.h"
 #include "runtime/cpu.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
@@ -124,50 +125,6 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
     if (op->params_size) memcpy(plan->params, op->params, op->params_size);
 }
 
-static bool same_layout(const aclTensor *a, const aclTensor *b) {
-    if (og_tensor_first(a) != og_tensor_first(b) || a->dtype != b->dtype || a->ndim != b->ndim)
-        return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->dims[d] != b->dims[d] || (a->dims[d] > 1 && a->strides[d] != b->strides[d]))
-            return false;
-    return true;
-}
-
-static aclnnStatus check_memory(const og_ew_op *op, const char *const *names) {
-    for (int k = 0; k < op->nin + op->nout; k++) {
-        const aclTensor *t = k < op->nin ? op->in[k] : op->out[k - op->nin];
-        if (!t->data)
-            return og_fail(ACLNN_ERR_PARAM_NULLPTR,
-                           "%sGetWorkspaceSize: %s has no data (NULL address)", op->op, names[k]);
-    }
-    for (int j = 0; j < op->nout; j++) {
-        const aclTensor *o = op->out[j];
-        // An output may not write one memory location twice.
-        int bad_dim = og_tensor_self_overlap_dim(o);
-        if (bad_dim >= 0)
-            return og_fail(ACLNN_ERR_PARAM_INVALID,
-                           "%sGetWorkspaceSize: %s dim %d (size %lld, stride %lld) makes several "
-                           "elements share one memory location, which an output may not do",
-                           op->op, names[op->nin + j], bad_dim, (long long)o->dims[bad_dim],
-                           (long long)o->strides[bad_dim]);
-        uintptr_t olo, ohi;
-        og_tensor_extent(o, &olo, &ohi);
-        for (int k = 0; k < op->nin + op->nout; k++) {
-            const aclTensor *t = k < op->nin ? op->in[k] : op->out[k - op->nin];
-            if (t == o || (k >= op->nin && k - op->nin <= j)) continue;
-            uintptr_t lo, hi;
-            og_tensor_extent(t, &lo, &hi);
-            if (lo <= ohi && olo <= hi && !same_layout(o, t))
-                return og_fail(
-                    ACLNN_ERR_PARAM_INVALID,
-                    "%sGetWorkspaceSize: %s overlaps %s with a different layout: an "
-                    "output may share memory with another tensor only element for element",
-                    op->op, names[op->nin + j], names[k]);
-        }
-    }
-    return ACLNN_SUCCESS;
-}
-
 // Walks the n elements of the output index space starting at `start`, as runs along the
 // innermost dim, calling load_run/store_run for operand o. buf holds n fp32 values.
 static void walk(const og_ew_plan *p, const og_convert_table *cv, const og_ew_operand *o,
@@ -215,7 +172,7 @@ enum {
 typedef struct ew_run_ctx {
     const aclOpExecutor *e;
     const og_ew_plan *p;
-    char *workspace;
+    char *scratch;
 } ew_run_ctx;
 
 // n elements of a linear operand from element `at` on, converted into buf (an fp32 operand that
@@ -265,7 +222,8 @@ static void run_core(void *arg, int core, int slot) {
     }
     int64_t tile = p->tiling.tile_elems, end = start + count;
     int64_t per_buffer = (tile * 4 + 63) / 64 * 64;
-    char *scratch = c->workspace + (int64_t)slot * p->tiling.buffer_bytes;
+    char *scratch = p->tiling.buffer_bytes ? c->scratch + (int64_t)slot * p->tiling.buffer_bytes
+                                           : NULL; // (no pointer arithmetic on a NULL workspace)
     // Per operand, once per launch: its address and, when it is not used in place, its buffer.
     int nops = p->nin + p->nout, nconv = 0;
     const og_ew_operand *ops[OG_EW_MAX_IN + OG_EW_MAX_OUT];
@@ -320,14 +278,9 @@ static void run_core(void *arg, int core, int slot) {
     if (p->stream_out) og_stream_fence(); // the non-temporal stores are seen before we return
 }
 
-void og_ew_run(const aclOpExecutor *e, const og_ew_plan *p, void *workspace) {
-    ew_run_ctx ctx = {e, p, workspace};
+void og_ew_run(const aclOpExecutor *e, const og_ew_plan *p, char *scratch) {
+    ew_run_ctx ctx = {e, p, scratch};
     og_parallel_for(p->tiling.core_num, p->tiling.slots, run_core, &ctx);
-}
-
-static aclnnStatus run_plan(const aclOpExecutor *e, void *workspace) {
-    og_ew_run(e, e->plan, workspace);
-    return ACLNN_SUCCESS;
 }
 
 void og_ew_prepare(const og_ew_op *op, og_ew_plan *p) {
@@ -335,30 +288,22 @@ void og_ew_prepare(const og_ew_op *op, og_ew_plan *p) {
     p->isa = og_isa();
     p->compute = op->kernels[p->isa];
     if (p->fused16) p->compute16 = op->kernels16[p->isa][op->compute_dtype == ACL_BF16 ? 0 : 1];
+    if (op->slots) {
+        for (int k = 0; k < op->nin; k++) p->in[k].slot = op->in_slot[k];
+        for (int k = 0; k < op->nout; k++) p->out[k].slot = op->out_slot[k];
+    }
 }
 
 aclnnStatus og_ew_plan_op(const og_ew_op *op, uint64_t *workspaceSize, aclOpExecutor **executor) {
-    aclOpExecutor *e;
-    if (op->out[0]->numel == 0) { // empty tensors: success, no workspace, no work
-        e = og_executor_new(op->op, 0);
-        if (!e) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-        e->ninputs = op->nin; // still re-pointable like any executor
-        e->noutputs = op->nout;
-        for (int k = 0; k < op->nin; k++) og_executor_bind(e, k, op->in[k]);
-        for (int k = 0; k < op->nout; k++) og_executor_bind(e, op->nin + k, op->out[k]);
-        return og_executor_publish(e, workspaceSize, executor);
+    const aclTensor *io[OG_EW_MAX_IN + OG_EW_MAX_OUT];
+    for (int k = 0; k < op->nin; k++) io[k] = op->in[k];
+    for (int k = 0; k < op->nout; k++) io[op->nin + k] = op->out[k];
+    og_prog p;
+    og_prog_init(&p, op->op, op->nin, op->nout, io);
+    if (op->out[0]->numel > 0) { // empty tensors: success, no workspace, no work
+        aclnnStatus st = og_check_io_memory(op->op, op->nin, op->in, op->nout, op->out, op->names);
+        if (st != ACLNN_SUCCESS) return st;
+        og_prog_map(&p, op);
     }
-    aclnnStatus st = check_memory(op, op->names);
-    if (st != ACLNN_SUCCESS) return st;
-    e = og_executor_new(op->op, sizeof(og_ew_plan));
-    if (!e) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    og_ew_plan *p = e->plan;
-    og_ew_prepare(op, p);
-    e->ninputs = op->nin;
-    e->noutputs = op->nout;
-    for (int k = 0; k < op->nin; k++) og_executor_bind(e, k, op->in[k]);
-    for (int k = 0; k < op->nout; k++) og_executor_bind(e, op->nin + k, op->out[k]);
-    e->workspace_size = (uint64_t)p->tiling.slots * (uint64_t)p->tiling.buffer_bytes;
-    e->run = run_plan;
-    return og_executor_publish(e, workspaceSize, executor);
+    return og_prog_publish(&p, workspaceSize, executor);
 }

@@ -84,17 +84,19 @@ typedef void (*og_ew_compute16_fn)(size_t n, const uint16_t *const *in, uint16_t
         [OPGRAD_ISA_AMX] = {og_##name##_bf16i__avx512, og_##name##_f16__avx512}}
 
 typedef struct og_ew_op {
-    const char *op;                           // aclnn name, e.g. "aclnnMish"
+    const og_opdesc *op;                      // the operator being planned
     const og_ew_compute_fn *kernels;          // [OPGRAD_ISA_COUNT]
     const og_ew_compute16_fn (*kernels16)[2]; // optional [OPGRAD_ISA_COUNT][bf16, fp16]
     int nin, nout;
     const aclTensor *in[OG_EW_MAX_IN];
     const aclTensor *out[OG_EW_MAX_OUT];             // all of the output shape
     const char *names[OG_EW_MAX_IN + OG_EW_MAX_OUT]; // argument names (inputs, then outputs)
-    const void *params;                              // copied into the plan
-    aclDataType compute_dtype;                       // promoted input type: an output of another
-                                                     // dtype is rounded to it first (aclnn casts
-                                                     // the op's result to the output dtype)
+    bool slots;                // in_slot / out_slot are given (a step of a larger program);
+    int in_slot[OG_EW_MAX_IN]; // else input k is slot k and output k slot nin + k
+    int out_slot[OG_EW_MAX_OUT];
+    const void *params;        // copied into the plan
+    aclDataType compute_dtype; // promoted input type: an output of another dtype is rounded
+                               // to it first (aclnn casts the op's result to the output dtype)
     size_t params_size;
 } og_ew_op;
 
@@ -142,12 +144,11 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
 int64_t og_ew_nt_threshold(void);
 
 /// The plan og_ew_plan_op would make, for the current threads and ISA (the operator's memory
-/// checks are the caller's); its operands read executor slots 0.. (inputs, then outputs) unless
-/// the caller renumbers plan->in[k].slot / out[k].slot. Its workspace is
+/// checks are the caller's); its operands read the op's slots. Its scratch is
 /// tiling.slots * tiling.buffer_bytes.
 void og_ew_prepare(const og_ew_op *op, og_ew_plan *plan);
 
-/// Runs a plan (phase 2) with executor e's addresses.
-void og_ew_run(const aclOpExecutor *e, const og_ew_plan *plan, void *workspace);
+/// Runs a plan (phase 2) with executor e's addresses; `scratch` holds the tile buffers.
+void og_ew_run(const aclOpExecutor *e, const og_ew_plan *plan, char *scratch);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/program.h"
 #include "opgrad/custom_op.h"
 #include "opgrad/opgrad.h"
 #include "runtime/error.h"
@@ -33,29 +34,43 @@ static void remember_consumed(const aclOpExecutor *e) {
     pthread_mutex_unlock(&consumed_fifo.lock);
 }
 
-aclOpExecutor *og_executor_new(const char *op, size_t plan_size) {
+// One allocation: the executor, its io slots, the temporaries' offsets and the steps.
+aclOpExecutor *og_executor_new(const og_opdesc *op, int nin, int nout, int ntemps, int nsteps) {
     size_t head = (sizeof(aclOpExecutor) + 63) / 64 * 64;
+    int nslots = nin + nout + ntemps;
+    size_t io_bytes = (size_t)nslots * sizeof(og_io);
+    size_t temp_bytes = (size_t)ntemps * sizeof(uint64_t);
+    size_t steps_at = (head + io_bytes + temp_bytes + 63) / 64 * 64;
     aclOpExecutor *e = NULL;
-    if (posix_memalign((void **)&e, 64, head + plan_size) != 0) {
-        og_set_error("%sGetWorkspaceSize: out of memory creating the executor", op);
+    if (nin < 0 || nout < 0 || ntemps < 0 || nsteps < 0 ||
+        posix_memalign((void **)&e, 64, steps_at + (size_t)nsteps * sizeof(og_step)) != 0) {
+        og_set_error("%sGetWorkspaceSize: out of memory creating the executor", op->name);
         return NULL;
     }
-    *e = (aclOpExecutor){.op = op};
+    memset(e, 0, steps_at);
+    *e = (aclOpExecutor){
+        .op = op, .ninputs = nin, .noutputs = nout, .nslots = nslots, .nsteps = nsteps};
     atomic_init(&e->refs, 1);
+    e->io = (og_io *)((char *)e + head);
+    e->temp_offset = (const uint64_t *)((char *)e->io + io_bytes);
+    e->steps = (const og_step *)((char *)e + steps_at);
     // The gradient monitor watches every backward operator's outputs (decided once per
     // executor; no record, no logging when the allocation fails).
-    if (opgrad_debug_grads_enabled() && strstr(op, "Backward"))
-        e->grads = calloc(1, sizeof *e->grads);
-    e->plan = (char *)e + head;
-    for (size_t i = 0; i < plan_size; i++) ((char *)e->plan)[i] = 0;
+    if (opgrad_debug_grads_enabled() && op->kind == OG_OP_BACKWARD && nin + nout > 0)
+        e->views = calloc((size_t)(nin + nout), sizeof *e->views);
     return e;
 }
 
-void og_executor_bind(aclOpExecutor *e, int slot, const aclTensor *t) {
-    e->io_base[slot] = t->data;
-    e->io_offset[slot] = t->offset * (int64_t)aclDataTypeSize(t->dtype);
-    if (e->grads) {
-        og_exec_view *v = &e->grads->view[slot];
+og_step *og_executor_steps(aclOpExecutor *e) { return (og_step *)e->steps; }
+
+uint64_t *og_executor_temp_offsets(aclOpExecutor *e) { return (uint64_t *)e->temp_offset; }
+
+bool og_executor_bind(aclOpExecutor *e, int slot, const aclTensor *t) {
+    if (slot < 0 || slot >= e->ninputs + e->noutputs) return false;
+    e->io[slot].base = t->data;
+    e->io[slot].offset = t->offset * (int64_t)aclDataTypeSize(t->dtype);
+    if (e->views) {
+        og_exec_view *v = &e->views[slot];
         v->bound = t->ndim <= OG_EXEC_VIEW_MAX_DIMS;
         v->dtype = t->dtype;
         v->ndim = t->ndim;
@@ -64,40 +79,24 @@ void og_executor_bind(aclOpExecutor *e, int slot, const aclTensor *t) {
             v->strides[d] = t->strides[d];
         }
     }
+    return true;
 }
 
 static void destroy(aclOpExecutor *e) {
-    free(e->grads);
+    free(e->views);
     free(e);
 }
 
-// The gradient names of the backward operators whose outputs are not called gradInput (the
-// names of their aclnn signatures).
-static const struct {
-    const char *op;
-    const char *names[3];
-} grad_names[] = {
-    {"aclnnFusedAddScaleBackward", {"gradX", "gradBias", "gradScale"}},
-    {"aclnnHardswishBackward", {"out"}},
-    {"aclnnLeakyReluBackward", {"out"}},
-    {"aclnnThresholdBackward", {"out"}},
-};
-
-static const char *grad_name(const char *op, int k) {
-    for (size_t i = 0; i < sizeof grad_names / sizeof grad_names[0]; i++)
-        if (strcmp(op, grad_names[i].op) == 0)
-            return k < 3 && grad_names[i].names[k] ? grad_names[i].names[k] : "out";
-    return k == 0 ? "gradInput" : "out";
-}
-
-// Logs each output of a watched executor that has just run (the addresses of this launch).
+// Logs each output of a watched executor that has just run (the addresses of this launch), under
+// the name of its parameter in the operator's signature.
 static void log_grads(const aclOpExecutor *e) {
     for (int k = 0; k < e->noutputs; k++) {
         int slot = e->ninputs + k;
-        if (slot < 0 || slot >= OG_EXEC_MAX_IO) break;
-        const og_exec_view *v = &e->grads->view[slot];
+        const og_exec_view *v = &e->views[slot];
         if (!v->bound) continue;
-        og_grads_log_view(e->op, k, grad_name(e->op, k), v->dtype, v->ndim, v->dims, v->strides,
+        char name[48];
+        const char *n = og_opdesc_output_name(e->op, k, name, sizeof name);
+        og_grads_log_view(e->op->name, k, n ? n : "out", v->dtype, v->ndim, v->dims, v->strides,
                           og_executor_addr(e, slot));
     }
 }
@@ -105,7 +104,7 @@ static void log_grads(const aclOpExecutor *e) {
 aclnnStatus og_executor_publish(aclOpExecutor *e, uint64_t *workspaceSize,
                                 aclOpExecutor **executor) {
     if (!og_ptrset_add(&live_executors, e, 0)) {
-        const char *op = e->op;
+        const char *op = e->op->name;
         destroy(e);
         return og_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, "%sGetWorkspaceSize: out of memory", op);
     }
@@ -122,27 +121,23 @@ static void release_ref(aclOpExecutor *e) {
     if (atomic_fetch_sub(&e->refs, 1) == 1) destroy(e);
 }
 
-aclnnStatus og_check_out_ptrs(const char *op, uint64_t *workspaceSize, aclOpExecutor **executor) {
-    if (!workspaceSize)
-        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: workspaceSize is NULL", op);
-    if (!executor)
-        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: executor is NULL", op);
-    return ACLNN_SUCCESS;
-}
-
-// A queued run. It keeps a copy of the executor's addresses as they were at phase 2, so that
-// re-pointing a repeatable executor (aclSetInput/OutputTensorAddr) affects later launches only.
+// A queued run. It keeps a copy of the executor's io slots as they were at phase 2 (launch.io),
+// so that re-pointing a repeatable executor (aclSetInput/OutputTensorAddr) affects later launches
+// only; the temporaries' slots point into this launch's workspace. The steps are immutable after
+// phase 1 and shared.
 typedef struct launch {
     aclOpExecutor *e;
     aclOpExecutor at_launch;
     void *workspace;
+    og_io io[]; // [nslots]
 } launch;
 
 static int run_launch(void *arg) {
     launch *l = arg;
-    int st = l->at_launch.run ? l->at_launch.run(&l->at_launch, l->workspace) : ACLNN_SUCCESS;
-    if (l->at_launch.grads && st == ACLNN_SUCCESS) log_grads(&l->at_launch);
-    return st;
+    const aclOpExecutor *e = &l->at_launch;
+    og_program_run(e, l->workspace);
+    if (e->views) log_grads(e);
+    return ACLNN_SUCCESS;
 }
 
 static void free_launch(void *arg) {
@@ -151,54 +146,90 @@ static void free_launch(void *arg) {
     free(l);
 }
 
-aclnnStatus og_executor_launch(const char *op, void *workspace, uint64_t workspaceSize,
-                               aclOpExecutor *e, aclrtStream stream) {
-    if (!e) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: executor is NULL", op);
+// Checks everything phase 2 checks, consumes a single-use executor, and returns the launch that
+// runs it (NULL with the status in *st).
+static launch *prepare_launch(const og_opdesc *op, void *workspace, uint64_t workspaceSize,
+                              aclOpExecutor *e, aclrtStream stream, aclnnStatus *st) {
+    const char *fn = op->name;
     uintptr_t consumed_by = 0;
+    *st = ACLNN_ERR_PARAM_INVALID;
     if (!og_ptrset_find(&live_executors, e, NULL)) {
         if (og_ptrset_find(&consumed_executors, e, &consumed_by))
-            return og_fail(ACLNN_ERR_PARAM_INVALID,
-                           "%s: executor %p was already consumed by an earlier %s call (executors "
-                           "are single-use unless aclSetAclOpExecutorRepeatable was called)",
-                           op, (void *)e, (const char *)consumed_by);
-        return og_fail(ACLNN_ERR_PARAM_INVALID,
-                       "%s: executor %p is not a live executor (destroyed, or not returned by a "
-                       "GetWorkspaceSize call)",
-                       op, (void *)e);
+            og_set_error("%s: executor %p was already consumed by an earlier %s call (executors "
+                         "are single-use unless aclSetAclOpExecutorRepeatable was called)",
+                         fn, (void *)e, ((const og_opdesc *)consumed_by)->name);
+        else
+            og_set_error("%s: executor %p is not a live executor (destroyed, or not returned by a "
+                         "GetWorkspaceSize call)",
+                         fn, (void *)e);
+        return NULL;
     }
-    if (e->op != op)
-        return og_fail(ACLNN_ERR_PARAM_INVALID,
-                       "%s: executor was planned by %sGetWorkspaceSize; run it with %s", op, e->op,
-                       e->op);
-    if (workspaceSize < e->workspace_size)
-        return og_fail(ACLNN_ERR_PARAM_INVALID,
-                       "%s: workspaceSize %llu is smaller than the %llu bytes phase 1 asked for",
-                       op, (unsigned long long)workspaceSize,
-                       (unsigned long long)e->workspace_size);
-    if (e->workspace_size > 0 && !workspace)
-        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: workspace is NULL but %llu bytes are needed",
-                       op, (unsigned long long)e->workspace_size);
+    if (e->op != op) {
+        og_set_error("%s: executor was planned by %sGetWorkspaceSize; run it with %s", fn,
+                     e->op->name, e->op->name);
+        return NULL;
+    }
+    if (workspaceSize < e->workspace_size) {
+        og_set_error("%s: workspaceSize %llu is smaller than the %llu bytes phase 1 asked for", fn,
+                     (unsigned long long)workspaceSize, (unsigned long long)e->workspace_size);
+        return NULL;
+    }
+    if (e->workspace_size > 0 && !workspace) {
+        *st = og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: workspace is NULL but %llu bytes are needed",
+                      fn, (unsigned long long)e->workspace_size);
+        return NULL;
+    }
     // Refuse a dead stream before consuming the executor, so the caller can retry.
-    if (!og_stream_is_live(stream))
-        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: stream %p is not a live stream", op, stream);
-    launch *l = malloc(sizeof *l);
-    if (!l) return og_fail(ACLNN_ERR_INNER, "%s: out of memory", op);
+    if (!og_stream_is_live(stream)) {
+        og_set_error("%s: stream %p is not a live stream", fn, stream);
+        return NULL;
+    }
+    launch *l = malloc(sizeof *l + (size_t)e->nslots * sizeof(og_io));
+    if (!l) {
+        *st = og_fail(ACLNN_ERR_INNER, "%s: out of memory", fn);
+        return NULL;
+    }
     l->e = e;
     l->workspace = workspace;
-    memcpy(&l->at_launch, e, sizeof *e); // the plan itself is immutable after phase 1
+    // field by field: the owner's reference count is atomic and may be changing on another thread
+    l->at_launch = (aclOpExecutor){.op = e->op,
+                                   .workspace_size = e->workspace_size,
+                                   .ninputs = e->ninputs,
+                                   .noutputs = e->noutputs,
+                                   .nslots = e->nslots,
+                                   .io = l->io,
+                                   .temp_offset = e->temp_offset,
+                                   .scratch_offset = e->scratch_offset,
+                                   .nsteps = e->nsteps,
+                                   .steps = e->steps,
+                                   .views = e->views};
+    int nio = e->ninputs + e->noutputs;
+    memcpy(l->io, e->io, (size_t)nio * sizeof(og_io));
+    for (int t = nio; t < e->nslots; t++)
+        l->io[t] = (og_io){(char *)workspace + e->temp_offset[t - nio], 0};
     if (!e->repeatable) {
         // Consume now, so a second phase-2 call is refused even before the first has run. The
         // owner's reference passes to the queued run.
         if (!og_ptrset_remove(&live_executors, e, NULL)) {
             free(l);
-            return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: executor %p was consumed concurrently", op,
-                           (void *)e);
+            og_set_error("%s: executor %p was consumed concurrently", fn, (void *)e);
+            return NULL;
         }
         remember_consumed(e);
     } else {
         atomic_fetch_add(&e->refs, 1);
     }
-    return og_stream_submit(stream, op, run_launch, free_launch, l, ACLNN_ERR_PARAM_INVALID);
+    *st = ACLNN_SUCCESS;
+    return l;
+}
+
+aclnnStatus og_executor_launch(const og_opdesc *op, void *workspace, uint64_t workspaceSize,
+                               aclOpExecutor *e, aclrtStream stream) {
+    if (!e) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: executor is NULL", op->name);
+    aclnnStatus st;
+    launch *l = prepare_launch(op, workspace, workspaceSize, e, stream, &st);
+    if (!l) return st;
+    return og_stream_submit(stream, op->name, run_launch, free_launch, l, ACLNN_ERR_PARAM_INVALID);
 }
 
 aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor) {
@@ -233,9 +264,9 @@ static aclnnStatus set_addr(const char *fn, aclOpExecutor *e, size_t index, bool
     size_t count = output ? (size_t)e->noutputs : (size_t)e->ninputs;
     if (index >= count)
         return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: index %zu is out of range (%s has %zu %s)", fn,
-                       index, e->op, count, output ? "outputs" : "inputs");
+                       index, e->op->name, count, output ? "outputs" : "inputs");
     int slot = (int)index + (output ? e->ninputs : 0);
-    e->io_base[slot] = addr;
+    e->io[slot].base = addr;
     if (tensor) tensor->data = addr;
     return ACLNN_SUCCESS;
 }
@@ -260,7 +291,7 @@ aclnnStatus opgrad_executor_run(aclOpExecutor *executor, void *const *addrs, siz
         if (og_ptrset_find(&consumed_executors, e, &consumed_by))
             return og_fail(ACLNN_ERR_PARAM_INVALID,
                            "%s: executor %p was already consumed by an earlier %s call", fn,
-                           (void *)e, (const char *)consumed_by);
+                           (void *)e, ((const og_opdesc *)consumed_by)->name);
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%s: executor %p is not a live executor (destroyed, or not returned by a "
                        "GetWorkspaceSize call)",
@@ -272,28 +303,27 @@ aclnnStatus opgrad_executor_run(aclOpExecutor *executor, void *const *addrs, siz
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%s: executor %p (planned by %sGetWorkspaceSize) is single-use; call "
                        "aclSetAclOpExecutorRepeatable first, or run it with %s",
-                       fn, (void *)e, e->op, e->op);
+                       fn, (void *)e, e->op->name, e->op->name);
     size_t slots = (size_t)e->ninputs + (size_t)e->noutputs;
     if (naddrs > slots)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%s: naddrs %zu is larger than the %zu io slots of the %s executor (%d "
                        "inputs + %d outputs)",
-                       fn, naddrs, slots, e->op, e->ninputs, e->noutputs);
+                       fn, naddrs, slots, e->op->name, e->ninputs, e->noutputs);
     if (naddrs > 0 && !addrs)
         return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: addrs is NULL but naddrs is %zu", fn, naddrs);
-    // Re-point, run, and on failure put the old addresses back (a queued run has its own copy
-    // of the addresses, taken at launch, so restoring never affects it).
-    void *saved[OG_EXEC_MAX_IO];
-    bool moved = false;
+    // Launch with the new addresses, leaving the executor's own ones alone until the launch is
+    // accepted: a refused call changes nothing (a queued run has its own copy, taken at launch).
+    void *saved_stack[16], **saved = saved_stack;
+    if (naddrs > 16 && !(saved = malloc(naddrs * sizeof *saved)))
+        return og_fail(ACLNN_ERR_INNER, "%s: out of memory", fn);
     for (size_t i = 0; i < naddrs; i++) {
-        void *a = addrs[i];
-        if (a && a != e->io_base[i]) {
-            if (!moved) memcpy(saved, e->io_base, sizeof saved);
-            moved = true;
-            e->io_base[i] = a;
-        }
+        saved[i] = e->io[i].base;
+        if (addrs[i]) e->io[i].base = addrs[i];
     }
     aclnnStatus st = og_executor_launch(e->op, workspace, workspaceSize, e, stream);
-    if (st != ACLNN_SUCCESS && moved) memcpy(e->io_base, saved, sizeof saved);
+    if (st != ACLNN_SUCCESS)
+        for (size_t i = 0; i < naddrs; i++) e->io[i].base = saved[i];
+    if (saved != saved_stack) free(saved);
     return st;
 }

@@ -1,42 +1,72 @@
 /* The reduction engine (see reduce.h for the summation order and the threading). */
 #include "engine/reduce.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/convert.h"
+#include "engine/program.h"
 #include "runtime/cpu.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
 #include "tensor/dtype.h"
 
-#define OG_DECLARE_REDUCE(sfx)                                                                     \
-    void og_red_lanes__##sfx(const float *x, size_t n, float *acc);                                \
-    void og_red_rows__##sfx(const float *const *rows, size_t n, size_t w, float *acc);             \
-    void og_red_add__##sfx(const float *a, const float *b, float *dst, size_t w);                  \
-    void og_red_chunks__##sfx(const float *x, size_t n, float *sums);                              \
-    void og_red_rows_bf16__##sfx(const uint16_t *const *rows, size_t n, size_t w, float *acc);     \
-    void og_red_rows_f16__##sfx(const uint16_t *const *rows, size_t n, size_t w, float *acc);      \
-    void og_red_chunks_bf16__##sfx(const uint16_t *x, size_t n, float *sums);                      \
-    void og_red_chunks_f16__##sfx(const uint16_t *x, size_t n, float *sums);
-OG_DECLARE_REDUCE(scalar)
-OG_DECLARE_REDUCE(avx2)
-OG_DECLARE_REDUCE(avx512)
+#define OG_DECLARE_REDUCE(op, sfx)                                                                 \
+    void og_##op##_lanes__##sfx(const float *x, size_t n, float *acc);                             \
+    void og_##op##_rows__##sfx(const float *const *rows, size_t n, size_t w, float *acc);          \
+    void og_##op##_add__##sfx(const float *a, const float *b, float *dst, size_t w);               \
+    void og_##op##_chunks__##sfx(const float *x, size_t n, float *sums);                           \
+    void og_##op##_rows_bf16__##sfx(const uint16_t *const *rows, size_t n, size_t w, float *acc);  \
+    void og_##op##_rows_f16__##sfx(const uint16_t *const *rows, size_t n, size_t w, float *acc);   \
+    void og_##op##_chunks_bf16__##sfx(const uint16_t *x, size_t n, float *sums);                   \
+    void og_##op##_chunks_f16__##sfx(const uint16_t *x, size_t n, float *sums);
+#define OG_DECLARE_REDUCE_OP(op)                                                                   \
+    OG_DECLARE_REDUCE(op, scalar) OG_DECLARE_REDUCE(op, avx2) OG_DECLARE_REDUCE(op, avx512)
+OG_DECLARE_REDUCE_OP(red)
+OG_DECLARE_REDUCE_OP(redmax)
+OG_DECLARE_REDUCE_OP(redmin)
 
-#define REDUCE_ENTRY(sfx)                                                                          \
+#define REDUCE_ENTRY(op, sfx)                                                                      \
     {                                                                                              \
-        og_red_lanes__##sfx, og_red_rows__##sfx, og_red_add__##sfx, og_red_chunks__##sfx,          \
-            og_red_rows_bf16__##sfx, og_red_rows_f16__##sfx, og_red_chunks_bf16__##sfx,            \
-            og_red_chunks_f16__##sfx                                                               \
+        og_##op##_lanes__##sfx, og_##op##_rows__##sfx, og_##op##_add__##sfx,                       \
+            og_##op##_chunks__##sfx, og_##op##_rows_bf16__##sfx, og_##op##_rows_f16__##sfx,        \
+            og_##op##_chunks_bf16__##sfx, og_##op##_chunks_f16__##sfx                              \
     }
-const og_reduce_kernels og_reduce_kernel_table[OPGRAD_ISA_COUNT] = {
-    [OPGRAD_ISA_SCALAR] = REDUCE_ENTRY(scalar),
-    [OPGRAD_ISA_AVX2] = REDUCE_ENTRY(avx2),
-    [OPGRAD_ISA_AVX512] = REDUCE_ENTRY(avx512),
-    [OPGRAD_ISA_AVX512_BF16] = REDUCE_ENTRY(avx512),
-    [OPGRAD_ISA_AVX512_FP16] = REDUCE_ENTRY(avx512),
-    [OPGRAD_ISA_AMX] = REDUCE_ENTRY(avx512),
-};
+// The levels above AVX-512 run its build (engine/isa_table.h).
+#define REDUCE_TABLE(op)                                                                           \
+    {                                                                                              \
+        [OPGRAD_ISA_SCALAR] = REDUCE_ENTRY(op, scalar),                                            \
+        [OPGRAD_ISA_AVX2] = REDUCE_ENTRY(op, avx2),                                                \
+        [OPGRAD_ISA_AVX512] = REDUCE_ENTRY(op, avx512),                                            \
+        [OPGRAD_ISA_AVX512_BF16] = REDUCE_ENTRY(op, avx512),                                       \
+        [OPGRAD_ISA_AVX512_FP16] = REDUCE_ENTRY(op, avx512),                                       \
+        [OPGRAD_ISA_AMX] = REDUCE_ENTRY(op, avx512),                                               \
+    }
+const og_reduce_kernels og_reduce_kernel_table[OPGRAD_ISA_COUNT] = REDUCE_TABLE(red);
+static const og_reduce_kernels max_kernels[OPGRAD_ISA_COUNT] = REDUCE_TABLE(redmax);
+static const og_reduce_kernels min_kernels[OPGRAD_ISA_COUNT] = REDUCE_TABLE(redmin);
+
+const og_reduce_kernels *og_reduce_kernels_of(og_reduce_kind kind, opgrad_isa isa) {
+    return kind == OG_RED_MAX   ? &max_kernels[isa]
+           : kind == OG_RED_MIN ? &min_kernels[isa]
+                                : &og_reduce_kernel_table[isa];
+}
+
+// The scalar form of a plan's operation, and its identity (the start of every lane).
+static inline float combine(og_reduce_kind kind, float a, float b) {
+    switch (kind) {
+    case OG_RED_MAX:
+        return (a > b || a != a) ? a : b;
+    case OG_RED_MIN:
+        return (a < b || a != a) ? a : b;
+    default:
+        return a + b;
+    }
+}
+static inline float identity(og_reduce_kind kind) {
+    return kind == OG_RED_MAX ? -INFINITY : kind == OG_RED_MIN ? INFINITY : -0.0f;
+}
 
 enum {
     BLOCK_STACK = 8,           // pairwise stack over the 64 chunks of a block: depth <= 7
@@ -60,6 +90,7 @@ static int64_t bcast_stride(const aclTensor *t, int ndim, const int64_t *dims, i
 
 void og_reduce_make_plan(const og_reduce_op *op, int max_cores, og_reduce_plan *p) {
     memset(p, 0, sizeof *p);
+    p->kind = op->kind;
     int nin = op->nin;
     p->nin = nin;
     for (int k = 0; k < nin; k++) p->in_dtype[k] = op->in[k]->dtype, p->in_slot[k] = op->in_slot[k];
@@ -212,7 +243,7 @@ void og_reduce_to_shape(og_reduce_op *r, const int64_t *from, int ndim, const ac
 typedef struct red_ctx {
     const og_reduce_plan *p;
     const aclOpExecutor *e;
-    char *workspace;
+    char *workspace; // the step's scratch
     const og_reduce_kernels *k;
     const og_convert_table *cv;
 } red_ctx;
@@ -220,6 +251,7 @@ typedef struct red_ctx {
 typedef struct pstack {
     float *v;
     size_t w;
+    og_reduce_kind kind;
     int depth;
     int level[STACK_DEPTH];
 } pstack;
@@ -233,7 +265,7 @@ static void ps_push(pstack *s, const float *x, const og_reduce_kernels *k) {
     while (s->depth >= 2 && s->level[s->depth - 1] == s->level[s->depth - 2]) {
         float *a = s->v + (size_t)(s->depth - 2) * w;
         if (w == 1)
-            a[0] = a[0] + a[1];
+            a[0] = combine(s->kind, a[0], a[1]);
         else
             k->add(a, a + w, a, w);
         s->level[s->depth - 2]++;
@@ -246,7 +278,7 @@ static const float *ps_finish(pstack *s, const og_reduce_kernels *k) {
     while (s->depth > 1) {
         float *a = s->v + (size_t)(s->depth - 2) * w;
         if (w == 1)
-            a[0] = a[0] + a[1];
+            a[0] = combine(s->kind, a[0], a[1]);
         else
             k->add(a, a + w, a, w);
         s->depth--;
@@ -254,21 +286,21 @@ static const float *ps_finish(pstack *s, const og_reduce_kernels *k) {
     return s->v;
 }
 
-// The binary-counter pairwise sum of v[0..n) (n <= 64): the same adds as ps_push / ps_finish with
-// w = 1, in registers.
-static float pairwise(const float *v, int64_t n) {
+// The binary-counter pairwise combination of v[0..n) (n <= 64): the same operations as ps_push /
+// ps_finish with w = 1, in registers.
+static float pairwise(og_reduce_kind kind, const float *v, int64_t n) {
     float st[BLOCK_STACK];
     int level[BLOCK_STACK], depth = 0;
     for (int64_t i = 0; i < n; i++) {
         st[depth] = v[i];
         level[depth++] = 0;
         while (depth >= 2 && level[depth - 1] == level[depth - 2]) {
-            st[depth - 2] = st[depth - 2] + st[depth - 1];
+            st[depth - 2] = combine(kind, st[depth - 2], st[depth - 1]);
             level[depth - 2]++;
             depth--;
         }
     }
-    for (; depth > 1; depth--) st[depth - 2] = st[depth - 2] + st[depth - 1];
+    for (; depth > 1; depth--) st[depth - 2] = combine(kind, st[depth - 2], st[depth - 1]);
     return st[0];
 }
 
@@ -291,9 +323,9 @@ static core_mem core_memory(const red_ctx *c, int slot) {
     m.rows = (const float **)at;
     m.rows16 = (const uint16_t **)at, at += align64(OG_RED_CHUNK * 8);
     m.acc = (float *)at, at += align64(OG_RED_LANES * w * 4);
-    m.block = (pstack){.v = (float *)at, .w = (size_t)w};
+    m.block = (pstack){.v = (float *)at, .w = (size_t)w, .kind = p->kind};
     at += align64(BLOCK_STACK * w * 4);
-    m.total = (pstack){.v = (float *)at, .w = (size_t)w};
+    m.total = (pstack){.v = (float *)at, .w = (size_t)w, .kind = p->kind};
     return m;
 }
 
@@ -448,23 +480,23 @@ static const float *gather_lanes(const red_ctx *c, core_mem *m, const unit_pos *
 }
 
 // The 16 lanes of acc (w wide each) combined as a balanced pairwise tree into acc[0..w). Lanes
-// from `active` on hold only the -0 they started with: adding -0 changes nothing, so those adds
-// are skipped (a chunk of n < 16 summands fills only n lanes).
+// from `active` on hold only the identity they started with (-0 for a sum): combining with it
+// changes nothing, so those operations are skipped (a chunk of n < 16 summands fills only n lanes).
 static void lane_tree(const red_ctx *c, float *acc, size_t w, int active) {
     if (active < OG_RED_LANES) { // only lanes [0, active) were reset and filled
         for (int a = active; a > 1; a = (a + 1) / 2)
             for (int i = 0; i < (a + 1) / 2; i++) {
                 float *dst = acc + (size_t)i * w, *l = acc + (size_t)(2 * i) * w, *r = l + w;
                 if (2 * i + 1 >= a)
-                    memmove(dst, l, w * sizeof(float)); // l + (-0) = l
+                    memmove(dst, l, w * sizeof(float)); // l o identity = l
                 else if (w == 1)
-                    dst[0] = l[0] + r[0];
+                    dst[0] = combine(c->p->kind, l[0], r[0]);
                 else
                     c->k->add(l, r, dst, w);
             }
         return;
     }
-    if (w == 1) { // the same adds, in registers
+    if (w == 1 && c->p->kind == OG_RED_SUM) { // the same adds, in registers
         float t[OG_RED_LANES];
         memcpy(t, acc, sizeof t);
         float s0 = t[0] + t[1], s1 = t[2] + t[3], s2 = t[4] + t[5], s3 = t[6] + t[7];
@@ -476,14 +508,15 @@ static void lane_tree(const red_ctx *c, float *acc, size_t w, int active) {
     for (int h = OG_RED_LANES / 2; h >= 1; h /= 2)
         for (int i = 0; i < h; i++) {
             if (w == 1)
-                acc[i] = acc[2 * i] + acc[2 * i + 1];
+                acc[i] = combine(c->p->kind, acc[2 * i], acc[2 * i + 1]);
             else
                 c->k->add(acc + 2 * i * w, acc + (2 * i + 1) * w, acc + i * w, w);
         }
 }
 
-static void reset_acc(float *acc, size_t count) {
-    for (size_t i = 0; i < count; i++) acc[i] = -0.0f;
+static void reset_acc(float *acc, size_t count, og_reduce_kind kind) {
+    float start = identity(kind);
+    for (size_t i = 0; i < count; i++) acc[i] = start;
 }
 
 // The sum of chunk [r0, r0 + n) of a unit (w values): in m->acc, or where the one summand is.
@@ -491,7 +524,7 @@ static const float *chunk_sum(const red_ctx *c, core_mem *m, const unit_pos *up,
                               int64_t n) {
     const og_reduce_plan *p = c->p;
     int64_t w = up->w;
-    if (n == 1) { // one summand: the lanes and the tree add only -0 to it, which changes nothing
+    if (n == 1) { // one summand: the lanes and the tree combine it with the identity only
         rwalk rw;
         rw_init(p, &rw, r0);
         int64_t stride[OG_RED_MAX_IN], off[OG_RED_MAX_IN];
@@ -502,7 +535,7 @@ static const float *chunk_sum(const red_ctx *c, core_mem *m, const unit_pos *up,
         return summands(c, m, off, stride, w, m->vals, 0);
     }
     int active = n < OG_RED_LANES ? (int)n : OG_RED_LANES;
-    reset_acc(m->acc, (size_t)((p->strips ? active : OG_RED_LANES) * w));
+    reset_acc(m->acc, (size_t)((p->strips ? active : OG_RED_LANES) * w), p->kind);
     if (!p->strips) {
         c->k->lanes(gather_lanes(c, m, up, r0, n), (size_t)n, m->acc);
     } else {
@@ -563,7 +596,7 @@ static const float *block_sum(const red_ctx *c, core_mem *m, const unit_pos *up,
             c->k->chunks_bf16((const uint16_t *)x + up->in_off[0] + rb, (size_t)nb, sums);
         else
             c->k->chunks_f16((const uint16_t *)x + up->in_off[0] + rb, (size_t)nb, sums);
-        m->acc[0] = pairwise(sums, (nb + OG_RED_CHUNK - 1) / OG_RED_CHUNK);
+        m->acc[0] = pairwise(p->kind, sums, (nb + OG_RED_CHUNK - 1) / OG_RED_CHUNK);
         return m->acc;
     }
     if (nb <= OG_RED_CHUNK) return chunk_sum(c, m, up, rb, nb);
@@ -577,10 +610,17 @@ static const float *block_sum(const red_ctx *c, core_mem *m, const unit_pos *up,
     return ps_finish(&m->block, c->k);
 }
 
-static void store_unit(const red_ctx *c, const unit_pos *up, const float *s) {
+// Stores a unit's results; a mean divides its sums by K first (once, in fp32; in m->acc when
+// they are not there already).
+static void store_unit(const red_ctx *c, core_mem *m, const unit_pos *up, const float *s) {
     const og_reduce_plan *p = c->p;
     size_t es = aclDataTypeSize(p->out_dtype);
     char *at = og_executor_addr(c->e, p->out_slot) + up->out_off * (int64_t)es;
+    if (p->kind == OG_RED_MEAN && p->K > 0) {
+        float k = (float)p->K; // exact up to 2^24 summands; the division rounds once
+        for (int64_t j = 0; j < up->w; j++) m->acc[j] = s[j] / k;
+        s = m->acc;
+    }
     if (up->w == 1)
         og_store_elem(at, p->out_dtype, s[0]);
     else
@@ -599,19 +639,22 @@ static void run_units(void *arg, int core, int slot) {
             unit_position(p, u, &up);
         else
             unit_next(p, &up);
-        if (p->K == 0) { // a sum over nothing
-            for (int64_t j = 0; j < up.w; j++) m.acc[j] = 0.0f;
-            store_unit(c, &up, m.acc);
+        if (p->K == 0) { // over nothing: +0 for a sum, NaN for a mean (0 / 0), else the identity
+            float v = p->kind == OG_RED_SUM    ? 0.0f
+                      : p->kind == OG_RED_MEAN ? NAN
+                                               : identity(p->kind);
+            for (int64_t j = 0; j < up.w; j++) m.acc[j] = v;
+            store_unit(c, &m, &up, m.acc);
             continue;
         }
         if (p->nblocks == 1) { // one block: the total is that block's sum
-            store_unit(c, &up, block_sum(c, &m, &up, 0));
+            store_unit(c, &m, &up, block_sum(c, &m, &up, 0));
             continue;
         }
         m.total.depth = 0;
         m.total.w = (size_t)up.w;
         for (int64_t b = 0; b < p->nblocks; b++) ps_push(&m.total, block_sum(c, &m, &up, b), c->k);
-        store_unit(c, &up, ps_finish(&m.total, c->k));
+        store_unit(c, &m, &up, ps_finish(&m.total, c->k));
     }
 }
 
@@ -646,36 +689,25 @@ static void run_combine(void *arg, int core, int slot) {
         m.total.w = (size_t)up.w;
         for (int64_t b = 0; b < p->nblocks; b++)
             ps_push(&m.total, partial_at(c, u * p->nblocks + b), c->k);
-        store_unit(c, &up, ps_finish(&m.total, c->k));
+        store_unit(c, &m, &up, ps_finish(&m.total, c->k));
     }
 }
 
-// The steps of one operator, in order: reductions, and maps with nothing to sum (elementwise).
-typedef struct red_program {
-    int nplans;
-    og_reduce_plan plans[OG_RED_MAX_PLANS];
-    bool elementwise[OG_RED_MAX_PLANS]; // this step runs ew[i] instead of plans[i]
-    og_ew_plan ew[OG_RED_MAX_PLANS];
-} red_program;
-
-static aclnnStatus run_program(const aclOpExecutor *e, void *workspace) {
-    const red_program *prog = e->plan;
-    for (int i = 0; i < prog->nplans; i++) {
-        if (prog->elementwise[i]) {
-            og_ew_run(e, &prog->ew[i], workspace);
-            continue;
-        }
-        const og_reduce_plan *p = &prog->plans[i];
-        red_ctx ctx = {p, e, workspace, &og_reduce_kernel_table[p->isa], &og_convert[p->isa]};
-        if (p->core_num == 0) continue;
-        if (p->split_blocks) {
-            og_parallel_for(p->core_num, p->slots, run_items, &ctx);
-            og_parallel_for(p->combine_cores, p->combine_cores, run_combine, &ctx);
-        } else {
-            og_parallel_for(p->core_num, p->slots, run_units, &ctx);
-        }
+void og_reduce_run(const aclOpExecutor *e, const og_reduce_plan *p, char *scratch) {
+    if (p->core_num == 0) return;
+    red_ctx ctx = {p, e, scratch, og_reduce_kernels_of(p->kind, p->isa), &og_convert[p->isa]};
+    if (p->split_blocks) {
+        og_parallel_for(p->core_num, p->slots, run_items, &ctx);
+        og_parallel_for(p->combine_cores, p->combine_cores, run_combine, &ctx);
+    } else {
+        og_parallel_for(p->core_num, p->slots, run_units, &ctx);
     }
-    return ACLNN_SUCCESS;
+}
+
+void og_reduce_prepare(const og_reduce_op *op, og_reduce_plan *p) {
+    og_reduce_make_plan(op, og_num_threads(), p);
+    p->isa = og_isa();
+    p->map = op->map ? op->map[p->isa] : NULL;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -688,84 +720,85 @@ static bool overlaps(const aclTensor *a, const aclTensor *b) {
     return alo <= bhi && blo <= ahi;
 }
 
-aclnnStatus og_reduce_plan_op(const char *op, int nplans, const og_reduce_op *ops, int nio,
+// A reduction's memory rules (data pointers, self-overlap, overlap with the others).
+static aclnnStatus check_memory(const char *op, const og_reduce_op *r, int nio, int nin_slots,
+                                const aclTensor *const *io) {
+    if (!r->out->data)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR,
+                       "%sGetWorkspaceSize: output %d has no data (NULL address)", op,
+                       r->out_slot - nin_slots);
+    int64_t k = 1;
+    for (int d = 0; d < r->ndim; d++)
+        if ((r->reduce_mask >> d) & 1u) k *= r->dims[d];
+    for (int j = 0; j < r->nin && k > 0; j++)
+        if (!r->in[j]->data)
+            return og_fail(ACLNN_ERR_PARAM_NULLPTR,
+                           "%sGetWorkspaceSize: input %d has no data (NULL address)", op,
+                           r->in_slot[j]);
+    int bad = og_tensor_self_overlap_dim(r->out);
+    if (bad >= 0)
+        return og_fail(
+            ACLNN_ERR_PARAM_INVALID,
+            "%sGetWorkspaceSize: output %d dim %d (size %lld, stride %lld) makes several "
+            "elements share one memory location, which an output may not do",
+            op, r->out_slot - nin_slots, bad, (long long)r->out->dims[bad],
+            (long long)r->out->strides[bad]);
+    for (int s = 0; s < nio; s++) {
+        const aclTensor *t = io[s];
+        if (!t || s == r->out_slot || t->numel == 0 || !t->data) continue;
+        if (s >= nin_slots && s > r->out_slot) continue; // later outputs check against this one
+        if (overlaps(r->out, t))
+            return og_fail(ACLNN_ERR_PARAM_INVALID,
+                           "%sGetWorkspaceSize: output %d shares memory with %s %d: a reduction's "
+                           "output may not overlap its inputs or another output",
+                           op, r->out_slot - nin_slots, s < nin_slots ? "input" : "output",
+                           s < nin_slots ? s : s - nin_slots);
+    }
+    return ACLNN_SUCCESS;
+}
+
+// A reduction that sums nothing (K = 1 and no reduced dims) of a map into an output of the full
+// shape: the elementwise engine does it in fewer passes (the same values: one fp32 map, rounded
+// once to the output dtype).
+static bool map_only(const og_reduce_op *r, const og_reduce_plan *p) {
+    bool same_shape = r->out->ndim == r->ndim;
+    for (int d = 0; d < r->ndim && same_shape; d++) same_shape = r->out->dims[d] == r->dims[d];
+    return p->K == 1 && p->nred == 0 && r->map && r->nin <= OG_EW_MAX_IN && same_shape &&
+           (r->kind == OG_RED_SUM || r->kind == OG_RED_MEAN || r->kind == OG_RED_MAX ||
+            r->kind == OG_RED_MIN);
+}
+
+aclnnStatus og_reduce_plan_op(const og_opdesc *op, int nplans, const og_reduce_op *ops, int nio,
                               int nin_slots, const aclTensor *const *io, uint64_t *workspaceSize,
                               aclOpExecutor **executor) {
-    red_program prog = {0};
-    int threads = og_num_threads();
+    og_prog prog;
+    og_prog_init(&prog, op, nin_slots, nio - nin_slots, io);
     for (int i = 0; i < nplans; i++) {
         const og_reduce_op *r = &ops[i];
         if (r->out->numel == 0) continue; // nothing to write
-        if (!r->out->data)
-            return og_fail(ACLNN_ERR_PARAM_NULLPTR,
-                           "%sGetWorkspaceSize: output %d has no data (NULL address)", op,
-                           r->out_slot - nin_slots);
-        int64_t k = 1;
-        for (int d = 0; d < r->ndim; d++)
-            if ((r->reduce_mask >> d) & 1u) k *= r->dims[d];
-        for (int j = 0; j < r->nin && k > 0; j++)
-            if (!r->in[j]->data)
-                return og_fail(ACLNN_ERR_PARAM_NULLPTR,
-                               "%sGetWorkspaceSize: input %d has no data (NULL address)", op,
-                               r->in_slot[j]);
-        int bad = og_tensor_self_overlap_dim(r->out);
-        if (bad >= 0)
-            return og_fail(
-                ACLNN_ERR_PARAM_INVALID,
-                "%sGetWorkspaceSize: output %d dim %d (size %lld, stride %lld) makes several "
-                "elements share one memory location, which an output may not do",
-                op, r->out_slot - nin_slots, bad, (long long)r->out->dims[bad],
-                (long long)r->out->strides[bad]);
-        for (int s = 0; s < nio; s++) {
-            const aclTensor *t = io[s];
-            if (!t || s == r->out_slot || t->numel == 0 || !t->data) continue;
-            if (s >= nin_slots && s > r->out_slot) continue; // later outputs check against this one
-            if (overlaps(r->out, t))
-                return og_fail(
-                    ACLNN_ERR_PARAM_INVALID,
-                    "%sGetWorkspaceSize: output %d shares memory with %s %d: a reduction's "
-                    "output may not overlap its inputs or another output",
-                    op, r->out_slot - nin_slots, s < nin_slots ? "input" : "output",
-                    s < nin_slots ? s : s - nin_slots);
+        aclnnStatus st = check_memory(op->name, r, nio, nin_slots, io);
+        if (st != ACLNN_SUCCESS) {
+            og_prog_discard(&prog);
+            return st;
         }
-        og_reduce_plan *p = &prog.plans[prog.nplans++];
-        og_reduce_make_plan(r, threads, p);
-        p->isa = og_isa();
-        p->map = r->map ? r->map[p->isa] : NULL;
-        bool same_shape = r->out->ndim == r->ndim;
-        for (int d = 0; d < r->ndim && same_shape; d++) same_shape = r->out->dims[d] == r->dims[d];
-        if (p->K == 1 && p->nred == 0 && r->map && r->nin <= OG_EW_MAX_IN && same_shape) {
-            // nothing summed: a map into the output, which the elementwise engine does in
-            // fewer passes (same values: one fp32 map, rounded once to the output dtype)
-            og_ew_op ew = {.op = op,
-                           .kernels = r->map,
-                           .nin = r->nin,
-                           .nout = 1,
-                           .out = {r->out},
-                           .params = r->params,
-                           .params_size = r->params_size,
-                           .compute_dtype = r->round_in};
-            for (int k = 0; k < r->nin; k++) ew.in[k] = r->in[k];
-            og_ew_plan *w = &prog.ew[prog.nplans - 1];
-            og_ew_prepare(&ew, w);
-            for (int k = 0; k < r->nin; k++) w->in[k].slot = r->in_slot[k];
-            w->out[0].slot = r->out_slot;
-            prog.elementwise[prog.nplans - 1] = true;
-            p->workspace = w->tiling.slots * w->tiling.buffer_bytes;
+        og_reduce_plan probe;
+        og_reduce_make_plan(r, 1, &probe);
+        if (!map_only(r, &probe)) {
+            og_prog_reduce(&prog, r);
+            continue;
         }
+        og_ew_op ew = {.op = op,
+                       .kernels = r->map,
+                       .nin = r->nin,
+                       .nout = 1,
+                       .out = {r->out},
+                       .slots = true,
+                       .out_slot = {r->out_slot},
+                       .params = r->params,
+                       .params_size = r->params_size,
+                       .compute_dtype = r->round_in};
+        for (int k = 0; k < r->nin; k++) ew.in[k] = r->in[k], ew.in_slot[k] = r->in_slot[k];
+        og_prog_map(&prog, &ew);
     }
-    size_t plan_size = sizeof(red_program);
-    aclOpExecutor *e = og_executor_new(op, plan_size);
-    if (!e) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    memcpy(e->plan, &prog, sizeof prog);
-    e->ninputs = nin_slots;
-    e->noutputs = nio - nin_slots;
-    for (int s = 0; s < nio; s++)
-        if (io[s]) og_executor_bind(e, s, io[s]);
-    uint64_t ws = 0;
-    for (int i = 0; i < prog.nplans; i++)
-        if ((uint64_t)prog.plans[i].workspace > ws) ws = (uint64_t)prog.plans[i].workspace;
-    e->workspace_size = ws;
-    e->run = prog.nplans ? run_program : NULL;
-    return og_executor_publish(e, workspaceSize, executor);
+    return og_prog_publish(&prog, workspaceSize, executor);
 }

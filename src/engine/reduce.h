@@ -1,5 +1,5 @@
-/* The shared reduction engine: sums over any set of dims, with fp32 accumulation and results that
- * do not depend on the thread count or the ISA.
+/* The shared reduction engine: sums, means, maxima and minima over any set of dims, with fp32
+ * accumulation and results that do not depend on the thread count or the ISA.
  *
  * A reduction sums a value v(i) over the reduced dims of an index space `dims` (the "shape being
  * reduced"). v is in[0] itself, or an elementwise map of up to OG_RED_MAX_IN inputs that
@@ -23,6 +23,11 @@
  * values sum to S, |fp32 sum - exact sum| <= D * 2^-24 * S (first order), D <= 20 + ceil(log2
  * chunks); the result is then rounded once to the output dtype. Integer data whose absolute sum
  * stays within 2^24 is summed exactly (every partial sum is an integer of at most 2^24).
+ *
+ * Max and min use the same order with their own operation in place of the add (and -inf / +inf
+ * in place of -0): they are exact, and the fixed order only decides which NaN or which signed zero
+ * wins. A mean is the sum divided by K once, in fp32, before the output rounding. Over nothing
+ * (K = 0) a sum is +0, a mean NaN, a max -inf and a min +inf.
  *
  * Threads: the work is cut into units (one output element, or a strip of neighbouring outputs
  * along the innermost kept dim: 64 for fp32 rows read in place, else 512; strips are used
@@ -52,10 +57,12 @@
 #define OG_RED_BLOCK 64  // chunks per block
 #define OG_RED_STRIP 512 // outputs per unit along the innermost kept dim (strips read in place)
 #define OG_RED_STRIP_WIDE 1024 // the same for strips whose rows are gathered or mapped
-#define OG_RED_MAX_PLANS 3
+
+typedef enum { OG_RED_SUM, OG_RED_MEAN, OG_RED_MAX, OG_RED_MIN } og_reduce_kind;
 
 /// One reduction, as an operator describes it after checking its arguments.
 typedef struct og_reduce_op {
+    og_reduce_kind kind;                // OG_RED_SUM (0) unless set
     int nin;                            // 1..OG_RED_MAX_IN
     const aclTensor *in[OG_RED_MAX_IN]; // each broadcasts to dims (NumPy, right-aligned)
     int in_slot[OG_RED_MAX_IN];         // executor io slot of each input
@@ -91,10 +98,14 @@ typedef struct og_reduce_kernels {
     void (*chunks_f16)(const uint16_t *x, size_t n, float *sums);
 } og_reduce_kernels;
 
+/// The sum kernels per ISA level.
 extern const og_reduce_kernels og_reduce_kernel_table[OPGRAD_ISA_COUNT];
+/// The kernels of any kind (a mean uses the sum's).
+const og_reduce_kernels *og_reduce_kernels_of(og_reduce_kind kind, opgrad_isa isa);
 
 /// A reduction planned over coalesced dims (plain data: no tensors, no pointers to them).
 typedef struct og_reduce_plan {
+    og_reduce_kind kind;
     int nin;
     aclDataType in_dtype[OG_RED_MAX_IN];
     int in_slot[OG_RED_MAX_IN];
@@ -145,11 +156,18 @@ void og_reduce_unit_outputs(const og_reduce_plan *p, int64_t u, int64_t *first, 
 /// The summand range [*r0, *r0 + *n) of block b.
 void og_reduce_block_range(const og_reduce_plan *p, int64_t b, int64_t *r0, int64_t *n);
 
+/// The plan of one reduction for the current threads and ISA (a REDUCE step of a program); its
+/// scratch is plan->workspace bytes.
+void og_reduce_prepare(const og_reduce_op *op, og_reduce_plan *plan);
+/// Runs a plan (phase 2) with executor e's addresses.
+void og_reduce_run(const aclOpExecutor *e, const og_reduce_plan *plan, char *scratch);
+
 /// Plans an executor running nplans reductions in order (e.g. several gradients of one
-/// backward). `io` are the operator's tensors in slot order (inputs, then outputs; nin_slots
-/// inputs): data pointers are checked (161001), outputs must not overlap any input or each
-/// other nor write one address twice (161002). Reductions whose output is empty are dropped.
-aclnnStatus og_reduce_plan_op(const char *op, int nplans, const og_reduce_op *ops, int nio,
+/// backward); a reduction with nothing to sum becomes an elementwise step. `io` are the
+/// operator's tensors in slot order (inputs, then outputs; nin_slots inputs): data pointers are
+/// checked (161001), outputs must not overlap any input or each other nor write one address
+/// twice (161002). Reductions whose output is empty are dropped.
+aclnnStatus og_reduce_plan_op(const og_opdesc *op, int nplans, const og_reduce_op *ops, int nio,
                               int nin_slots, const aclTensor *const *io, uint64_t *workspaceSize,
                               aclOpExecutor **executor);
 

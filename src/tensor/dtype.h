@@ -8,6 +8,10 @@
 
 #include "acl/acl_base.h"
 
+/// Dtype sets: bit masks over aclDataType values < 64.
+#define OG_DT(x) (1ull << (x))
+#define OG_DTS_FLOATING (OG_DT(ACL_FLOAT) | OG_DT(ACL_FLOAT16) | OG_DT(ACL_BF16))
+
 const char *og_dtype_name(aclDataType dt);
 /// True for the dtypes the tensor model can hold (size > 0 and not complex/string).
 bool og_dtype_is_representable(aclDataType dt);

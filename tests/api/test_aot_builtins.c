@@ -427,7 +427,7 @@ static void test_errors(void) {
     CHECK(opgrad_FusedAddScaleBackward(0, NULL, NULL, NULL, NULL, NULL, NULL) != 0);
     CHECK_MSG("(x, bias, scale, y, dy, dx, dbias, dscale)");
     CHECK(opgrad_AddBackward(-1, NULL, NULL, NULL, NULL, NULL, NULL) != 0);
-    CHECK_MSG("(a, b, y, dy, da, db)");
+    CHECK_MSG("(x, other, y, dy, dx, dother)");
     // NULL arrays and pointers
     CHECK_EQ(opgrad_Mish(2, NULL, a.nd, a.sh, a.dt, NULL, NULL), ACLNN_ERR_PARAM_NULLPTR);
     CHECK_MSG("opgrad_Mish: params is NULL");
@@ -503,7 +503,7 @@ static void test_errors(void) {
     arg(&a, 1, b2, 1, ACL_FLOAT, false, 2, -1, 1);
     arg(&a, 2, y43, 2, ACL_FLOAT, false, 3, -1, 1);
     CHECK_EQ(call(opgrad_Add, &a), ACLNN_ERR_PARAM_INVALID);
-    CHECK_MSG("opgrad_Add: a [4,3] and b [2] do not broadcast");
+    CHECK_MSG("opgrad_Add: aclnnAddGetWorkspaceSize: other [2] does not broadcast with [4,3]");
     args_free(&a);
     memset(&a, 0, sizeof a);
     arg(&a, 0, x, 2, ACL_FLOAT, false, 1, -1, 1);
@@ -511,9 +511,9 @@ static void test_errors(void) {
     arg(&a, 2, y43, 2, ACL_FLOAT, false, 3, -1, 1);
     arg(&a, 3, y43, 2, ACL_FLOAT, false, 4, -1, 1);
     arg(&a, 4, x, 2, ACL_FLOAT, false, 5, -1, 1);
-    arg(&a, 5, y43, 2, ACL_FLOAT, false, 6, -1, 1); // db in y's shape: not reduced
+    arg(&a, 5, y43, 2, ACL_FLOAT, false, 6, -1, 1); // dother in y's shape: not reduced
     CHECK_EQ(call(opgrad_MulBackward, &a), ACLNN_ERR_PARAM_INVALID);
-    CHECK_MSG("opgrad_MulBackward: db (params[5]) has shape [4,3] but b has [3]");
+    CHECK_MSG("opgrad_MulBackward: dother (params[5]) has shape [4,3] but other has [3]");
     args_free(&a);
 
     // an aclnn refusal comes back with its status and its message, prefixed

@@ -354,7 +354,7 @@ static void test_dtypes_aclnn_accepts(void) {
     CHECK_MSG("opgrad supports");
     // a dtype aclnn does not accept either: the plain rule
     CHECK_EQ(aclnnSiluGetWorkspaceSize(f64.t, f64.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
-    CHECK_MSG("supported: float32, float16, bfloat16");
+    CHECK_MSG("opgrad supports float32, float16 and bfloat16");
     tv_free(&i32), tv_free(&f), tv_free(&f64), tv_free(&c64), tv_free(&b);
 }
 

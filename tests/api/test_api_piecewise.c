@@ -541,7 +541,7 @@ static void test_unsupported_dtype_each_argument(void) {
                 if (op->aclnn_extra & DT(bad[b]))
                     CHECK_MSG("opgrad supports float32, float16 and bfloat16");
                 else
-                    CHECK_MSG("supported: float32, float16, bfloat16");
+                    CHECK_MSG("opgrad supports float32, float16 and bfloat16");
                 ts_free(&s);
             }
     }

@@ -517,10 +517,10 @@ static void c_aot_backward(void) {
     int n = read_log(g_log, l, 8);
     CHECK_EQ(n, 5);
     if (n >= 5) {
-        check_line(&l[0], "opgrad_AddBackward", 0, "da", "float32", "[4,3]", &add_a);
-        check_line(&l[1], "opgrad_AddBackward", 1, "db", "float32", "[3]", &add_b);
-        check_line(&l[2], "opgrad_MulBackward", 0, "da", "float32", "[4,3]", &mul_a);
-        check_line(&l[3], "opgrad_MulBackward", 1, "db", "float32", "[3]", &mul_b);
+        check_line(&l[0], "opgrad_AddBackward", 0, "dx", "float32", "[4,3]", &add_a);
+        check_line(&l[1], "opgrad_AddBackward", 1, "dother", "float32", "[3]", &add_b);
+        check_line(&l[2], "opgrad_MulBackward", 0, "dx", "float32", "[4,3]", &mul_a);
+        check_line(&l[3], "opgrad_MulBackward", 1, "dother", "float32", "[3]", &mul_b);
         check_line(&l[4], "aclnnMishBackward", 0, "gradInput", "float32", "[4,3]", &mish);
     }
     buf *all[] = {&a, &b, &y, &dy, &ga, &gb};

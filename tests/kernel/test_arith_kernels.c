@@ -123,8 +123,7 @@ static bool same_bits(float a, float b) { return memcmp(&a, &b, 4) == 0 || (isna
 static int64_t engine_tile(int nin, aclDataType dt) {
     static char dummy[64];
     int64_t dims[1] = {1 << 20};
-    og_ew_op op = {
-        .op = "probe", .kernels = og_mul_kernels, .nin = nin, .nout = 1, .compute_dtype = dt};
+    og_ew_op op = {.kernels = og_mul_kernels, .nin = nin, .nout = 1, .compute_dtype = dt};
     aclTensor *ts[4];
     for (int k = 0; k <= nin; k++) {
         ts[k] = test_tensor(dims, 1, dt, dummy);

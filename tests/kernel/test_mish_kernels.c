@@ -90,11 +90,7 @@ static void test_kernel_tables(void) {
 static int64_t engine_tile(int nin, int nout, aclDataType dt) {
     static char dummy[64];
     int64_t dims[1] = {1 << 20};
-    og_ew_op op = {.op = "probe",
-                   .kernels = og_mish_fwd_kernels,
-                   .nin = nin,
-                   .nout = nout,
-                   .compute_dtype = dt};
+    og_ew_op op = {.kernels = og_mish_fwd_kernels, .nin = nin, .nout = nout, .compute_dtype = dt};
     aclTensor *ts[OG_EW_MAX_IN + OG_EW_MAX_OUT];
     for (int k = 0; k < nin + nout; k++) {
         ts[k] = test_tensor(dims, 1, dt, dummy);

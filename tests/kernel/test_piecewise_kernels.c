@@ -223,8 +223,7 @@ static void test_kernel_tables(void) {
 static int64_t engine_tile(int nin, aclDataType dt) {
     static char dummy[64];
     int64_t dims[1] = {1 << 20};
-    og_ew_op op = {
-        .op = "probe", .kernels = og_relu_fwd_kernels, .nin = nin, .nout = 1, .compute_dtype = dt};
+    og_ew_op op = {.kernels = og_relu_fwd_kernels, .nin = nin, .nout = 1, .compute_dtype = dt};
     aclTensor *ts[3];
     for (int k = 0; k < nin + 1; k++) {
         ts[k] = test_tensor(dims, 1, dt, dummy);

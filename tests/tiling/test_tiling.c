@@ -289,8 +289,7 @@ typedef struct opspec {
 } opspec;
 
 static og_ew_plan plan_of(opspec s, int max_cores, int64_t nt) {
-    og_ew_op op = {.op = "test",
-                   .kernels = og_mish_bwd_kernels,
+    og_ew_op op = {.kernels = og_mish_bwd_kernels,
                    .kernels16 = s.kernels16,
                    .nin = s.nin,
                    .nout = s.nout,

@@ -28,18 +28,9 @@ typedef struct og_elu_params {
     int saturate;    // forward: alpha or inputScale is inf or NaN
 } og_elu_params;
 
-#define OG_DECLARE_ELU(sfx)                                                                        \
-    void og_elu_fwd__##sfx(size_t n, const float *const *in, float *const *out, const void *p);    \
-    void og_elu_bwd__##sfx(size_t n, const float *const *in, float *const *out, const void *p);    \
-    void og_elu_bwd_result__##sfx(size_t n, const float *const *in, float *const *out,             \
-                                  const void *p);
-OG_DECLARE_ELU(scalar)
-OG_DECLARE_ELU(avx2)
-OG_DECLARE_ELU(avx512)
-
-extern const og_ew_compute_fn og_elu_fwd_kernels[OPGRAD_ISA_COUNT];
-extern const og_ew_compute_fn og_elu_bwd_kernels[OPGRAD_ISA_COUNT];
-extern const og_ew_compute_fn og_elu_bwd_result_kernels[OPGRAD_ISA_COUNT];
+OG_EW_DECLARE_KERNEL(elu_fwd)
+OG_EW_DECLARE_KERNEL(elu_bwd)
+OG_EW_DECLARE_KERNEL(elu_bwd_result)
 
 /// Fills the parameters from the attribute values (as floats).
 static inline og_elu_params og_elu_make_params(float alpha, float scale, float input_scale) {

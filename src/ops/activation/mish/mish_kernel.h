@@ -10,18 +10,9 @@
 
 #include "engine/elementwise.h"
 
-#define OG_DECLARE_MISH_TANHX(sfx)                                                                 \
-    void og_mish_fwd_tanhx__##sfx(size_t n, const float *const *in, float *const *out,             \
-                                  const void *p);                                                  \
-    void og_mish_bwd_tanhx__##sfx(size_t n, const float *const *in, float *const *out,             \
-                                  const void *p);
-OG_DECLARE_MISH_TANHX(scalar)
-OG_DECLARE_MISH_TANHX(avx2)
-OG_DECLARE_MISH_TANHX(avx512)
-
 OG_EW_DECLARE_KERNEL3(mish_fwd) // with fused bf16 / fp16 kernels
 OG_EW_DECLARE_KERNEL3(mish_bwd)
-extern const og_ew_compute_fn og_mish_fwd_tanhx_kernels[OPGRAD_ISA_COUNT];
-extern const og_ew_compute_fn og_mish_bwd_tanhx_kernels[OPGRAD_ISA_COUNT];
+OG_EW_DECLARE_KERNEL(mish_fwd_tanhx)
+OG_EW_DECLARE_KERNEL(mish_bwd_tanhx)
 
 #endif

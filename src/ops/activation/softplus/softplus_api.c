@@ -3,37 +3,31 @@
  * ToFloat) and travel in the plan's parameters. */
 #include "aclnnop/aclnn_softplus.h"
 #include "aclnnop/aclnn_softplus_backward.h"
-#include "ops/activation/sigmoid/act_plan.h"
 #include "ops/activation/softplus/softplus_kernel.h"
+#include "ops/common/checks.h"
 
 OG_EW_DEFINE_KERNEL_TABLE(softplus_fwd);
 OG_EW_DEFINE_KERNEL_TABLE(softplus_bwd);
 
-static const char OP_SOFTPLUS[] = "aclnnSoftplus";
-static const char OP_SOFTPLUS_BACKWARD[] = "aclnnSoftplusBackward";
-
-static aclnnStatus read_params(const char *op, const aclScalar *beta, const aclScalar *threshold,
-                               og_softplus_params *p) {
-    ACT_TRY(act_scalar_float(op, "beta", beta, &p->beta));
-    return act_scalar_float(op, "threshold", threshold, &p->threshold);
+static aclnnStatus read_params(const og_opdesc *op, const aclScalar *beta,
+                               const aclScalar *threshold, og_softplus_params *p) {
+    OG_TRY(og_check_scalar(op, "beta", beta, &p->beta));
+    return og_check_scalar(op, "threshold", threshold, &p->threshold);
 }
 
 aclnnStatus aclnnSoftplusGetWorkspaceSize(const aclTensor *self, const aclScalar *beta,
                                           const aclScalar *threshold, aclTensor *out,
                                           uint64_t *workspaceSize, aclOpExecutor **executor) {
-    ACT_TRY(og_check_out_ptrs(OP_SOFTPLUS, workspaceSize, executor));
+    const og_opdesc *op = &og_op_Softplus;
     static const char *const names[4] = {"self", "beta", "threshold", "out"};
     const void *ptrs[4] = {self, beta, threshold, out};
-    ACT_TRY(og_check_not_null(OP_SOFTPLUS, 4, names, ptrs));
+    OG_TRY(og_check_args(op, workspaceSize, executor, 4, names, ptrs));
     og_softplus_params p;
-    ACT_TRY(read_params(OP_SOFTPLUS, beta, threshold, &p));
-    return act_plan_unary(OP_SOFTPLUS, og_softplus_fwd_kernels, NULL, "self", self, "out", out, 0,
-                          &p, sizeof p, workspaceSize, executor);
-}
-
-aclnnStatus aclnnSoftplus(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                          aclrtStream stream) {
-    return og_executor_launch(OP_SOFTPLUS, workspace, workspaceSize, executor, stream);
+    OG_TRY(read_params(op, beta, threshold, &p));
+    static const char *const tnames[2] = {"self", "out"};
+    const aclTensor *outs[1] = {out};
+    return og_plan_forward(op, OG_EW_KERNEL_FP32(softplus_fwd), self, 1, outs, tnames,
+                           OG_OUT_SAME_DTYPE, &p, sizeof p, workspaceSize, executor);
 }
 
 aclnnStatus aclnnSoftplusBackwardGetWorkspaceSize(const aclTensor *gradOutput,
@@ -41,19 +35,14 @@ aclnnStatus aclnnSoftplusBackwardGetWorkspaceSize(const aclTensor *gradOutput,
                                                   const aclScalar *threshold, aclTensor *gradInput,
                                                   uint64_t *workspaceSize,
                                                   aclOpExecutor **executor) {
-    ACT_TRY(og_check_out_ptrs(OP_SOFTPLUS_BACKWARD, workspaceSize, executor));
+    const og_opdesc *op = &og_op_SoftplusBackward;
     static const char *const all[5] = {"gradOutput", "self", "beta", "threshold", "gradInput"};
     const void *ptrs[5] = {gradOutput, self, beta, threshold, gradInput};
-    ACT_TRY(og_check_not_null(OP_SOFTPLUS_BACKWARD, 5, all, ptrs));
+    OG_TRY(og_check_args(op, workspaceSize, executor, 5, all, ptrs));
     og_softplus_params p;
-    ACT_TRY(read_params(OP_SOFTPLUS_BACKWARD, beta, threshold, &p));
+    OG_TRY(read_params(op, beta, threshold, &p));
     static const char *const names[3] = {"gradOutput", "self", "gradInput"};
-    return act_plan_binary(OP_SOFTPLUS_BACKWARD, og_softplus_bwd_kernels, NULL, names, gradOutput,
-                           self, gradInput, false, ACT_DTS_DOUBLE | ACT_DTS_INTEGRAL, &p, sizeof p,
-                           workspaceSize, executor);
-}
-
-aclnnStatus aclnnSoftplusBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                  aclrtStream stream) {
-    return og_executor_launch(OP_SOFTPLUS_BACKWARD, workspace, workspaceSize, executor, stream);
+    const aclTensor *ins[2] = {gradOutput, self};
+    return og_plan_backward(op, OG_EW_KERNEL_FP32(softplus_bwd), 2, ins, gradInput, names, false,
+                            OG_OUT_CASTABLE, &p, sizeof p, workspaceSize, executor);
 }

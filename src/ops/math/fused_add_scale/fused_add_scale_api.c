@@ -3,30 +3,27 @@
 #include "aclnnop/aclnn_fused_add_scale.h"
 #include "aclnnop/aclnn_fused_add_scale_backward.h"
 #include "engine/reduce.h"
+#include "ops/common/checks.h"
 #include "ops/math/fused_add_scale/fused_add_scale_kernel.h"
-#include "ops/math/math_checks.h"
 #include "ops/math/mul/mul_kernel.h"
 #include "runtime/error.h"
 #include "tensor/dtype.h"
 
 OG_EW_DEFINE_KERNEL_TABLE(fused_add_scale);
 
-static const char OP_FWD[] = "aclnnFusedAddScale";
-static const char OP_BWD[] = "aclnnFusedAddScaleBackward";
-
 // x [..., C] (rank >= 1), bias [C], scale one element (rank <= 1) or [C].
-static aclnnStatus check_operands(const char *op, const aclTensor *x, const aclTensor *bias,
+static aclnnStatus check_operands(const og_opdesc *op, const aclTensor *x, const aclTensor *bias,
                                   const aclTensor *scale) {
-    OG_TRY(og_math_check_tensor(op, "x", x, 1));
-    OG_TRY(og_math_check_tensor(op, "bias", bias, 0));
-    OG_TRY(og_math_check_tensor(op, "scale", scale, 0));
+    OG_TRY(og_check_tensor(op, "x", x, 1));
+    OG_TRY(og_check_tensor(op, "bias", bias, 0));
+    OG_TRY(og_check_tensor(op, "scale", scale, 0));
     int64_t c = x->dims[x->ndim - 1];
     char a[160], b[160];
     if (bias->ndim != 1 || bias->dims[0] != c)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: bias has shape %s but x %s has C = %lld channels (its "
                        "last dim): bias must be [%lld]",
-                       op, og_shape_str(bias->dims, bias->ndim, a, sizeof a),
+                       op->name, og_shape_str(bias->dims, bias->ndim, a, sizeof a),
                        og_shape_str(x->dims, x->ndim, b, sizeof b), (long long)c, (long long)c);
     bool one = scale->ndim <= 1 && scale->numel == 1;
     bool per_channel = scale->ndim == 1 && scale->dims[0] == c;
@@ -34,23 +31,22 @@ static aclnnStatus check_operands(const char *op, const aclTensor *x, const aclT
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: scale has shape %s; it must have one element ([1]) or "
                        "one per channel ([%lld])",
-                       op, og_shape_str(scale->dims, scale->ndim, a, sizeof a), (long long)c);
+                       op->name, og_shape_str(scale->dims, scale->ndim, a, sizeof a), (long long)c);
     return ACLNN_SUCCESS;
 }
 
 aclnnStatus aclnnFusedAddScaleGetWorkspaceSize(const aclTensor *x, const aclTensor *bias,
                                                const aclTensor *scale, aclTensor *out,
                                                uint64_t *workspaceSize, aclOpExecutor **executor) {
-    const char *op = OP_FWD;
+    const og_opdesc *op = &og_op_FusedAddScale;
     static const char *const names[] = {"x", "bias", "scale", "out"};
-    OG_TRY(og_check_out_ptrs(op, workspaceSize, executor));
     const void *ptrs[4] = {x, bias, scale, out};
-    OG_TRY(og_check_not_null(op, 4, names, ptrs));
+    OG_TRY(og_check_args(op, workspaceSize, executor, 4, names, ptrs));
     OG_TRY(check_operands(op, x, bias, scale));
-    OG_TRY(og_math_check_tensor(op, "out", out, 0));
+    OG_TRY(og_check_tensor(op, "out", out, 0));
     const aclTensor *ins[3] = {x, bias, scale};
     aclDataType promoted;
-    OG_TRY(og_check_promotion(op, 3, names, ins, OG_DTS_FLOATING, "out", out, &promoted));
+    OG_TRY(og_check_promotion(op, 3, names, ins, "out", out, &promoted));
     OG_TRY(og_check_same_shape(op, "x", x, "out", out));
     og_ew_op ew = {.op = op,
                    .kernels = og_fused_add_scale_kernels,
@@ -63,32 +59,26 @@ aclnnStatus aclnnFusedAddScaleGetWorkspaceSize(const aclTensor *x, const aclTens
     return og_ew_plan_op(&ew, workspaceSize, executor);
 }
 
-aclnnStatus aclnnFusedAddScale(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                               aclrtStream stream) {
-    return og_executor_launch(OP_FWD, workspace, workspaceSize, executor, stream);
-}
-
 aclnnStatus aclnnFusedAddScaleBackwardGetWorkspaceSize(const aclTensor *gradOutput,
                                                        const aclTensor *x, const aclTensor *bias,
                                                        const aclTensor *scale, aclTensor *gradX,
                                                        aclTensor *gradBias, aclTensor *gradScale,
                                                        uint64_t *workspaceSize,
                                                        aclOpExecutor **executor) {
-    const char *op = OP_BWD;
+    const og_opdesc *op = &og_op_FusedAddScaleBackward;
     static const char *const names[] = {"gradOutput", "x",        "bias",     "scale",
                                         "gradX",      "gradBias", "gradScale"};
-    OG_TRY(og_check_out_ptrs(op, workspaceSize, executor));
     const aclTensor *io[7] = {gradOutput, x, bias, scale, gradX, gradBias, gradScale};
     const void *ptrs[7];
     for (int k = 0; k < 7; k++) ptrs[k] = io[k];
-    OG_TRY(og_check_not_null(op, 7, names, ptrs));
-    OG_TRY(og_math_check_tensor(op, "gradOutput", gradOutput, 0));
+    OG_TRY(og_check_args(op, workspaceSize, executor, 7, names, ptrs));
+    OG_TRY(og_check_tensor(op, "gradOutput", gradOutput, 0));
     OG_TRY(check_operands(op, x, bias, scale));
     OG_TRY(og_check_same_shape(op, "gradOutput", gradOutput, "x", x));
     aclDataType promoted;
     for (int k = 4; k < 7; k++) {
-        OG_TRY(og_math_check_tensor(op, names[k], io[k], 0));
-        OG_TRY(og_check_promotion(op, 4, names, io, OG_DTS_FLOATING, names[k], io[k], &promoted));
+        OG_TRY(og_check_tensor(op, names[k], io[k], 0));
+        OG_TRY(og_check_promotion(op, 4, names, io, names[k], io[k], &promoted));
         OG_TRY(og_check_same_shape(op, names[k - 3], io[k - 3], names[k], io[k]));
     }
     og_reduce_op r[3];
@@ -118,9 +108,4 @@ aclnnStatus aclnnFusedAddScaleBackwardGetWorkspaceSize(const aclTensor *gradOutp
                           .round_in = ACL_FLOAT};
     og_reduce_to_shape(&r[2], x->dims, x->ndim, gradScale);
     return og_reduce_plan_op(op, 3, r, 7, 4, io, workspaceSize, executor);
-}
-
-aclnnStatus aclnnFusedAddScaleBackward(void *workspace, uint64_t workspaceSize,
-                                       aclOpExecutor *executor, aclrtStream stream) {
-    return og_executor_launch(OP_BWD, workspace, workspaceSize, executor, stream);
 }

@@ -7,13 +7,6 @@
 
 #include "engine/elementwise.h"
 
-#define OG_DECLARE_FUSED_ADD_SCALE(sfx)                                                            \
-    void og_fused_add_scale__##sfx(size_t n, const float *const *in, float *const *out,            \
-                                   const void *p);
-OG_DECLARE_FUSED_ADD_SCALE(scalar)
-OG_DECLARE_FUSED_ADD_SCALE(avx2)
-OG_DECLARE_FUSED_ADD_SCALE(avx512)
-
-extern const og_ew_compute_fn og_fused_add_scale_kernels[OPGRAD_ISA_COUNT];
+OG_EW_DECLARE_KERNEL(fused_add_scale)
 
 #endif

@@ -1,32 +1,24 @@
 /* aclnnMul, aclnnMuls, aclnnInplaceMul, aclnnInplaceMuls: argument checks and plans on the
  * elementwise engine (ops-math math/mul). */
 #include "aclnnop/aclnn_mul.h"
-#include "ops/math/math_checks.h"
+#include "ops/common/checks.h"
 #include "ops/math/mul/mul_kernel.h"
-#include "runtime/error.h"
-#include "tensor/dtype.h"
 
 OG_EW_DEFINE_KERNEL3_TABLES(mul);
 OG_EW_DEFINE_KERNEL3_TABLES(muls);
 
-static const char OP_MUL[] = "aclnnMul";
-static const char OP_MULS[] = "aclnnMuls";
-static const char OP_INPLACE_MUL[] = "aclnnInplaceMul";
-static const char OP_INPLACE_MULS[] = "aclnnInplaceMuls";
-
 // names = {self, other, out}; for the inplace form out is self (the broadcast shape).
-static aclnnStatus plan_mul(const char *op, const aclTensor *self, const aclTensor *other,
+static aclnnStatus plan_mul(const og_opdesc *op, const aclTensor *self, const aclTensor *other,
                             const aclTensor *out, const char *const *names, uint64_t *workspaceSize,
                             aclOpExecutor **executor) {
-    OG_TRY(og_check_out_ptrs(op, workspaceSize, executor));
     const void *ptrs[3] = {self, other, out};
-    OG_TRY(og_check_not_null(op, 3, names, ptrs));
-    OG_TRY(og_math_check_tensor(op, names[0], self, 0));
-    OG_TRY(og_math_check_tensor(op, names[1], other, 0));
-    OG_TRY(og_math_check_tensor(op, names[2], out, 0));
+    OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
+    OG_TRY(og_check_tensor(op, names[0], self, 0));
+    OG_TRY(og_check_tensor(op, names[1], other, 0));
+    OG_TRY(og_check_tensor(op, names[2], out, 0));
     const aclTensor *ins[2] = {self, other};
     aclDataType promoted;
-    OG_TRY(og_check_promotion(op, 2, names, ins, OG_DTS_FLOATING, names[2], out, &promoted));
+    OG_TRY(og_check_promotion(op, 2, names, ins, names[2], out, &promoted));
     OG_TRY(og_check_broadcast_to(op, 2, names, ins, names[2], out));
     og_ew_op ew = {.op = op,
                    .kernels = og_mul_kernels,
@@ -42,22 +34,18 @@ static aclnnStatus plan_mul(const char *op, const aclTensor *self, const aclTens
 
 // self * other (scalar): computed in self's dtype (bfloat16 in float32, as ops-math does),
 // other rounded to it.
-static aclnnStatus plan_muls(const char *op, const aclTensor *self, const aclScalar *other,
+static aclnnStatus plan_muls(const og_opdesc *op, const aclTensor *self, const aclScalar *other,
                              const aclTensor *out, const char *const *names,
                              uint64_t *workspaceSize, aclOpExecutor **executor) {
-    OG_TRY(og_check_out_ptrs(op, workspaceSize, executor));
     const void *ptrs[3] = {self, other, out};
-    OG_TRY(og_check_not_null(op, 3, names, ptrs));
-    OG_TRY(og_math_check_tensor(op, names[0], self, 0));
-    OG_TRY(og_math_check_tensor(op, names[2], out, 0));
+    OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
+    OG_TRY(og_check_tensor(op, names[0], self, 0));
+    OG_TRY(og_check_tensor(op, names[2], out, 0));
     aclDataType promoted = self->dtype == ACL_BF16 ? ACL_FLOAT : self->dtype;
-    OG_TRY(og_math_check_scalar(op, names[1], other, promoted));
-    if (!og_can_cast(promoted, out->dtype))
-        return og_fail(ACLNN_ERR_PARAM_INVALID,
-                       "%sGetWorkspaceSize: the result dtype %s cannot be cast to %s dtype %s", op,
-                       og_dtype_name(promoted), names[2], og_dtype_name(out->dtype));
+    OG_TRY(og_check_scalar(op, names[1], other, NULL));
+    OG_TRY(og_check_castable(op, promoted, names[2], out));
     OG_TRY(og_check_same_shape(op, names[0], self, names[2], out));
-    og_muls_params params = {.other = og_math_scalar_in(other, promoted)};
+    og_muls_params params = {.other = og_scalar_in(other, promoted)};
     og_ew_op ew = {.op = op,
                    .kernels = og_muls_kernels,
                    .kernels16 = og_muls_kernels16,
@@ -75,43 +63,23 @@ static aclnnStatus plan_muls(const char *op, const aclTensor *self, const aclSca
 aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor *self, const aclTensor *other, aclTensor *out,
                                      uint64_t *workspaceSize, aclOpExecutor **executor) {
     static const char *const names[] = {"self", "other", "out"};
-    return plan_mul(OP_MUL, self, other, out, names, workspaceSize, executor);
-}
-
-aclnnStatus aclnnMul(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                     aclrtStream stream) {
-    return og_executor_launch(OP_MUL, workspace, workspaceSize, executor, stream);
+    return plan_mul(&og_op_Mul, self, other, out, names, workspaceSize, executor);
 }
 
 aclnnStatus aclnnMulsGetWorkspaceSize(const aclTensor *self, const aclScalar *other, aclTensor *out,
                                       uint64_t *workspaceSize, aclOpExecutor **executor) {
     static const char *const names[] = {"self", "other", "out"};
-    return plan_muls(OP_MULS, self, other, out, names, workspaceSize, executor);
-}
-
-aclnnStatus aclnnMuls(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                      aclrtStream stream) {
-    return og_executor_launch(OP_MULS, workspace, workspaceSize, executor, stream);
+    return plan_muls(&og_op_Muls, self, other, out, names, workspaceSize, executor);
 }
 
 aclnnStatus aclnnInplaceMulGetWorkspaceSize(aclTensor *selfRef, const aclTensor *other,
                                             uint64_t *workspaceSize, aclOpExecutor **executor) {
     static const char *const names[] = {"selfRef", "other", "selfRef"};
-    return plan_mul(OP_INPLACE_MUL, selfRef, other, selfRef, names, workspaceSize, executor);
-}
-
-aclnnStatus aclnnInplaceMul(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                            aclrtStream stream) {
-    return og_executor_launch(OP_INPLACE_MUL, workspace, workspaceSize, executor, stream);
+    return plan_mul(&og_op_InplaceMul, selfRef, other, selfRef, names, workspaceSize, executor);
 }
 
 aclnnStatus aclnnInplaceMulsGetWorkspaceSize(aclTensor *selfRef, const aclScalar *other,
                                              uint64_t *workspaceSize, aclOpExecutor **executor) {
     static const char *const names[] = {"selfRef", "other", "selfRef"};
-    return plan_muls(OP_INPLACE_MULS, selfRef, other, selfRef, names, workspaceSize, executor);
-}
-
-aclnnStatus aclnnInplaceMuls(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                             aclrtStream stream) {
-    return og_executor_launch(OP_INPLACE_MULS, workspace, workspaceSize, executor, stream);
+    return plan_muls(&og_op_InplaceMuls, selfRef, other, selfRef, names, workspaceSize, executor);
 }

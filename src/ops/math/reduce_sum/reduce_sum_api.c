@@ -3,27 +3,24 @@
 
 #include "aclnnop/aclnn_reduce_sum.h"
 #include "engine/reduce.h"
-#include "ops/math/math_checks.h"
+#include "ops/common/checks.h"
 #include "runtime/error.h"
 #include "tensor/dtype.h"
-
-static const char OP_REDUCE_SUM[] = "aclnnReduceSum";
 
 aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self, const aclIntArray *dims,
                                            bool keepDims, aclDataType dtype, aclTensor *out,
                                            uint64_t *workspaceSize, aclOpExecutor **executor) {
-    const char *op = OP_REDUCE_SUM;
+    const og_opdesc *op = &og_op_ReduceSum;
     static const char *const names[] = {"self", "dims", "out"};
-    OG_TRY(og_check_out_ptrs(op, workspaceSize, executor));
     const void *ptrs[3] = {self, dims, out};
-    OG_TRY(og_check_not_null(op, 3, names, ptrs));
-    OG_TRY(og_math_check_tensor(op, "self", self, 0));
-    OG_TRY(og_math_check_tensor(op, "out", out, 0));
-    OG_TRY(og_math_check_dtype(op, "dtype", dtype));
+    OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
+    OG_TRY(og_check_tensor(op, "self", self, 0));
+    OG_TRY(og_check_tensor(op, "out", out, 0));
+    OG_TRY(og_check_dtype_arg(op, "dtype", dtype));
     if (out->dtype != dtype)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: out has dtype %s but dtype is %s; they must be equal",
-                       op, og_dtype_name(out->dtype), og_dtype_name(dtype));
+                       op->name, og_dtype_name(out->dtype), og_dtype_name(dtype));
     // dims: each in [-rank, rank - 1] (rank = max(self's rank, 1)), none twice; empty = all
     int rank = self->ndim > 0 ? self->ndim : 1;
     unsigned mask = 0;
@@ -34,11 +31,12 @@ aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self, const aclIntAr
                 ACLNN_ERR_PARAM_INVALID,
                 "%sGetWorkspaceSize: dims[%llu] = %lld is out of range: self has rank %d, "
                 "so a dim must be in [%d, %d]",
-                op, (unsigned long long)i, (long long)d, self->ndim, -rank, rank - 1);
+                op->name, (unsigned long long)i, (long long)d, self->ndim, -rank, rank - 1);
         int pos = (int)(d < 0 ? d + rank : d);
         if ((mask >> pos) & 1u)
             return og_fail(ACLNN_ERR_PARAM_INVALID,
-                           "%sGetWorkspaceSize: dim %d appears more than once in dims", op, pos);
+                           "%sGetWorkspaceSize: dim %d appears more than once in dims", op->name,
+                           pos);
         mask |= 1u << pos;
     }
     if (dims->size == 0) mask = (1u << rank) - 1;
@@ -60,7 +58,7 @@ aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self, const aclIntAr
             ACLNN_ERR_PARAM_INVALID,
             "%sGetWorkspaceSize: out has shape %s but summing self %s over the given dims "
             "%s gives %s",
-            op, og_shape_str(out->dims, out->ndim, a, sizeof a),
+            op->name, og_shape_str(out->dims, out->ndim, a, sizeof a),
             og_shape_str(self->dims, self->ndim, b, sizeof b),
             keepDims ? "(keepDims)" : "(no keepDims)",
             og_shape_str(want, nwant, (char[160]){0}, 160));
@@ -80,9 +78,4 @@ aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self, const aclIntAr
     }
     const aclTensor *io[2] = {self, out};
     return og_reduce_plan_op(op, 1, &r, 2, 1, io, workspaceSize, executor);
-}
-
-aclnnStatus aclnnReduceSum(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                           aclrtStream stream) {
-    return og_executor_launch(OP_REDUCE_SUM, workspace, workspaceSize, executor, stream);
 }

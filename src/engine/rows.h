@@ -1,0 +1,96 @@
+/* The row engine: operators that work along one axis of a tensor (softmax, log-softmax, norms,
+ * losses), one "row" at a time.
+ *
+ * The shape is viewed as rows x R: R = the extent of the row axis, the rows indexed by every other
+ * dim. A row kernel (og_row_fn) sees each row of each operand as R contiguous fp32 values and
+ * writes whole output rows, plus, optionally, per-row statistics (a mean, an rstd) that an
+ * operator saves for its backward.
+ *
+ *   phase 1 (og_rows_make_plan): coalesce the dims around the axis, per operand strides (0 where
+ *     it broadcasts: e.g. a weight [R] is the same for every row and is read once per range), the
+ *     range split over threads, the scratch per thread;
+ *   phase 2 (per range of rows, per row): CopyIn the row of each operand that is not fp32 and
+ *     contiguous along the axis (gather with its stride, widen 16-bit values) -> the kernel ->
+ *     CopyOut (round to the output dtype, scatter). fp32 rows that are contiguous are used in
+ *     place, so a row is read from memory once and stays in cache for the kernel's passes.
+ *
+ * Threads take contiguous ranges of rows; each row is computed by one kernel call, so results do
+ * not depend on the thread count. Kernels keep one summation order on every ISA, so they do not
+ * depend on the ISA either. A row is one unit of work: a tensor with one very long row runs on one
+ * thread. */
+#ifndef OG_ROWS_H
+#define OG_ROWS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/executor.h"
+#include "engine/isa_table.h"
+#include "opgrad/opgrad.h"
+#include "tensor/tensor.h"
+
+#define OG_ROWS_MAX_IN 4
+#define OG_ROWS_MAX_OUT 2
+#define OG_ROWS_MAX_STATS 2
+#define OG_ROWS_MAX_PARAMS 64
+
+#ifndef OG_ROW_FN_DEFINED
+#define OG_ROW_FN_DEFINED
+/// One row: in[k] / out[k] point at n contiguous fp32 values (out may alias in); `stats`
+/// receives per-row statistics for kernels that save them (NULL for softmax).
+typedef void (*og_row_fn)(size_t n, const float *const *in, float *const *out, const void *params,
+                          float *stats);
+#endif
+
+/// A row operator, as an operator describes it after checking its arguments.
+typedef struct og_rows_op {
+    const og_row_fn *kernels; // [OPGRAD_ISA_COUNT]
+    int nin, nout, nstats;
+    const aclTensor *in[OG_ROWS_MAX_IN];       // each broadcasts to `dims`
+    const aclTensor *out[OG_ROWS_MAX_OUT];     // exactly `dims`
+    const aclTensor *stats[OG_ROWS_MAX_STATS]; // one element per row, rows in row-major order
+    int in_slot[OG_ROWS_MAX_IN], out_slot[OG_ROWS_MAX_OUT], stats_slot[OG_ROWS_MAX_STATS];
+    int ndim; // 0..8 (a 0-d tensor is one row of one element)
+    int64_t dims[OG_MAX_DIMS];
+    int axis; // 0 <= axis < max(ndim, 1)
+    const void *params;
+    size_t params_size;
+    aclDataType compute_dtype; // a 16-bit type: inputs and outputs of another dtype are rounded
+                               // through it (aclnn casts the inputs to it, the result from it)
+} og_rows_op;
+
+typedef struct og_rows_operand {
+    aclDataType dtype;
+    int slot;
+    int64_t axis_stride;          // elements between neighbours in a row
+    int64_t strides[OG_MAX_DIMS]; // over the coalesced row dims (0: broadcast)
+    bool invariant;               // the same row for every row (all strides 0)
+    bool direct;                  // fp32, contiguous along the axis: used in place
+    aclDataType round_via;        // round through this dtype after CopyIn (inputs) or before
+                                  // CopyOut (outputs); ACL_FLOAT = no
+} og_rows_operand;
+
+/// A row plan (plain data).
+typedef struct og_rows_plan {
+    int64_t R;    // row length
+    int64_t rows; // number of rows
+    int nrdims;   // the row index space, coalesced (row-major)
+    int64_t rdims[OG_MAX_DIMS];
+    int nin, nout, nstats;
+    og_rows_operand in[OG_ROWS_MAX_IN], out[OG_ROWS_MAX_OUT], stats[OG_ROWS_MAX_STATS];
+    int core_num, slots; // ranges of rows and the threads that run them
+    int64_t slot_bytes;  // scratch per thread: one fp32 row per buffered operand + stats
+    opgrad_isa isa;
+    og_row_fn kernel;
+    unsigned char params[OG_ROWS_MAX_PARAMS];
+} og_rows_plan;
+
+/// The pure planner (no data touched): fills *plan for max_cores threads at ISA level `isa`.
+void og_rows_make_plan(const og_rows_op *op, int max_cores, opgrad_isa isa, og_rows_plan *plan);
+/// Rows [*start, *start + *count) of range `core`.
+void og_rows_core_range(const og_rows_plan *p, int core, int64_t *start, int64_t *count);
+/// Runs a plan (phase 2) with executor e's addresses; `scratch` holds slots * slot_bytes.
+void og_rows_run(const aclOpExecutor *e, const og_rows_plan *p, char *scratch);
+
+#endif

@@ -1,0 +1,272 @@
+#include "ops/common/checks.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+
+// The dtypes aclnn's operators know besides the ones opgrad computes: a message says so.
+static bool aclnn_knows(aclDataType dt) {
+    switch (dt) {
+    case ACL_DOUBLE:
+    case ACL_INT8:
+    case ACL_INT16:
+    case ACL_INT32:
+    case ACL_INT64:
+    case ACL_UINT8:
+    case ACL_BOOL:
+    case ACL_COMPLEX64:
+    case ACL_COMPLEX128:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool floating(aclDataType dt) {
+    return dt == ACL_FLOAT || dt == ACL_FLOAT16 || dt == ACL_BF16;
+}
+
+static aclnnStatus dtype_fail(const og_opdesc *op, const char *name, aclDataType dt) {
+    return og_fail(
+        ACLNN_ERR_PARAM_INVALID,
+        "%sGetWorkspaceSize: %s has dtype %s; opgrad supports float32, float16 and "
+        "bfloat16%s",
+        op->name, name, og_dtype_name(dt),
+        aclnn_knows(dt) ? " (aclnn also accepts this dtype; opgrad does not implement it)" : "");
+}
+
+aclnnStatus og_check_args(const og_opdesc *op, uint64_t *workspaceSize, aclOpExecutor **executor,
+                          int n, const char *const *names, const void *const *ptrs) {
+    if (!workspaceSize)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: workspaceSize is NULL",
+                       op->name);
+    if (!executor)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: executor is NULL", op->name);
+    for (int k = 0; k < n; k++)
+        if (!ptrs[k])
+            return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: %s is NULL", op->name,
+                           names[k]);
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus og_check_tensor(const og_opdesc *op, const char *name, const aclTensor *t,
+                            int min_rank) {
+    if (!t)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: %s is NULL", op->name, name);
+    if (!floating(t->dtype)) return dtype_fail(op, name, t->dtype);
+    if (t->ndim > OG_MAX_DIMS || t->ndim < min_rank)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: %s has rank %d; supported: %d to %d dims", op->name,
+                       name, t->ndim, min_rank, OG_MAX_DIMS);
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus og_check_dtype_arg(const og_opdesc *op, const char *name, aclDataType dt) {
+    return floating(dt) ? ACLNN_SUCCESS : dtype_fail(op, name, dt);
+}
+
+aclnnStatus og_check_same_shape(const og_opdesc *op, const char *name_a, const aclTensor *a,
+                                const char *name_b, const aclTensor *b) {
+    bool same = a->ndim == b->ndim;
+    for (int d = 0; same && d < a->ndim; d++) same = a->dims[d] == b->dims[d];
+    if (same) return ACLNN_SUCCESS;
+    char sa[160], sb[160];
+    return og_fail(ACLNN_ERR_PARAM_INVALID,
+                   "%sGetWorkspaceSize: %s has shape %s but %s has shape %s; they must be equal",
+                   op->name, name_a, og_shape_str(a->dims, a->ndim, sa, sizeof sa), name_b,
+                   og_shape_str(b->dims, b->ndim, sb, sizeof sb));
+}
+
+aclnnStatus og_check_same_dtype(const og_opdesc *op, const char *name_a, const aclTensor *a,
+                                const char *name_b, const aclTensor *b) {
+    if (a->dtype == b->dtype) return ACLNN_SUCCESS;
+    return og_fail(ACLNN_ERR_PARAM_INVALID,
+                   "%sGetWorkspaceSize: %s has dtype %s but %s has dtype %s; they must be equal",
+                   op->name, name_a, og_dtype_name(a->dtype), name_b, og_dtype_name(b->dtype));
+}
+
+aclnnStatus og_check_broadcast_to(const og_opdesc *op, int n, const char *const *names,
+                                  const aclTensor *const *inputs, const char *out_name,
+                                  const aclTensor *out) {
+    int64_t shape[OG_MAX_DIMS];
+    int ndim = 0;
+    char s1[160], s2[160];
+    for (int k = 0; k < n; k++) {
+        int64_t next[OG_MAX_DIMS];
+        int nnext, bad;
+        if (!og_broadcast_shapes(shape, ndim, inputs[k]->dims, inputs[k]->ndim, next, &nnext, &bad))
+            return og_fail(ACLNN_ERR_PARAM_INVALID,
+                           "%sGetWorkspaceSize: %s %s does not broadcast with %s (dim %d differs "
+                           "and neither is 1)",
+                           op->name, names[k],
+                           og_shape_str(inputs[k]->dims, inputs[k]->ndim, s1, sizeof s1),
+                           og_shape_str(shape, ndim, s2, sizeof s2), bad);
+        for (int d = 0; d < nnext; d++) shape[d] = next[d];
+        ndim = nnext;
+    }
+    bool same = out->ndim == ndim;
+    for (int d = 0; same && d < ndim; d++) same = out->dims[d] == shape[d];
+    if (!same)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: %s has shape %s but the inputs broadcast to %s",
+                       op->name, out_name, og_shape_str(out->dims, out->ndim, s1, sizeof s1),
+                       og_shape_str(shape, ndim, s2, sizeof s2));
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus og_check_castable(const og_opdesc *op, aclDataType from, const char *out_name,
+                              const aclTensor *out) {
+    if (og_can_cast(from, out->dtype)) return ACLNN_SUCCESS;
+    return og_fail(ACLNN_ERR_PARAM_INVALID,
+                   "%sGetWorkspaceSize: the result dtype %s cannot be cast to %s dtype %s",
+                   op->name, og_dtype_name(from), out_name, og_dtype_name(out->dtype));
+}
+
+aclnnStatus og_check_promotion(const og_opdesc *op, int n, const char *const *names,
+                               const aclTensor *const *inputs, const char *out_name,
+                               const aclTensor *out, aclDataType *promoted) {
+    aclDataType p = inputs[0]->dtype;
+    for (int k = 1; k < n; k++) {
+        aclDataType q = og_promote(p, inputs[k]->dtype);
+        if (q == ACL_DT_UNDEFINED)
+            return og_fail(ACLNN_ERR_PARAM_INVALID,
+                           "%sGetWorkspaceSize: %s dtype %s cannot be promoted with %s", op->name,
+                           names[k], og_dtype_name(inputs[k]->dtype), og_dtype_name(p));
+        p = q;
+    }
+    if (!floating(p))
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: the inputs promote to %s; opgrad supports float32, "
+                       "float16 and bfloat16",
+                       op->name, og_dtype_name(p));
+    OG_TRY(og_check_castable(op, p, out_name, out));
+    *promoted = p;
+    return ACLNN_SUCCESS;
+}
+
+// aclnn's ToFloat: IEEE rounding to float; out of range goes to +-inf (or FLT_MAX where rounding
+// says so), without relying on C's undefined out-of-range conversion.
+static float to_float(double d) {
+    if (isnan(d) || fabs(d) <= FLT_MAX) return (float)d;
+    if (fabs(d) >= 0x1.ffffffp127) return (float)copysign(INFINITY, d);
+    return (float)copysign(FLT_MAX, d);
+}
+
+aclnnStatus og_check_scalar(const og_opdesc *op, const char *name, const aclScalar *s,
+                            float *value) {
+    if (!s)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: %s is NULL", op->name, name);
+    bool real = og_dtype_is_representable(s->dtype) && s->dtype != ACL_COMPLEX64 &&
+                s->dtype != ACL_COMPLEX128;
+    if (!real)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: %s has dtype %s; a real (floating, integer or bool) "
+                       "scalar is required",
+                       op->name, name, og_dtype_name(s->dtype));
+    if (value) *value = to_float(og_scalar_as_double(s));
+    return ACLNN_SUCCESS;
+}
+
+// "float32, float16, ..." for the dtypes of a mask.
+static const char *dtype_list(unsigned long long dtypes, char *buf, int size) {
+    int n = 0;
+    buf[0] = 0;
+    for (int dt = 0; dt < 64 && n < size; dt++)
+        if (dtypes & OG_DT(dt))
+            n += snprintf(buf + n, (size_t)(size - n), "%s%s", n ? ", " : "",
+                          og_dtype_name((aclDataType)dt));
+    return buf;
+}
+
+aclnnStatus og_check_scalar_of(const og_opdesc *op, const char *name, const aclScalar *s,
+                               unsigned long long dtypes, float *value) {
+    OG_TRY(og_check_scalar(op, name, s, value));
+    if ((int)s->dtype >= 0 && (int)s->dtype < 64 && (dtypes & OG_DT(s->dtype)))
+        return ACLNN_SUCCESS;
+    char list[256];
+    return og_fail(ACLNN_ERR_PARAM_INVALID,
+                   "%sGetWorkspaceSize: %s has dtype %s; %s takes a scalar of dtype %s", op->name,
+                   name, og_dtype_name(s->dtype), name, dtype_list(dtypes, list, sizeof list));
+}
+
+float og_scalar_in(const aclScalar *s, aclDataType dt) {
+    float v = to_float(og_scalar_as_double(s));
+    if (dt == ACL_FLOAT16) return og_f16_to_f32(og_f32_to_f16(v));
+    if (dt == ACL_BF16) return og_bf16_to_f32(og_f32_to_bf16(v));
+    return v;
+}
+
+aclnnStatus og_check_dim(const og_opdesc *op, const char *name, int64_t dim, int ndim, int *axis) {
+    int rank = ndim > 0 ? ndim : 1;
+    if (dim < -rank || dim >= rank)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: %s = %lld is out of range: the tensor has rank %d, so "
+                       "%s must be in [%d, %d]",
+                       op->name, name, (long long)dim, ndim, name, -rank, rank - 1);
+    *axis = (int)(dim < 0 ? dim + rank : dim);
+    return ACLNN_SUCCESS;
+}
+
+static aclnnStatus check_out_dtype(const og_opdesc *op, og_out_rule rule, const char *in_name,
+                                   const aclTensor *in, aclDataType result, const char *out_name,
+                                   const aclTensor *out) {
+    if (rule == OG_OUT_SAME_DTYPE) return og_check_same_dtype(op, in_name, in, out_name, out);
+    return og_check_castable(op, result, out_name, out);
+}
+
+aclnnStatus og_plan_forward(const og_opdesc *op, og_ew_kernel k, const aclTensor *self, int nout,
+                            const aclTensor *const *outs, const char *const *names,
+                            og_out_rule rule, const void *params, size_t params_size,
+                            uint64_t *workspaceSize, aclOpExecutor **executor) {
+    OG_TRY(og_check_tensor(op, names[0], self, 0));
+    og_ew_op ew = {.op = op,
+                   .kernels = k.fp32,
+                   .kernels16 = k.fused16,
+                   .nin = 1,
+                   .in = {self},
+                   .nout = nout,
+                   .names = {names[0]},
+                   .params = params,
+                   .params_size = params_size,
+                   .compute_dtype = self->dtype};
+    for (int j = 0; j < nout; j++) {
+        const char *name = names[1 + j];
+        OG_TRY(og_check_tensor(op, name, outs[j], 0));
+        OG_TRY(check_out_dtype(op, rule, names[0], self, self->dtype, name, outs[j]));
+        OG_TRY(og_check_same_shape(op, names[0], self, name, outs[j]));
+        ew.out[j] = outs[j];
+        ew.names[1 + j] = name;
+    }
+    return og_ew_plan_op(&ew, workspaceSize, executor);
+}
+
+aclnnStatus og_plan_backward(const og_opdesc *op, og_ew_kernel k, int nin,
+                             const aclTensor *const *ins, const aclTensor *out,
+                             const char *const *names, bool broadcast, og_out_rule rule,
+                             const void *params, size_t params_size, uint64_t *workspaceSize,
+                             aclOpExecutor **executor) {
+    for (int j = 0; j < nin; j++) OG_TRY(og_check_tensor(op, names[j], ins[j], 0));
+    OG_TRY(og_check_tensor(op, names[nin], out, 0));
+    aclDataType promoted;
+    OG_TRY(og_check_promotion(op, nin, names, ins, names[nin], out, &promoted));
+    OG_TRY(check_out_dtype(op, rule, names[1], ins[1], promoted, names[nin], out));
+    if (broadcast) {
+        OG_TRY(og_check_broadcast_to(op, nin, names, ins, names[nin], out));
+    } else {
+        for (int j = 0; j + 1 < nin; j++)
+            OG_TRY(og_check_same_shape(op, names[j], ins[j], names[j + 1], ins[j + 1]));
+        OG_TRY(og_check_same_shape(op, names[nin - 1], ins[nin - 1], names[nin], out));
+    }
+    og_ew_op ew = {.op = op,
+                   .kernels = k.fp32,
+                   .kernels16 = k.fused16,
+                   .nin = nin,
+                   .nout = 1,
+                   .out = {out},
+                   .params = params,
+                   .params_size = params_size,
+                   .compute_dtype = promoted};
+    for (int j = 0; j < nin; j++) ew.in[j] = ins[j], ew.names[j] = names[j];
+    ew.names[nin] = names[nin];
+    return og_ew_plan_op(&ew, workspaceSize, executor);
+}

@@ -1,0 +1,98 @@
+/* The phase-1 helpers every operator shares: argument checks with one wording per rule, and the
+ * common planning shapes on the engines. Each check returns ACLNN_SUCCESS or the aclnn status
+ * (161001 for a NULL, 161002 for a broken rule) with a message that names the function, the
+ * argument and the rule, e.g.
+ *   aclnnMishBackwardGetWorkspaceSize: gradInput has shape [4,3] but the inputs broadcast to [4,2]
+ * Host code only. */
+#ifndef OG_OPS_COMMON_CHECKS_H
+#define OG_OPS_COMMON_CHECKS_H
+
+#include <stdbool.h>
+
+#include "engine/elementwise.h"
+#include "engine/executor.h"
+#include "ops/ops.h"
+#include "runtime/error.h"
+#include "tensor/dtype.h"
+#include "tensor/tensor.h"
+
+/// Returns from the calling function when a check fails.
+#define OG_TRY(expr)                                                                               \
+    do {                                                                                           \
+        aclnnStatus st_ = (expr);                                                                  \
+        if (st_ != ACLNN_SUCCESS) return st_;                                                      \
+    } while (0)
+
+/// The out-pointers (workspaceSize, executor), then every pointer argument, non-NULL (161001),
+/// in the order aclnn checks them.
+aclnnStatus og_check_args(const og_opdesc *op, uint64_t *workspaceSize, aclOpExecutor **executor,
+                          int n, const char *const *names, const void *const *ptrs);
+/// A tensor: dtype float32, float16 or bfloat16 and rank in [min_rank, 8] (161002).
+aclnnStatus og_check_tensor(const og_opdesc *op, const char *name, const aclTensor *t,
+                            int min_rank);
+/// A dtype argument (ReduceSum's `dtype`): float32, float16 or bfloat16 (161002).
+aclnnStatus og_check_dtype_arg(const og_opdesc *op, const char *name, aclDataType dt);
+/// Same shape / same dtype (161002).
+aclnnStatus og_check_same_shape(const og_opdesc *op, const char *name_a, const aclTensor *a,
+                                const char *name_b, const aclTensor *b);
+aclnnStatus og_check_same_dtype(const og_opdesc *op, const char *name_a, const aclTensor *a,
+                                const char *name_b, const aclTensor *b);
+/// The inputs broadcast together and `out` has exactly the broadcast shape (161002).
+aclnnStatus og_check_broadcast_to(const og_opdesc *op, int n, const char *const *names,
+                                  const aclTensor *const *inputs, const char *out_name,
+                                  const aclTensor *out);
+/// Promotes the inputs' dtypes (PyTorch rules) into *promoted, which must be floating; out's
+/// dtype must be castable from it (161002).
+aclnnStatus og_check_promotion(const og_opdesc *op, int n, const char *const *names,
+                               const aclTensor *const *inputs, const char *out_name,
+                               const aclTensor *out, aclDataType *promoted);
+/// The result dtype `from` must be castable to out's dtype (161002).
+aclnnStatus og_check_castable(const og_opdesc *op, aclDataType from, const char *out_name,
+                              const aclTensor *out);
+/// A scalar attribute: a real dtype (floating, integer or bool; 161002). *value = its value as
+/// float32 (aclnn's ToFloat: IEEE rounding, out of range -> +-inf), when value is not NULL.
+aclnnStatus og_check_scalar(const og_opdesc *op, const char *name, const aclScalar *s,
+                            float *value);
+/// The same for a scalar parameter whose aclnn operator takes fewer dtypes (`dtypes`, an OG_DT
+/// mask): 161002 names the dtypes it takes.
+aclnnStatus og_check_scalar_of(const og_opdesc *op, const char *name, const aclScalar *s,
+                               unsigned long long dtypes, float *value);
+/// A scalar's value as float32, rounded first to dt when that is a 16-bit float type (a scalar
+/// operand of an operator computed in dt).
+float og_scalar_in(const aclScalar *s, aclDataType dt);
+/// A dim argument in [-rank, rank - 1], rank = max(ndim, 1) (161002); *axis = the dim in [0, rank).
+aclnnStatus og_check_dim(const og_opdesc *op, const char *name, int64_t dim, int ndim, int *axis);
+
+/// The kernels of an elementwise operation: fp32 per ISA level, and optionally fused 16-bit ones.
+typedef struct og_ew_kernel {
+    const og_ew_compute_fn *fp32;
+    const og_ew_compute16_fn (*fused16)[2];
+} og_ew_kernel;
+#define OG_EW_KERNEL(name) ((og_ew_kernel){og_##name##_kernels, og_##name##_kernels16})
+#define OG_EW_KERNEL_FP32(name) ((og_ew_kernel){og_##name##_kernels, NULL})
+
+/// How an output's dtype relates to the input's.
+typedef enum {
+    OG_OUT_SAME_DTYPE, // the input's dtype
+    OG_OUT_CASTABLE,   // any dtype the result casts to
+} og_out_rule;
+
+/// A forward y_k = f_k(self) with nout outputs of self's shape (out_rule for their dtype),
+/// computed in self's dtype: checks the tensors, then plans on the elementwise engine. names:
+/// self, then the outputs. The caller has checked the NULLs (og_check_args).
+aclnnStatus og_plan_forward(const og_opdesc *op, og_ew_kernel k, const aclTensor *self, int nout,
+                            const aclTensor *const *outs, const char *const *names,
+                            og_out_rule rule, const void *params, size_t params_size,
+                            uint64_t *workspaceSize, aclOpExecutor **executor);
+
+/// A backward out = f(ins...): the inputs promote together (PyTorch rules) and, with
+/// `broadcast`, broadcast (out has the broadcast shape), else all shapes are equal; out's dtype
+/// follows `rule` relative to ins[nin - 1] (the forward's input or output) or, castable, to the
+/// promoted type. names: the inputs, then out. The caller has checked the NULLs.
+aclnnStatus og_plan_backward(const og_opdesc *op, og_ew_kernel k, int nin,
+                             const aclTensor *const *ins, const aclTensor *out,
+                             const char *const *names, bool broadcast, og_out_rule rule,
+                             const void *params, size_t params_size, uint64_t *workspaceSize,
+                             aclOpExecutor **executor);
+
+#endif
