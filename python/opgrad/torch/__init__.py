@@ -190,6 +190,41 @@ def reduce_sum(x, dims=(), keepdim=False):
     return _RSUM[2](x, dims, bool(keepdim))
 
 
+def _list_function(name):
+    """The functional form of an operator made from the library's list (_kernels.LIST_PAIRS):
+    f(x, *attrs, **attrs) with the list's attribute names (snake_case) and defaults."""
+    d, pair = OPS[name], _kernels.LIST_PAIRS[name]
+    fn, kernel, op = d.function, d.kernel, d.op
+    names = [n for _, n, _ in pair.attrs]
+    defaults = [v for _, _, v in pair.attrs]
+
+    def f(x, *args, **kw):
+        vals = list(args) + defaults[len(args):]
+        for k, v in kw.items():
+            if k not in names:
+                raise TypeError("opgrad.torch.%s() got an unexpected keyword argument '%s' "
+                                "(it takes %s)" % (name, k, ", ".join(names) or "none"))
+            vals[names.index(k)] = v
+        if type(x) in _PLAIN and (_EAGER_ONLY or not _is_compiling()):
+            if x.requires_grad and _grad_enabled():
+                return fn.apply(x, *vals)
+            return kernel(x, *vals)
+        return op(x, *vals)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = "%s(x%s) (aclnn%s / aclnn%s, from the operator list)." % (
+        name, "".join(", %s=%r" % (n, v) for n, v in zip(names, defaults)), pair.fwd.name,
+        pair.bwd.name)
+    return f
+
+
+# every other operator of the list in the standard shape (e.g. softmax, log_softmax)
+for _name in _kernels.LIST_PAIRS:
+    if _name not in globals():
+        globals()[_name] = _list_function(_name)
+        __all__.append(_name)
+
+
 def load_custom(spec_path, library=None):
     """A custom operator described by a JSON spec (docs/custom-ops.md) as a torch operator with
     autograd; see opgrad.torch.custom.load_custom."""

@@ -348,20 +348,12 @@ def _grad(aclname, opname, first="grad", second="x"):
     return kernel
 
 
-mish = _unary("Mish", "mish")
-gelu = _unary("Gelu", "gelu")
-silu = _unary("Silu", "silu")
 sigmoid = _unary("Sigmoid", "sigmoid")
 tanh = _unary("Tanh", "tanh")
 relu = _unary("Relu", "relu")
-hardswish = _unary("Hardswish", "hardswish")
 
-mish_backward = _grad("MishBackward", "mish_backward")
-gelu_backward = _grad("GeluBackward", "gelu_backward")
-silu_backward = _grad("SiluBackward", "silu_backward")
 sigmoid_backward = _grad("SigmoidBackward", "sigmoid_backward", second="output")
 tanh_backward = _grad("TanhBackward", "tanh_backward", second="output")
-hardswish_backward = _grad("HardswishBackward", "hardswish_backward")
 
 
 # ---- operators with attributes ------------------------------------------------------------------
@@ -468,25 +460,6 @@ def gelu_v2_backward(grad, x, approximate="none"):
     return _attr2("gelu_v2_backward", "aclnnGeluBackwardV2", _gelu_v2_bwd_p1, grad, x, a, ())
 
 
-def _softplus_p1(hi, ho, sc, attrs, w, e):
-    return _p1["Softplus"](hi[0], sc[0], sc[1], ho[0], w, e)
-
-
-def softplus(x, beta=1.0, threshold=20.0):
-    attrs = (beta, threshold)
-    return _attr1("softplus", "aclnnSoftplus", _softplus_p1, x, attrs, attrs)
-
-
-def _softplus_bwd_p1(hi, ho, sc, attrs, w, e):
-    return _p1["SoftplusBackward"](hi[0], hi[1], sc[0], sc[1], ho[0], w, e)
-
-
-def softplus_backward(grad, x, beta=1.0, threshold=20.0):
-    attrs = (beta, threshold)
-    return _attr2("softplus_backward", "aclnnSoftplusBackward", _softplus_bwd_p1,
-                  grad, x, attrs, attrs)
-
-
 def _threshold_p1(hi, ho, sc, attrs, w, e):
     return _p1["ThresholdBackward"](hi[0], hi[1], sc[0], ho[0], w, e)
 
@@ -498,44 +471,6 @@ def relu_backward(grad, output):
     """threshold_backward(grad, relu's output, 0): grad where output > 0, else 0."""
     return _attr2("relu_backward", "aclnnThresholdBackward", _threshold_p1,
                   grad, output, None, _ZERO, ("grad", "output"))
-
-
-def _leaky_p1(hi, ho, sc, attrs, w, e):
-    return _p1["LeakyRelu"](hi[0], sc[0], ho[0], w, e)
-
-
-def leaky_relu(x, negative_slope=0.01):
-    attrs = (negative_slope,)
-    return _attr1("leaky_relu", "aclnnLeakyRelu", _leaky_p1, x, attrs, attrs)
-
-
-def _leaky_bwd_p1(hi, ho, sc, attrs, w, e):
-    return _p1["LeakyReluBackward"](hi[0], hi[1], sc[0], False, ho[0], w, e)
-
-
-def leaky_relu_backward(grad, x, negative_slope=0.01):
-    attrs = (negative_slope,)
-    return _attr2("leaky_relu_backward", "aclnnLeakyReluBackward", _leaky_bwd_p1,
-                  grad, x, attrs, attrs)
-
-
-def _elu_p1(hi, ho, sc, attrs, w, e):
-    # Elu(self, alpha, scale = 1, inputScale = 1, out)
-    return _p1["Elu"](hi[0], sc[0], sc[1], sc[1], ho[0], w, e)
-
-
-def elu(x, alpha=1.0):
-    return _attr1("elu", "aclnnElu", _elu_p1, x, alpha, (alpha, 1.0))
-
-
-def _elu_bwd_p1(hi, ho, sc, attrs, w, e):
-    # EluBackward(gradOutput, alpha, scale, inputScale, isResult = false, self, gradInput)
-    return _p1["EluBackward"](hi[0], sc[0], sc[1], sc[1], False, hi[1], ho[0], w, e)
-
-
-def elu_backward(grad, x, alpha=1.0):
-    return _attr2("elu_backward", "aclnnEluBackward", _elu_bwd_p1, grad, x, alpha,
-                  (alpha, 1.0))
 
 
 # ---- arithmetic ---------------------------------------------------------------------------------
@@ -726,3 +661,148 @@ def fused_add_scale_backward(grad, x, bias, scale):
     _run("FusedAddScaleBackward", "aclnnFusedAddScaleBackward", _fas_bwd_p1,
          (grad, x, bias, scale), dts, outs, dts[1:])
     return outs
+
+
+# ---- operators derived from the library's operator list ------------------------------------------
+# A forward operator of the list (src/ops/ops.inc, read at import: opgrad._lib.OPS) whose
+# parameters are one input tensor, attributes with defaults and one output, and whose backward
+# operator takes the incoming gradient, the forward's input or output, attributes and one output,
+# needs no Python of its own: its kernels, schema and autograd formula are made from the list.
+_ATTR_TYPES = {"S": float, "D": float, "I": int, "B": bool, "C": str}
+
+
+def snake(name):
+    """The Python spelling of an aclnn name: LeakyRelu -> leaky_relu, inputScale -> input_scale."""
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i and (name[i - 1].islower() or name[i - 1].isdigit()):
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)
+
+
+def _default(p):
+    t = _ATTR_TYPES[p.kind]
+    if t is bool:
+        return p.default == "true"
+    return t(p.default)
+
+
+class ListPair:
+    """A forward / backward pair of the list in the standard shape (see above)."""
+
+    def __init__(self, fwd, bwd, attrs, battrs, from_output):
+        self.fwd, self.bwd = fwd, bwd
+        self.name, self.bname = snake(fwd.name), snake(fwd.name) + "_backward"
+        self.attrs = attrs            # forward attributes: (param, python name, default)
+        self.battrs = battrs          # backward attributes: (param, index into attrs or None)
+        self.from_output = from_output  # the backward reads the forward's output
+
+
+def list_pair(fwd):
+    """The ListPair of forward operator `fwd` (an opgrad._lib.Op), or None when its shape is not
+    the standard one."""
+    if fwd.kind != "forward" or not fwd.grad or fwd.grad == "composite":
+        return None
+    bwd = L.OPS.get(fwd.grad)
+    kinds = [p.kind for p in fwd.params]
+    if bwd is None or kinds.count("T") != 1 or kinds.count("O") != 1 or \
+            any(k not in ("T", "O") and k not in _ATTR_TYPES for k in kinds):
+        return None
+    attrs = [(p, snake(p.name), _default(p)) for p in fwd.params if p.kind in _ATTR_TYPES]
+    if any(p.default == "" for p, _, _ in attrs):
+        return None
+    bk = [p.kind for p in bwd.params]
+    if bk.count("G") != 1 or bk.count("O") != 1 or bk.count("T") + bk.count("Y") != 1 or \
+            any(k not in ("G", "T", "Y", "O") and k not in _ATTR_TYPES for k in bk):
+        return None
+    battrs = []
+    for p in bwd.params:
+        if p.kind not in _ATTR_TYPES:
+            continue
+        j = next((i for i, (q, _, _) in enumerate(attrs) if q.name == p.name), None)
+        if (j is None and p.default == "") or (j is not None and attrs[j][0].kind != p.kind):
+            return None
+        battrs.append((p, j))
+    return ListPair(fwd, bwd, attrs, battrs, "Y" in bk)
+
+
+def _phase1_of(op, tensors_in, tensors_out):
+    """phase1(hin, hout, sc, attrs, w, e) of list operator `op`: T/G/Y parameters take hin in
+    the order given by tensors_in (parameter kinds), O the outputs, S the aclScalars sc in order,
+    the other attributes their values from attrs (in the operator's attribute order)."""
+    p1 = _p1[op.name]
+    plan = []
+    nin = ns = na = 0
+    for p in op.params:
+        if p.kind in ("T", "G", "Y"):
+            plan.append(("in", tensors_in.index(p.kind)))
+            nin += 1
+        elif p.kind == "O":
+            plan.append(("out", 0))
+        elif p.kind == "S":
+            plan.append(("sc", ns))
+            ns += 1
+            na += 1
+        else:
+            plan.append(("C" if p.kind == "C" else "attr", na))
+            na += 1
+
+    def phase1(hi, ho, sc, attrs, w, e):
+        args = []
+        for what, i in plan:
+            if what == "in":
+                args.append(hi[i])
+            elif what == "out":
+                args.append(ho[0])
+            elif what == "sc":
+                args.append(sc[i])
+            elif what == "C":
+                args.append(attrs[i].encode())
+            else:
+                args.append(attrs[i])
+        return p1(*args, w, e)
+
+    return phase1
+
+
+def list_kernels(pair):
+    """(forward kernel, backward kernel) of a ListPair, with the positional signatures of their
+    schemas: f(x, *attrs) and b(grad, x_or_output, *attrs) (the forward's attributes)."""
+    fwd, bwd = pair.fwd, pair.bwd
+    ffn, bfn = "aclnn" + fwd.name, "aclnn" + bwd.name
+    if not pair.attrs and not pair.battrs:
+        second = "Y" if pair.from_output else "T"
+        return (_unary(fwd.name, pair.name),
+                _grad(bwd.name, pair.bname, second="output" if second == "Y" else "x"))
+    fp1 = _phase1_of(fwd, ["T"], ["O"])
+    bp1 = _phase1_of(bwd, ["G", "Y" if pair.from_output else "T"], ["O"])
+    defaults = tuple(d for _, _, d in pair.attrs)
+    fscalar = [i for i, (p, _, _) in enumerate(pair.attrs) if p.kind == "S"]
+    names = ("grad", "output" if pair.from_output else "x")
+
+    def battr_values(values):
+        return tuple(values[j] if j is not None else _default(p) for p, j in pair.battrs)
+
+    bscalar = [i for i, (p, _) in enumerate(pair.battrs) if p.kind == "S"]
+
+    def forward(x, *attrs):
+        attrs = attrs + defaults[len(attrs):]
+        return _attr1(pair.name, ffn, fp1, x, attrs, [attrs[i] for i in fscalar])
+
+    def backward(grad, x, *attrs):
+        attrs = attrs + defaults[len(attrs):]
+        battrs = battr_values(attrs)
+        return _attr2(pair.bname, bfn, bp1, grad, x, battrs, [battrs[i] for i in bscalar], names)
+
+    forward.__name__ = forward.__qualname__ = pair.name
+    backward.__name__ = backward.__qualname__ = pair.bname
+    return forward, backward
+
+
+#: every standard pair of the list, by Python name
+LIST_PAIRS = {}
+for _op in L.OPS.values():
+    _pair = list_pair(_op)
+    if _pair is not None:
+        LIST_PAIRS[_pair.name] = _pair

@@ -89,12 +89,12 @@ def _grad_from_output(forward_name, backward_name):
 
 
 def _grad_of(backward_name, nattrs):
-    """backward(K, ctx, g) = (K.<backward_name>(g, saved, *attrs), None * nattrs)."""
-    nones = (None,) * nattrs
+    """backward(K, ctx, g) = (K.<backward_name>(g, saved, *attrs), None per attribute given)."""
+    del nattrs  # the attributes the call passed (defaults may be left out on the fast path)
 
     def backward(ops, ctx, grad):
         (saved,) = ctx.saved_tensors
-        return (getattr(ops, backward_name)(grad, saved, *ctx.attrs),) + nones
+        return (getattr(ops, backward_name)(grad, saved, *ctx.attrs),) + (None,) * len(ctx.attrs)
 
     return backward
 
@@ -208,53 +208,27 @@ def _fake_grad(grad, x, *attrs):
 
 # ---- the table ----------------------------------------------------------------------------------
 # backward operators (not differentiable: double backward is refused with a clear error)
-_define("mish_backward", "(Tensor grad, Tensor x) -> Tensor", K.mish_backward, (0, 1), _fake_grad)
-_define("gelu_backward", "(Tensor grad, Tensor x) -> Tensor", K.gelu_backward, (0, 1), _fake_grad)
 _define("gelu_v2_backward", "(Tensor grad, Tensor x, str approximate='none') -> Tensor",
         K.gelu_v2_backward, (0, 1), _fake_grad)
-_define("silu_backward", "(Tensor grad, Tensor x) -> Tensor", K.silu_backward, (0, 1), _fake_grad)
 _define("sigmoid_backward", "(Tensor grad, Tensor output) -> Tensor", K.sigmoid_backward, (0, 1),
         _fake_grad)
 _define("tanh_backward", "(Tensor grad, Tensor output) -> Tensor", K.tanh_backward, (0, 1),
         _fake_grad)
-_define("softplus_backward",
-        "(Tensor grad, Tensor x, float beta=1.0, float threshold=20.0) -> Tensor",
-        K.softplus_backward, (0, 1), _fake_grad)
 _define("relu_backward", "(Tensor grad, Tensor output) -> Tensor", K.relu_backward, (0, 1),
         _fake_grad)
-_define("leaky_relu_backward", "(Tensor grad, Tensor x, float negative_slope=0.01) -> Tensor",
-        K.leaky_relu_backward, (0, 1), _fake_grad)
-_define("hardswish_backward", "(Tensor grad, Tensor x) -> Tensor", K.hardswish_backward, (0, 1),
-        _fake_grad)
-_define("elu_backward", "(Tensor grad, Tensor x, float alpha=1.0) -> Tensor", K.elu_backward,
-        (0, 1), _fake_grad)
 _define("fused_add_scale_backward",
         "(Tensor grad, Tensor x, Tensor bias, Tensor scale) -> (Tensor, Tensor, Tensor)",
         K.fused_add_scale_backward, (0, 1, 2, 3), _fake_fas_backward, nout=3)
 
 # differentiable operators
-_define("mish", "(Tensor x) -> Tensor", K.mish, setup=_save_input,
-        backward=_grad_of("mish_backward", 0))
-_define("gelu", "(Tensor x) -> Tensor", K.gelu, setup=_save_input,
-        backward=_grad_of("gelu_backward", 0))
 _define("gelu_v2", "(Tensor x, str approximate='none') -> Tensor", K.gelu_v2,
         setup=_save_input, backward=_grad_of("gelu_v2_backward", 1))
-_define("silu", "(Tensor x) -> Tensor", K.silu, setup=_save_input,
-        backward=_grad_of("silu_backward", 0))
 _define("sigmoid", "(Tensor x) -> Tensor", K.sigmoid, setup=_save_output_fp32,
         backward=_grad_from_output("sigmoid", "sigmoid_backward"))
 _define("tanh", "(Tensor x) -> Tensor", K.tanh, setup=_save_output_fp32,
         backward=_grad_from_output("tanh", "tanh_backward"))
-_define("softplus", "(Tensor x, float beta=1.0, float threshold=20.0) -> Tensor", K.softplus,
-        setup=_save_input, backward=_grad_of("softplus_backward", 2))
 _define("relu", "(Tensor x) -> Tensor", K.relu, setup=_save_output,
         backward=_grad_of("relu_backward", 0))
-_define("leaky_relu", "(Tensor x, float negative_slope=0.01) -> Tensor", K.leaky_relu,
-        setup=_save_input, backward=_grad_of("leaky_relu_backward", 1))
-_define("hardswish", "(Tensor x) -> Tensor", K.hardswish, setup=_save_input,
-        backward=_grad_of("hardswish_backward", 0))
-_define("elu", "(Tensor x, float alpha=1.0) -> Tensor", K.elu, setup=_save_input,
-        backward=_grad_of("elu_backward", 1))
 _define("add", "(Tensor x, Tensor other, float alpha=1.0) -> Tensor", K.add, (0, 1), _fake_binary,
         setup=_setup_add, backward=_backward_add)
 _define("mul", "(Tensor x, Tensor other) -> Tensor", K.mul, (0, 1), _fake_binary,
@@ -265,6 +239,36 @@ _define("fused_add_scale", "(Tensor x, Tensor bias, Tensor scale) -> Tensor", K.
         (0, 1, 2), _fake_fas, setup=_setup_fas, backward=_backward_fas)
 _define("reduce_sum", "(Tensor x, int[] dims=[], bool keepdim=False) -> Tensor", K.reduce_sum,
         fake=_fake_reduce_sum, setup=_setup_reduce_sum, backward=_backward_reduce_sum)
+
+
+# ---- the operators the library's list describes in full (opgrad.torch._kernels.LIST_PAIRS) ------
+# Every forward / backward pair of src/ops/ops.inc in the standard shape (one input tensor,
+# attributes with defaults, one output; the backward from the gradient and the forward's input
+# or output) that is not defined above: schema, kernels and autograd formula all come from the
+# list (read from libopgrad at import), so a new operator of that shape needs no Python.
+_SCHEMA_TYPES = {float: "float", int: "int", bool: "bool", str: "str"}
+
+
+def _schema_attrs(pair):
+    out = ""
+    for p, name, default in pair.attrs:
+        value = ("'%s'" % default) if isinstance(default, str) else repr(default)
+        out += ", %s %s=%s" % (_SCHEMA_TYPES[type(default)], name, value)
+    return out
+
+
+for _name, _pair in K.LIST_PAIRS.items():
+    if _name in _ALL:
+        continue  # defined above, with a formula of its own
+    _fk, _bk = K.list_kernels(_pair)
+    setattr(K, _name, _fk)  # the 1.13 path's formulas call the kernels from this module
+    setattr(K, _pair.bname, _bk)
+    _attrs = _schema_attrs(_pair)
+    _define(_pair.bname, "(Tensor grad, Tensor %s%s) -> Tensor"
+            % ("output" if _pair.from_output else "x", _attrs), _bk, (0, 1), _fake_grad)
+    _define(_name, "(Tensor x%s) -> Tensor" % _attrs, _fk,
+            setup=_save_output if _pair.from_output else _save_input,
+            backward=_grad_of(_pair.bname, len(_pair.attrs)))
 
 
 # ---- autograd.Function per differentiable op (the 1.13 "Autograd" kernel and the fast path) ----

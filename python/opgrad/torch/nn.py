@@ -104,3 +104,40 @@ class ELU(torch.nn.Module):
 
     def extra_repr(self):
         return "alpha=%g" % self.alpha
+
+
+# Modules of the list's other standard operators (opgrad.torch._kernels.LIST_PAIRS), named as their
+# aclnn operator (Softmax, LogSoftmax), taking the operator's attributes as keyword arguments.
+def _list_module(op_name, fn_name, pair):
+    from . import __dict__ as _functions  # noqa: F401
+    import opgrad.torch as _ot
+    f = getattr(_ot, fn_name)
+    names = [n for _, n, _ in pair.attrs]
+    defaults = dict((n, v) for _, n, v in pair.attrs)
+
+    def __init__(self, **attrs):
+        torch.nn.Module.__init__(self)
+        for k in attrs:
+            if k not in defaults:
+                raise TypeError("opgrad.torch.nn.%s: unexpected argument '%s'" % (op_name, k))
+        for k, v in defaults.items():
+            setattr(self, k, attrs.get(k, v))
+
+    def forward(self, x):
+        return f(x, *(getattr(self, n) for n in names))
+
+    return type(op_name, (torch.nn.Module,), {"__init__": __init__, "forward": forward,
+                                              "__doc__": f.__doc__})
+
+
+def _add_list_modules():
+    from ._kernels import LIST_PAIRS
+    taken = {n.lower() for n in __all__}
+    for fn_name, pair in LIST_PAIRS.items():
+        if pair.fwd.name.lower() in taken or fn_name.replace("_", "") in taken:
+            continue
+        globals()[pair.fwd.name] = _list_module(pair.fwd.name, fn_name, pair)
+        __all__.append(pair.fwd.name)
+
+
+_add_list_modules()
