@@ -1,0 +1,37 @@
+/* Softmax and log-softmax row kernels (og_row_fn), fp32, one build per ISA, bitwise identical on
+ * every ISA (softmax_kernel_simd.c):
+ *
+ *   softmax_fwd:      in = {x}      out = {y}    y = e^(x - m) / sum_j e^(x_j - m), m = max x
+ *   log_softmax_fwd:  in = {x}      out = {y}    y = (x - m) - log sum_j e^(x_j - m)
+ *   softmax_bwd:      in = {g, y}   out = {dx}   dx = y (g - sum_j g_j y_j)
+ *   log_softmax_bwd:  in = {g, y}   out = {dx}   dx = g - e^y sum_j g_j
+ *
+ * A row with a NaN or a +inf, or with every value -inf, gives a NaN row (forward), as in PyTorch.
+ * `params` and `stats` are unused. og_<name>_kernels[] is indexed by opgrad_isa. */
+#ifndef OG_SOFTMAX_KERNEL_H
+#define OG_SOFTMAX_KERNEL_H
+
+#include <stddef.h>
+
+#include "opgrad/opgrad.h"
+
+#ifndef OG_ROW_FN_DEFINED
+#define OG_ROW_FN_DEFINED
+/// One row: in[k] / out[k] point at n contiguous fp32 values (out may alias in); `stats`
+/// receives per-row statistics for kernels that save them (NULL for softmax).
+typedef void (*og_row_fn)(size_t n, const float *const *in, float *const *out, const void *params,
+                          float *stats);
+#endif
+
+#define OG_SOFTMAX_DECLARE_ROW_KERNEL(name)                                                        \
+    void og_##name##__scalar(size_t, const float *const *, float *const *, const void *, float *); \
+    void og_##name##__avx2(size_t, const float *const *, float *const *, const void *, float *);   \
+    void og_##name##__avx512(size_t, const float *const *, float *const *, const void *, float *); \
+    extern const og_row_fn og_##name##_kernels[OPGRAD_ISA_COUNT];
+
+OG_SOFTMAX_DECLARE_ROW_KERNEL(softmax_fwd)
+OG_SOFTMAX_DECLARE_ROW_KERNEL(log_softmax_fwd)
+OG_SOFTMAX_DECLARE_ROW_KERNEL(softmax_bwd)
+OG_SOFTMAX_DECLARE_ROW_KERNEL(log_softmax_bwd)
+
+#endif

@@ -1,0 +1,8 @@
+/* The ISA tables of the softmax row kernels (softmax_kernel.h). */
+#include "engine/isa_table.h"
+#include "ops/softmax/softmax_kernel.h"
+
+const og_row_fn og_softmax_fwd_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_softmax_fwd);
+const og_row_fn og_log_softmax_fwd_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_log_softmax_fwd);
+const og_row_fn og_softmax_bwd_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_softmax_bwd);
+const og_row_fn og_log_softmax_bwd_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_log_softmax_bwd);
