@@ -28,6 +28,8 @@
 #include "aclnnop/aclnn_hardswish_backward.h"
 #include "aclnnop/aclnn_leaky_relu.h"
 #include "aclnnop/aclnn_leaky_relu_backward.h"
+#include "aclnnop/aclnn_logsoftmax.h"
+#include "aclnnop/aclnn_logsoftmax_backward.h"
 #include "aclnnop/aclnn_mish.h"
 #include "aclnnop/aclnn_mish_backward.h"
 #include "aclnnop/aclnn_mul.h"
@@ -36,6 +38,8 @@
 #include "aclnnop/aclnn_sigmoid_backward.h"
 #include "aclnnop/aclnn_silu.h"
 #include "aclnnop/aclnn_silu_backward.h"
+#include "aclnnop/aclnn_softmax.h"
+#include "aclnnop/aclnn_softmax_backward.h"
 #include "aclnnop/aclnn_softplus.h"
 #include "aclnnop/aclnn_softplus_backward.h"
 #include "aclnnop/aclnn_tanh.h"
@@ -45,18 +49,14 @@
 #include "test.h"
 #include "testutil.h"
 
-// clang-format off
-#define AOT_LIST(X)                                                                             \
-    X(Mish) X(MishBackward) X(Gelu) X(GeluBackward) X(Silu) X(SiluBackward) X(Sigmoid)          \
-    X(SigmoidBackward) X(Tanh) X(TanhBackward) X(Softplus) X(SoftplusBackward) X(Relu)          \
-    X(ReluBackward) X(LeakyRelu) X(LeakyReluBackward) X(Hardswish) X(HardswishBackward) X(Elu)  \
-    X(EluBackward) X(Add) X(AddBackward) X(Mul) X(MulBackward) X(FusedAddScale)                 \
-    X(FusedAddScaleBackward)
-// clang-format on
-
-#define DECL(n) int opgrad_##n(int, void **, int *, int64_t **, const char **, void *, void *);
-AOT_LIST(DECL)
-#undef DECL
+// The entry points, from the operator list: opgrad_<Name> and opgrad_<Name>Backward for every
+// forward marked AOT (src/ops/ops.inc).
+#define OG_AOT_AOT(n) X(n) X(n##Backward)
+#define OG_AOT_NOAOT(n)
+#define OG_OP(family, Name, kind, grad, aot, params) OG_AOT_##aot(Name)
+#define X(n) int opgrad_##n(int, void **, int *, int64_t **, const char **, void *, void *);
+#include "ops/ops.inc"
+#undef X
 
 /* ---- the reference aclnn calls, over tensors in the entry point's param layout --------------- */
 
@@ -96,6 +96,12 @@ REF(r_hardswish, aclnnHardswishGetWorkspaceSize(t[0], t[1], &ws_, &ex_), aclnnHa
 REF(r_hardswish_b, aclnnHardswishBackwardGetWorkspaceSize(t[2], t[0], t[3], &ws_, &ex_),
     aclnnHardswishBackward)
 REF(r_elu, aclnnEluGetWorkspaceSize(t[0], s_one, s_one, s_one, t[1], &ws_, &ex_), aclnnElu)
+REF(r_softmax, aclnnSoftmaxGetWorkspaceSize(t[0], -1, t[1], &ws_, &ex_), aclnnSoftmax)
+REF(r_softmax_b, aclnnSoftmaxBackwardGetWorkspaceSize(t[2], t[1], -1, t[3], &ws_, &ex_),
+    aclnnSoftmaxBackward)
+REF(r_log_softmax, aclnnLogSoftmaxGetWorkspaceSize(t[0], -1, t[1], &ws_, &ex_), aclnnLogSoftmax)
+REF(r_log_softmax_b, aclnnLogSoftmaxBackwardGetWorkspaceSize(t[2], t[1], -1, t[3], &ws_, &ex_),
+    aclnnLogSoftmaxBackward)
 REF(r_elu_b,
     aclnnEluBackwardGetWorkspaceSize(t[2], s_one, s_one, s_one, false, t[0], t[3], &ws_, &ex_),
     aclnnEluBackward)
@@ -158,6 +164,10 @@ static const acase CASES[] = {
     B1(HardswishBackward, r_hardswish_b, r_hardswish),
     C1(Elu, r_elu),
     B1(EluBackward, r_elu_b, r_elu),
+    C1(Softmax, r_softmax),
+    B1(SoftmaxBackward, r_softmax_b, r_softmax),
+    C1(LogSoftmax, r_log_softmax),
+    B1(LogSoftmaxBackward, r_log_softmax_b, r_log_softmax),
     {"opgrad_Add", opgrad_Add, K_BINARY, false, r_add, NULL},
     {"opgrad_AddBackward", opgrad_AddBackward, K_BINARY, true, r_add_b, r_add},
     {"opgrad_Mul", opgrad_Mul, K_BINARY, false, r_mul, NULL},
@@ -543,14 +553,30 @@ static void test_errors(void) {
 #error "OPGRAD_SHARED_LIB (the built libopgrad.so) must be defined by tests/CMakeLists.txt"
 #endif
 
+// Every entry point the list declares has a case above (a new AOT operator needs its reference
+// aclnn call here, written apart from the generic marshalling it checks).
+static void test_every_list_entry_has_a_case(void) {
+    static const char *const names[] = {
+#define X(n) "opgrad_" #n,
+#include "ops/ops.inc"
+#undef X
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        bool found = false;
+        for (int c = 0; c < NCASES; c++) found = found || !strcmp(CASES[c].sym, names[i]);
+        CHECKF(found, "%s (an AOT operator of src/ops/ops.inc) has no case in this test", names[i]);
+    }
+    CHECK_EQ(sizeof names / sizeof names[0], NCASES);
+}
+
 static void test_exported_from_shared_library(void) {
     void *h = dlopen(OPGRAD_SHARED_LIB, RTLD_NOW | RTLD_LOCAL);
     CHECKF(h != NULL, "dlopen(%s): %s", OPGRAD_SHARED_LIB, dlerror());
     if (!h) return;
     static const char *const names[] = {
-#define NAME(n) "opgrad_" #n,
-        AOT_LIST(NAME)
-#undef NAME
+#define X(n) "opgrad_" #n,
+#include "ops/ops.inc"
+#undef X
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         CHECKF(dlsym(h, names[i]) != NULL, "%s is not exported", names[i]);
@@ -602,6 +628,7 @@ int main(void) {
     RUN(test_mixed_precision_dy);
     RUN(test_broadcast_gradients_reduced);
     RUN(test_errors);
+    RUN(test_every_list_entry_has_a_case);
     RUN(test_exported_from_shared_library);
     aclDestroyScalar(s_zero);
     aclDestroyScalar(s_one);
