@@ -23,6 +23,9 @@ Operators (opgrad aclnn op  <->  torch equivalent, default attributes):
                            (no out= variant: both sides allocate, [alloc])
   gelu_erf / _bwd          aclnnGeluV2(0) / GeluBackwardV2    aten.gelu.out / gelu_backward.grad_input
                            ("none")                           (approximate='none')
+  softmax / _bwd           aclnnSoftmax(dim -1) / ...Backward aten._softmax.out / _softmax_backward_data.out
+  log_softmax / _bwd       aclnnLogSoftmax / ...Backward      aten._log_softmax.out / _log_softmax_backward_data.out
+                           (backwards from the output y)
   fused_add_scale / _bwd   y = (x + bias) * scale, per column the same expression in torch ops (and the
                                                               gradients autograd computes for it)
 Tensors are 2-D [n/1024, 1024], contiguous; x and g are uniform in [-6, 6]; sigmoid_bwd/tanh_bwd
@@ -243,11 +246,97 @@ OPS = [
     # in torch ops, and its backward against what torch's autograd computes for that expression
     # (gradX = g scale, gradBias = sum_rows gradX, gradScale = sum_rows g (x + bias)); only gradX
     # is compared here (tests/ check all three)
+    # softmax / log_softmax along the last dim (1024 wide rows) on the row engine, against aten's
+    # _softmax / _log_softmax and their backward-from-output kernels
+    ("softmax", "u", "Softmax", lambda T, S: [T[0], ctypes.c_int64(-1)],
+     lambda i, o: A._softmax.out(i[0], -1, False, out=o), lambda i: A._softmax(i[0], -1, False),
+     "x", (TR, 1e-7)),
+    ("softmax_bwd", "b", "SoftmaxBackward", lambda T, S: [T[0], T[1], ctypes.c_int64(-1)],
+     lambda i, o: A._softmax_backward_data.out(i[0], i[1], -1, i[1].dtype, grad_input=o),
+     lambda i: A._softmax_backward_data(i[0], i[1], -1, i[1].dtype), "gy", (TR, 1e-6)),
+    ("log_softmax", "u", "LogSoftmax", lambda T, S: [T[0], ctypes.c_int64(-1)],
+     lambda i, o: A._log_softmax.out(i[0], -1, False, out=o),
+     lambda i: A._log_softmax(i[0], -1, False), "x", (TR, 1e-5)),
+    ("log_softmax_bwd", "b", "LogSoftmaxBackward", lambda T, S: [T[0], T[1], ctypes.c_int64(-1)],
+     lambda i, o: A._log_softmax_backward_data.out(i[0], i[1], -1, i[1].dtype, out=o),
+     lambda i: A._log_softmax_backward_data(i[0], i[1], -1, i[1].dtype), "gy", (TR, 1e-5)),
     ("fused_add_scale", "u", "FusedAddScale", lambda T, S: T, fas_torch, lambda i: (i[0] + i[1]) * i[2],
      "xbs", (1e-6, 1e-6)),
     ("fused_add_scale_bwd", "b", "FusedAddScaleBackward", lambda T, S: T, fas_bwd_torch,
      lambda i: i[0] * i[3], "gxbs", (1e-6, 1e-6), 2),
 ]
+
+
+# ---- the operators of the library's list that the table above does not name ------------------------
+def _snake(name):
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i and (name[i - 1].islower() or name[i - 1].isdigit()):
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)
+
+
+def _attr_arg(p, S):
+    """The ctypes argument of an attribute parameter at its list default."""
+    v = p.default
+    if p.kind == "S":
+        return S(float(v))
+    if p.kind in ("I", "I8"):
+        return (ctypes.c_int64 if p.kind == "I" else ctypes.c_int8)(int(v))
+    if p.kind == "B":
+        return B(v == "true")
+    if p.kind == "D":
+        return ctypes.c_double(float(v))
+    return ctypes.c_char_p(v.encode())
+
+
+def _aten_out(name, *overloads):
+    packet = getattr(A, name, None)
+    for o in overloads:
+        if packet is not None and hasattr(packet, o):
+            return getattr(packet, o)
+    return None
+
+
+def list_ops(lib_path, known):
+    """Benchmark entries for the operators of the library's list (read through opgrad._lib) that
+    `known` (aclnn names) lacks: a forward (T input, attributes with defaults, O output last)
+    against aten.<name>.out, and its backward from (G, T), without attributes, against
+    aten.<name>_backward.grad_input / .out. Returns (entries, names without a peer)."""
+    os.environ.setdefault("OPGRAD_LIBRARY", lib_path)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                    "python"))
+    from opgrad import _lib  # noqa: E402
+    entries, missing = [], []
+    for op in _lib.OPS.values():
+        if op.name in known or op.kind != "forward" or op.name.startswith("Inplace"):
+            continue
+        kinds = [p.kind for p in op.params]
+        name = _snake(op.name)
+        fwd = _aten_out(name, "out")
+        if kinds.count("T") != 1 or kinds[-1] != "O" or kinds.count("O") != 1 or fwd is None or \
+                any(p.default == "" for p in op.params if p.kind not in ("T", "O")):
+            missing.append(op.name)
+            continue
+        attrs = [p for p in op.params if p.kind not in ("T", "O")]
+        entries.append((name, "u", op.name,
+                        lambda T, S, _a=attrs: [T[0]] + [_attr_arg(p, S) for p in _a],
+                        lambda i, o, _f=fwd: _f(i[0], out=o), lambda i, _n=name: getattr(A, _n)(i[0]),
+                        "x", (TR, 1e-6)))
+        bwd = _lib.OPS.get(op.grad) if op.grad and op.grad != "composite" else None
+        bout = _aten_out(name + "_backward", "grad_input", "out")
+        if bwd is None:
+            continue
+        if [p.kind for p in bwd.params] != ["G", "T", "O"] or bout is None:
+            missing.append(bwd.name)
+            continue
+        kw = "grad_input" if "grad_input" in str(bout._schema) else "out"
+        entries.append((name + "_bwd", "b", bwd.name, lambda T, S: [T[0], T[1]],
+                        lambda i, o, _f=bout, _k=kw: _f(i[0], i[1], **{_k: o}),
+                        lambda i, _n=name: getattr(A, _n + "_backward")(i[0], i[1]), "gx",
+                        (TR, 1e-5)))
+    return entries, missing
 
 
 def make_inputs(R, dt, gen):
@@ -260,6 +349,8 @@ def make_inputs(R, dt, gen):
     T["s"] = (torch.rand(W, generator=gen) + 0.5).to(dt)
     T["y_sigmoid"] = torch.sigmoid(x32).to(dt)
     T["y_tanh"] = torch.tanh(x32).to(dt)
+    T["y_softmax"] = torch.softmax(x32, -1).to(dt)
+    T["y_log_softmax"] = torch.log_softmax(x32, -1).to(dt)
     return T
 
 
@@ -427,6 +518,9 @@ def main():
     sizes = [1 << int(s) for s in a.sizes.split(",")]
     dtypes = a.dtypes.split(",")
     threads = [int(t) for t in a.threads.split(",")]
+    lib_path = find_lib(a.lib)
+    derived, no_peer = list_ops(lib_path, {o[2] for o in OPS} | {"ThresholdBackward"})
+    OPS.extend(derived)
     ops = OPS
     if a.ops:
         want = a.ops.split(",")
@@ -434,7 +528,7 @@ def main():
         if bad:
             sys.exit("torch_ops.py: unknown op(s) %s" % ",".join(bad))
         ops = [o for o in OPS if o[0] in want]
-    og = Opgrad(find_lib(a.lib))
+    og = Opgrad(lib_path)
     cap = [l.strip() for l in torch.__config__.show().splitlines() if "capability" in l]
     print("# torch_ops: torch %s (%s, ATEN_CPU_CAPABILITY=%s), opgrad %s kernels %s (%s)" % (
         torch.__version__, cap[0] if cap else "?", os.environ.get("ATEN_CPU_CAPABILITY", "unset"),
@@ -445,6 +539,11 @@ def main():
     print("# speedup = torch ms / opgrad ms under the same allocation policy ([out] vs opgrad prealloc, [alloc] and "
           "[upcast] vs opgrad alloc)")
     print("# probe = torch's fp32 mul kernel on the same bytes (rd1wr1 / rd2wr1), NOT bench/bwprobe.c")
+    if derived:
+        print("# from the operator list (PyTorch peer aten.<name>.out): " + ", ".join(o[0] for o in derived))
+    if no_peer:
+        print("# not benchmarked (no PyTorch peer named in this script or found by name): "
+              + ", ".join(sorted(no_peer)))
     hdr = "%-15s %-5s %5s %3s %10s %10s %-8s %8s %8s %6s %7s  %s" % (
         "op", "dtype", "n", "thr", "opgrad ms", "torch ms", "torch", "speedup", "og GB/s", "frac", "foreign",
         "check (max|diff| opgrad; torch's 16-bit) vs torch fp32")

@@ -27,39 +27,59 @@ class Case:
     for the plain layouts (binary ops broadcast in the 'broadcast' layout)."""
 
     def __init__(self, name, og, pt, nin=1, domain=(-6.0, 6.0), kinks=(), op=None,
-                 domains=None, torch_has=True):
+                 domains=None, torch_has=True, via_ops=None, layouts=None):
         self.name, self.og, self.pt, self.nin = name, og, pt, nin
         self.domain, self.kinks = domain, kinks
         self.domains = domains or [domain] * nin
         self.op = op or name           # the torch.ops.opgrad name
         self.torch_has = torch_has     # PyTorch has this operator (consistency table)
+        # the same computation through torch.ops.opgrad (default: the op called with the tensors)
+        self.via_ops = via_ops or (lambda *ts, _n=self.op: getattr(torch.ops.opgrad, _n)(*ts))
+        self.layouts = layouts         # None: every layout that applies
 
+
+SOFTMAX_LAYOUTS = ("contiguous", "transposed", "offset")
 
 CASES = [
     Case("mish", ot.mish, F.mish),
     Case("gelu", ot.gelu, lambda x: F.gelu(x, approximate="tanh")),
-    Case("gelu_v2[none]", lambda x: ot.gelu_v2(x, "none"), F.gelu, op="gelu_v2"),
+    Case("gelu_v2[none]", lambda x: ot.gelu_v2(x, "none"), F.gelu, op="gelu_v2",
+         via_ops=lambda x: torch.ops.opgrad.gelu_v2(x, "none")),
     Case("gelu_v2[tanh]", lambda x: ot.gelu_v2(x, "tanh"), lambda x: F.gelu(x, approximate="tanh"),
-         op="gelu_v2"),
+         op="gelu_v2", via_ops=lambda x: torch.ops.opgrad.gelu_v2(x, "tanh")),
     Case("silu", ot.silu, F.silu),
     Case("sigmoid", ot.sigmoid, torch.sigmoid),
     Case("tanh", ot.tanh, torch.tanh),
     Case("softplus", ot.softplus, F.softplus, domain=(-8.0, 8.0)),
     Case("softplus[b=2,t=5]", lambda x: ot.softplus(x, 2.0, 5.0),
-         lambda x: F.softplus(x, 2.0, 5.0), kinks=(2.5,), op="softplus"),
+         lambda x: F.softplus(x, 2.0, 5.0), kinks=(2.5,), op="softplus",
+         via_ops=lambda x: torch.ops.opgrad.softplus(x, 2.0, 5.0)),
     Case("relu", ot.relu, F.relu, kinks=(0.0,)),
     Case("leaky_relu[0.2]", lambda x: ot.leaky_relu(x, 0.2), lambda x: F.leaky_relu(x, 0.2),
-         kinks=(0.0,), op="leaky_relu"),
+         kinks=(0.0,), op="leaky_relu", via_ops=lambda x: torch.ops.opgrad.leaky_relu(x, 0.2)),
     Case("hardswish", ot.hardswish, F.hardswish, kinks=(-3.0, 3.0)),
-    Case("elu[0.7]", lambda x: ot.elu(x, 0.7), lambda x: F.elu(x, 0.7), kinks=(0.0,), op="elu"),
+    Case("elu[0.7]", lambda x: ot.elu(x, 0.7), lambda x: F.elu(x, 0.7), kinks=(0.0,), op="elu",
+         via_ops=lambda x: torch.ops.opgrad.elu(x, 0.7)),
     Case("elu", ot.elu, F.elu, kinks=(0.0,)),
     Case("add", ot.add, torch.add, nin=2),
     Case("add[alpha=0.5]", lambda a, b: ot.add(a, b, 0.5), lambda a, b: torch.add(a, b, alpha=0.5),
-         nin=2, op="add"),
+         nin=2, op="add", via_ops=lambda a, b: torch.ops.opgrad.add(a, b, 0.5)),
     Case("mul", ot.mul, torch.mul, nin=2),
-    Case("muls[2.5]", lambda x: ot.muls(x, 2.5), lambda x: x * 2.5, op="muls"),
-    Case("reduce_sum[-1]", lambda x: ot.reduce_sum(x, [-1]), lambda x: x.sum(-1), op="reduce_sum"),
+    Case("muls[2.5]", lambda x: ot.muls(x, 2.5), lambda x: x * 2.5, op="muls",
+         via_ops=lambda x: torch.ops.opgrad.muls(x, 2.5)),
+    Case("reduce_sum[-1]", lambda x: ot.reduce_sum(x, [-1]), lambda x: x.sum(-1), op="reduce_sum",
+         via_ops=lambda x: torch.ops.opgrad.reduce_sum(x, [-1])),
     Case("reduce_sum[all]", lambda x: ot.reduce_sum(x), lambda x: x.sum(), op="reduce_sum"),
+    # (no "expanded" layout: equal values along the softmax dim make the expanded leaf's gradient
+    # a sum that cancels to exactly 0, which a relative bound cannot judge)
+    Case("softmax", ot.softmax, lambda x: torch.softmax(x, -1), layouts=SOFTMAX_LAYOUTS),
+    Case("softmax[0]", lambda x: ot.softmax(x, 0), lambda x: torch.softmax(x, 0), op="softmax",
+         via_ops=lambda x: torch.ops.opgrad.softmax(x, 0), layouts=SOFTMAX_LAYOUTS),
+    Case("log_softmax", ot.log_softmax, lambda x: torch.log_softmax(x, -1),
+         layouts=SOFTMAX_LAYOUTS),
+    Case("log_softmax[0]", lambda x: ot.log_softmax(x, 0), lambda x: torch.log_softmax(x, 0),
+         op="log_softmax", via_ops=lambda x: torch.ops.opgrad.log_softmax(x, 0),
+         layouts=SOFTMAX_LAYOUTS),
     Case("fused_add_scale", ot.fused_add_scale, lambda x, b, s: (x + b) * s, nin=3,
          domains=[(-2.0, 2.0), (-2.0, 2.0), (0.5, 2.0)], torch_has=False),
 ]
@@ -128,6 +148,8 @@ def make_inputs(case, dtype, layout, n, m, gen):
 
 
 def layouts_for(case):
+    if case.layouts:
+        return list(case.layouts)
     out = ["contiguous", "transposed", "offset", "expanded"]
     if case.nin == 2:
         out.append("broadcast")

@@ -66,13 +66,14 @@ def _save_output(ctx, inputs, output):
 
 
 def _save_output_fp32(ctx, inputs, output):
-    """sigmoid / tanh: the backward is a function of the output (as in PyTorch). For a 16-bit
-    output, saving it would make 1 - y^2 (y near +-1) lose most of its digits; PyTorch 1.13 has no
-    float16 kernel, and the way users run it, f(x.float()).to(half), differentiates the fp32
-    output. So for 16-bit inputs the input is saved and the backward recomputes the output in
-    float32 (one extra forward call), and gets PyTorch's upcast accuracy (tests/python/
-    consistency.py)."""
+    """sigmoid / tanh / softmax / log_softmax: the backward is a function of the output (as in
+    PyTorch). For a 16-bit output, saving it would make 1 - y^2 (y near +-1), or the sums of a
+    softmax backward, lose most of their digits; PyTorch 1.13 has no float16 kernel, and the way
+    users run it, f(x.float()).to(half), differentiates the fp32 output. So for 16-bit inputs the
+    input is saved and the backward recomputes the output in float32 (one extra forward call), and
+    gets PyTorch's upcast accuracy (tests/python/consistency.py)."""
     x = inputs[0]
+    ctx.attrs = inputs[1:]
     ctx.recompute = x.dtype != torch.float32
     ctx.save_for_backward(x if ctx.recompute else output)
 
@@ -80,10 +81,11 @@ def _save_output_fp32(ctx, inputs, output):
 def _grad_from_output(forward_name, backward_name):
     def backward(ops, ctx, grad):
         (saved,) = ctx.saved_tensors
+        nones = (None,) * len(ctx.attrs)
         if ctx.recompute:
-            y32 = getattr(ops, forward_name)(saved.float())
-            return (getattr(ops, backward_name)(grad, y32).to(saved.dtype),)
-        return (getattr(ops, backward_name)(grad, saved),)
+            y32 = getattr(ops, forward_name)(saved.float(), *ctx.attrs)
+            return (getattr(ops, backward_name)(grad, y32, *ctx.attrs).to(saved.dtype),) + nones
+        return (getattr(ops, backward_name)(grad, saved, *ctx.attrs),) + nones
 
     return backward
 
@@ -266,9 +268,12 @@ for _name, _pair in K.LIST_PAIRS.items():
     _attrs = _schema_attrs(_pair)
     _define(_pair.bname, "(Tensor grad, Tensor %s%s) -> Tensor"
             % ("output" if _pair.from_output else "x", _attrs), _bk, (0, 1), _fake_grad)
-    _define(_name, "(Tensor x%s) -> Tensor" % _attrs, _fk,
-            setup=_save_output if _pair.from_output else _save_input,
-            backward=_grad_of(_pair.bname, len(_pair.attrs)))
+    if _pair.from_output:  # the backward reads the output: recomputed in fp32 for 16-bit inputs
+        _define(_name, "(Tensor x%s) -> Tensor" % _attrs, _fk, setup=_save_output_fp32,
+                backward=_grad_from_output(_name, _pair.bname))
+    else:
+        _define(_name, "(Tensor x%s) -> Tensor" % _attrs, _fk, setup=_save_input,
+                backward=_grad_of(_pair.bname, len(_pair.attrs)))
 
 
 # ---- autograd.Function per differentiable op (the 1.13 "Autograd" kernel and the fast path) ----
