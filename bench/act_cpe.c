@@ -6,7 +6,9 @@
  * For each kernel and ISA: R timed calls on the same n elements (default 2048, x uniform in
  * [-6, 6] as bench/torch_ops.py, g uniform in [-4, 4]); the minimum over the calls is printed
  * (the minimum is what survives the noise of a shared machine). A second column gives the
- * median. Information only: nothing is judged. */
+ * median. Information only: nothing is judged. (The kernel tests print no timings: what they
+ * measured is here.) */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,9 @@
 #include "ops/activation/elu/elu_kernel.h"
 #include "ops/activation/gelu/gelu_kernel.h"
 #include "ops/activation/hardswish/hardswish_kernel.h"
+#include "ops/activation/leaky_relu/leaky_relu_kernel.h"
 #include "ops/activation/mish/mish_kernel.h"
+#include "ops/activation/relu/relu_kernel.h"
 #include "ops/activation/sigmoid/sigmoid_kernel.h"
 #include "ops/activation/silu/silu_kernel.h"
 #include "ops/activation/softplus/softplus_kernel.h"
@@ -27,8 +31,9 @@ typedef struct kern {
     const char *name;
     const og_ew_compute_fn *table;
     int nin;
-    int from_sigmoid; // second input is sigmoid(x) (sigmoid_bwd)
-    int params;       // 0 none, 1 softplus(1, 20), 2 elu(1, 1, 1)
+    int from_output; // second input is the forward's output: 1 sigmoid(x), 2 tanh(x)
+    int params; // 0 none, 1 softplus(1, 20), 2 elu(1, 1, 1), 3 softplus(0.7, 12), 4 threshold 0,
+                // 5 leaky slope 0.01, 6 elu(1, 1, -1.5), 7 elu(inf, 2, 1) (saturated)
 } kern;
 
 static const kern KERNS[] = {
@@ -43,7 +48,17 @@ static const kern KERNS[] = {
     {"elu_fwd", og_elu_fwd_kernels, 1, 0, 2},
     {"elu_bwd", og_elu_bwd_kernels, 2, 0, 2},
     {"elu_bwd_result", og_elu_bwd_result_kernels, 2, 0, 2},
+    {"elu_fwd(is=-1.5)", og_elu_fwd_kernels, 1, 0, 6},
+    {"elu_bwd(is=-1.5)", og_elu_bwd_kernels, 2, 0, 6},
+    {"elu_fwd(a=inf)", og_elu_fwd_kernels, 1, 0, 7},
+    {"softplus_fwd(b=.7)", og_softplus_fwd_kernels, 1, 0, 3},
+    {"softplus_bwd(b=.7)", og_softplus_bwd_kernels, 2, 0, 3},
+    {"relu_fwd", og_relu_fwd_kernels, 1, 0, 0},
+    {"threshold_bwd", og_threshold_bwd_kernels, 2, 0, 4},
+    {"leaky_relu_fwd", og_leaky_relu_fwd_kernels, 1, 0, 5},
+    {"leaky_relu_bwd", og_leaky_relu_bwd_kernels, 2, 0, 5},
     {"tanh_fwd", og_tanh_fwd_kernels, 1, 0, 0},
+    {"tanh_bwd", og_tanh_bwd_kernels, 2, 2, 0},
     {"mish_fwd", og_mish_fwd_kernels, 1, 0, 0},
     {"mish_bwd", og_mish_bwd_kernels, 2, 0, 0},
     {"gelu_tanh_fwd", og_gelu_tanh_fwd_kernels, 1, 0, 0},
@@ -93,13 +108,20 @@ int main(int argc, char **argv) {
     }
     float *x = aligned_alloc(64, (size_t)n * 4 + 64), *g = aligned_alloc(64, (size_t)n * 4 + 64);
     float *y = aligned_alloc(64, (size_t)n * 4 + 64), *o = aligned_alloc(64, (size_t)n * 4 + 64);
+    float *t = aligned_alloc(64, (size_t)n * 4 + 64);
     for (int i = 0; i < n; i++) {
         x[i] = (float)uniform(lo, hi), g[i] = (float)uniform(-4, 4);
         y[i] = 1.0f / (1.0f + expf(-x[i]));
+        t[i] = tanhf(x[i]);
     }
-    og_softplus_params sp = {1.0f, 20.0f};
+    og_softplus_params sp = {1.0f, 20.0f}, sp_odd = {0.7f, 12.0f};
     og_elu_params ep = og_elu_make_params(1.0f, 1.0f, 1.0f);
-    uint64_t *t = malloc((size_t)reps * sizeof *t);
+    og_elu_params ep_neg = og_elu_make_params(1.0f, 1.0f, -1.5f);
+    og_elu_params ep_sat = og_elu_make_params(INFINITY, 2.0f, 1.0f);
+    og_threshold_params th = {0.0f};
+    og_leaky_relu_params lr = {0.01f};
+    const void *const PARAMS[] = {NULL, &sp, &ep, &sp_odd, &th, &lr, &ep_neg, &ep_sat};
+    uint64_t *ts = malloc((size_t)reps * sizeof *ts);
     opgrad_isa top = opgrad_cpu_isa();
     printf(
         "# TSC cycles per element, n = %d fp32 (x uniform in [%g, %g]), min (median) of %d calls\n",
@@ -110,10 +132,10 @@ int main(int argc, char **argv) {
     printf("\n");
     for (int k = 0; k < NK; k++) {
         if (!selected(only, KERNS[k].name)) continue;
-        const void *params = KERNS[k].params == 1   ? (const void *)&sp
-                             : KERNS[k].params == 2 ? (const void *)&ep
-                                                    : NULL;
-        const float *in[2] = {KERNS[k].nin == 2 ? g : x, KERNS[k].from_sigmoid ? y : x};
+        const void *params = PARAMS[KERNS[k].params];
+        const float *in[2] = {KERNS[k].nin == 2 ? g : x, KERNS[k].from_output == 1   ? y
+                                                         : KERNS[k].from_output == 2 ? t
+                                                                                     : x};
         float *out[1] = {o};
         printf("%-18s", KERNS[k].name);
         for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
@@ -126,13 +148,13 @@ int main(int argc, char **argv) {
             for (int rep = 0; rep < r; rep++) {
                 uint64_t t0 = __rdtsc();
                 KERNS[k].table[isa]((size_t)n, in, out, params);
-                t[rep] = __rdtsc() - t0;
+                ts[rep] = __rdtsc() - t0;
             }
-            qsort(t, (size_t)r, sizeof *t, cmp_u64);
-            printf("   %6.3f (%6.3f)", (double)t[0] / n, (double)t[r / 2] / n);
+            qsort(ts, (size_t)r, sizeof *ts, cmp_u64);
+            printf("   %6.3f (%6.3f)", (double)ts[0] / n, (double)ts[r / 2] / n);
         }
         printf("\n");
     }
-    free(x), free(g), free(y), free(o), free(t);
+    free(x), free(g), free(y), free(o), free(t), free(ts);
     return 0;
 }

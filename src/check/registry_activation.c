@@ -230,7 +230,7 @@ static const double silu_specials[] = {-1.2785, -1.25, -0.5,  0.0,    17.0,   -1
 // to 0 or 1 in the dtype, so a 1-element case there carries no gradient (MISTRUSTED). Their
 // domains stop before that in every dtype: sigmoid [-16, 6] (bf16 y rounds to 1 above 6.24,
 // fp16 y to 0 below -17.3), tanh [-3.4, 3.4] (bf16 y rounds to +-1 beyond 3.46). The saturated
-// and subnormal ranges are covered by tests/kernel/test_activation_kernels.c.
+// and subnormal ranges are covered by the kernel harness (tests/kernel/test_elementwise.c).
 static const double sigmoid_specials[] = {0.0, -15.9, -12.0, -8.5, 5.9, 4.0, -2.0, 2.0, 1e-3};
 // the polynomial / exp switch at |x| = 0.625
 static const double tanh_specials[] = {0.0,    0.6249, 0.6251, -0.6249, -0.6251, 0.625,

@@ -164,6 +164,40 @@ static int add_backward(ogc_call *c) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// adds: aclnnAdds, self + alpha * other with other a scalar; backward grad_self = g. attrs =
+// {other, alpha}: other is exact in every dtype (a 16-bit self rounds it to its own dtype).
+
+static const double adds_attrs[] = {0.75, -1.5}; // other, alpha
+
+static double adds_ref_forward(const ogc_op *op, const double *x, double *saved) {
+    (void)saved;
+    return og_ref_add(x[0], op->attrs[0], op->attrs[1]);
+}
+
+static void adds_ref_backward(const ogc_op *op, const double *x, const double *saved, double gy,
+                              double *gx, double *mag) {
+    (void)op, (void)x, (void)saved;
+    gx[0] = gy;
+    mag[0] = fabs(gy);
+}
+
+static int adds_forward(ogc_call *c) {
+    aclTensor *out = ogc_result_tensor(&c->results[0]);
+    float other = (float)c->op->attrs[0], alpha = (float)c->op->attrs[1];
+    aclScalar *o = aclCreateScalar(&other, ACL_FLOAT), *a = aclCreateScalar(&alpha, ACL_FLOAT);
+    uint64_t ws;
+    aclOpExecutor *ex;
+    int st = aclnnAddsGetWorkspaceSize(c->in[0], o, a, out, &ws, &ex);
+    if (!st) st = ogc_launch(ws, ex, aclnnAdds);
+    aclDestroyScalar(o);
+    aclDestroyScalar(a);
+    aclDestroyTensor(out);
+    return st;
+}
+
+static int adds_backward(ogc_call *c) { return sum_to(c->grad_out, 1.0, &c->results[0]); }
+
+// ---------------------------------------------------------------------------------------------
 // mul: aclnnMul; backward grad_self = sum(g * other), grad_other = sum(g * self)
 
 // Test points keep away from 0: a zero factor leaves the other input's gradient unexercised
@@ -405,6 +439,21 @@ static const ogc_op arith_ops[] = {
         .ref_backward = add_ref_backward,
         .forward = add_forward,
         .backward = add_backward,
+    },
+    {
+        .name = "adds",
+        .api = "aclnnAdds(other 0.75, alpha -1.5) + aclnnMuls",
+        .nin = 1,
+        .in = {{"self", true}},
+        .attrs = adds_attrs,
+        .dtypes = OG_DTS_FLOATING,
+        .lo = -1000,
+        .hi = 1000,
+        .fp32_ulps = 4,
+        .ref_forward = adds_ref_forward,
+        .ref_backward = adds_ref_backward,
+        .forward = adds_forward,
+        .backward = adds_backward,
     },
     {
         .name = "mul",

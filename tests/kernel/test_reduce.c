@@ -1,14 +1,8 @@
-/* Kernel-level tests of the arith family: the elementwise kernels of Add/Adds/Mul/Muls/
- * FusedAddScale, and the reduction engine (kernels, summation order, threads).
+/* The reduction engine and the reductions built on it (moved from the arith kernel tests when the
+ * elementwise kernels went to test_elementwise):
  *
- *  - elementwise kernels, every ISA this CPU has: sizes 0..49 and around the engine's tile
- *    widths, guard canaries, inputs untouched, bitwise equal to the C expression they implement
- *    (fmaf(alpha, b, a), a * b, (a + b) * c) on random bit patterns and special values;
- *  - float16 / bfloat16 exhaustive through the public API: all 65,536 encodings of self against
- *    several others (broadcast), Add/Adds/Mul/Muls correctly rounded (0 ulp), FusedAddScale
- *    within 1 ulp;
- *  - reduction kernels (lanes, rows, add) on every ISA bitwise equal to the scalar loops, with
- *    canaries;
+ *  - reduction kernels (lanes, rows, chunks, add) on every ISA bitwise equal to the scalar loops,
+ *    with canaries;
  *  - aclnnReduceSum bitwise equal to the documented summation order (16 lanes per 256-summand
  *    chunk, pairwise trees over chunks and blocks, reduce.h), for many shapes, dim sets, strides,
  *    dtypes, on every ISA and with 1, 2 and 3 threads (so: deterministic, ISA-independent);
@@ -16,7 +10,7 @@
  *    2 * 2^-24 * sqrt(K) * sum|x| (measured ratios printed), and always within the rigorous bound
  *    (depth of the summation tree) * 2^-24 * sum|x|;
  *  - strided outputs: only the output's elements are written;
- *  - FusedAddScaleBackward against float64.
+ *  - FusedAddScaleBackward (its gradients of bias and scale are reductions) against float64.
  * OPGRAD_TEST_QUICK=1 shrinks the largest reductions. */
 #include <float.h>
 #include <math.h>
@@ -26,40 +20,13 @@
 #include <string.h>
 
 #include "acl/acl.h"
-#include "aclnnop/aclnn_add.h"
-#include "aclnnop/aclnn_fused_add_scale.h"
 #include "aclnnop/aclnn_fused_add_scale_backward.h"
-#include "aclnnop/aclnn_mul.h"
 #include "aclnnop/aclnn_reduce_sum.h"
-#include "engine/elementwise.h"
 #include "engine/reduce.h"
 #include "opgrad/opgrad.h"
-#include "ops/math/add/add_kernel.h"
-#include "ops/math/fused_add_scale/fused_add_scale_kernel.h"
-#include "ops/math/mul/mul_kernel.h"
 #include "tensor/dtype.h"
 #include "test.h"
 #include "testutil.h"
-
-// ---------------------------------------------------------------------------------------------
-// Guarded buffers
-
-// ---------------------------------------------------------------------------------------------
-// Elementwise kernels
-
-enum { K_ADD, K_ADDS, K_MUL, K_MULS, K_FUSED, K_COUNT };
-typedef struct kinfo {
-    const char *name;
-    const og_ew_compute_fn *table;
-    int nin;
-} kinfo;
-static const kinfo KERNELS[K_COUNT] = {
-    {"add", og_add_kernels, 2},
-    {"adds", og_adds_kernels, 1},
-    {"mul", og_mul_kernels, 2},
-    {"muls", og_muls_kernels, 1},
-    {"fused_add_scale", og_fused_add_scale_kernels, 3},
-};
 
 static const float SPECIALS[] = {0.0f,     -0.0f,   INFINITY, -INFINITY, NAN,
                                  1e-40f,   -1e-40f, FLT_MAX,  -FLT_MAX,  FLT_MIN,
@@ -85,26 +52,6 @@ static void fill(float *x, size_t n, uint64_t seed) {
     }
 }
 
-// The C expression each kernel implements (compiled with -ffp-contract=off: one rounding per op).
-static float expect_elem(int k, const float *const *in, size_t i, const void *params) {
-    switch (k) {
-    case K_ADD:
-        return fmaf(((const og_add_params *)params)->alpha, in[1][i], in[0][i]);
-    case K_ADDS: {
-        const og_add_params *p = params;
-        return fmaf(p->alpha, p->other, in[0][i]);
-    }
-    case K_MUL:
-        return in[0][i] * in[1][i];
-    case K_MULS:
-        return in[0][i] * ((const og_muls_params *)params)->other;
-    default: {
-        float s = in[0][i] + in[1][i];
-        return s * in[2][i];
-    }
-    }
-}
-
 // One ulp of dtype dt at v (subnormal spacing below the normal range).
 static double ulp_of(aclDataType dt, double v) {
     int mant = dt == ACL_FLOAT16 ? 10
@@ -118,89 +65,6 @@ static double ulp_of(aclDataType dt, double v) {
 }
 
 static bool same_bits(float a, float b) { return memcmp(&a, &b, 4) == 0 || (isnan(a) && isnan(b)); }
-
-// Tile width the elementwise engine uses for nin inputs + 1 output of dtype dt (from the planner).
-static int64_t engine_tile(int nin, aclDataType dt) {
-    static char dummy[64];
-    int64_t dims[1] = {1 << 20};
-    og_ew_op op = {.kernels = og_mul_kernels, .nin = nin, .nout = 1, .compute_dtype = dt};
-    aclTensor *ts[4];
-    for (int k = 0; k <= nin; k++) {
-        ts[k] = test_tensor(dims, 1, dt, dummy);
-        if (k < nin)
-            op.in[k] = ts[k];
-        else
-            op.out[0] = ts[k];
-    }
-    og_ew_plan plan;
-    og_ew_make_plan(&op, 1, 0, &plan);
-    for (int k = 0; k <= nin; k++) aclDestroyTensor(ts[k]);
-    return plan.tiling.tile_elems;
-}
-
-static void test_elementwise_kernels(void) {
-    size_t sizes[128];
-    int ns = 0;
-    for (size_t s = 0; s < 50; s++) sizes[ns++] = s;
-    for (int nin = 1; nin <= 3; nin++)
-        for (int d = 0; d < 2; d++) {
-            int64_t t = engine_tile(nin, d ? ACL_FLOAT16 : ACL_FLOAT);
-            int64_t around[] = {t - 17, t - 1, t, t + 1, t + 15, 2 * t + 3};
-            for (size_t a = 0; a < sizeof around / sizeof *around; a++) {
-                bool dup = false;
-                for (int j = 0; j < ns; j++) dup |= sizes[j] == (size_t)around[a];
-                if (!dup && around[a] > 0 && ns < 128) sizes[ns++] = (size_t)around[a];
-            }
-        }
-    const og_add_params add_params[] = {{1.0f, 0}, {-0.75f, 0}, {1.5f, -3.25f}, {0.1f, 7.0f}};
-    const og_muls_params muls_params[] = {{2.0f}, {-0.3f}};
-    long cases = 0;
-    for (int s = 0; s < ns; s++) {
-        size_t n = sizes[s];
-        float *in_data[3];
-        for (int j = 0; j < 3; j++) {
-            in_data[j] = malloc((n ? n : 1) * 4);
-            fill(in_data[j], n, 100 * n + (size_t)j);
-        }
-        const float *in[3] = {in_data[0], in_data[1], in_data[2]};
-        for (int k = 0; k < K_COUNT; k++) {
-            int nparams = k == K_ADD || k == K_ADDS ? 4 : k == K_MULS ? 2 : 1;
-            for (int pi = 0; pi < nparams; pi++) {
-                const void *params = k == K_ADD || k == K_ADDS ? (const void *)&add_params[pi]
-                                     : k == K_MULS             ? (const void *)&muls_params[pi]
-                                                               : NULL;
-                for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-                    if (!test_isa_available(isa)) continue;
-                    gbuf out = gbuf_new(n, 4);
-                    float *outs[1] = {out.f};
-                    KERNELS[k].table[isa](n, in, outs, params);
-                    CHECKF(gbuf_guards_ok(&out), "%s/%s n=%zu wrote outside its output",
-                           KERNELS[k].name, opgrad_isa_name((opgrad_isa)isa), n);
-                    long bad = 0;
-                    for (size_t i = 0; i < n; i++)
-                        if (!same_bits(out.f[i], expect_elem(k, in, i, params)) && bad++ < 3)
-                            fprintf(stderr, "    %s/%s n=%zu i=%zu got %a want %a\n",
-                                    KERNELS[k].name, opgrad_isa_name((opgrad_isa)isa), n, i,
-                                    out.f[i], expect_elem(k, in, i, params));
-                    CHECKF(bad == 0, "%s/%s n=%zu: %ld elements differ from the C expression",
-                           KERNELS[k].name, opgrad_isa_name((opgrad_isa)isa), n, bad);
-                    free(out.raw);
-                    cases++;
-                }
-            }
-        }
-        // inputs untouched
-        for (int j = 0; j < 3; j++) {
-            float *again = malloc((n ? n : 1) * 4);
-            fill(again, n, 100 * n + (size_t)j);
-            CHECKF(memcmp(again, in_data[j], n * 4) == 0, "n=%zu input %d modified", n, j);
-            free(again);
-            free(in_data[j]);
-        }
-    }
-    printf("  %d sizes, %ld kernel x params x ISA runs, all bitwise equal to the C expression\n",
-           ns, cases);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Public API helpers
@@ -254,120 +118,6 @@ static void tv_set(tview *v, int64_t i, double x) {
 }
 static double tv_get(const tview *v, int64_t i) {
     return test_load(v->buf, view_pos(v->t, i), v->t->dtype);
-}
-
-// ---------------------------------------------------------------------------------------------
-// float16 / bfloat16 exhaustive through the API
-
-static double ulps16(aclDataType dt, double got, double want) {
-    return test_ulp_error(dt, got, want);
-}
-
-static void test_16bit_exhaustive(void) {
-    const aclDataType dts[] = {ACL_FLOAT16, ACL_BF16};
-    const double others[] = {1.5, -0.3, 1000.0, 3e-5, -7.0};
-    enum { NO = sizeof others / sizeof *others };
-    for (int di = 0; di < 2; di++) {
-        aclDataType dt = dts[di];
-        int64_t xd[2] = {65536, 1}, od[2] = {1, NO}, yd[2] = {65536, NO};
-        tview x = tv(xd, 2, dt), o = tv(od, 2, dt), y = tv(yd, 2, dt);
-        for (int64_t i = 0; i < 65536; i++) ((uint16_t *)x.buf)[i] = (uint16_t)i;
-        for (int j = 0; j < NO; j++) tv_set(&o, j, others[j]);
-        float alpha_f = 1.5f;
-        aclScalar *alpha = aclCreateScalar(&alpha_f, ACL_FLOAT);
-        double worst[5] = {0};
-        for (int opi = 0; opi < 5; opi++) {
-            for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-                if (!test_isa_available(isa)) continue;
-                opgrad_set_max_isa((opgrad_isa)isa);
-                aclnnStatus st = ACLNN_SUCCESS;
-                memset(y.buf, 0xff, (size_t)65536 * NO * 2);
-                if (opi == 0)
-                    OP_RUN(st, aclnnMulGetWorkspaceSize(x.t, o.t, y.t, &ws_, &ex_), aclnnMul);
-                else if (opi == 1)
-                    OP_RUN(st, aclnnAddGetWorkspaceSize(x.t, o.t, alpha, y.t, &ws_, &ex_),
-                           aclnnAdd);
-                else if (opi == 4) {
-                    // (x + o) * o' with bias = o column j, scale = the next column, per channel
-                    int64_t cd[1] = {NO};
-                    tview b = tv(cd, 1, dt), s = tv(cd, 1, dt);
-                    for (int j = 0; j < NO; j++)
-                        tv_set(&b, j, others[j]), tv_set(&s, j, others[(j + 1) % NO]);
-                    int64_t xr[2] = {65536, NO};
-                    tview xx = tv(xr, 2, dt);
-                    for (int64_t i = 0; i < 65536 * NO; i++)
-                        ((uint16_t *)xx.buf)[i] = (uint16_t)(i / NO);
-                    OP_RUN(st, aclnnFusedAddScaleGetWorkspaceSize(xx.t, b.t, s.t, y.t, &ws_, &ex_),
-                           aclnnFusedAddScale);
-                    tv_free(&b), tv_free(&s), tv_free(&xx);
-                } else {
-                    // the scalar forms, one column at a time
-                    int64_t cd[2] = {65536, 1};
-                    tview col = tv(cd, 2, dt);
-                    for (int j = 0; j < NO && st == ACLNN_SUCCESS; j++) {
-                        float ov = (float)others[j];
-                        aclScalar *s = aclCreateScalar(&ov, ACL_FLOAT);
-                        if (opi == 2)
-                            OP_RUN(st, aclnnMulsGetWorkspaceSize(x.t, s, col.t, &ws_, &ex_),
-                                   aclnnMuls);
-                        else
-                            OP_RUN(st, aclnnAddsGetWorkspaceSize(x.t, s, alpha, col.t, &ws_, &ex_),
-                                   aclnnAdds);
-                        for (int64_t i = 0; i < 65536; i++)
-                            ((uint16_t *)y.buf)[i * NO + j] = ((uint16_t *)col.buf)[i];
-                        aclDestroyScalar(s);
-                    }
-                    tv_free(&col);
-                }
-                CHECK_EQ(st, ACLNN_SUCCESS);
-                long bad = 0;
-                for (int64_t i = 0; i < 65536; i++)
-                    for (int j = 0; j < NO; j++) {
-                        // the result as specified: computed in fp32 (the operands are exact in
-                        // fp32), rounded once to dt
-                        float xv = (float)test_load(x.buf, i, dt);
-                        float ov =
-                            (float)tv_get(&o, j); // as stored (the scalar forms round it alike)
-                        float nv = (float)tv_get(&o, (j + 1) % NO);
-                        float r32;
-                        double exact;
-                        if (opi == 2 && dt == ACL_BF16) ov = (float)others[j]; // Muls: bf16 in fp32
-                        if (opi == 0 || opi == 2)
-                            r32 = xv * ov, exact = (double)xv * ov;
-                        else if (opi == 1 || opi == 3)
-                            r32 = fmaf(1.5f, ov, xv), exact = xv + 1.5 * ov;
-                        else {
-                            float sum = xv + ov;
-                            r32 = sum * nv;
-                            exact = ((double)xv + ov) * nv;
-                        }
-                        double want = test_round_to(dt, r32);
-                        double got = test_load(y.buf, i * NO + j, dt);
-                        bool same = got == want || (isnan(got) && isnan(want));
-                        if (isfinite(got) && isfinite(exact))
-                            worst[opi] = fmax(worst[opi], ulps16(dt, got, exact));
-                        if (!same && bad++ < 3)
-                            fprintf(stderr, "    op %d %s/%s x=%a other=%g got %a want %a\n", opi,
-                                    og_dtype_name(dt), opgrad_isa_name((opgrad_isa)isa), xv,
-                                    others[j], got, want);
-                    }
-                CHECKF(bad == 0, "op %d %s/%s: %ld results off", opi, og_dtype_name(dt),
-                       opgrad_isa_name((opgrad_isa)isa), bad);
-            }
-        }
-        opgrad_set_max_isa(OPGRAD_ISA_COUNT);
-        // fp32 then one rounding: within half an ulp of the exact value plus what fp32 lost
-        // (products of two 16-bit values are exact in fp32: Mul is correctly rounded)
-        CHECKF(worst[0] <= 0.5 && worst[1] <= 0.5 + 1.0 / 64 && worst[3] <= 0.5 + 1.0 / 64 &&
-                   worst[2] <= 0.5 + 1.0 / 64 && worst[4] <= 1.0,
-               "%s: ulps vs exact %g %g %g %g %g", og_dtype_name(dt), worst[0], worst[1], worst[2],
-               worst[3], worst[4]);
-        printf("  %-8s all 65536 x 5 others, every ISA = fp32 result rounded once; max ulp vs the "
-               "exact value: Mul %.3g, Add %.3g, Muls %.3g, Adds %.3g, FusedAddScale %.3g\n",
-               og_dtype_name(dt), worst[0], worst[1], worst[2], worst[3], worst[4]);
-        aclDestroyScalar(alpha);
-        tv_free(&x), tv_free(&o), tv_free(&y);
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -925,8 +675,6 @@ int main(void) {
         if (!test_isa_available(isa))
             printf("  note: ISA %s not supported by this CPU, skipped\n",
                    opgrad_isa_name((opgrad_isa)isa));
-    RUN(test_elementwise_kernels);
-    RUN(test_16bit_exhaustive);
     RUN(test_reduce_kernels);
     RUN(test_reduce_matches_spec);
     RUN(test_reduce_fuzz);
