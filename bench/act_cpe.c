@@ -18,6 +18,7 @@
 #include "opgrad/opgrad.h"
 #include "ops/activation/elu/elu_kernel.h"
 #include "ops/activation/gelu/gelu_kernel.h"
+#include "ops/activation/hardsigmoid/hardsigmoid_kernel.h"
 #include "ops/activation/hardswish/hardswish_kernel.h"
 #include "ops/activation/leaky_relu/leaky_relu_kernel.h"
 #include "ops/activation/mish/mish_kernel.h"
@@ -45,6 +46,8 @@ static const kern KERNS[] = {
     {"softplus_bwd", og_softplus_bwd_kernels, 2, 0, 1},
     {"hardswish_fwd", og_hardswish_fwd_kernels, 1, 0, 0},
     {"hardswish_bwd", og_hardswish_bwd_kernels, 2, 0, 0},
+    {"hardsigmoid_fwd", og_hardsigmoid_fwd_kernels, 1, 0, 0},
+    {"hardsigmoid_bwd", og_hardsigmoid_bwd_kernels, 2, 0, 0},
     {"elu_fwd", og_elu_fwd_kernels, 1, 0, 2},
     {"elu_bwd", og_elu_bwd_kernels, 2, 0, 2},
     {"elu_bwd_result", og_elu_bwd_result_kernels, 2, 0, 2},

@@ -30,6 +30,15 @@ double og_ref_hardswish_grad(double x) {
     return (2 * x + 3) / 6; // = x / 3 + 1/2, exactly 0 at x = -1.5
 }
 
+double og_ref_hardsigmoid(double x) {
+    if (isnan(x)) return x;
+    if (x >= 3) return 1.0;
+    if (x <= -3) return 0.0;
+    return (x + 3) / 6;
+}
+
+double og_ref_hardsigmoid_grad(double x) { return x > -3 && x < 3 ? 1.0 / 6 : 0.0; }
+
 double og_ref_elu(double x, double alpha, double scale, double input_scale) {
     if (x > 0) return scale * x;
     return alpha * scale * expm1(x * input_scale);

@@ -1,8 +1,8 @@
 /* Float64 references of the piecewise family (Relu/ThresholdBackward, LeakyRelu, Hardswish,
- * Elu), written apart from the kernels: plain double arithmetic and libm double functions only.
- * Each follows the aclnn formula as documented; attributes are passed as the float values the
- * kernels receive. Special values: NaN inputs give NaN where the formula's arithmetic reaches
- * them, and the comparisons decide exactly as written (a NaN compares false). */
+ * Hardsigmoid, Elu), written apart from the kernels: plain double arithmetic and libm double
+ * functions only. Each follows the aclnn formula as documented; attributes are passed as the float
+ * values the kernels receive. Special values: NaN inputs give NaN where the formula's arithmetic
+ * reaches them, and the comparisons decide exactly as written (a NaN compares false). */
 #ifndef OG_REF_PIECEWISE_H
 #define OG_REF_PIECEWISE_H
 
@@ -18,6 +18,10 @@ double og_ref_leaky_relu_grad(double g, double x, double slope);
 double og_ref_hardswish(double x);
 /// d hardswish / dx as aclnn defines it: 0 (x < -3), x / 3 + 1/2 (-3 <= x <= 3), 1 (x > 3).
 double og_ref_hardswish_grad(double x);
+/// hardsigmoid(x) = x >= 3 ? 1 : x <= -3 ? 0 : (x + 3) / 6.
+double og_ref_hardsigmoid(double x);
+/// d hardsigmoid / dx as aclnn and PyTorch define it: 1/6 for -3 < x < 3, else 0 (NaN too).
+double og_ref_hardsigmoid_grad(double x);
 /// elu(x) = x > 0 ? scale x : alpha scale expm1(x inputScale).
 double og_ref_elu(double x, double alpha, double scale, double input_scale);
 /// d elu / dx from the input: x > 0 ? scale : inputScale alpha scale exp(x inputScale).

@@ -1,5 +1,6 @@
 /* Registry entries of the piecewise family (see registry.h): Relu / ThresholdBackward,
- * LeakyRelu / LeakyReluBackward, Hardswish / HardswishBackward, Elu / EluBackward. Attributes
+ * LeakyRelu / LeakyReluBackward, Hardswish / HardswishBackward, Hardsigmoid /
+ * HardsigmoidBackward, Elu / EluBackward. Attributes
  * (negativeSlope, alpha, scale, inputScale) are float values stored in .attrs; the entry points
  * pass them as ACL_FLOAT aclScalars and the references see the same values. */
 #include <math.h>
@@ -7,6 +8,8 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_elu.h"
 #include "aclnnop/aclnn_elu_backward.h"
+#include "aclnnop/aclnn_hardsigmoid.h"
+#include "aclnnop/aclnn_hardsigmoid_backward.h"
 #include "aclnnop/aclnn_hardswish.h"
 #include "aclnnop/aclnn_hardswish_backward.h"
 #include "aclnnop/aclnn_leaky_relu.h"
@@ -138,6 +141,37 @@ static int hardswish_backward(ogc_call *c) {
     return st;
 }
 
+// ---- hardsigmoid
+
+static double hardsigmoid_ref_forward(const ogc_op *op, const double *x, double *saved) {
+    (void)op, (void)saved;
+    return og_ref_hardsigmoid(x[0]);
+}
+
+static void hardsigmoid_ref_backward(const ogc_op *op, const double *x, const double *saved,
+                                     double gy, double *gx, double *mag) {
+    (void)op, (void)saved;
+    gx[0] = gy * og_ref_hardsigmoid_grad(x[0]);
+    mag[0] = 0;
+}
+
+static int hardsigmoid_forward(ogc_call *c) {
+    aclTensor *out = ogc_result_tensor(&c->results[0]);
+    int st;
+    RUN_FORWARD(aclnnHardsigmoidGetWorkspaceSize(c->in[0], out, &ws, &ex), aclnnHardsigmoid);
+    aclDestroyTensor(out);
+    return st;
+}
+
+static int hardsigmoid_backward(ogc_call *c) {
+    aclTensor *dx = ogc_result_tensor(&c->results[0]);
+    int st;
+    RUN_FORWARD(aclnnHardsigmoidBackwardGetWorkspaceSize(c->grad_out, c->in[0], dx, &ws, &ex),
+                aclnnHardsigmoidBackward);
+    aclDestroyTensor(dx);
+    return st;
+}
+
 // ---- elu*: attrs = {alpha, scale, inputScale}; the _result entry passes isResult = true with
 // the forward's output.
 
@@ -192,7 +226,7 @@ static int elu_backward(ogc_call *c) {
 #define NELEMS(a) (int)(sizeof a / sizeof *a)
 
 static const double kink0[] = {0.0};
-static const double kinks_hardswish[] = {-3.0, 3.0};
+static const double kinks_pm3[] = {-3.0, 3.0}; // hardswish and hardsigmoid join at +-3
 
 // Relu's gradient is 0 for every x < 0, so about half the test data gives zero outputs and
 // gradients by design (binomial around 50%: 16-element layouts reach 11/16 = 69% zeros in ~1 case
@@ -205,6 +239,9 @@ static const double leaky_result_attrs[] = {0.2f};
 static const double leaky_specials[] = {0.5, -0.5, 0.02, -0.02, 6e4, -6e4, 1e30, -1e30};
 // -1.5: the zero of the middle piece's slope; +-2.9 / +-3.1: either side of the joins
 static const double hardswish_specials[] = {-1.5, -2.9, 2.9, -3.1, 3.1, 1e-3, -1e-3, 0.5};
+// Near the joins (-2.99: (x + 3) / 6 cancels in float arithmetic), inside them but for -3.1
+// (the gradient is 0 outside: the kinks already put data there, and trust needs nonzeros).
+static const double hardsigmoid_specials[] = {-2.99, -2.9, 2.9, 2.99, -3.1, 1e-3, 0, -1.5};
 static const double elu_attrs[] = {1.0f, 1.0f, 1.0f};
 static const double elu_selu_attrs[] = {1.6732632423543772f, 1.0507009873554805f, 1.0f};
 static const double elu_scaled_attrs[] = {2.0f, 0.75f, 0.5f};
@@ -331,7 +368,7 @@ static const ogc_op piecewise_ops[] = {
         .dtypes = OG_DTS_FLOATING,
         .lo = -8,
         .hi = 8,
-        .kinks = kinks_hardswish,
+        .kinks = kinks_pm3,
         .nkinks = 2,
         .specials = hardswish_specials,
         .nspecials = NELEMS(hardswish_specials),
@@ -340,6 +377,28 @@ static const ogc_op piecewise_ops[] = {
         .ref_backward = hardswish_ref_backward,
         .forward = hardswish_forward,
         .backward = hardswish_backward,
+    },
+    {
+        .name = "hardsigmoid",
+        .api = "aclnnHardsigmoid + aclnnHardsigmoidBackward",
+        .nin = 1,
+        .in = {{"self", true}},
+        .dtypes = OG_DTS_FLOATING,
+        .lo = -4,
+        .hi = 4,
+        .kinks = kinks_pm3,
+        // The gradient is 0 outside the joins, where ~40% of the test points fall (those drawn
+        // beyond the domain are clamped to its edges): 16-element layouts reach 11/16 zeros in
+        // ~1 case in 30, so the trust threshold is relu's 0.9.
+        .zero_trust = 0.9,
+        .nkinks = 2,
+        .specials = hardsigmoid_specials,
+        .nspecials = NELEMS(hardsigmoid_specials),
+        .fp32_ulps = 1,
+        .ref_forward = hardsigmoid_ref_forward,
+        .ref_backward = hardsigmoid_ref_backward,
+        .forward = hardsigmoid_forward,
+        .backward = hardsigmoid_backward,
     },
     ELU_ENTRY("elu", "aclnnElu + aclnnEluBackward(alpha 1, scale 1, inputScale 1)", elu_attrs,
               false, -14),

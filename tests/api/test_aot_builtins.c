@@ -24,6 +24,8 @@
 #include "aclnnop/aclnn_fused_add_scale_backward.h"
 #include "aclnnop/aclnn_gelu.h"
 #include "aclnnop/aclnn_gelu_backward.h"
+#include "aclnnop/aclnn_hardsigmoid.h"
+#include "aclnnop/aclnn_hardsigmoid_backward.h"
 #include "aclnnop/aclnn_hardswish.h"
 #include "aclnnop/aclnn_hardswish_backward.h"
 #include "aclnnop/aclnn_leaky_relu.h"
@@ -95,6 +97,9 @@ REF(r_leaky_b, aclnnLeakyReluBackwardGetWorkspaceSize(t[2], t[0], s_slope, false
 REF(r_hardswish, aclnnHardswishGetWorkspaceSize(t[0], t[1], &ws_, &ex_), aclnnHardswish)
 REF(r_hardswish_b, aclnnHardswishBackwardGetWorkspaceSize(t[2], t[0], t[3], &ws_, &ex_),
     aclnnHardswishBackward)
+REF(r_hardsigmoid, aclnnHardsigmoidGetWorkspaceSize(t[0], t[1], &ws_, &ex_), aclnnHardsigmoid)
+REF(r_hardsigmoid_b, aclnnHardsigmoidBackwardGetWorkspaceSize(t[2], t[0], t[3], &ws_, &ex_),
+    aclnnHardsigmoidBackward)
 REF(r_elu, aclnnEluGetWorkspaceSize(t[0], s_one, s_one, s_one, t[1], &ws_, &ex_), aclnnElu)
 REF(r_softmax, aclnnSoftmaxGetWorkspaceSize(t[0], -1, t[1], &ws_, &ex_), aclnnSoftmax)
 REF(r_softmax_b, aclnnSoftmaxBackwardGetWorkspaceSize(t[2], t[1], -1, t[3], &ws_, &ex_),
@@ -162,6 +167,8 @@ static const acase CASES[] = {
     B1(LeakyReluBackward, r_leaky_b, r_leaky),
     C1(Hardswish, r_hardswish),
     B1(HardswishBackward, r_hardswish_b, r_hardswish),
+    C1(Hardsigmoid, r_hardsigmoid),
+    B1(HardsigmoidBackward, r_hardsigmoid_b, r_hardsigmoid),
     C1(Elu, r_elu),
     B1(EluBackward, r_elu_b, r_elu),
     C1(Softmax, r_softmax),

@@ -83,6 +83,34 @@ CASES = [
     Case("fused_add_scale", ot.fused_add_scale, lambda x, b, s: (x + b) * s, nin=3,
          domains=[(-2.0, 2.0), (-2.0, 2.0), (0.5, 2.0)], torch_has=False),
 ]
+
+
+def _peer(name):
+    """PyTorch's function of the same name (torch.nn.functional, then torch), or None."""
+    return getattr(F, name, None) or getattr(torch, name, None)
+
+
+def _list_cases():
+    """A case for every standard pair of the operator list (opgrad.torch's LIST_PAIRS) that has
+    none above, against the PyTorch function of the same name at the default attributes: an
+    operator added to src/ops/ops.inc is compared with PyTorch without an edit here. Domain
+    (-6, 6), no kinks (an operator with a kink whose derivative convention differs from PyTorch's
+    needs a case of its own). Pairs without a PyTorch peer are in NO_PEER."""
+    have = {c.op for c in CASES}
+    cases, no_peer = [], []
+    for name in sorted(ot._kernels.LIST_PAIRS):
+        if name in have:
+            continue
+        pt = _peer(name)
+        if pt is None:
+            no_peer.append(name)
+        else:
+            cases.append(Case(name, getattr(ot, name), pt))
+    return cases, no_peer
+
+
+LIST_CASES, NO_PEER = _list_cases()
+CASES += LIST_CASES
 BY_NAME = {c.name: c for c in CASES}
 
 

@@ -1,0 +1,32 @@
+/* Hardsigmoid forward and backward, written once against vec.h and compiled per ISA.
+ *
+ * Both results are correctly rounded: each is one double expression rounded to float once.
+ *   forward   (x + 3) / 6 for -3 < x < 3: x + 3 is exact in double for every float x here above
+ *             2^-29 in magnitude (below, 0.5 + x / 6 rounds to 0.5 anyway), times 1/6 (to 2^-56):
+ *             within ~2^-52 relative before the one rounding. The float forms lose to the
+ *             cancellation near x = -3: fma(x, 1/6f, 0.5f) is 37 % off at x = -3 + 2^-22
+ *             (1/6f's own error times 3 is 1.5e-8), PyTorch's (x + 3) / 6 in float up to 1.5 ulp.
+ *   backward  g / 6 for -3 < x < 3, as a double product rounded once (g (1/6f) in float, as
+ *             aclnn and PyTorch compute it, is off by one ulp for some g).
+ * Outside (-3, 3) the pieces are selected exactly: forward 1 (x >= 3) and +0 (x <= -3); the
+ * joins agree (the middle formula gives 0 and 1 there). The backward is 0 at the joins and
+ * outside, as aclnn's mask (0 < x / 6 + 1/2 < 1) and PyTorch's (-3 < x < 3) are, whatever g is.
+ * Special values: a NaN x propagates in the forward (it fails both compares and reaches the
+ * middle formula) and gives 0 in the backward (it fails the mask), as PyTorch's does;
+ * hardsigmoid(+-inf) = 1, 0. */
+#include "engine/simd/vec16.h"
+#include "ops/activation/hardsigmoid/hardsigmoid_kernel.h"
+
+OG_EW_KERNEL3(og_hardsigmoid_fwd, og_no_consts, og_no_setup, 1, 1, {
+    vf x = vload(ins[0]);
+    vf mid = vnarrow(vdmul(vdadd(vwiden(x), vdset(3.0)), vdset(1.0 / 6.0)));
+    vf y = vsel(vlt(x, vset(3.0f)), vsel(vgt(x, vset(-3.0f)), mid, vset(0.0f)), vset(1.0f));
+    vstore(outs[0], vsel(visnan(x), x, y));
+})
+
+OG_EW_KERNEL3(og_hardsigmoid_bwd, og_no_consts, og_no_setup, 2, 1, {
+    vf g = vload(ins[0]), x = vload(ins[1]);
+    vf mid = vnarrow(vdmul(vwiden(g), vdset(1.0 / 6.0)));
+    vstore(outs[0], vsel(vlt(x, vset(3.0f)), vsel(vgt(x, vset(-3.0f)), mid, vset(0.0f)),
+                         vset(0.0f)));
+})
