@@ -34,6 +34,7 @@
 #define OG_ROWS_MAX_OUT 2
 #define OG_ROWS_MAX_STATS 2
 #define OG_ROWS_MAX_PARAMS 64
+#define OG_ROWS_PREFETCH_FROM ((int64_t)16 << 20) // input bytes from which rows are prefetched
 
 #ifndef OG_ROW_FN_DEFINED
 #define OG_ROW_FN_DEFINED
@@ -42,10 +43,18 @@
 typedef void (*og_row_fn)(size_t n, const float *const *in, float *const *out, const void *params,
                           float *stats);
 #endif
+#ifndef OG_ROW16_FN_DEFINED
+#define OG_ROW16_FN_DEFINED
+/// One row of 16-bit values (all operands of one dtype, bf16 or fp16), widened on load and
+/// rounded once on store; `scratch` holds n fp32 values for a kernel that needs an fp32 row.
+typedef void (*og_row16_fn)(size_t n, const uint16_t *const *in, uint16_t *const *out,
+                            float *scratch, const void *params, float *stats);
+#endif
 
 /// A row operator, as an operator describes it after checking its arguments.
 typedef struct og_rows_op {
-    const og_row_fn *kernels; // [OPGRAD_ISA_COUNT]
+    const og_row_fn *kernels;          // [OPGRAD_ISA_COUNT]
+    const og_row16_fn (*kernels16)[2]; // optional [OPGRAD_ISA_COUNT][bf16, fp16]
     int nin, nout, nstats;
     const aclTensor *in[OG_ROWS_MAX_IN];       // each broadcasts to `dims`
     const aclTensor *out[OG_ROWS_MAX_OUT];     // exactly `dims`
@@ -79,10 +88,15 @@ typedef struct og_rows_plan {
     int64_t rdims[OG_MAX_DIMS];
     int nin, nout, nstats;
     og_rows_operand in[OG_ROWS_MAX_IN], out[OG_ROWS_MAX_OUT], stats[OG_ROWS_MAX_STATS];
+    bool prefetch;       // inputs of OG_ROWS_PREFETCH_FROM bytes or more: prefetch a row ahead
+    bool fused16;        // every row operand contiguous along the axis, of the 16-bit compute
+                         // dtype: kernel16 on the data in place (no CopyIn / CopyOut)
     int core_num, slots; // ranges of rows and the threads that run them
-    int64_t slot_bytes;  // scratch per thread: one fp32 row per buffered operand + stats
+    int64_t slot_bytes;  // scratch per thread: one fp32 row per buffered operand (fused16: one
+                         // scratch row) + stats
     opgrad_isa isa;
     og_row_fn kernel;
+    og_row16_fn kernel16; // when fused16
     unsigned char params[OG_ROWS_MAX_PARAMS];
 } og_rows_plan;
 

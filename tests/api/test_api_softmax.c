@@ -7,7 +7,9 @@
  *  - ops-nn's dtype rules: Softmax computes in self's dtype and casts to out's; LogSoftmax casts
  *    self to out's dtype first; the backwards promote a mixed-precision gradient;
  *  - rows of large magnitude (no overflow: 1e4 + small spread), NaN / -inf / +inf rows, a row
- *    of one element, and one long row (100,003 elements, past any buffer the engine keeps). */
+ *    of one element, and one long row (100,003 elements, past any buffer the engine keeps);
+ *  - fused 16-bit rows equal the buffered path bit for bit, on every ISA level; rows prefetched
+ *    (inputs of 16 MiB and more) equal rows that are not. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,6 +281,11 @@ static void test_values(void) {
         for (int axis = 0; axis < 3; axis++)
             for (int d = 0; d < 3; d++)
                 for (int l = 0; l < 3; l++) check_case(log, &s, axis, dts[d], (layout)l, 2);
+    // more rows than ranges per thread, 2.4 MiB (fp32) and 1.2 MiB (16-bit) per tensor
+    shape3 big = {3, {16, 129, 300}};
+    for (int log = 0; log < 2; log++)
+        for (int axis = 1; axis < 3; axis++)
+            for (int d = 0; d < 3; d++) check_case(log, &big, axis, dts[d], PLAIN, 2);
     opgrad_set_num_threads(2);
 }
 
@@ -399,6 +406,108 @@ static void test_special_rows(void) {
     aclrtFree(lx), aclrtFree(ly);
 }
 
+// Inputs of OG_ROWS_PREFETCH_FROM bytes (16 MiB) and more: the engine prefetches each row's inputs
+// a row ahead. Rows are independent, so the whole tensor gives the bits of its two halves run
+// apart (8 MiB each: no prefetching).
+static void test_prefetched_rows(void) {
+    int64_t dims[2] = {2048, 1024}, half[2] = {1024, 1024};
+    int64_t n = dims[0] * dims[1];
+    float *g = test_dev_alloc((size_t)n * 4), *y = test_dev_alloc((size_t)n * 4);
+    float *whole = test_dev_alloc((size_t)n * 4), *parts = test_dev_alloc((size_t)n * 4);
+    test_rng r;
+    test_rng_seed(&r, 31);
+    test_fill(g, 0, n, ACL_FLOAT, &r, -2, 2);
+    test_fill(y, 0, n, ACL_FLOAT, &r, 0, 0.002);
+    aclnnStatus st;
+    for (int part = -1; part < 2; part++) { // -1: the whole tensor
+        int64_t off = part < 0 ? 0 : part * n / 2;
+        const int64_t *d = part < 0 ? dims : half;
+        float *dst = part < 0 ? whole : parts;
+        aclTensor *tg = test_tensor(d, 2, ACL_FLOAT, g + off),
+                  *ty = test_tensor(d, 2, ACL_FLOAT, y + off),
+                  *tdx = test_tensor(d, 2, ACL_FLOAT, dst + off);
+        OP_RUN(st, aclnnSoftmaxBackwardGetWorkspaceSize(tg, ty, -1, tdx, &ws_, &ex_),
+               aclnnSoftmaxBackward);
+        CHECK_EQ(st, ACLNN_SUCCESS);
+        aclDestroyTensor(tg), aclDestroyTensor(ty), aclDestroyTensor(tdx);
+    }
+    CHECK(memcmp(whole, parts, (size_t)n * 4) == 0);
+    aclrtFree(g), aclrtFree(y), aclrtFree(whole), aclrtFree(parts);
+}
+
+// The fused 16-bit rows (every operand bf16 / fp16 and contiguous along the axis: the kernel
+// widens on load and rounds on store) give exactly the bits of the buffered path (CopyIn, the
+// fp32 kernel, CopyOut; OPGRAD_FUSED16=0), at every row length around the vector, group and step
+// widths, with special values, in place, on every ISA level this CPU has.
+static void run_all4(aclTensor *tx, aclTensor *tg, aclTensor *const *outs, aclTensor *tin) {
+    aclnnStatus st;
+    OP_RUN(st, aclnnSoftmaxGetWorkspaceSize(tx, -1, outs[0], &ws_, &ex_), aclnnSoftmax);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    OP_RUN(st, aclnnLogSoftmaxGetWorkspaceSize(tx, -1, outs[1], &ws_, &ex_), aclnnLogSoftmax);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    OP_RUN(st, aclnnSoftmaxBackwardGetWorkspaceSize(tg, outs[0], -1, outs[2], &ws_, &ex_),
+           aclnnSoftmaxBackward);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    OP_RUN(st, aclnnLogSoftmaxBackwardGetWorkspaceSize(tg, outs[1], -1, outs[3], &ws_, &ex_),
+           aclnnLogSoftmaxBackward);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    OP_RUN(st, aclnnSoftmaxGetWorkspaceSize(tin, -1, tin, &ws_, &ex_), aclnnSoftmax); // in place
+    CHECK_EQ(st, ACLNN_SUCCESS);
+}
+
+static void test_fused16_bitwise(void) {
+    static const int64_t lens[] = {1,  2,  7,  8,  15, 16,  17,  31,  32,
+                                   33, 47, 63, 64, 65, 100, 257, 1031};
+    static const aclDataType dts[] = {ACL_BF16, ACL_FLOAT16};
+    static const float specials[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 60000.0f, -90.0f};
+    enum { ROWS = 5 };
+    for (int level = 0; level <= (int)opgrad_cpu_isa(); level++) {
+        opgrad_set_max_isa((opgrad_isa)level);
+        for (int d = 0; d < 2; d++)
+            for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+                int64_t R = lens[li], n = ROWS * R, dims[2] = {ROWS, R};
+                size_t bytes = (size_t)n * 2;
+                uint16_t *x = test_dev_alloc(bytes), *g = test_dev_alloc(bytes);
+                test_rng r;
+                test_rng_seed(&r, 500 + (uint64_t)R);
+                test_fill(x, 0, n, dts[d], &r, -12, 12);
+                test_fill(g, 0, n, dts[d], &r, -3, 3);
+                // row 1 holds special values (NaN / inf rows, -inf lanes, large spread)
+                for (int64_t j = 0; j < R && R > 1; j += 3)
+                    x[R + j] = dts[d] == ACL_BF16 ? og_f32_to_bf16(specials[j % 7])
+                                                  : og_f32_to_f16(specials[j % 7]);
+                uint16_t *res[2][5];
+                for (int pass = 0; pass < 2; pass++) { // 0: buffered, 1: fused
+                    if (pass == 0)
+                        setenv("OPGRAD_FUSED16", "0", 1);
+                    else
+                        unsetenv("OPGRAD_FUSED16");
+                    aclTensor *tx = test_tensor(dims, 2, dts[d], x),
+                              *tg = test_tensor(dims, 2, dts[d], g);
+                    aclTensor *to[4];
+                    for (int k = 0; k < 5; k++) res[pass][k] = test_dev_alloc(bytes);
+                    memcpy(res[pass][4], x, bytes);
+                    for (int k = 0; k < 4; k++) to[k] = test_tensor(dims, 2, dts[d], res[pass][k]);
+                    aclTensor *tin = test_tensor(dims, 2, dts[d], res[pass][4]);
+                    run_all4(tx, tg, to, tin);
+                    aclDestroyTensor(tx), aclDestroyTensor(tg), aclDestroyTensor(tin);
+                    for (int k = 0; k < 4; k++) aclDestroyTensor(to[k]);
+                }
+                static const char *const what[5] = {"softmax", "log_softmax", "softmax_bwd",
+                                                    "log_softmax_bwd", "softmax in place"};
+                for (int k = 0; k < 5; k++)
+                    CHECKF(memcmp(res[0][k], res[1][k], bytes) == 0,
+                           "%s %s R=%lld level %s: fused differs from buffered", what[k],
+                           dts[d] == ACL_BF16 ? "bf16" : "fp16", (long long)R,
+                           opgrad_isa_name((opgrad_isa)level));
+                for (int pass = 0; pass < 2; pass++)
+                    for (int k = 0; k < 5; k++) aclrtFree(res[pass][k]);
+                aclrtFree(x), aclrtFree(g);
+            }
+    }
+    opgrad_set_max_isa((opgrad_isa)(OPGRAD_ISA_COUNT - 1));
+}
+
 int main(void) {
     aclInit(NULL);
     RUN(test_statuses);
@@ -406,5 +515,7 @@ int main(void) {
     RUN(test_threads_bitwise);
     RUN(test_inplace_and_dtypes);
     RUN(test_special_rows);
+    RUN(test_prefetched_rows);
+    RUN(test_fused16_bitwise);
     return test_summary();
 }

@@ -11,7 +11,8 @@
 
 // One row step over nin inputs and one output of the same shape, along `axis`, computed in
 // `compute` (inputs and output of another dtype are rounded through it).
-static aclnnStatus plan_rows(const og_opdesc *op, const og_row_fn *kernels, int nin,
+static aclnnStatus plan_rows(const og_opdesc *op, const og_row_fn *kernels,
+                             const og_row16_fn (*kernels16)[2], int nin,
                              const aclTensor *const *ins, const aclTensor *out, int axis,
                              aclDataType compute, const char *const *names, uint64_t *workspaceSize,
                              aclOpExecutor **executor) {
@@ -23,6 +24,7 @@ static aclnnStatus plan_rows(const og_opdesc *op, const og_row_fn *kernels, int 
         aclnnStatus st = og_check_io_memory(op, nin, ins, 1, outs, names);
         if (st != ACLNN_SUCCESS) return st;
         og_rows_op r = {.kernels = kernels,
+                        .kernels16 = kernels16,
                         .nin = nin,
                         .nout = 1,
                         .out = {out},
@@ -49,9 +51,9 @@ static aclnnStatus empty(const og_opdesc *op, int nin, const aclTensor *const *i
 // The forwards. Softmax computes in self's dtype (the result is cast to out's); LogSoftmax, as
 // ops-nn does, casts self to out's dtype first and computes in it.
 static aclnnStatus plan_forward(const og_opdesc *op, const og_row_fn *kernels,
-                                const aclTensor *self, int64_t dim, const aclTensor *out,
-                                bool in_out_dtype, uint64_t *workspaceSize,
-                                aclOpExecutor **executor) {
+                                const og_row16_fn (*kernels16)[2], const aclTensor *self,
+                                int64_t dim, const aclTensor *out, bool in_out_dtype,
+                                uint64_t *workspaceSize, aclOpExecutor **executor) {
     static const char *const names[2] = {"self", "out"};
     const void *ptrs[2] = {self, out};
     OG_TRY(og_check_args(op, workspaceSize, executor, 2, names, ptrs));
@@ -65,15 +67,16 @@ static aclnnStatus plan_forward(const og_opdesc *op, const og_row_fn *kernels,
     aclDataType compute = in_out_dtype ? out->dtype : self->dtype;
     OG_TRY(og_check_castable(op, compute, "out", out));
     const aclTensor *ins[1] = {self};
-    return plan_rows(op, kernels, 1, ins, out, axis, compute, names, workspaceSize, executor);
+    return plan_rows(op, kernels, kernels16, 1, ins, out, axis, compute, names, workspaceSize,
+                     executor);
 }
 
 // The backwards, from the forward's output: gradOutput and output promote together (ops-nn
 // requires one dtype; a mixed-precision gradient is accepted here), out castable from it.
 static aclnnStatus plan_backward(const og_opdesc *op, const og_row_fn *kernels,
-                                 const aclTensor *gradOutput, const aclTensor *output, int64_t dim,
-                                 const aclTensor *out, uint64_t *workspaceSize,
-                                 aclOpExecutor **executor) {
+                                 const og_row16_fn (*kernels16)[2], const aclTensor *gradOutput,
+                                 const aclTensor *output, int64_t dim, const aclTensor *out,
+                                 uint64_t *workspaceSize, aclOpExecutor **executor) {
     static const char *const names[3] = {"gradOutput", "output", "out"};
     const void *ptrs[3] = {gradOutput, output, out};
     OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
@@ -89,33 +92,35 @@ static aclnnStatus plan_backward(const og_opdesc *op, const og_row_fn *kernels,
     OG_TRY(og_check_dim(op, "dim", dim, gradOutput->ndim, &axis));
     OG_TRY(og_check_same_shape(op, "gradOutput", gradOutput, "output", output));
     OG_TRY(og_check_same_shape(op, "gradOutput", gradOutput, "out", out));
-    return plan_rows(op, kernels, 2, ins, out, axis, promoted, names, workspaceSize, executor);
+    return plan_rows(op, kernels, kernels16, 2, ins, out, axis, promoted, names, workspaceSize,
+                     executor);
 }
 
 aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim, aclTensor *out,
                                          uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return plan_forward(&og_op_Softmax, og_softmax_fwd_kernels, self, dim, out, false,
-                        workspaceSize, executor);
+    return plan_forward(&og_op_Softmax, og_softmax_fwd_kernels, og_softmax_fwd_kernels16, self, dim,
+                        out, false, workspaceSize, executor);
 }
 
 aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim, aclTensor *out,
                                             uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return plan_forward(&og_op_LogSoftmax, og_log_softmax_fwd_kernels, self, dim, out, true,
-                        workspaceSize, executor);
+    return plan_forward(&og_op_LogSoftmax, og_log_softmax_fwd_kernels, og_log_softmax_fwd_kernels16,
+                        self, dim, out, true, workspaceSize, executor);
 }
 
 aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput,
                                                  const aclTensor *output, int64_t dim,
                                                  aclTensor *out, uint64_t *workspaceSize,
                                                  aclOpExecutor **executor) {
-    return plan_backward(&og_op_SoftmaxBackward, og_softmax_bwd_kernels, gradOutput, output, dim,
-                         out, workspaceSize, executor);
+    return plan_backward(&og_op_SoftmaxBackward, og_softmax_bwd_kernels, og_softmax_bwd_kernels16,
+                         gradOutput, output, dim, out, workspaceSize, executor);
 }
 
 aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput,
                                                     const aclTensor *output, int64_t dim,
                                                     aclTensor *out, uint64_t *workspaceSize,
                                                     aclOpExecutor **executor) {
-    return plan_backward(&og_op_LogSoftmaxBackward, og_log_softmax_bwd_kernels, gradOutput, output,
-                         dim, out, workspaceSize, executor);
+    return plan_backward(&og_op_LogSoftmaxBackward, og_log_softmax_bwd_kernels,
+                         og_log_softmax_bwd_kernels16, gradOutput, output, dim, out, workspaceSize,
+                         executor);
 }

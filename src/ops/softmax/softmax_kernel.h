@@ -7,11 +7,14 @@
  *   log_softmax_bwd:  in = {g, y}   out = {dx}   dx = g - e^y sum_j g_j
  *
  * A row with a NaN or a +inf, or with every value -inf, gives a NaN row (forward), as in PyTorch.
- * `params` and `stats` are unused. og_<name>_kernels[] is indexed by opgrad_isa. */
+ * `params` and `stats` are unused. og_<name>_kernels[] is indexed by opgrad_isa. The 16-bit
+ * entry points (og_<name>_kernels16) run the same fp32 arithmetic on widened values and round
+ * each result once: the same bits as the fp32 kernel between a CopyIn and a CopyOut. */
 #ifndef OG_SOFTMAX_KERNEL_H
 #define OG_SOFTMAX_KERNEL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "opgrad/opgrad.h"
 
@@ -23,11 +26,30 @@ typedef void (*og_row_fn)(size_t n, const float *const *in, float *const *out, c
                           float *stats);
 #endif
 
+#ifndef OG_ROW16_FN_DEFINED
+#define OG_ROW16_FN_DEFINED
+/// One row of 16-bit values (all operands of one dtype, bf16 or fp16), widened on load and
+/// rounded once on store; `scratch` holds n fp32 values for a kernel that needs an fp32 row.
+typedef void (*og_row16_fn)(size_t n, const uint16_t *const *in, uint16_t *const *out,
+                            float *scratch, const void *params, float *stats);
+#endif
+
+#define OG_SOFTMAX_DECLARE_ROW16(fn)                                                               \
+    void fn(size_t, const uint16_t *const *, uint16_t *const *, float *, const void *, float *);
+
+/// og_<name>_kernels[isa] (fp32 rows) and og_<name>_kernels16[isa][0: bf16, 1: fp16].
 #define OG_SOFTMAX_DECLARE_ROW_KERNEL(name)                                                        \
     void og_##name##__scalar(size_t, const float *const *, float *const *, const void *, float *); \
     void og_##name##__avx2(size_t, const float *const *, float *const *, const void *, float *);   \
     void og_##name##__avx512(size_t, const float *const *, float *const *, const void *, float *); \
-    extern const og_row_fn og_##name##_kernels[OPGRAD_ISA_COUNT];
+    OG_SOFTMAX_DECLARE_ROW16(og_##name##_bf16__scalar)                                             \
+    OG_SOFTMAX_DECLARE_ROW16(og_##name##_bf16__avx2)                                               \
+    OG_SOFTMAX_DECLARE_ROW16(og_##name##_bf16__avx512)                                             \
+    OG_SOFTMAX_DECLARE_ROW16(og_##name##_f16__scalar)                                              \
+    OG_SOFTMAX_DECLARE_ROW16(og_##name##_f16__avx2)                                                \
+    OG_SOFTMAX_DECLARE_ROW16(og_##name##_f16__avx512)                                              \
+    extern const og_row_fn og_##name##_kernels[OPGRAD_ISA_COUNT];                                  \
+    extern const og_row16_fn og_##name##_kernels16[OPGRAD_ISA_COUNT][2];
 
 OG_SOFTMAX_DECLARE_ROW_KERNEL(softmax_fwd)
 OG_SOFTMAX_DECLARE_ROW_KERNEL(log_softmax_fwd)

@@ -46,9 +46,17 @@
  * operands, a microcode assist each, out of rows with a large spread); in [-104, -87)
  * og_vexp_split2 / og_vexp_value, which rounds a subnormal result once. The choice is per lane,
  * from the lane's own value, so it is the same on every ISA. The exps of a step (2 groups, 1 on
- * the scalar build) are computed side by side: the polynomial is a chain of dependent fmas. */
+ * the scalar build) are computed side by side: the polynomial is a chain of dependent fmas.
+ *
+ * Element types. The passes that read or write a row's values are written once
+ * (softmax_rows.inc) and instantiated for fp32 and for bf16 / fp16 rows, which widen each vector
+ * on load (exact) and round each result once on store. Everything between is the same fp32
+ * arithmetic in the same order, so a 16-bit kernel gives the bits of the fp32 kernel between a
+ * CopyIn and a CopyOut, without the row buffers. Softmax's e^(x - m) goes to an fp32 scratch row
+ * (its own output for fp32): rounding it to 16 bits before the scaling would round twice. */
 #include <float.h>
 
+#include "engine/simd/vec16.h"
 #include "engine/simd/vmath.h"
 #include "ops/softmax/softmax_kernel.h"
 
@@ -97,26 +105,9 @@ static inline double sum_lanes_d(const vd *acc) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The row max: exact, so any number of accumulators and any order give the same value.
-
+// The row max (softmax_rows.inc) is exact, so any number of accumulators and any order give the
+// same value.
 #define MAXV (VLEN == 1 ? 16 : 64 / VLEN) // accumulators (independent chains)
-
-static float row_max(size_t n, const float *x) {
-    vf m[MAXV];
-    for (int j = 0; j < MAXV; j++) m[j] = vset(-INFINITY);
-    size_t i = 0;
-    // vmax(x, m) returns m where x is NaN: m never becomes NaN
-    for (; i + MAXV * VLEN <= n; i += MAXV * VLEN)
-        for (int j = 0; j < MAXV; j++) m[j] = vmax(vload(x + i + j * VLEN), m[j]);
-    for (; i + VLEN <= n; i += VLEN) m[0] = vmax(vload(x + i), m[0]);
-    for (int j = 1; j < MAXV; j++) m[0] = vmax(m[j], m[0]);
-    float l[VLEN];
-    vstore(l, m[0]);
-    float r = -INFINITY;
-    for (int k = 0; k < VLEN; k++) r = l[k] > r ? l[k] : r;
-    for (; i < n; i++) r = x[i] > r ? x[i] : r;
-    return r + 0.0f; // -0 + 0 = +0: max(-0, +0) depends on the order, m's sign must not
-}
 
 // ---------------------------------------------------------------------------------------------
 // e^(x - m)
@@ -148,10 +139,10 @@ static vf rare_exp2(vf d, vf lo, vf e, vm rare) {
 #define STEP (VLEN == 1 ? LANES : 2 * LANES)
 #define SV (STEP / VLEN)
 
-/// e[u] = e^(x - m) for the SV vectors at x, and d[u] = x - m rounded.
-static STEP_INLINE void exp_step(const float *x, vf nm, vf *e, vf *d) {
+/// e[u] = e^(x - m) for the SV vectors x[u], and d[u] = x - m rounded.
+static STEP_INLINE void exp_vecs(const vf *x, vf nm, vf *e, vf *d) {
     vf lo[SV], v[SV], kt[SV], t[SV];
-    for (int u = 0; u < SV; u++) d[u] = two_diff(vload(x + u * VLEN), nm, &lo[u]);
+    for (int u = 0; u < SV; u++) d[u] = two_diff(x[u], nm, &lo[u]);
     for (int u = 0; u < SV; u++) v[u] = vmax(d[u], vset(OG_VEXP_NORMAL_MIN)); // NaN: -87
     for (int u = 0; u < SV; u++) kt[u] = vfma(v[u], vset(LOG2E), vset(MAGIC));
     for (int u = 0; u < SV; u++) t[u] = vadd(og_vexp_r(v[u], vsub(kt[u], vset(MAGIC))), lo[u]);
@@ -182,38 +173,14 @@ static inline void flush(vd *acc, vf *part) {
     for (int j = 0; j < NV; j++) part[j] = vset(0.0f);
 }
 
-/// The tail of a row (rest < STEP values at x) in a STEP-element copy padded with -inf (e = 0).
-static inline const float *pad_tail(float *t, const float *x, size_t rest) {
-    for (size_t k = 0; k < STEP; k++) t[k] = k < rest ? x[k] : -INFINITY;
-    return t;
-}
-
-static STEP_INLINE void store_step(const float *x, float *y, vf nm, vf *part) {
+/// y = e^(x - m) for the SV vectors x[u] (STEP values at y), summed into part.
+static STEP_INLINE void store_vecs(const vf *x, float *y, vf nm, vf *part) {
     vf e[SV], d[SV];
-    exp_step(x, nm, e, d);
+    exp_vecs(x, nm, e, d);
     for (int u = 0; u < SV; u++) {
         vstore(y + u * VLEN, e[u]);
         part[u % NV] = vadd(part[u % NV], e[u]);
     }
-}
-
-/// y = e^(x - m); returns sum e.
-static double exp_store_sum(size_t n, const float *x, float *y, float m) {
-    vf nm = vset(-m), part[NV];
-    vd acc[NV];
-    for (int j = 0; j < NV; j++) acc[j] = vdset(0.0), part[j] = vset(0.0f);
-    size_t i = 0;
-    for (; i + STEP <= n; i += STEP) {
-        store_step(x + i, y + i, nm, part);
-        if ((i + STEP) % (SUM_G * LANES) == 0) flush(acc, part);
-    }
-    if (i < n) {
-        float t[STEP], e[STEP];
-        store_step(pad_tail(t, x + i, n - i), e, nm, part);
-        memcpy(y + i, e, (n - i) * sizeof(float));
-    }
-    flush(acc, part);
-    return sum_lanes_d(acc);
 }
 
 typedef struct split_sum {
@@ -229,37 +196,14 @@ typedef struct split_acc {
     vf part[NV], cnt[NV];
 } split_acc;
 
-static STEP_INLINE void split_step(const float *x, vf nm, split_acc *a) {
+static STEP_INLINE void split_vecs(const vf *x, vf nm, split_acc *a) {
     vf zero = vset(0.0f), e[SV], d[SV];
-    exp_step(x, nm, e, d);
+    exp_vecs(x, nm, e, d);
     for (int u = 0; u < SV; u++) {
         vm top = veq(d[u], zero); // x == m: d = x - m rounds to 0 only then
         a->part[u % NV] = vadd(a->part[u % NV], vsel(top, zero, e[u]));
         a->cnt[u % NV] = vadd(a->cnt[u % NV], vsel(top, vset(1.0f), zero));
     }
-}
-
-static split_sum exp_split_sum(size_t n, const float *x, float m) {
-    vf nm = vset(-m), zero = vset(0.0f);
-    split_acc a;
-    for (int j = 0; j < NV; j++) a.acc[j] = vdset(0.0), a.part[j] = a.cnt[j] = zero;
-    double count = 0;
-    size_t i = 0;
-    for (; i + STEP <= n; i += STEP) {
-        split_step(x + i, nm, &a);
-        if ((i + STEP) % (SUM_G * LANES) == 0) flush(a.acc, a.part);
-        if ((i + STEP) % BLOCK == 0) {
-            count += (double)sum_lanes_f(a.cnt);
-            for (int j = 0; j < NV; j++) a.cnt[j] = zero;
-        }
-    }
-    if (i < n) { // -inf is never counted (x == m needs d = 0)
-        float t[STEP];
-        split_step(pad_tail(t, x + i, n - i), nm, &a);
-    }
-    flush(a.acc, a.part);
-    split_sum r = {sum_lanes_d(a.acc), count + (double)sum_lanes_f(a.cnt)};
-    return r;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -270,24 +214,24 @@ typedef struct row_k {
     vf a, b, c;
 } row_k;
 
-/// dst[i] = OP(a[i], b[i], k) over the row (OP on vectors; dst may alias a or b).
-#define ROW_EW_LOOP(n, a, b, dst, OP, k)                                                           \
+/// dst[i] = OP(a[i], b[i], k) over the row (OP on vectors; dst may alias a or b). LDA / LDB load a
+/// vector, LDA1 / LDB1 one value as a float; STD / STD1 store a vector / one float.
+#define ROW_EW_LOOP(n, a, LDA, LDA1, b, LDB, LDB1, dst, STD, STD1, OP, k)                          \
     do {                                                                                           \
         size_t i_ = 0;                                                                             \
-        for (; i_ + VLEN <= (n); i_ += VLEN)                                                       \
-            vstore((dst) + i_, OP(vload((a) + i_), vload((b) + i_), k));                           \
+        for (; i_ + VLEN <= (n); i_ += VLEN) STD((dst) + i_, OP(LDA((a) + i_), LDB((b) + i_), k)); \
         if (i_ < (n)) {                                                                            \
-            size_t rest_ = ((n)-i_) * sizeof(float);                                               \
+            size_t rest_ = (n)-i_;                                                                 \
             float ta_[VLEN] = {0}, tb_[VLEN] = {0}, ty_[VLEN];                                     \
-            memcpy(ta_, (a) + i_, rest_);                                                          \
-            memcpy(tb_, (b) + i_, rest_);                                                          \
+            for (size_t j_ = 0; j_ < rest_; j_++)                                                  \
+                ta_[j_] = LDA1((a) + i_ + j_), tb_[j_] = LDB1((b) + i_ + j_);                      \
             vstore(ty_, OP(vload(ta_), vload(tb_), k));                                            \
-            memcpy((dst) + i_, ty_, rest_);                                                        \
+            for (size_t j_ = 0; j_ < rest_; j_++) STD1((dst) + i_ + j_, ty_[j_]);                  \
         }                                                                                          \
     } while (0)
 
 // ---------------------------------------------------------------------------------------------
-// The kernels
+// The elementwise operations of the kernels' last passes
 
 // k: s = a + b (a float pair), c = 1 / s rounded. q = e c is within about 1 ulp of e / s; the
 // residual e - q s is exact to 2^-24 of itself (fma), and q + residual c rounds once: within
@@ -299,39 +243,12 @@ static inline vf softmax_scale(vf e, vf unused, const row_k *k) {
     return vfma(r, k->c, q);
 }
 
-void OG_FN(og_softmax_fwd)(size_t n, const float *const *in, float *const *out, const void *params,
-                           float *stats) {
-    (void)params, (void)stats;
-    if (n == 0) return;
-    const float *x = in[0];
-    float *y = out[0];
-    float m = row_max(n, x);
-    double s = exp_store_sum(n, x, y, m);
-    float sh = (float)s;
-    row_k k = {vset(sh), vset((float)(s - (double)sh)), vset((float)(1.0 / s))};
-    ROW_EW_LOOP(n, y, y, y, softmax_scale, &k);
-}
-
 // k: -m, and L = hi + lo.
 static inline vf log_softmax_y(vf x, vf unused, const row_k *k) {
     (void)unused;
     vf lx, d = two_diff(x, k->a, &lx);
     lx = vmax(lx, vset(-FLT_MAX)); // NaN where d = -inf: then y = -inf (or NaN: a NaN row)
     return vadd(vsub(d, k->b), vsub(lx, k->c));
-}
-
-void OG_FN(og_log_softmax_fwd)(size_t n, const float *const *in, float *const *out,
-                               const void *params, float *stats) {
-    (void)params, (void)stats;
-    if (n == 0) return;
-    const float *x = in[0];
-    float *y = out[0];
-    float m = row_max(n, x);
-    split_sum ss = exp_split_sum(n, x, m);
-    double L = log1p((ss.count - 1.0) + ss.rest); // the one libm call of the row
-    float hi = (float)L;
-    row_k k = {vset(-m), vset(hi), vset((float)(L - (double)hi))};
-    ROW_EW_LOOP(n, x, x, y, log_softmax_y, &k);
 }
 
 // The backwards' sums: float lanes (fma for the dot), each lane's partial sum of BWD_G values
@@ -341,46 +258,10 @@ void OG_FN(og_log_softmax_fwd)(size_t n, const float *const *in, float *const *o
 // a constant g over 100000 values used 0.82 of the tolerance).
 #define BWD_G 16
 
-/// sum a b (fma) or sum a (b == NULL), in the 16-lane order.
-static inline float lane_sum(size_t n, const float *a, const float *b) {
-    vf part[NV];
-    vd acc[NV];
-    for (int j = 0; j < NV; j++) part[j] = vset(0.0f), acc[j] = vdset(0.0);
-    size_t i = 0;
-    for (; i + LANES <= n; i += LANES) {
-        for (int j = 0; j < NV; j++) {
-            size_t at = i + (size_t)j * VLEN;
-            part[j] =
-                b ? vfma(vload(a + at), vload(b + at), part[j]) : vadd(part[j], vload(a + at));
-        }
-        if ((i + LANES) % (BWD_G * LANES) == 0) flush(acc, part);
-    }
-    if (i < n) { // the tail padded with zeros: adds +0 to lanes that are never -0
-        float ta[LANES] = {0}, tb[LANES] = {0};
-        memcpy(ta, a + i, (n - i) * sizeof(float));
-        if (b) memcpy(tb, b + i, (n - i) * sizeof(float));
-        for (int j = 0; j < NV; j++) {
-            vf va = vload(ta + j * VLEN);
-            part[j] = b ? vfma(va, vload(tb + j * VLEN), part[j]) : vadd(part[j], va);
-        }
-    }
-    flush(acc, part);
-    return (float)sum_lanes_d(acc);
-}
-
 // k: dot.
 static inline vf softmax_dx(vf g, vf y, const row_k *k) { return vmul(y, vsub(g, k->a)); }
 
-void OG_FN(og_softmax_bwd)(size_t n, const float *const *in, float *const *out, const void *params,
-                           float *stats) {
-    (void)params, (void)stats;
-    if (n == 0) return;
-    const float *g = in[0], *y = in[1];
-    row_k k = {vset(lane_sum(n, g, y)), vset(0.0f), vset(0.0f)};
-    ROW_EW_LOOP(n, g, y, out[0], softmax_dx, &k);
-}
-
-/// e^y for the rare lanes of exp_any_step (y outside [-87, 0], or NaN): 0 below -104 (e^y
+/// e^y for the rare lanes of exp_any_vecs (y outside [-87, 0], or NaN): 0 below -104 (e^y
 /// rounds to 0), og_vexp_split elsewhere (y clamped to 100: e^y is inf from 88.8).
 static vf exp_any_rare(vf y, vf e, vm rare) {
     vf zero = vset(0.0f);
@@ -394,10 +275,9 @@ static vf exp_any_rare(vf y, vf e, vm rare) {
     return e;
 }
 
-/// e[u] = e^y for the SV vectors at y, any y: the fast exp on [-87, 0], side by side.
-static STEP_INLINE void exp_any_step(const float *y, vf *e) {
-    vf yv[SV], v[SV], kt[SV];
-    for (int u = 0; u < SV; u++) yv[u] = vload(y + u * VLEN);
+/// e[u] = e^y for the SV vectors y[u], any y: the fast exp on [-87, 0], side by side.
+static STEP_INLINE void exp_any_vecs(const vf *yv, vf *e) {
+    vf v[SV], kt[SV];
     for (int u = 0; u < SV; u++) // NaN: -87 (then rare)
         v[u] = vmax(vmin(yv[u], vset(0.0f)), vset(OG_VEXP_NORMAL_MIN));
     for (int u = 0; u < SV; u++) kt[u] = vfma(v[u], vset(LOG2E), vset(MAGIC));
@@ -412,27 +292,61 @@ static STEP_INLINE void exp_any_step(const float *y, vf *e) {
         }
 }
 
-/// dx = g - e^y sg for one step (STEP values at g, y, dx).
-static STEP_INLINE void log_softmax_dx_step(const float *g, const float *y, float *dx, vf sg) {
-    vf e[SV];
-    exp_any_step(y, e);
-    for (int u = 0; u < SV; u++) vstore(dx + u * VLEN, vfnmadd(e[u], sg, vload(g + u * VLEN)));
-}
+// ---------------------------------------------------------------------------------------------
+// The passes over a row's values and the kernels, per element type (softmax_rows.inc): LD / ST
+// load and store a vector, LD1 / ST1 one value, as floats.
 
-void OG_FN(og_log_softmax_bwd)(size_t n, const float *const *in, float *const *out,
-                               const void *params, float *stats) {
-    (void)params, (void)stats;
-    if (n == 0) return;
-    const float *g = in[0], *y = in[1];
-    float *dx = out[0];
-    vf sg = vset(lane_sum(n, g, NULL));
-    size_t i = 0;
-    for (; i + STEP <= n; i += STEP) log_softmax_dx_step(g + i, y + i, dx + i, sg);
-    if (i < n) { // the tail through zero-padded copies
-        float tg[STEP] = {0}, ty[STEP] = {0}, td[STEP];
-        memcpy(tg, g + i, (n - i) * sizeof(float));
-        memcpy(ty, y + i, (n - i) * sizeof(float));
-        log_softmax_dx_step(tg, ty, td, sg);
-        memcpy(dx + i, td, (n - i) * sizeof(float));
+#define LD_F32(p) vload(p)
+#define ST_F32(p, v) vstore(p, v)
+#define LD1_F32(p) (*(p))
+#define ST1_F32(p, f) (*(p) = (f))
+
+#define T float
+#define SFX f32
+#define LD LD_F32
+#define ST ST_F32
+#define LD1 LD1_F32
+#define ST1 ST1_F32
+#include "ops/softmax/softmax_rows.inc"
+
+#define T uint16_t
+#define SFX bf16
+#define LD vload_bf16
+#define ST vstore_bf16
+#define LD1(p) og_bf16_to_f32(*(p))
+#define ST1(p, f) (*(p) = og_f32_to_bf16(f))
+#include "ops/softmax/softmax_rows.inc"
+
+#define T uint16_t
+#define SFX f16
+#define LD vload_f16
+#define ST vstore_f16
+#define LD1(p) og_f16_to_f32(*(p))
+#define ST1(p, f) (*(p) = og_f32_to_f16(f))
+#include "ops/softmax/softmax_rows.inc"
+
+// ---------------------------------------------------------------------------------------------
+// Entry points
+
+/// og_<name> (fp32 rows) and og_<name>_bf16 / _f16 over rows_<name>_<type>(n, in, out, scratch).
+#define ROW_KERNELS(name)                                                                          \
+    void OG_FN(og_##name)(size_t n, const float *const *in, float *const *out, const void *params, \
+                          float *stats) {                                                          \
+        (void)params, (void)stats;                                                                 \
+        if (n > 0) name##_f32(n, in, out, out[0]);                                                 \
+    }                                                                                              \
+    void OG_FN(og_##name##_bf16)(size_t n, const uint16_t *const *in, uint16_t *const *out,        \
+                                 float *scratch, const void *params, float *stats) {               \
+        (void)params, (void)stats;                                                                 \
+        if (n > 0) name##_bf16(n, in, out, scratch);                                               \
+    }                                                                                              \
+    void OG_FN(og_##name##_f16)(size_t n, const uint16_t *const *in, uint16_t *const *out,         \
+                                float *scratch, const void *params, float *stats) {                \
+        (void)params, (void)stats;                                                                 \
+        if (n > 0) name##_f16(n, in, out, scratch);                                                \
     }
-}
+
+ROW_KERNELS(softmax_fwd)
+ROW_KERNELS(log_softmax_fwd)
+ROW_KERNELS(softmax_bwd)
+ROW_KERNELS(log_softmax_bwd)

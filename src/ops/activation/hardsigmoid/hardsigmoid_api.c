@@ -13,12 +13,11 @@ OG_EW_DEFINE_KERNEL3_TABLES(hardsigmoid_bwd);
 
 aclnnStatus aclnnHardsigmoidGetWorkspaceSize(const aclTensor *self, aclTensor *out,
                                              uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return og_act_unary(&og_op_Hardsigmoid, OG_EW_KERNEL(hardsigmoid_fwd), "self", self, "out",
-                        out, OG_OUT_SAME_DTYPE, workspaceSize, executor);
+    return og_act_unary(&og_op_Hardsigmoid, OG_EW_KERNEL(hardsigmoid_fwd), "self", self, "out", out,
+                        OG_OUT_SAME_DTYPE, workspaceSize, executor);
 }
 
-aclnnStatus aclnnInplaceHardsigmoidGetWorkspaceSize(const aclTensor *self,
-                                                    uint64_t *workspaceSize,
+aclnnStatus aclnnInplaceHardsigmoidGetWorkspaceSize(const aclTensor *self, uint64_t *workspaceSize,
                                                     aclOpExecutor **executor) {
     return og_act_unary(&og_op_InplaceHardsigmoid, OG_EW_KERNEL(hardsigmoid_fwd), "self", self,
                         "self", self, OG_OUT_SAME_DTYPE, workspaceSize, executor);

@@ -27,6 +27,6 @@ OG_EW_KERNEL3(og_hardsigmoid_fwd, og_no_consts, og_no_setup, 1, 1, {
 OG_EW_KERNEL3(og_hardsigmoid_bwd, og_no_consts, og_no_setup, 2, 1, {
     vf g = vload(ins[0]), x = vload(ins[1]);
     vf mid = vnarrow(vdmul(vwiden(g), vdset(1.0 / 6.0)));
-    vstore(outs[0], vsel(vlt(x, vset(3.0f)), vsel(vgt(x, vset(-3.0f)), mid, vset(0.0f)),
-                         vset(0.0f)));
+    vstore(outs[0],
+           vsel(vlt(x, vset(3.0f)), vsel(vgt(x, vset(-3.0f)), mid, vset(0.0f)), vset(0.0f)));
 })
