@@ -3,7 +3,8 @@
  * - every entry point in float32 (spelled "float32" and "float"), float16 and bfloat16 gives
  *   bitwise the result of the aclnn call it stands for (forwards: the operator; backwards: the
  *   aclnn backward operator with the bprop params mapped onto it), including 0-d, empty and
- *   mixed-precision dy;
+ *   mixed-precision dy; standard pairs of the list without a hand-written case get a derived one
+ *   (their aclnn operators through the list's thunks, see collect_cases);
  * - Add/Mul backward reduce broadcast gradients to each input's shape: checked against float64
  *   sums of the (dtype-rounded) terms with the reduction engine's error bound;
  * - bad nparam, dtypes, NULL pointers, ranks, dims and shape/dtype mismatches return non-zero
@@ -24,8 +25,6 @@
 #include "aclnnop/aclnn_fused_add_scale_backward.h"
 #include "aclnnop/aclnn_gelu.h"
 #include "aclnnop/aclnn_gelu_backward.h"
-#include "aclnnop/aclnn_hardsigmoid.h"
-#include "aclnnop/aclnn_hardsigmoid_backward.h"
 #include "aclnnop/aclnn_hardswish.h"
 #include "aclnnop/aclnn_hardswish_backward.h"
 #include "aclnnop/aclnn_leaky_relu.h"
@@ -48,6 +47,7 @@
 #include "aclnnop/aclnn_tanh_backward.h"
 #include "aclnnop/aclnn_threshold_backward.h"
 #include "opgrad/custom_op.h"
+#include "ops/ops.h"
 #include "test.h"
 #include "testutil.h"
 
@@ -97,9 +97,6 @@ REF(r_leaky_b, aclnnLeakyReluBackwardGetWorkspaceSize(t[2], t[0], s_slope, false
 REF(r_hardswish, aclnnHardswishGetWorkspaceSize(t[0], t[1], &ws_, &ex_), aclnnHardswish)
 REF(r_hardswish_b, aclnnHardswishBackwardGetWorkspaceSize(t[2], t[0], t[3], &ws_, &ex_),
     aclnnHardswishBackward)
-REF(r_hardsigmoid, aclnnHardsigmoidGetWorkspaceSize(t[0], t[1], &ws_, &ex_), aclnnHardsigmoid)
-REF(r_hardsigmoid_b, aclnnHardsigmoidBackwardGetWorkspaceSize(t[2], t[0], t[3], &ws_, &ex_),
-    aclnnHardsigmoidBackward)
 REF(r_elu, aclnnEluGetWorkspaceSize(t[0], s_one, s_one, s_one, t[1], &ws_, &ex_), aclnnElu)
 REF(r_softmax, aclnnSoftmaxGetWorkspaceSize(t[0], -1, t[1], &ws_, &ex_), aclnnSoftmax)
 REF(r_softmax_b, aclnnSoftmaxBackwardGetWorkspaceSize(t[2], t[1], -1, t[3], &ws_, &ex_),
@@ -142,12 +139,15 @@ typedef struct acase {
     bool backward;
     ref_fn ref;
     ref_fn fwd_ref; // backward: computes y
+    // a derived case (ref == NULL): the aclnn operators of a standard list pair, through their
+    // phase-1 thunks (derived_call)
+    const og_opdesc *op, *fwd_op;
 } acase;
 
 #define C1(n, r)                                                                                   \
-    { "opgrad_" #n, opgrad_##n, K_UNARY, false, r, NULL }
+    { "opgrad_" #n, opgrad_##n, K_UNARY, false, r, NULL, NULL, NULL }
 #define B1(n, r, f)                                                                                \
-    { "opgrad_" #n, opgrad_##n, K_UNARY, true, r, f }
+    { "opgrad_" #n, opgrad_##n, K_UNARY, true, r, f, NULL, NULL }
 static const acase CASES[] = {
     C1(Mish, r_mish),
     B1(MishBackward, r_mish_b, r_mish),
@@ -167,23 +167,145 @@ static const acase CASES[] = {
     B1(LeakyReluBackward, r_leaky_b, r_leaky),
     C1(Hardswish, r_hardswish),
     B1(HardswishBackward, r_hardswish_b, r_hardswish),
-    C1(Hardsigmoid, r_hardsigmoid),
-    B1(HardsigmoidBackward, r_hardsigmoid_b, r_hardsigmoid),
     C1(Elu, r_elu),
     B1(EluBackward, r_elu_b, r_elu),
     C1(Softmax, r_softmax),
     B1(SoftmaxBackward, r_softmax_b, r_softmax),
     C1(LogSoftmax, r_log_softmax),
     B1(LogSoftmaxBackward, r_log_softmax_b, r_log_softmax),
-    {"opgrad_Add", opgrad_Add, K_BINARY, false, r_add, NULL},
-    {"opgrad_AddBackward", opgrad_AddBackward, K_BINARY, true, r_add_b, r_add},
-    {"opgrad_Mul", opgrad_Mul, K_BINARY, false, r_mul, NULL},
-    {"opgrad_MulBackward", opgrad_MulBackward, K_BINARY, true, r_mul_b, r_mul},
-    {"opgrad_FusedAddScale", opgrad_FusedAddScale, K_FUSED, false, r_fused, NULL},
+    {"opgrad_Add", opgrad_Add, K_BINARY, false, r_add, NULL, NULL, NULL},
+    {"opgrad_AddBackward", opgrad_AddBackward, K_BINARY, true, r_add_b, r_add, NULL, NULL},
+    {"opgrad_Mul", opgrad_Mul, K_BINARY, false, r_mul, NULL, NULL, NULL},
+    {"opgrad_MulBackward", opgrad_MulBackward, K_BINARY, true, r_mul_b, r_mul, NULL, NULL},
+    {"opgrad_FusedAddScale", opgrad_FusedAddScale, K_FUSED, false, r_fused, NULL, NULL, NULL},
     {"opgrad_FusedAddScaleBackward", opgrad_FusedAddScaleBackward, K_FUSED, true, r_fused_b,
-     r_fused},
+     r_fused, NULL, NULL},
 };
-enum { NCASES = sizeof CASES / sizeof CASES[0] };
+enum { NHAND = sizeof CASES / sizeof CASES[0] };
+
+/* ---- derived cases -------------------------------------------------------------------------
+ * An AOT forward of the standard unary shape (T(self), attributes with defaults, O(out)) whose
+ * backward reads G and T or Y into one O needs no hand-written case: its reference calls the two
+ * aclnn operators through their phase-1 thunks, with the tensors mapped by parameter kind
+ * (T <- x, Y <- y, G <- dy, O <- y or dx) and the attributes at their list defaults. That
+ * mapping is written here apart from src/aot/aot_builtins.c's, which it checks. */
+
+static bool attr_kind(og_param_kind k) {
+    return k == OG_PARAM_SCALAR || k == OG_PARAM_INT || k == OG_PARAM_INT8 || k == OG_PARAM_BOOL ||
+           k == OG_PARAM_DOUBLE || k == OG_PARAM_STRING;
+}
+
+/// Whether op's parameters are only `tensors` kinds (each at most once, O exactly once) and
+/// attributes with defaults.
+static bool standard_params(const og_opdesc *op, const char *tensors) {
+    og_param p;
+    int outs = 0;
+    for (int i = 0; og_opdesc_param(op, i, &p); i++) {
+        if (attr_kind(p.kind)) {
+            if (!p.def[0]) return false;
+        } else if (p.kind == OG_PARAM_OUT) {
+            outs++;
+        } else {
+            char letter = p.kind == OG_PARAM_TENSOR   ? 'T'
+                          : p.kind == OG_PARAM_GRAD   ? 'G'
+                          : p.kind == OG_PARAM_RESULT ? 'Y'
+                                                      : '?';
+            if (!strchr(tensors, letter)) return false;
+        }
+    }
+    return outs == 1;
+}
+
+/// The reference of a derived case over t = {x, y} (forward) or {x, y, dy, dx} (backward).
+static aclnnStatus derived_call(const og_opdesc *op, aclTensor **t) {
+    og_arg args[16];
+    aclScalar *scalars[16];
+    char strings[4][48];
+    int ns = 0, nc = 0;
+    bool backward = op->kind == OG_OP_BACKWARD;
+    og_param p;
+    for (int i = 0; og_opdesc_param(op, i, &p) && i < 16; i++) {
+        switch (p.kind) {
+        case OG_PARAM_TENSOR:
+            args[i].t = t[0];
+            break;
+        case OG_PARAM_RESULT:
+            args[i].t = t[1];
+            break;
+        case OG_PARAM_GRAD:
+            args[i].t = t[2];
+            break;
+        case OG_PARAM_OUT:
+            args[i].t = backward ? t[3] : t[1];
+            break;
+        case OG_PARAM_SCALAR: {
+            float v = (float)atof(p.def);
+            args[i].s = scalars[ns++] = aclCreateScalar(&v, ACL_FLOAT);
+            break;
+        }
+        case OG_PARAM_INT:
+            args[i].i = atoll(p.def);
+            break;
+        case OG_PARAM_INT8:
+            args[i].i8 = (int8_t)atoi(p.def);
+            break;
+        case OG_PARAM_BOOL:
+            args[i].b = !strcmp(p.def, "true");
+            break;
+        case OG_PARAM_DOUBLE:
+            args[i].d = atof(p.def);
+            break;
+        case OG_PARAM_STRING: { // a quoted default
+            const char *from = p.def[0] == '"' ? p.def + 1 : p.def;
+            snprintf(strings[nc], sizeof strings[nc], "%s", from);
+            char *q = strchr(strings[nc], '"');
+            if (q) *q = 0;
+            args[i].c = strings[nc++];
+            break;
+        }
+        default:
+            return ACLNN_ERR_INNER; // not a standard pair (derivable() refused it)
+        }
+    }
+    aclnnStatus st;
+    OP_RUN(st, op->phase1(args, &ws_, &ex_), op->phase2);
+    for (int k = 0; k < ns; k++) aclDestroyScalar(scalars[k]);
+    return st;
+}
+
+static acase g_cases[64];
+static int NCASES;
+
+static const acase *hand_case(const char *sym) {
+    for (int c = 0; c < NHAND; c++)
+        if (!strcmp(CASES[c].sym, sym)) return &CASES[c];
+    return NULL;
+}
+
+// The hand-written cases, then a derived pair for every standard AOT forward without one.
+static void collect_cases(void) {
+    for (int c = 0; c < NHAND; c++) g_cases[NCASES++] = CASES[c];
+#pragma push_macro("OG_OP")
+#undef OG_OP
+#define DERIVE_AOT(n) derive(#n, opgrad_##n, opgrad_##n##Backward);
+#define DERIVE_NOAOT(n)
+#define OG_OP(family, Name, kind, grad, aot, params) DERIVE_##aot(Name)
+#define derive(name, fwd_fn, bwd_fn)                                                               \
+    do {                                                                                           \
+        const og_opdesc *f = og_op_find(name), *b = f ? og_op_grad(f) : NULL;                      \
+        if (hand_case("opgrad_" name) || !b || !standard_params(f, "T") ||                         \
+            !standard_params(b, "GTY") || NCASES + 2 > (int)(sizeof g_cases / sizeof *g_cases))    \
+            break;                                                                                 \
+        g_cases[NCASES++] = (acase){"opgrad_" name, fwd_fn, K_UNARY, false, NULL, NULL, f, NULL};  \
+        g_cases[NCASES++] =                                                                        \
+            (acase){"opgrad_" name "Backward", bwd_fn, K_UNARY, true, NULL, NULL, b, f};           \
+    } while (0);
+#include "ops/ops.inc"
+#undef derive
+#undef DERIVE_AOT
+#undef DERIVE_NOAOT
+#pragma pop_macro("OG_OP")
+}
 
 /* ---- aot argument sets ---------------------------------------------------------------------- */
 
@@ -232,11 +354,11 @@ static size_t bytes_of(const argset *a, int i) {
     return (size_t)a->numel[i] * aclDataTypeSize(a->adt[i]);
 }
 
-// Runs ref over tensors on the same buffers.
-static aclnnStatus run_ref(ref_fn ref, argset *a) {
+// Runs ref (or, for a derived case, op through its thunk) over tensors on the same buffers.
+static aclnnStatus run_ref(ref_fn ref, const og_opdesc *op, argset *a) {
     aclTensor *t[MAXP];
     for (int i = 0; i < a->n; i++) t[i] = test_tensor(a->dims[i], a->nd[i], a->adt[i], a->p[i]);
-    aclnnStatus st = ref(t);
+    aclnnStatus st = ref ? ref(t) : derived_call(op, t);
     for (int i = 0; i < a->n; i++) aclDestroyTensor(t[i]);
     return st;
 }
@@ -268,7 +390,7 @@ static void build(const acase *c, argset *a, aclDataType dt, const int64_t *xd, 
         arg(a, 3, fx, 2, dt, alt, seed + 3, 0, 0);
     }
     if (!c->backward) return;
-    CHECK_EQ(run_ref(c->fwd_ref, a), ACLNN_SUCCESS); // y = the forward's output
+    CHECK_EQ(run_ref(c->fwd_ref, c->fwd_op, a), ACLNN_SUCCESS); // y = the forward's output
     arg(a, nin + 1, a->dims[nin], a->nd[nin], dy_dt, alt, seed + 7, -2, 2);
     for (int i = 0; i < nin; i++)
         arg(a, nin + 2 + i, a->dims[i], a->nd[i], dt, alt, seed + 8 + i, 0, 0);
@@ -289,7 +411,7 @@ static void check_bitwise(const acase *c, aclDataType dt, const int64_t *xd, int
         memcpy(saved[k], a.p[i], bytes_of(&a, i));
         memset(a.p[i], 0x5a, bytes_of(&a, i)); // the reference must write every element
     }
-    aclnnStatus st = run_ref(c->ref, &a);
+    aclnnStatus st = run_ref(c->ref, c->op, &a);
     CHECKF(st == ACLNN_SUCCESS, "%s reference: %d %s", c->sym, (int)st, aclGetRecentErrMsg());
     for (int k = 0; k < nout; k++) {
         int i = first_out + k;
@@ -307,18 +429,18 @@ static void test_every_entry_bitwise(void) {
     static const int64_t x[] = {5, 37};
     for (int c = 0; c < NCASES; c++)
         for (int d = 0; d < 3; d++) {
-            check_bitwise(&CASES[c], DTS[d], x, 2, DTS[d], (uint64_t)(100 * c + d));
-            check_bitwise(&CASES[c], DTS[d], x, 2, DTS[d], (uint64_t)(100 * c + d + 51));
+            check_bitwise(&g_cases[c], DTS[d], x, 2, DTS[d], (uint64_t)(100 * c + d));
+            check_bitwise(&g_cases[c], DTS[d], x, 2, DTS[d], (uint64_t)(100 * c + d + 51));
         }
 }
 
 static void test_zero_dim_empty_and_rank8(void) {
     static const int64_t x0[1] = {0}, xe[] = {0, 3}, x8[] = {2, 1, 2, 1, 3, 1, 2, 2};
     for (int c = 0; c < NCASES; c++) {
-        if (CASES[c].k != K_UNARY) continue;
-        check_bitwise(&CASES[c], ACL_FLOAT, x0, 0, ACL_FLOAT, 7); // 0-d
-        check_bitwise(&CASES[c], ACL_BF16, xe, 2, ACL_BF16, 8);   // empty
-        check_bitwise(&CASES[c], ACL_FLOAT16, x8, 8, ACL_FLOAT16, 9);
+        if (g_cases[c].k != K_UNARY) continue;
+        check_bitwise(&g_cases[c], ACL_FLOAT, x0, 0, ACL_FLOAT, 7); // 0-d
+        check_bitwise(&g_cases[c], ACL_BF16, xe, 2, ACL_BF16, 8);   // empty
+        check_bitwise(&g_cases[c], ACL_FLOAT16, x8, 8, ACL_FLOAT16, 9);
     }
 }
 
@@ -326,9 +448,9 @@ static void test_zero_dim_empty_and_rank8(void) {
 static void test_mixed_precision_dy(void) {
     static const int64_t x[] = {4, 9};
     for (int c = 0; c < NCASES; c++) {
-        if (!CASES[c].backward || CASES[c].k != K_UNARY) continue;
-        check_bitwise(&CASES[c], ACL_FLOAT16, x, 2, ACL_FLOAT, 11);
-        check_bitwise(&CASES[c], ACL_FLOAT, x, 2, ACL_BF16, 12);
+        if (!g_cases[c].backward || g_cases[c].k != K_UNARY) continue;
+        check_bitwise(&g_cases[c], ACL_FLOAT16, x, 2, ACL_FLOAT, 11);
+        check_bitwise(&g_cases[c], ACL_FLOAT, x, 2, ACL_BF16, 12);
     }
 }
 
@@ -560,8 +682,8 @@ static void test_errors(void) {
 #error "OPGRAD_SHARED_LIB (the built libopgrad.so) must be defined by tests/CMakeLists.txt"
 #endif
 
-// Every entry point the list declares has a case above (a new AOT operator needs its reference
-// aclnn call here, written apart from the generic marshalling it checks).
+// Every entry point the list declares has a case: hand-written above, or derived for a standard
+// pair (an AOT operator of another shape needs its reference aclnn call written here).
 static void test_every_list_entry_has_a_case(void) {
     static const char *const names[] = {
 #define X(n) "opgrad_" #n,
@@ -570,7 +692,7 @@ static void test_every_list_entry_has_a_case(void) {
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         bool found = false;
-        for (int c = 0; c < NCASES; c++) found = found || !strcmp(CASES[c].sym, names[i]);
+        for (int c = 0; c < NCASES; c++) found = found || !strcmp(g_cases[c].sym, names[i]);
         CHECKF(found, "%s (an AOT operator of src/ops/ops.inc) has no case in this test", names[i]);
     }
     CHECK_EQ(sizeof names / sizeof names[0], NCASES);
@@ -630,6 +752,7 @@ int main(void) {
     s_one = aclCreateScalar(&one, ACL_FLOAT);
     s_twenty = aclCreateScalar(&twenty, ACL_FLOAT);
     s_slope = aclCreateScalar(&slope, ACL_FLOAT);
+    collect_cases();
     RUN(test_every_entry_bitwise);
     RUN(test_zero_dim_empty_and_rank8);
     RUN(test_mixed_precision_dy);
