@@ -268,15 +268,6 @@ OPS = [
 
 
 # ---- the operators of the library's list that the table above does not name ------------------------
-def _snake(name):
-    out = []
-    for i, ch in enumerate(name):
-        if ch.isupper() and i and (name[i - 1].islower() or name[i - 1].isdigit()):
-            out.append("_")
-        out.append(ch.lower())
-    return "".join(out)
-
-
 def _attr_arg(p, S):
     """The ctypes argument of an attribute parameter at its list default."""
     v = p.default
@@ -313,7 +304,7 @@ def list_ops(lib_path, known):
         if op.name in known or op.kind != "forward" or op.name.startswith("Inplace"):
             continue
         kinds = [p.kind for p in op.params]
-        name = _snake(op.name)
+        name = _lib.snake(op.name)
         fwd = _aten_out(name, "out")
         if kinds.count("T") != 1 or kinds[-1] != "O" or kinds.count("O") != 1 or fwd is None or \
                 any(p.default == "" for p in op.params if p.kind not in ("T", "O")):

@@ -180,6 +180,16 @@ def parse_params(text):
     return out
 
 
+def snake(name):
+    """The Python spelling of an aclnn name: LeakyRelu -> leaky_relu, inputScale -> input_scale."""
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i and (name[i - 1].islower() or name[i - 1].isdigit()):
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)
+
+
 class Op:
     """One operator of the library's list (src/ops/ops.inc), read at run time."""
     __slots__ = ("name", "family", "kind", "grad", "params", "aot")

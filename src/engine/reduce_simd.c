@@ -49,15 +49,6 @@ static inline float elem_f32(const float *p) { return *p; }
 #define SCOMB(a, b) ((a) + (b))
 #define RED_IDENTITY (-0.0f)
 #include "engine/reduce_kernels.inc"
-#undef RED_NAME
-#undef VCOMB
-#undef SCOMB
-#undef RED_IDENTITY
-#undef ROWS_KERNEL
-#undef CHUNKS_GROUP
-#undef CHUNKS_KERNEL
-#undef CHUNK_TREE
-#undef PF_HOOK
 
 // Max and min propagate NaN (the first NaN met in the fixed order wins) and keep the right
 // operand when both compare equal (+0 and -0), the same way on every ISA.
@@ -71,15 +62,6 @@ static inline float smin_nan(float a, float b) { return (a < b || a != a) ? a : 
 #define SCOMB(a, b) smax_nan(a, b)
 #define RED_IDENTITY (-INFINITY)
 #include "engine/reduce_kernels.inc"
-#undef RED_NAME
-#undef VCOMB
-#undef SCOMB
-#undef RED_IDENTITY
-#undef ROWS_KERNEL
-#undef CHUNKS_GROUP
-#undef CHUNKS_KERNEL
-#undef CHUNK_TREE
-#undef PF_HOOK
 
 #define RED_NAME(k) og_redmin_##k
 #define VCOMB(a, b) vmin_nan(a, b)

@@ -671,14 +671,7 @@ def fused_add_scale_backward(grad, x, bias, scale):
 _ATTR_TYPES = {"S": float, "D": float, "I": int, "B": bool, "C": str}
 
 
-def snake(name):
-    """The Python spelling of an aclnn name: LeakyRelu -> leaky_relu, inputScale -> input_scale."""
-    out = []
-    for i, ch in enumerate(name):
-        if ch.isupper() and i and (name[i - 1].islower() or name[i - 1].isdigit()):
-            out.append("_")
-        out.append(ch.lower())
-    return "".join(out)
+snake = L.snake
 
 
 def _default(p):

@@ -16,23 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/row_kernel.h"
 #include "opgrad/opgrad.h"
-
-#ifndef OG_ROW_FN_DEFINED
-#define OG_ROW_FN_DEFINED
-/// One row: in[k] / out[k] point at n contiguous fp32 values (out may alias in); `stats`
-/// receives per-row statistics for kernels that save them (NULL for softmax).
-typedef void (*og_row_fn)(size_t n, const float *const *in, float *const *out, const void *params,
-                          float *stats);
-#endif
-
-#ifndef OG_ROW16_FN_DEFINED
-#define OG_ROW16_FN_DEFINED
-/// One row of 16-bit values (all operands of one dtype, bf16 or fp16), widened on load and
-/// rounded once on store; `scratch` holds n fp32 values for a kernel that needs an fp32 row.
-typedef void (*og_row16_fn)(size_t n, const uint16_t *const *in, uint16_t *const *out,
-                            float *scratch, const void *params, float *stats);
-#endif
 
 #define OG_SOFTMAX_DECLARE_ROW16(fn)                                                               \
     void fn(size_t, const uint16_t *const *, uint16_t *const *, float *, const void *, float *);

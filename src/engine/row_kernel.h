@@ -1,0 +1,19 @@
+/* The row kernels' signatures (the row engine, engine/rows.h, calls them; kernels implement them
+ * in *_simd.c files, which need nothing else of the engine). */
+#ifndef OG_ROW_KERNEL_H
+#define OG_ROW_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// One row: in[k] / out[k] point at n contiguous fp32 values (out may alias in); `stats`
+/// receives per-row statistics for kernels that save them (NULL for softmax).
+typedef void (*og_row_fn)(size_t n, const float *const *in, float *const *out, const void *params,
+                          float *stats);
+
+/// One row of 16-bit values (all operands of one dtype, bf16 or fp16), widened on load and
+/// rounded once on store; `scratch` holds n fp32 values for a kernel that needs an fp32 row.
+typedef void (*og_row16_fn)(size_t n, const uint16_t *const *in, uint16_t *const *out,
+                            float *scratch, const void *params, float *stats);
+
+#endif
