@@ -76,13 +76,13 @@ void og_rows_make_plan(const og_rows_op *op, int max_cores, opgrad_isa isa, og_r
     }
     plan_row_dims(op, p, ops, ts, nops);
     int ins = op->nin, outs = op->nin + op->nout;
-    // Inputs far beyond the caches: each row's inputs are prefetched one row ahead (fp32
-    // softmax rows of 1024 at 2^24 elements: 5-17% faster, bf16 level; at 2^20 elements, in L3,
-    // up to 15% slower, so not there; prefetching the outputs for writing did not pay either).
+    // Inputs far beyond the caches, for a kernel that asks: each row's inputs are prefetched one
+    // row ahead (fp32 softmax rows of 1024 at 2^24 elements: 5-17% faster, bf16 level; at 2^20,
+    // in L3, up to 15% slower, so not there; prefetching the outputs for writing did not pay).
     int64_t in_bytes = 0;
     for (int k = 0; k < op->nin; k++)
         in_bytes += op->in[k]->numel * (int64_t)aclDataTypeSize(op->in[k]->dtype);
-    p->prefetch = in_bytes >= OG_ROWS_PREFETCH_FROM;
+    p->prefetch = op->prefetch && in_bytes >= OG_ROWS_PREFETCH_FROM;
     int64_t bytes_per_row = 0;
     for (int k = 0; k < nops; k++) {
         og_rows_operand *o = ops[k];
@@ -209,16 +209,14 @@ static void run_range(void *arg, int core, int slot) {
     if (count > 0) row_offsets(p, start, ops, nops, next);
     for (int64_t r = start; r < start + count; r++) {
         memcpy(off, next, sizeof(int64_t) * (size_t)nops);
-        if (p->prefetch && r + 1 < start + count) {
+        if (r + 1 < start + count) {
+            row_offsets(p, r + 1, ops, nops, next);
             // The next row's inputs are fetched while this row computes: a row's first pass
             // would otherwise wait for memory with nothing else to do.
-            row_offsets(p, r + 1, ops, nops, next);
-            for (int k = 0; k < p->nin; k++)
+            for (int k = 0; p->prefetch && k < p->nin; k++)
                 if (!ops[k]->invariant && ops[k]->axis_stride == 1)
                     prefetch_run(base[k] + next[k] * (int64_t)aclDataTypeSize(ops[k]->dtype),
                                  p->R * (int64_t)aclDataTypeSize(ops[k]->dtype));
-        } else if (r + 1 < start + count) {
-            row_offsets(p, r + 1, ops, nops, next);
         }
         if (p->fused16) {
             const uint16_t *in16[OG_ROWS_MAX_IN];

@@ -31,6 +31,9 @@ static aclnnStatus plan_rows(const og_opdesc *op, const og_row_fn *kernels,
                         .out_slot = {nin},
                         .ndim = out->ndim,
                         .axis = axis,
+                        // the forwards (three passes, exps) have time to prefetch the next row;
+                        // the backwards (two light passes) run faster without
+                        .prefetch = nin == 1,
                         .compute_dtype = compute};
         for (int k = 0; k < nin; k++) r.in[k] = ins[k], r.in_slot[k] = k;
         for (int d = 0; d < out->ndim; d++) r.dims[d] = out->dims[d];
