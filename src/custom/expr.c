@@ -761,8 +761,45 @@ static void tape_free(tape *t) {
 
 static double *alloc(int64_t n) { return calloc(n > 0 ? (size_t)n : 1, sizeof(double)); }
 
+/// Bookkeeping bytes per node: the forward tape's arrays, and the reverse pass's.
+#define TAPE_NODE_BYTES                                                                            \
+    (sizeof(ogc_shape) + sizeof(int64_t) + 3 * sizeof(double *) + sizeof(double))
+#define GRAD_NODE_BYTES (2 * sizeof(double *) + sizeof(double))
+
+/// Whether one evaluation stays within OGX_MAX_BYTES, known from the shapes before any buffer is
+/// allocated, so that an expression whose intermediates would exhaust memory (an outer product by
+/// broadcasting, many large terms) fails at once with a message instead of an abort or an OOM
+/// kill. Counts what forward() and ogx_grad() allocate: the parse tree, the bookkeeping, and per
+/// node buffers of max(count, 1) doubles: its value (a variable's is the caller's), its magnitude
+/// bound (mags), and for gradients its adjoint and the adjoint's bound (mags). No overflow: a
+/// count is at most OGX_MAX_ELEMENTS = 2^31 and there are at most MAX_TEXT + 1 = 2^20 + 1 nodes,
+/// so the total stays below 2^57.
+static bool within_cap(const ogx_expr *e, const tape *t, bool mags, bool grad, char *err,
+                       size_t es) {
+    int64_t per_node = (int64_t)(TAPE_NODE_BYTES + (grad ? GRAD_NODE_BYTES : 0));
+    int64_t total =
+        (int64_t)e->cap * (int64_t)sizeof(node) + (int64_t)strlen(e->text) + 1 + t->nn * per_node;
+    int big = 0; // the largest intermediate, for the message
+    for (int i = 0; i < t->nn; i++) {
+        int64_t bufs = (e->n[i].op != N_VAR) + mags + (grad ? 1 + mags : 0);
+        total += bufs * (t->cnt[i] > 1 ? t->cnt[i] : 1) * (int64_t)sizeof(double);
+        if (t->cnt[i] > t->cnt[big]) big = i;
+    }
+    if (total <= OGX_MAX_BYTES) return true;
+    char q[80], qb[80], sb[200];
+    return fail(err, es,
+                "%s needs %lld bytes (%.1f GiB) for its intermediate values%s, over the cap of "
+                "%lld bytes (%.0f GiB) per evaluation (OGX_MAX_BYTES); its largest value is %s, "
+                "%s",
+                quote(e, &e->n[e->root], q, sizeof q), (long long)total, (double)total / (1 << 30),
+                grad ? " and gradients" : "", (long long)OGX_MAX_BYTES,
+                (double)OGX_MAX_BYTES / (1 << 30), quote(e, &e->n[big], qb, sizeof qb),
+                shape_str(&t->sh[big], sb, sizeof sb));
+}
+
+/// The forward tape; grad: the reverse pass follows (its buffers count against the cap too).
 static bool forward(const ogx_expr *e, const ogc_shape *vs, const double *const *vars, bool mags,
-                    tape *t, char *err, size_t es) {
+                    bool grad, tape *t, char *err, size_t es) {
     int nn = t->nn = e->root + 1;
     t->sh = malloc((size_t)nn * sizeof *t->sh);
     t->cnt = malloc((size_t)nn * sizeof *t->cnt);
@@ -772,7 +809,8 @@ static bool forward(const ogx_expr *e, const ogc_shape *vs, const double *const 
     t->ft = calloc((size_t)nn, sizeof *t->ft);
     if (!t->sh || !t->cnt || !t->v || !t->buf || !t->m || !t->ft)
         return fail(err, es, "out of memory");
-    if (!infer(e, vs, t->sh, t->cnt, err, es)) return false;
+    if (!infer(e, vs, t->sh, t->cnt, err, es) || !within_cap(e, t, mags, grad, err, es))
+        return false;
     for (int i = 0; i < nn; i++) {
         const node *n = &e->n[i];
         int64_t c = t->cnt[i];
@@ -841,7 +879,7 @@ bool ogx_eval(const ogx_expr *e, const ogc_shape *var_shapes, const double *cons
               double *out, double *mag, int64_t *terms, char *err, size_t errsize) {
     if (!args_ok(e, var_shapes, vars, out, err, errsize)) return false;
     tape t = {0};
-    bool ok = forward(e, var_shapes, vars, mag != NULL, &t, err, errsize);
+    bool ok = forward(e, var_shapes, vars, mag != NULL, false, &t, err, errsize);
     if (ok) {
         int r = e->root;
         memcpy(out, t.v[r], (size_t)t.cnt[r] * sizeof *out);
@@ -877,7 +915,7 @@ bool ogx_grad(const ogx_expr *e, const ogc_shape *var_shapes, const double *cons
     }
     tape t = {0};
     double **g = NULL, **gm = NULL, *tn = NULL;
-    bool ok = forward(e, var_shapes, vars, mags, &t, err, errsize);
+    bool ok = forward(e, var_shapes, vars, mags, true, &t, err, errsize);
     int nn = t.nn;
     if (ok) {
         g = calloc((size_t)nn, sizeof *g);

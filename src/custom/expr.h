@@ -43,6 +43,12 @@
 #define OGX_MAX_DEPTH 200
 /// Most elements any value of an evaluation may have (its own and every intermediate's).
 #define OGX_MAX_ELEMENTS ((int64_t)1 << 31)
+/// Most bytes one ogx_eval or ogx_grad may allocate, all together: the parse tree, bookkeeping
+/// per node and every intermediate value, magnitude bound and adjoint (float64 each; the caller's
+/// inputs and outputs do not count). Checked from the shapes before any of it is allocated: an
+/// evaluation over the cap fails with a message naming the expression and the cap, never
+/// exhausting memory. E.g. ogx_grad with magnitudes keeps 4 doubles per element of every node.
+#define OGX_MAX_BYTES ((int64_t)1 << 30)
 
 typedef struct ogx_expr ogx_expr;
 
@@ -62,22 +68,23 @@ void ogx_free(ogx_expr *e);
 bool ogx_shape(const ogx_expr *e, const ogc_shape *var_shapes, ogc_shape *out, char *err,
                size_t errsize);
 
-/// Evaluates in float64. vars[k] is row-major over var_shapes[k] (may be NULL for a variable
-/// the expression does not use); out is row-major over the result shape. mag (may be NULL)
-/// receives a magnitude bound per output element (see above). *terms (terms may be NULL)
-/// receives the largest number of values summed into one output element: the product of the
+/// Evaluates in float64 (within OGX_MAX_BYTES). vars[k] is row-major over var_shapes[k] (may be
+/// NULL for a variable the expression does not use); out is row-major over the result shape. mag
+/// (may be NULL) receives a magnitude bound per output element (see above). *terms (terms may be
+/// NULL) receives the largest number of values summed into one output element: the product of the
 /// reduced extents (1 without reductions).
 bool ogx_eval(const ogx_expr *e, const ogc_shape *var_shapes, const double *const *vars,
               double *out, double *mag, int64_t *terms, char *err, size_t errsize);
 
-/// Reverse mode: given dout (row-major over the result shape), writes d(sum dout*out)/d var_k
-/// into grads[k] (row-major over var_shapes[k]; grads == NULL or grads[k] == NULL skips var k;
-/// an unused variable gets zeros). A broadcast variable gets its gradient summed over the
-/// broadcast dims. gmag (may be NULL; per variable like grads, entries may be NULL) receives
-/// magnitude bounds: |dout| times the magnitudes of the local partials along every path, summed
-/// as absolute values (>= |gradient|). gterms (may be NULL; otherwise written for every
-/// variable) receives the largest number of terms summed into one gradient element: over the
-/// dims a variable broadcasts along, times its uses (0 for an unused variable).
+/// Reverse mode (within OGX_MAX_BYTES, counting the forward pass): given dout (row-major over the
+/// result shape), writes d(sum dout*out)/d var_k into grads[k] (row-major over var_shapes[k]; grads
+/// == NULL or grads[k] == NULL skips var k; an unused variable gets zeros). A broadcast variable
+/// gets its gradient summed over the broadcast dims. gmag (may be NULL; per variable like grads,
+/// entries may be NULL) receives magnitude bounds: |dout| times the magnitudes of the local
+/// partials along every path, summed as absolute values (>= |gradient|). gterms (may be NULL;
+/// otherwise written for every variable) receives the largest number of terms summed into one
+/// gradient element: over the dims a variable broadcasts along, times its uses (0 for an unused
+/// variable).
 bool ogx_grad(const ogx_expr *e, const ogc_shape *var_shapes, const double *const *vars,
               const double *dout, double *const *grads, double *const *gmag, int64_t *gterms,
               char *err, size_t errsize);

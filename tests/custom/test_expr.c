@@ -1,7 +1,7 @@
 /* The reference expression language (src/custom/expr.h): parse errors, shapes and broadcasting,
  * float64 values of every function, reverse-mode gradients against Richardson-extrapolated
  * central differences, the FusedAddScale gradients exactly, magnitude bounds and terms, size
- * limits and deep nesting. */
+ * limits, the memory cap of one evaluation and deep nesting. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -262,6 +262,60 @@ static void test_size_limits(void) {
     check_shape_error("x", v, "more than 2^31 elements");
     v[X] = (ogc_shape){2, {(int64_t)1 << 40, 0}};
     check_shape_error("sum(x, 1)", v, "more than 2^31 elements");
+}
+
+/// One evaluation's intermediates are capped at OGX_MAX_BYTES (1 GiB), checked from the shapes
+/// before anything is allocated: an outer product by broadcasting, a sum of many large terms and
+/// a gradient over the cap are refused with a message naming the expression and the cap. The
+/// inputs are real buffers of their shapes (never touched: the refusal comes first).
+static void test_memory_cap(void) {
+    CHECK_EQ(OGX_MAX_BYTES, (int64_t)1 << 30);
+    // p [2^15, 1] * bias [2^15]: 256 KiB of inputs, a [2^15, 2^15] product of 8 GiB
+    ogc_shape sh[NV] = {{2, {8192, 1024}}, {1, {1 << 15}}, {1, {1}}, {0, {0}}, {2, {1 << 15, 1}}};
+    double *pv = calloc(1 << 15, sizeof(double)), *bv = calloc(1 << 15, sizeof(double)), out[4];
+    const double *vars[NV] = {NULL, bv, NULL, NULL, pv};
+    ogx_expr *e = ogx_parse("p * bias", NV, NAMES, err, sizeof err);
+    ogc_shape o;
+    CHECK(e && ogx_shape(e, sh, &o, err, sizeof err)); // within OGX_MAX_ELEMENTS
+    err[0] = 0;
+    CHECK(e && !ogx_eval(e, sh, vars, out, NULL, NULL, err, sizeof err));
+    CHECKF(strstr(err, "'p * bias' needs 8589") &&
+               strstr(err, "(8.0 GiB) for its intermediate values, over the cap of 1073741824 "
+                           "bytes (1 GiB) per evaluation (OGX_MAX_BYTES); its largest value is "
+                           "'p * bias', [32768,32768]"),
+           "%s", err);
+    ogx_free(e);
+    // x [8192, 1024] is 64 MiB: 20 terms of it need 19 sums, 1.2 GiB together
+    size_t n = (size_t)8192 * 1024;
+    double *xv = calloc(n, sizeof(double)), *xo = calloc(n, sizeof(double));
+    vars[X] = xv;
+    char text[128] = "x";
+    for (int i = 1; i < 20; i++) strcat(text, " + x");
+    e = ogx_parse(text, NV, NAMES, err, sizeof err);
+    err[0] = 0;
+    CHECK(e && xv && xo && !ogx_eval(e, sh, vars, xo, NULL, NULL, err, sizeof err));
+    CHECKF(strstr(err, "'x + x + x + x + x + x + x + x + x + x + x + x + x + x + x...' needs ") &&
+               strstr(err, "(1.2 GiB) for its intermediate values, over the cap") &&
+               strstr(err, "its largest value is 'x', [8192,1024]"),
+           "%s", err);
+    ogx_free(e);
+    // a gradient counts the adjoints too: 'x * 2 + x' at x [8192, 2048] (128 MiB) evaluates in
+    // 5 buffers (with magnitudes) but differentiates in 11, 1.4 GiB
+    sh[X] = (ogc_shape){2, {8192, 2048}};
+    double *gx = calloc(2 * n, sizeof(double)), *gm = calloc(2 * n, sizeof(double));
+    double *xv2 = calloc(2 * n, sizeof(double)), *dout = calloc(2 * n, sizeof(double));
+    double *grads[NV] = {gx}, *gmag[NV] = {gm};
+    vars[X] = xv2;
+    e = ogx_parse("x * 2 + x", NV, NAMES, err, sizeof err);
+    err[0] = 0;
+    CHECK(e && gx && gm && xv2 && dout &&
+          !ogx_grad(e, sh, vars, dout, grads, gmag, NULL, err, sizeof err));
+    CHECKF(strstr(err, "'x * 2 + x' needs ") &&
+               strstr(err, "(1.4 GiB) for its intermediate values and gradients, over the cap of "
+                           "1073741824 bytes (1 GiB)"),
+           "%s", err);
+    ogx_free(e);
+    free(pv), free(bv), free(xv), free(xo), free(gx), free(gm), free(xv2), free(dout);
 }
 
 /// Every element of every used variable: the gradient against central differences of
@@ -604,6 +658,7 @@ int main(void) {
     RUN(test_values_of_every_function);
     RUN(test_shapes_and_broadcast_errors);
     RUN(test_size_limits);
+    RUN(test_memory_cap);
     RUN(test_gradients_against_differences);
     RUN(test_derivative_conventions);
     RUN(test_fused_add_scale_exact);
