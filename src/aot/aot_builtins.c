@@ -128,8 +128,12 @@ static aclnnStatus finish(const aot_entry *d, aclnnStatus st, uint64_t ws, aclOp
 }
 
 // A contiguous tensor of `ndim` dims over data (not owned).
+// The tensor lives on the caller's stack: it is registered (the operators take live objects
+// only) until the caller's og_object_unregister.
 static aclnnStatus init_dense(const aot_entry *d, aclTensor *t, const int64_t *dims, int ndim,
                               aclDataType dt, void *data) {
+    if (!og_object_register(t, OG_OBJ_TENSOR))
+        return og_fail(ACLNN_ERR_INNER, "%s: out of memory registering a tensor", d->name);
     aclnnStatus st = aclInitTensor(t, dims, (uint64_t)ndim, dt, NULL, 0, ACL_FORMAT_ND, dims,
                                    (uint64_t)ndim, data);
     return st == ACLNN_SUCCESS ? st : fail_from_aclnn(d, st);
@@ -151,8 +155,10 @@ static aclnnStatus attribute(const aot_entry *d, const og_opdesc *op, const og_p
         return og_fail(ACLNN_ERR_INNER, "%s: %s parameter '%s' has no default in the operator list",
                        d->name, op->name, p->name);
     switch (p->kind) {
-    case OG_PARAM_SCALAR:
+    case OG_PARAM_SCALAR: // registered until run_op unregisters it
         at->scalars[i] = (aclScalar){.dtype = ACL_FLOAT, .v = {.f32 = strtof(p->def, NULL)}};
+        if (!og_object_register(&at->scalars[i], OG_OBJ_SCALAR))
+            return og_fail(ACLNN_ERR_INNER, "%s: out of memory registering a scalar", d->name);
         args[i].s = &at->scalars[i];
         return ACLNN_SUCCESS;
     case OG_PARAM_INT:
@@ -217,11 +223,14 @@ static aclnnStatus run_op(const aot_entry *d, const og_opdesc *op, aclTensor *t)
     og_arg args[AOT_MAX_ARGS];
     call_attrs at;
     aclnnStatus st = call_args(d, op, t, args, &at);
-    if (st != ACLNN_SUCCESS) return st;
-    uint64_t ws = 0;
-    aclOpExecutor *ex = NULL;
-    st = op->phase1(args, &ws, &ex);
-    return finish(d, st, ws, ex, op->phase2);
+    if (st == ACLNN_SUCCESS) {
+        uint64_t ws = 0;
+        aclOpExecutor *ex = NULL;
+        st = op->phase1(args, &ws, &ex);
+        st = finish(d, st, ws, ex, op->phase2);
+    }
+    for (int i = 0; i < AOT_MAX_ARGS; i++) og_object_unregister(&at.scalars[i]);
+    return st;
 }
 
 /* ---- the composite backwards (Add, Mul) -------------------------------------------------------
@@ -269,13 +278,19 @@ static aclnnStatus reduce_to(const aot_entry *d, const aclTensor *src, aclTensor
     }
     // The reduced shape (no keepDims) has dst's elements in dst's order: a view of dst's memory.
     aclTensor out;
-    aclnnStatus st = init_dense(d, &out, kept, nk, dst->dtype, og_tensor_first(dst));
-    if (st != ACLNN_SUCCESS) return st;
     aclIntArray arr = {.size = (uint64_t)nd, .values = dims};
-    uint64_t ws = 0;
-    aclOpExecutor *ex = NULL;
-    st = aclnnReduceSumGetWorkspaceSize(src, &arr, false, dst->dtype, &out, &ws, &ex);
-    return finish(d, st, ws, ex, aclnnReduceSum);
+    aclnnStatus st = init_dense(d, &out, kept, nk, dst->dtype, og_tensor_first(dst));
+    if (st == ACLNN_SUCCESS && !og_object_register(&arr, OG_OBJ_INT_ARRAY))
+        st = og_fail(ACLNN_ERR_INNER, "%s: out of memory registering an array", d->name);
+    if (st == ACLNN_SUCCESS) {
+        uint64_t ws = 0;
+        aclOpExecutor *ex = NULL;
+        st = aclnnReduceSumGetWorkspaceSize(src, &arr, false, dst->dtype, &out, &ws, &ex);
+        st = finish(d, st, ws, ex, aclnnReduceSum);
+    }
+    og_object_unregister(&out);
+    og_object_unregister(&arr);
+    return st;
 }
 
 // Gradient i of a two-input backward (t: a, b, y, dy, da, db) through the monitor.
@@ -325,6 +340,7 @@ static aclnnStatus mul_bwd(const aot_entry *d, aclTensor *t) {
             st = finish(d, st, ws, ex, aclnnMul);
         }
         if (st == ACLNN_SUCCESS && !direct) st = reduce_to(d, &prod, g);
+        if (!direct) og_object_unregister(&prod);
         if (buf) aclrtFree(buf);
         if (st != ACLNN_SUCCESS) return st;
     }
@@ -461,14 +477,16 @@ static int aot_call(const aot_entry *d, int nparam, void **params, int *ndims, i
                        : !shapes ? "shapes"
                                  : "dtypes");
     aclTensor t[AOT_MAX_PARAMS];
-    for (int i = 0; i < np; i++) {
-        aclnnStatus st = wrap_param(d, i, params, ndims, shapes, dtypes, &t[i]);
-        if (st != ACLNN_SUCCESS) return st;
-    }
-    aclnnStatus st = check_shapes(d, t);
-    if (st != ACLNN_SUCCESS) return st;
-    if (!d->backward) return run_op(d, d->fwd, t);
-    return d->bwd ? run_op(d, d->bwd, t) : composite_backward(d, t);
+    aclnnStatus st = ACLNN_SUCCESS;
+    for (int i = 0; i < np && st == ACLNN_SUCCESS; i++)
+        st = wrap_param(d, i, params, ndims, shapes, dtypes, &t[i]);
+    if (st == ACLNN_SUCCESS) st = check_shapes(d, t);
+    if (st == ACLNN_SUCCESS && !d->backward)
+        st = run_op(d, d->fwd, t);
+    else if (st == ACLNN_SUCCESS)
+        st = d->bwd ? run_op(d, d->bwd, t) : composite_backward(d, t);
+    for (int i = 0; i < np; i++) og_object_unregister(&t[i]);
+    return st;
 }
 
 /* ---- the exported entry points -----------------------------------------------------------------

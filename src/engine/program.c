@@ -181,14 +181,17 @@ aclnnStatus og_check_io_memory(const og_opdesc *op, int nin, const aclTensor *co
                            "elements share one memory location, which an output may not do",
                            op->name, names[nin + j], bad_dim, (long long)o->dims[bad_dim],
                            (long long)o->strides[bad_dim]);
-        uintptr_t olo, ohi;
-        og_tensor_extent(o, &olo, &ohi);
         for (int k = 0; k < nin + nout; k++) {
+            if (k >= nin && k - nin <= j) continue; // itself; earlier outputs checked this one
             const aclTensor *t = k < nin ? in[k] : out[k - nin];
-            if (t == o || (k >= nin && k - nin <= j)) continue;
-            uintptr_t lo, hi;
-            og_tensor_extent(t, &lo, &hi);
-            if (lo <= ohi && olo <= hi && !same_layout(o, t))
+            if (!og_tensors_overlap(o, t)) continue;
+            // Two outputs in one place: one would overwrite the other.
+            if (k >= nin)
+                return og_fail(ACLNN_ERR_PARAM_INVALID,
+                               "%sGetWorkspaceSize: %s and %s share memory: each output needs "
+                               "its own",
+                               op->name, names[nin + j], names[k]);
+            if (!same_layout(o, t))
                 return og_fail(
                     ACLNN_ERR_PARAM_INVALID,
                     "%sGetWorkspaceSize: %s overlaps %s with a different layout: an "

@@ -713,13 +713,6 @@ void og_reduce_prepare(const og_reduce_op *op, og_reduce_plan *p) {
 // ---------------------------------------------------------------------------------------------
 // Phase 1
 
-static bool overlaps(const aclTensor *a, const aclTensor *b) {
-    uintptr_t alo, ahi, blo, bhi;
-    og_tensor_extent(a, &alo, &ahi);
-    og_tensor_extent(b, &blo, &bhi);
-    return alo <= bhi && blo <= ahi;
-}
-
 // A reduction's memory rules (data pointers, self-overlap, overlap with the others).
 static aclnnStatus check_memory(const char *op, const og_reduce_op *r, int nio, int nin_slots,
                                 const aclTensor *const *io) {
@@ -747,7 +740,7 @@ static aclnnStatus check_memory(const char *op, const og_reduce_op *r, int nio, 
         const aclTensor *t = io[s];
         if (!t || s == r->out_slot || t->numel == 0 || !t->data) continue;
         if (s >= nin_slots && s > r->out_slot) continue; // later outputs check against this one
-        if (overlaps(r->out, t))
+        if (og_tensors_overlap(r->out, t))
             return og_fail(ACLNN_ERR_PARAM_INVALID,
                            "%sGetWorkspaceSize: output %d shares memory with %s %d: a reduction's "
                            "output may not overlap its inputs or another output",

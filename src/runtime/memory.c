@@ -6,6 +6,7 @@
 
 #include "acl/acl_rt.h"
 #include "runtime/error.h"
+#include "runtime/memory.h"
 #include "runtime/ptrset.h"
 #include "runtime/stream.h"
 
@@ -48,6 +49,14 @@ static aclError release(og_ptrset *set, og_ptrset *other, const char *fn, const 
                    "%s: %p is not a block returned by the allocator (foreign pointer, interior "
                    "pointer, or already freed)",
                    fn, p);
+}
+
+bool og_mem_block_size(const void *p, size_t *size) {
+    uintptr_t v;
+    if (!og_ptrset_find(&device_blocks, p, &v) && !og_ptrset_find(&host_blocks, p, &v))
+        return false;
+    *size = (size_t)v;
+    return true;
 }
 
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {

@@ -5,7 +5,60 @@
 #include <string.h>
 
 #include "runtime/error.h"
+#include "runtime/ptrset.h"
 #include "tensor/dtype.h"
+
+// Every object the API hands out is registered until it is destroyed (the value: its kind), so
+// that an operator, a getter or a destroy call refuses a stale, twice-destroyed or foreign handle
+// with a message instead of reading freed memory or freeing it twice.
+static og_ptrset live_objects = OG_PTRSET_INIT;
+
+static const char *kind_name(uintptr_t kind) {
+    static const char *const names[] = {"?",
+                                        "aclTensor",
+                                        "aclScalar",
+                                        "aclIntArray",
+                                        "aclFloatArray",
+                                        "aclBoolArray",
+                                        "aclTensorList",
+                                        "aclScalarList"};
+    return kind < sizeof names / sizeof *names ? names[kind] : "?";
+}
+
+bool og_object_register(const void *p, og_object_kind kind) {
+    return og_ptrset_add(&live_objects, p, (uintptr_t)kind);
+}
+
+void og_object_unregister(const void *p) { og_ptrset_remove(&live_objects, p, NULL); }
+
+bool og_object_is_live(const void *p, og_object_kind kind) {
+    uintptr_t k;
+    return p && og_ptrset_find(&live_objects, p, &k) && k == (uintptr_t)kind;
+}
+
+aclnnStatus og_check_live(const char *fn, const char *name, const void *p, og_object_kind kind) {
+    uintptr_t k;
+    if (!p) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: %s is NULL", fn, name);
+    if (!og_ptrset_find(&live_objects, p, &k))
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%s: %s (%p) is not a live %s: it was destroyed, or was not created by "
+                       "aclCreate%s",
+                       fn, name, p, kind_name(kind), kind_name(kind) + 3);
+    if (k != (uintptr_t)kind)
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: %s (%p) is an %s, not an %s", fn, name, p,
+                       kind_name(k), kind_name(kind));
+    return ACLNN_SUCCESS;
+}
+
+// Unregisters p for its destroy function; the caller frees it only on success. NULL is a no-op.
+static aclnnStatus retire(const char *fn, const void *p, og_object_kind kind) {
+    aclnnStatus st = og_check_live(fn, "the object", p, kind);
+    if (st != ACLNN_SUCCESS) return st;
+    // Two threads destroying one object: only one removes it.
+    if (!og_ptrset_remove(&live_objects, p, NULL))
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: %p was destroyed concurrently", fn, p);
+    return ACLNN_SUCCESS;
+}
 
 // Multiplies with overflow detection against INT64_MAX.
 static bool mul_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflow(a, b, r); }
@@ -46,6 +99,10 @@ static aclnnStatus init_tensor(const char *fn, aclTensor *t, const int64_t *view
     int64_t elem = (int64_t)aclDataTypeSize(dataType), bytes;
     if (!mul_ok(numel, elem, &bytes))
         return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: byte size overflows int64", fn);
+    if (!mul_ok(offset, elem, &bytes))
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%s: offset %lld elements of %lld bytes overflows int64 bytes", fn,
+                       (long long)offset, (long long)elem);
     int64_t strides[OG_TENSOR_MAX_DIMS];
     int64_t s = 1;
     for (int i = ndim - 1; i >= 0; i--) {
@@ -62,6 +119,15 @@ static aclnnStatus init_tensor(const char *fn, aclTensor *t, const int64_t *view
                 !add_ok(max_offset, span, &max_offset))
                 return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: view extent overflows int64", fn);
         }
+        // Every byte of the view, up to the end of its last element, must be addressable in
+        // int64 bytes: the extent and overlap checks, the engines and the storage size work in
+        // bytes (an fp32 stride of 2^62 elements fits int64, its 2^64 bytes do not).
+        int64_t end;
+        if (!add_ok(max_offset, 1, &end) || !mul_ok(end, elem, &end))
+            return og_fail(ACLNN_ERR_PARAM_INVALID,
+                           "%s: the view's last element is at %lld elements of %lld bytes "
+                           "(offset + sum(stride[i]*(dim[i]-1))): its byte extent overflows int64",
+                           fn, (long long)max_offset, (long long)elem);
     }
     int64_t storage_numel = 1;
     for (uint64_t i = 0; i < storageDimsNum; i++) {
@@ -72,6 +138,9 @@ static aclnnStatus init_tensor(const char *fn, aclTensor *t, const int64_t *view
             return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: storage element count overflows int64",
                            fn);
     }
+    int64_t storage_bytes;
+    if (!mul_ok(storage_numel, elem, &storage_bytes))
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: storage byte size overflows int64", fn);
     if (storageDimsNum > 0 && numel > 0 && max_offset >= storage_numel)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%s: view reaches element %lld but the storage holds %lld elements "
@@ -111,6 +180,11 @@ aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDat
         free(t);
         return NULL;
     }
+    if (!og_object_register(t, OG_OBJ_TENSOR)) {
+        free(t);
+        og_set_error("aclCreateTensor: out of memory for the object registry");
+        return NULL;
+    }
     return t;
 }
 
@@ -118,7 +192,8 @@ aclnnStatus aclInitTensor(aclTensor *tensor, const int64_t *viewDims, uint64_t v
                           aclDataType dataType, const int64_t *stride, int64_t offset,
                           aclFormat format, const int64_t *storageDims, uint64_t storageDimsNum,
                           void *tensorDataAddr) {
-    if (!tensor) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclInitTensor: tensor is NULL");
+    aclnnStatus live = og_check_live("aclInitTensor", "tensor", tensor, OG_OBJ_TENSOR);
+    if (live != ACLNN_SUCCESS) return live;
     aclTensor fresh;
     memset(&fresh, 0, sizeof fresh);
     aclnnStatus st = init_tensor("aclInitTensor", &fresh, viewDims, viewDimsNum, dataType, stride,
@@ -128,8 +203,10 @@ aclnnStatus aclInitTensor(aclTensor *tensor, const int64_t *viewDims, uint64_t v
 }
 
 aclnnStatus aclDestroyTensor(const aclTensor *tensor) {
-    free((void *)tensor);
-    return ACLNN_SUCCESS;
+    if (!tensor) return ACLNN_SUCCESS;
+    aclnnStatus st = retire("aclDestroyTensor", tensor, OG_OBJ_TENSOR);
+    if (st == ACLNN_SUCCESS) free((void *)tensor);
+    return st;
 }
 
 aclScalar *aclCreateScalar(void *value, aclDataType dataType) {
@@ -149,12 +226,22 @@ aclScalar *aclCreateScalar(void *value, aclDataType dataType) {
     }
     s->dtype = dataType;
     memcpy(s->v.bytes, value, size);
+    // A bool is one byte, true when nonzero (C's _Bool may only hold 0 or 1: reading a 2 through
+    // it is undefined, and gave Add(1, 1, alpha = true) = 3).
+    if (dataType == ACL_BOOL) s->v.b = s->v.bytes[0] != 0;
+    if (!og_object_register(s, OG_OBJ_SCALAR)) {
+        free(s);
+        og_set_error("aclCreateScalar: out of memory for the object registry");
+        return NULL;
+    }
     return s;
 }
 
 aclnnStatus aclDestroyScalar(const aclScalar *scalar) {
-    free((void *)scalar);
-    return ACLNN_SUCCESS;
+    if (!scalar) return ACLNN_SUCCESS;
+    aclnnStatus st = retire("aclDestroyScalar", scalar, OG_OBJ_SCALAR);
+    if (st == ACLNN_SUCCESS) free((void *)scalar);
+    return st;
 }
 
 double og_scalar_as_double(const aclScalar *s) {
@@ -184,15 +271,26 @@ double og_scalar_as_double(const aclScalar *s) {
     case ACL_UINT64:
         return (double)s->v.u64;
     case ACL_BOOL:
-        return s->v.b;
+        return s->v.bytes[0] != 0;
     default:
         return 0.0;
     }
 }
 
+// The values of a bool array as 0 / 1, whatever nonzero byte the caller stored (see
+// aclCreateScalar); a no-op for the other arrays.
+static void normalize_bools(bool *v, uint64_t n) {
+    for (uint64_t i = 0; i < n; i++) {
+        unsigned char byte;
+        memcpy(&byte, &v[i], 1);
+        v[i] = byte != 0;
+    }
+}
+#define NO_NORMALIZE(v, n) ((void)(v), (void)(n))
+
 // The arrays copy their values; size 0 is allowed (an empty array), value NULL is not when size
 // > 0.
-#define DEFINE_ARRAY(Type, Elem, create, destroy, getsize)                                         \
+#define DEFINE_ARRAY(Type, Elem, kind, create, destroy, getsize, normalize)                        \
     Type *create(const Elem *value, uint64_t size) {                                               \
         if (!value && size > 0) {                                                                  \
             og_set_error(#create ": value is NULL but size is %llu", (unsigned long long)size);    \
@@ -204,36 +302,44 @@ double og_scalar_as_double(const aclScalar *s) {
         }                                                                                          \
         Type *a = calloc(1, sizeof *a);                                                            \
         Elem *copy = calloc(size ? size : 1, sizeof(Elem));                                        \
-        if (!a || !copy) {                                                                         \
+        if (!a || !copy || !og_object_register(a, kind)) {                                         \
             free(a);                                                                               \
             free(copy);                                                                            \
             og_set_error(#create ": out of memory");                                               \
             return NULL;                                                                           \
         }                                                                                          \
         if (size) memcpy(copy, value, size * sizeof(Elem));                                        \
+        normalize(copy, size);                                                                     \
         a->size = size;                                                                            \
         a->values = copy;                                                                          \
         return a;                                                                                  \
     }                                                                                              \
     aclnnStatus destroy(const Type *array) {                                                       \
-        if (array) {                                                                               \
-            free(array->values);                                                                   \
-            free((void *)array);                                                                   \
-        }                                                                                          \
+        if (!array) return ACLNN_SUCCESS;                                                          \
+        aclnnStatus st = retire(#destroy, array, kind);                                            \
+        if (st != ACLNN_SUCCESS) return st;                                                        \
+        free(array->values);                                                                       \
+        free((void *)array);                                                                       \
         return ACLNN_SUCCESS;                                                                      \
     }                                                                                              \
     aclnnStatus getsize(const Type *array, uint64_t *size) {                                       \
-        if (!array || !size) return og_fail(ACLNN_ERR_PARAM_NULLPTR, #getsize ": NULL argument");  \
-        *size = array->size;                                                                       \
-        return ACLNN_SUCCESS;                                                                      \
+        if (!size) return og_fail(ACLNN_ERR_PARAM_NULLPTR, #getsize ": size is NULL");             \
+        aclnnStatus st = og_check_live(#getsize, "array", array, kind);                            \
+        if (st == ACLNN_SUCCESS) *size = array->size;                                              \
+        return st;                                                                                 \
     }
 
-DEFINE_ARRAY(aclIntArray, int64_t, aclCreateIntArray, aclDestroyIntArray, aclGetIntArraySize)
-DEFINE_ARRAY(aclFloatArray, float, aclCreateFloatArray, aclDestroyFloatArray, aclGetFloatArraySize)
-DEFINE_ARRAY(aclBoolArray, bool, aclCreateBoolArray, aclDestroyBoolArray, aclGetBoolArraySize)
+DEFINE_ARRAY(aclIntArray, int64_t, OG_OBJ_INT_ARRAY, aclCreateIntArray, aclDestroyIntArray,
+             aclGetIntArraySize, NO_NORMALIZE)
+DEFINE_ARRAY(aclFloatArray, float, OG_OBJ_FLOAT_ARRAY, aclCreateFloatArray, aclDestroyFloatArray,
+             aclGetFloatArraySize, NO_NORMALIZE)
+DEFINE_ARRAY(aclBoolArray, bool, OG_OBJ_BOOL_ARRAY, aclCreateBoolArray, aclDestroyBoolArray,
+             aclGetBoolArraySize, normalize_bools)
 
-// Lists take ownership of the objects they are given: destroying the list destroys them.
-#define DEFINE_LIST(Type, Elem, field, create, destroy, getsize, destroy_elem)                     \
+// Lists take ownership of the objects they are given (live ones, or NULL entries): destroying
+// the list destroys them. An element already destroyed on its own is skipped, and the list's
+// destroy reports it after freeing the rest.
+#define DEFINE_LIST(Type, Elem, elem_kind, field, kind, create, destroy, getsize, destroy_elem)    \
     Type *create(const Elem *const *value, uint64_t size) {                                        \
         if (!value && size > 0) {                                                                  \
             og_set_error(#create ": value is NULL but size is %llu", (unsigned long long)size);    \
@@ -243,9 +349,16 @@ DEFINE_ARRAY(aclBoolArray, bool, aclCreateBoolArray, aclDestroyBoolArray, aclGet
             og_set_error(#create ": size %llu is too large", (unsigned long long)size);            \
             return NULL;                                                                           \
         }                                                                                          \
+        for (uint64_t i = 0; i < size; i++)                                                        \
+            if (value[i] && !og_object_is_live(value[i], elem_kind)) {                             \
+                char name[40];                                                                     \
+                snprintf(name, sizeof name, "value[%llu]", (unsigned long long)i);                 \
+                og_check_live(#create, name, value[i], elem_kind);                                 \
+                return NULL;                                                                       \
+            }                                                                                      \
         Type *l = calloc(1, sizeof *l);                                                            \
         Elem **items = calloc(size ? size : 1, sizeof *items);                                     \
-        if (!l || !items) {                                                                        \
+        if (!l || !items || !og_object_register(l, kind)) {                                        \
             free(l);                                                                               \
             free(items);                                                                           \
             og_set_error(#create ": out of memory");                                               \
@@ -257,27 +370,36 @@ DEFINE_ARRAY(aclBoolArray, bool, aclCreateBoolArray, aclDestroyBoolArray, aclGet
         return l;                                                                                  \
     }                                                                                              \
     aclnnStatus destroy(const Type *list) {                                                        \
-        if (list) {                                                                                \
-            for (uint64_t i = 0; i < list->size; i++) destroy_elem(list->field[i]);                \
-            free(list->field);                                                                     \
-            free((void *)list);                                                                    \
+        if (!list) return ACLNN_SUCCESS;                                                           \
+        aclnnStatus st = retire(#destroy, list, kind);                                             \
+        if (st != ACLNN_SUCCESS) return st;                                                        \
+        for (uint64_t i = 0; i < list->size; i++) {                                                \
+            aclnnStatus e = destroy_elem(list->field[i]);                                          \
+            if (st == ACLNN_SUCCESS) st = e;                                                       \
         }                                                                                          \
-        return ACLNN_SUCCESS;                                                                      \
+        free(list->field);                                                                         \
+        free((void *)list);                                                                        \
+        return st;                                                                                 \
     }                                                                                              \
     aclnnStatus getsize(const Type *list, uint64_t *size) {                                        \
-        if (!list || !size) return og_fail(ACLNN_ERR_PARAM_NULLPTR, #getsize ": NULL argument");   \
-        *size = list->size;                                                                        \
-        return ACLNN_SUCCESS;                                                                      \
+        if (!size) return og_fail(ACLNN_ERR_PARAM_NULLPTR, #getsize ": size is NULL");             \
+        aclnnStatus st = og_check_live(#getsize, "list", list, kind);                              \
+        if (st == ACLNN_SUCCESS) *size = list->size;                                               \
+        return st;                                                                                 \
     }
 
-DEFINE_LIST(aclTensorList, aclTensor, tensors, aclCreateTensorList, aclDestroyTensorList,
-            aclGetTensorListSize, aclDestroyTensor)
-DEFINE_LIST(aclScalarList, aclScalar, scalars, aclCreateScalarList, aclDestroyScalarList,
-            aclGetScalarListSize, aclDestroyScalar)
+DEFINE_LIST(aclTensorList, aclTensor, OG_OBJ_TENSOR, tensors, OG_OBJ_TENSOR_LIST,
+            aclCreateTensorList, aclDestroyTensorList, aclGetTensorListSize, aclDestroyTensor)
+DEFINE_LIST(aclScalarList, aclScalar, OG_OBJ_SCALAR, scalars, OG_OBJ_SCALAR_LIST,
+            aclCreateScalarList, aclDestroyScalarList, aclGetScalarListSize, aclDestroyScalar)
 
 static aclnnStatus copy_dims(const char *fn, const aclTensor *t, const int64_t *src, int n,
                              int64_t **out, uint64_t *outn) {
-    if (!t || !out || !outn) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: NULL argument", fn);
+    if (!out || !outn)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: %s is NULL", fn,
+                       !out ? "the out array" : "its size");
+    aclnnStatus st = og_check_live(fn, "tensor", t, OG_OBJ_TENSOR);
+    if (st != ACLNN_SUCCESS) return st;
     *out = malloc((n ? n : 1) * sizeof **out);
     if (!*out) return og_fail(ACLNN_ERR_INNER, "%s: out of memory", fn);
     if (n) memcpy(*out, src, n * sizeof **out);
@@ -300,30 +422,36 @@ aclnnStatus aclGetViewStrides(const aclTensor *tensor, int64_t **stridesValue,
                      tensor ? tensor->ndim : 0, stridesValue, stridesNum);
 }
 aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset) {
-    if (!tensor || !offset)
-        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclGetViewOffset: NULL argument");
+    if (!offset) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclGetViewOffset: offset is NULL");
+    aclnnStatus st = og_check_live("aclGetViewOffset", "tensor", tensor, OG_OBJ_TENSOR);
+    if (st != ACLNN_SUCCESS) return st;
     *offset = tensor->offset;
     return ACLNN_SUCCESS;
 }
 aclnnStatus aclGetFormat(const aclTensor *tensor, aclFormat *format) {
-    if (!tensor || !format) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclGetFormat: NULL argument");
+    if (!format) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclGetFormat: format is NULL");
+    aclnnStatus st = og_check_live("aclGetFormat", "tensor", tensor, OG_OBJ_TENSOR);
+    if (st != ACLNN_SUCCESS) return st;
     *format = tensor->format;
     return ACLNN_SUCCESS;
 }
 aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *dataType) {
-    if (!tensor || !dataType)
-        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclGetDataType: NULL argument");
+    if (!dataType) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclGetDataType: dataType is NULL");
+    aclnnStatus st = og_check_live("aclGetDataType", "tensor", tensor, OG_OBJ_TENSOR);
+    if (st != ACLNN_SUCCESS) return st;
     *dataType = tensor->dtype;
     return ACLNN_SUCCESS;
 }
 aclnnStatus aclSetRawTensorAddr(aclTensor *tensor, void *addr) {
-    if (!tensor) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclSetRawTensorAddr: tensor is NULL");
+    aclnnStatus st = og_check_live("aclSetRawTensorAddr", "tensor", tensor, OG_OBJ_TENSOR);
+    if (st != ACLNN_SUCCESS) return st;
     tensor->data = addr;
     return ACLNN_SUCCESS;
 }
 aclnnStatus aclGetRawTensorAddr(const aclTensor *tensor, void **addr) {
-    if (!tensor || !addr)
-        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclGetRawTensorAddr: NULL argument");
+    if (!addr) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "aclGetRawTensorAddr: addr is NULL");
+    aclnnStatus st = og_check_live("aclGetRawTensorAddr", "tensor", tensor, OG_OBJ_TENSOR);
+    if (st != ACLNN_SUCCESS) return st;
     *addr = tensor->data;
     return ACLNN_SUCCESS;
 }
@@ -359,19 +487,26 @@ static int cmp_i64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-void og_tensor_extent(const aclTensor *t, uintptr_t *lo, uintptr_t *hi) {
-    int64_t first = 0, last = 0;
-    for (int d = 0; d < t->ndim; d++) {
-        int64_t span = t->strides[d] * (t->dims[d] - 1);
-        if (span < 0)
-            first += span;
-        else
-            last += span;
-    }
-    size_t es = aclDataTypeSize(t->dtype);
-    uintptr_t base = (uintptr_t)og_tensor_first(t);
-    *lo = base + (uintptr_t)(first * (int64_t)es);
-    *hi = base + (uintptr_t)(last * (int64_t)es) + es - 1;
+// The creation checks guarantee (max element offset + 1) * element size fits int64, so none of
+// these byte computations can overflow (strides are >= 0).
+int64_t og_tensor_end_bytes(const aclTensor *t) {
+    if (t->numel == 0) return 0;
+    int64_t last = t->offset;
+    for (int d = 0; d < t->ndim; d++) last += t->strides[d] * (t->dims[d] - 1);
+    return (last + 1) * (int64_t)aclDataTypeSize(t->dtype);
+}
+
+bool og_tensor_extent(const aclTensor *t, uintptr_t *lo, uintptr_t *hi) {
+    if (t->numel == 0) return false;
+    *lo = (uintptr_t)og_tensor_first(t);
+    *hi = (uintptr_t)t->data + (uintptr_t)og_tensor_end_bytes(t) - 1;
+    return true;
+}
+
+bool og_tensors_overlap(const aclTensor *a, const aclTensor *b) {
+    uintptr_t alo, ahi, blo, bhi;
+    return og_tensor_extent(a, &alo, &ahi) && og_tensor_extent(b, &blo, &bhi) && alo <= bhi &&
+           blo <= ahi;
 }
 
 int og_tensor_self_overlap_dim(const aclTensor *t) {

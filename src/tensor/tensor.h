@@ -73,8 +73,34 @@ static inline void *og_tensor_first(const aclTensor *t) {
 /// Value of a scalar as double (integers and bools converted, 16-bit floats decoded).
 double og_scalar_as_double(const aclScalar *s);
 
-/// Byte range [*lo, *hi] a non-empty view touches.
-void og_tensor_extent(const aclTensor *t, uintptr_t *lo, uintptr_t *hi);
+/// Bytes from the data address to the end of the view's last element (0 for an empty view).
+/// Creation refuses a view whose end does not fit int64 bytes, so this cannot overflow.
+int64_t og_tensor_end_bytes(const aclTensor *t);
+/// Byte range [*lo, *hi] the view touches; false (and nothing set) for an empty view.
+bool og_tensor_extent(const aclTensor *t, uintptr_t *lo, uintptr_t *hi);
+/// Do the byte ranges of two views intersect? (Empty views overlap nothing.)
+bool og_tensors_overlap(const aclTensor *a, const aclTensor *b);
+
+/// The objects the API hands out, registered from creation to destruction.
+typedef enum og_object_kind {
+    OG_OBJ_TENSOR = 1,
+    OG_OBJ_SCALAR,
+    OG_OBJ_INT_ARRAY,
+    OG_OBJ_FLOAT_ARRAY,
+    OG_OBJ_BOOL_ARRAY,
+    OG_OBJ_TENSOR_LIST,
+    OG_OBJ_SCALAR_LIST,
+} og_object_kind;
+/// Is p a live object of this kind?
+bool og_object_is_live(const void *p, og_object_kind kind);
+/// ACLNN_SUCCESS for a live object of this kind, else 161001 (NULL) or 161002 with a message
+/// "fn: name (p) is not a live aclTensor: ..." naming what it is instead when it is another kind.
+aclnnStatus og_check_live(const char *fn, const char *name, const void *p, og_object_kind kind);
+/// For objects the library builds in its own memory (the aot entry points' tensors on their
+/// stack): registered for the duration of the calls that take them, then unregistered.
+/// og_object_register returns false when out of memory.
+bool og_object_register(const void *p, og_object_kind kind);
+void og_object_unregister(const void *p);
 /// Does the view put two elements at one address? -1 = no, else a dim involved. Proved by strides
 /// (each stride, in increasing order, steps over everything the smaller dims span), else decided
 /// exactly by sorting the element offsets, up to 2^20 elements (larger interleaved views are

@@ -648,6 +648,19 @@ static void test_fused_add_scale_backward(void) {
         tv_free(&egb), tv_free(&egs), tv_free(&es);
 }
 
+// alpha = a bool scalar whose byte is 2: true, so 1 + 1 * true = 2 (it gave 3: the byte was read
+// through C's _Bool).
+static void test_add_bool_alpha_byte(void) {
+    tview a = tv(D3, 1, ACL_FLOAT), b = tv(D3, 1, ACL_FLOAT), y = tv(D3, 1, ACL_FLOAT);
+    for (int i = 0; i < 3; i++) set(&a, i, 1), set(&b, i, 1);
+    unsigned char two = 2;
+    aclScalar *alpha = aclCreateScalar(&two, ACL_BOOL);
+    RUN_OK(aclnnAddGetWorkspaceSize(a.t, b.t, alpha, y.t, &ws_, &ex_), aclnnAdd);
+    for (int i = 0; i < 3; i++) CHECKF(get(&y, i) == 2.0, "y[%d] = %g", i, get(&y, i));
+    aclDestroyScalar(alpha);
+    tv_free(&a), tv_free(&b), tv_free(&y);
+}
+
 int main(void) {
     aclInit(NULL);
     RUN(test_add_nulls);
@@ -655,6 +668,7 @@ int main(void) {
     RUN(test_add_shape_errors);
     RUN(test_add_dtypes);
     RUN(test_add_ranks);
+    RUN(test_add_bool_alpha_byte);
     RUN(test_adds_and_inplace);
     RUN(test_mul_statuses);
     RUN(test_mul_strided_views);

@@ -1,7 +1,9 @@
 /* API-level tests of the aclnn meta API: aclCreateTensor validation (the view must lie inside
- * its storage, no negative dims/strides/offset, known dtypes), the getters (malloc'd arrays the
- * caller frees), aclInitTensor, raw addresses, scalars, arrays and lists (a list owns its
- * elements: run under ASan this proves there is neither a leak nor a double free). */
+ * its storage, no negative dims/strides/offset, known dtypes, every byte addressable in int64),
+ * the getters (malloc'd arrays the caller frees), aclInitTensor, raw addresses, scalars, arrays
+ * and lists (a list owns its elements: run under ASan this proves there is neither a leak nor a
+ * double free), and the object registry (a destroyed, twice-destroyed, foreign or wrong-kind
+ * handle is refused with a message, never dereferenced). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +132,50 @@ static void test_element_count_overflow_rejected(void) {
     CHECK(aclCreateTensor(d, 2, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, NULL, 0, storage) == NULL);
     const int64_t st[] = {INT64_MAX / 2, 1}, d2[] = {4, 1}; // 3 * stride overflows
     CHECK(aclCreateTensor(d2, 2, ACL_FLOAT, st, 0, ACL_FORMAT_ND, NULL, 0, storage) == NULL);
+}
+
+// Offsets and strides are validated in bytes: an fp32 view whose last element is 2^62 elements
+// in fits int64 elements but not int64 bytes (it used to be accepted, and Relu then read buf[0..3]
+// through the wrapped address); the same view of 1-byte elements fits.
+static void test_byte_extent_overflow_rejected(void) {
+    const int64_t one[] = {1}, two[] = {2}, huge_stride[] = {INT64_C(1) << 62};
+    const int64_t off62 = INT64_C(1) << 62;
+    CHECK(aclCreateTensor(one, 1, ACL_FLOAT, NULL, off62, ACL_FORMAT_ND, NULL, 0, storage) == NULL);
+    CHECK_MSG("overflows int64");
+    CHECK(aclCreateTensor(one, 1, ACL_BF16, NULL, off62, ACL_FORMAT_ND, NULL, 0, storage) == NULL);
+    CHECK(aclCreateTensor(two, 1, ACL_FLOAT, huge_stride, 0, ACL_FORMAT_ND, NULL, 0, storage) ==
+          NULL);
+    CHECK_MSG("byte extent overflows int64");
+    aclTensor *bytes = aclCreateTensor(two, 1, ACL_INT8, huge_stride, 0, ACL_FORMAT_ND, NULL, 0,
+                                       storage); // 2^62 + 1 bytes: representable
+    CHECK(bytes != NULL);
+    aclDestroyTensor(bytes);
+    // The last element at INT64_MAX (by the offset or by a stride): its end, INT64_MAX + 1 bytes,
+    // does not fit (the storage size used to overflow and read back as INT64_MIN).
+    CHECK(aclCreateTensor(one, 1, ACL_INT8, NULL, INT64_MAX, ACL_FORMAT_ND, NULL, 0, storage) ==
+          NULL);
+    const int64_t max_stride[] = {INT64_MAX};
+    CHECK(aclCreateTensor(two, 1, ACL_INT8, max_stride, 0, ACL_FORMAT_ND, NULL, 0, storage) ==
+          NULL);
+    aclTensor *last =
+        aclCreateTensor(one, 1, ACL_INT8, NULL, INT64_MAX - 1, ACL_FORMAT_ND, NULL, 0, storage);
+    CHECK(last != NULL);
+    int64_t *sd = NULL;
+    uint64_t sn = 0;
+    CHECK_EQ(aclGetStorageShape(last, &sd, &sn), ACLNN_SUCCESS);
+    CHECK(sn == 1 && sd[0] == INT64_MAX);
+    free(sd);
+    aclDestroyTensor(last);
+    // An offset of an empty view is an address too; a storage's byte size must fit as well.
+    const int64_t zero[] = {0}, sdims[] = {INT64_C(1) << 61};
+    CHECK(aclCreateTensor(zero, 1, ACL_FLOAT, NULL, off62, ACL_FORMAT_ND, NULL, 0, storage) ==
+          NULL);
+    CHECK(aclCreateTensor(one, 1, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, sdims, 1, storage) == NULL);
+    CHECK_MSG("storage byte size overflows int64");
+    aclTensor *t = aclCreateTensor(one, 1, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, NULL, 0, storage);
+    CHECK(aclInitTensor(t, two, 1, ACL_FLOAT, huge_stride, 0, ACL_FORMAT_ND, NULL, 0, storage) ==
+          ACLNN_ERR_PARAM_INVALID);
+    aclDestroyTensor(t);
 }
 
 /* ---- getters ------------------------------------------------------------------------------ */
@@ -360,6 +406,89 @@ static void test_destroy_null_is_harmless(void) {
     aclDestroyScalarList(NULL);
 }
 
+/* ---- the object registry ------------------------------------------------------------------ */
+
+static void test_destroyed_twice_refused(void) {
+    const int64_t d[] = {2};
+    float one = 1;
+    aclTensor *t = aclCreateTensor(d, 1, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, NULL, 0, storage);
+    CHECK_EQ(aclDestroyTensor(t), ACLNN_SUCCESS);
+    CHECK_EQ(aclDestroyTensor(t), ACLNN_ERR_PARAM_INVALID); // used to be a double free
+    CHECK_MSG("aclDestroyTensor");
+    CHECK_MSG("is not a live aclTensor");
+    aclScalar *s = aclCreateScalar(&one, ACL_FLOAT);
+    CHECK_EQ(aclDestroyScalar(s), ACLNN_SUCCESS);
+    CHECK_EQ(aclDestroyScalar(s), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("is not a live aclScalar");
+    int64_t v = 3;
+    aclIntArray *a = aclCreateIntArray(&v, 1);
+    CHECK_EQ(aclDestroyIntArray(a), ACLNN_SUCCESS);
+    CHECK_EQ(aclDestroyIntArray(a), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("is not a live aclIntArray");
+}
+
+static void test_foreign_and_wrong_kind_handles_refused(void) {
+    // A foreign pointer is looked up, never read: memory of any content is refused.
+    static unsigned char junk[512];
+    memset(junk, 0xa5, sizeof junk);
+    aclTensor *foreign = (aclTensor *)junk;
+    int64_t *v = NULL;
+    uint64_t n = 0;
+    CHECK_EQ(aclDestroyTensor(foreign), ACLNN_ERR_PARAM_INVALID);
+    CHECK_EQ(aclGetViewShape(foreign, &v, &n), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("aclGetViewShape: tensor");
+    CHECK_EQ(aclSetRawTensorAddr(foreign, storage), ACLNN_ERR_PARAM_INVALID);
+    CHECK_EQ(aclGetIntArraySize((aclIntArray *)junk, &n), ACLNN_ERR_PARAM_INVALID);
+    // An object of another kind: named, and left alive.
+    float one = 1;
+    aclScalar *s = aclCreateScalar(&one, ACL_FLOAT);
+    CHECK_EQ(aclDestroyTensor((aclTensor *)s), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("is an aclScalar, not an aclTensor");
+    CHECK_EQ(aclDestroyScalar(s), ACLNN_SUCCESS);
+    const int64_t d[] = {2};
+    aclTensor *t = aclCreateTensor(d, 1, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, NULL, 0, storage);
+    CHECK_EQ(aclInitTensor(foreign, d, 1, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, NULL, 0, storage),
+             ACLNN_ERR_PARAM_INVALID);
+    CHECK_EQ(aclDestroyTensor(t), ACLNN_SUCCESS);
+    CHECK_EQ(aclGetDataType(t, &(aclDataType){ACL_FLOAT}), ACLNN_ERR_PARAM_INVALID);
+}
+
+static void test_lists_take_live_elements(void) {
+    const int64_t d[] = {2};
+    static unsigned char junk[512];
+    aclTensor *ts[2] = {aclCreateTensor(d, 1, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, NULL, 0, storage),
+                        (aclTensor *)junk};
+    CHECK(aclCreateTensorList((const aclTensor *const *)ts, 2) == NULL);
+    CHECK_MSG("value[1]");
+    // An element destroyed on its own before the list: the list's destroy skips it (no double
+    // free), frees the rest and says so.
+    ts[1] = aclCreateTensor(d, 1, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, NULL, 0, storage);
+    aclTensorList *l = aclCreateTensorList((const aclTensor *const *)ts, 2);
+    CHECK(l != NULL);
+    CHECK_EQ(aclDestroyTensor(ts[0]), ACLNN_SUCCESS);
+    CHECK_EQ(aclDestroyTensorList(l), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("is not a live aclTensor");
+    CHECK_EQ(aclDestroyTensorList(l), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("is not a live aclTensorList");
+}
+
+// A bool is true when its byte is nonzero: the byte 2 reads as 1 (it was read through C's _Bool,
+// undefined, and Add(1, 1, alpha = true) gave 3).
+static void test_bool_values_are_0_or_1(void) {
+    unsigned char two = 2;
+    aclScalar *s = aclCreateScalar(&two, ACL_BOOL);
+    CHECK(s != NULL);
+    CHECK(og_scalar_as_double(s) == 1.0);
+    aclDestroyScalar(s);
+    unsigned char bytes[3] = {2, 0, 255};
+    aclBoolArray *a = aclCreateBoolArray((const bool *)bytes, 3);
+    CHECK(a != NULL);
+    unsigned char got[3];
+    memcpy(got, a->values, 3);
+    CHECK(got[0] == 1 && got[1] == 0 && got[2] == 1);
+    aclDestroyBoolArray(a);
+}
+
 int main(void) {
     RUN(test_view_inside_storage_boundary);
     RUN(test_negative_values_rejected);
@@ -367,6 +496,7 @@ int main(void) {
     RUN(test_unsupported_dtype_rejected);
     RUN(test_rank_limits_of_the_tensor_object);
     RUN(test_element_count_overflow_rejected);
+    RUN(test_byte_extent_overflow_rejected);
     RUN(test_getters_return_copies);
     RUN(test_getters_contiguous_strides_and_0d);
     RUN(test_getters_null_arguments);
@@ -376,5 +506,9 @@ int main(void) {
     RUN(test_tensor_list_owns_its_tensors);
     RUN(test_scalar_list_owns_its_scalars);
     RUN(test_destroy_null_is_harmless);
+    RUN(test_destroyed_twice_refused);
+    RUN(test_foreign_and_wrong_kind_handles_refused);
+    RUN(test_lists_take_live_elements);
+    RUN(test_bool_values_are_0_or_1);
     return test_summary();
 }

@@ -6,6 +6,11 @@
  *    161001 naming that parameter (the others valid);
  *  - a tensor of rank 9 in each tensor parameter in turn -> 161002 (never a crash), and an int32
  *    tensor -> 161002 naming the dtype (for the operators the otherwise valid arguments suit);
+ *  - a foreign pointer (memory no create function returned) or an object of another kind in each
+ *    tensor / scalar / array parameter in turn -> 161002 naming the parameter (looked up in the
+ *    object registry, never read);
+ *  - a view larger than the aclrtMalloc block it starts at, in each tensor parameter -> 161002;
+ *  - two outputs in one place (one tensor twice, or two tensors over one buffer) -> 161002;
  *  - phase 2 refuses an executor planned by another operator. */
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +185,116 @@ static void test_bad_tensors(void) {
     }
 }
 
+static void test_foreign_objects(void) {
+    static unsigned char junk[1024];
+    memset(junk, 0x5a, sizeof junk);
+    float one = 1.0f;
+    aclScalar *scalar = aclCreateScalar(&one, ACL_FLOAT);
+    for (int i = 0; i < og_ops_count; i++) {
+        const og_opdesc *op = og_ops[i];
+        bool valid = accepts_defaults(op); // else another rule may be named first
+        args g;
+        make_args(op, &g, -1, -1);
+        for (int k = 0; k < g.n; k++) {
+            og_param_kind kind = g.p[k].kind;
+            if (!is_tensor(kind) && kind != OG_PARAM_SCALAR && kind != OG_PARAM_INT_ARRAY) continue;
+            for (int which = 0; which < 2; which++) { // junk, then an object of another kind
+                og_arg saved = g.a[k];
+                const void *bad = which == 0        ? (const void *)junk
+                                  : is_tensor(kind) ? (const void *)scalar
+                                                    : (const void *)g.a[0].t;
+                memcpy(&g.a[k], &bad, sizeof bad); // every pointer member shares the storage
+                uint64_t ws = 0;
+                aclOpExecutor *e = NULL;
+                aclnnStatus st = op->phase1(g.a, &ws, &e);
+                g.a[k] = saved;
+                CHECKF(st == ACLNN_ERR_PARAM_INVALID, "%s with a %s %s: status %d", op->name,
+                       which ? "wrong-kind" : "foreign", g.p[k].name, (int)st);
+                const char *msg = aclGetRecentErrMsg();
+                bool named =
+                    strstr(msg, g.p[k].name) && strstr(msg, which ? "not an acl" : "not a live");
+                CHECKF(!valid || named, "%s with a %s %s: \"%s\"", op->name,
+                       which ? "wrong-kind" : "foreign", g.p[k].name, aclGetRecentErrMsg());
+                if (st == ACLNN_SUCCESS) aclDestroyAclOpExecutor(e);
+            }
+        }
+        free_args(&g);
+    }
+    aclDestroyScalar(scalar);
+}
+
+// A [4,6] fp32 view (96 bytes) over a 16-byte aclrtMalloc block: refused, in every tensor
+// parameter of the operators that accept the valid arguments.
+static void test_views_larger_than_their_block(void) {
+    int64_t d2[2] = {4, 6};
+    for (int i = 0; i < og_ops_count; i++) {
+        const og_opdesc *op = og_ops[i];
+        if (!accepts_defaults(op)) continue;
+        args g;
+        make_args(op, &g, -1, -1);
+        void *small = test_dev_alloc(16);
+        aclTensor *over = test_tensor(d2, 2, ACL_FLOAT, small);
+        for (int k = 0; k < g.n; k++) {
+            if (!is_tensor(g.p[k].kind)) continue;
+            og_arg saved = g.a[k];
+            g.a[k].t = over;
+            uint64_t ws = 0;
+            aclOpExecutor *e = NULL;
+            aclnnStatus st = op->phase1(g.a, &ws, &e);
+            g.a[k] = saved;
+            CHECKF(st == ACLNN_ERR_PARAM_INVALID, "%s with %s over 16 bytes: status %d", op->name,
+                   g.p[k].name, (int)st);
+            CHECKF(strstr(aclGetRecentErrMsg(), "aclrtMalloc block of 16 bytes"), "%s: \"%s\"",
+                   op->name, aclGetRecentErrMsg());
+            if (st == ACLNN_SUCCESS) aclDestroyAclOpExecutor(e);
+        }
+        aclDestroyTensor(over);
+        aclrtFree(small);
+        free_args(&g);
+    }
+}
+
+// The operators with several outputs (MishWithTanhx): one output tensor passed twice, or two
+// tensors over one buffer, would have one result overwrite the other.
+static void test_outputs_in_one_place(void) {
+    int tested = 0;
+    for (int i = 0; i < og_ops_count; i++) {
+        const og_opdesc *op = og_ops[i];
+        if (!accepts_defaults(op)) continue; // another rule would be named first
+        args g;
+        make_args(op, &g, -1, -1);
+        int first = -1;
+        for (int k = 0; k < g.n; k++) {
+            if (g.p[k].kind != OG_PARAM_OUT) continue;
+            if (first < 0) {
+                first = k;
+                continue;
+            }
+            for (int alias = 0; alias < 2; alias++) {
+                og_arg saved = g.a[k];
+                aclTensor *twin = NULL;
+                if (alias == 0)
+                    g.a[k].t = g.a[first].t;
+                else
+                    g.a[k].t = twin = test_tensor(g.a[first].t->dims, g.a[first].t->ndim, ACL_FLOAT,
+                                                  g.bufs[first]);
+                uint64_t ws = 0;
+                aclOpExecutor *e = NULL;
+                aclnnStatus st = op->phase1(g.a, &ws, &e);
+                g.a[k] = saved;
+                if (twin) aclDestroyTensor(twin);
+                CHECKF(st == ACLNN_ERR_PARAM_INVALID, "%s with %s = %s: status %d", op->name,
+                       g.p[k].name, g.p[first].name, (int)st);
+                CHECK_MSG("share memory");
+                if (st == ACLNN_SUCCESS) aclDestroyAclOpExecutor(e);
+                tested++;
+            }
+        }
+        free_args(&g);
+    }
+    CHECK(tested > 0); // the list has an operator with two outputs
+}
+
 static void test_phase2_of_another_operator(void) {
     const og_opdesc *a = og_op_find("Mish"), *b = og_op_find("Gelu");
     args g;
@@ -198,6 +313,9 @@ int main(void) {
     RUN(test_descriptors);
     RUN(test_null_arguments);
     RUN(test_bad_tensors);
+    RUN(test_foreign_objects);
+    RUN(test_views_larger_than_their_block);
+    RUN(test_outputs_in_one_place);
     RUN(test_phase2_of_another_operator);
     return test_summary();
 }

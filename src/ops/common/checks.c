@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "runtime/memory.h"
+
 // The dtypes aclnn's operators know besides the ones opgrad computes: a message says so.
 static bool aclnn_knows(aclDataType dt) {
     switch (dt) {
@@ -49,15 +51,33 @@ aclnnStatus og_check_args(const og_opdesc *op, uint64_t *workspaceSize, aclOpExe
     return ACLNN_SUCCESS;
 }
 
+aclnnStatus og_check_live_tensors(const og_opdesc *op, int n, const char *const *names,
+                                  const aclTensor *const *tensors) {
+    char fn[96];
+    snprintf(fn, sizeof fn, "%sGetWorkspaceSize", op->name);
+    for (int k = 0; k < n; k++) OG_TRY(og_check_live(fn, names[k], tensors[k], OG_OBJ_TENSOR));
+    return ACLNN_SUCCESS;
+}
+
 aclnnStatus og_check_tensor(const og_opdesc *op, const char *name, const aclTensor *t,
                             int min_rank) {
-    if (!t)
-        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: %s is NULL", op->name, name);
+    char fn[96];
+    snprintf(fn, sizeof fn, "%sGetWorkspaceSize", op->name);
+    OG_TRY(og_check_live(fn, name, t, OG_OBJ_TENSOR));
     if (!floating(t->dtype)) return dtype_fail(op, name, t->dtype);
     if (t->ndim > OG_MAX_DIMS || t->ndim < min_rank)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: %s has rank %d; supported: %d to %d dims", op->name,
                        name, t->ndim, min_rank, OG_MAX_DIMS);
+    // A view over a block the allocator handed out must fit in it (the allocator knows blocks
+    // by their start; a view at an interior address is not checked).
+    size_t block;
+    int64_t end = og_tensor_end_bytes(t);
+    if (end > 0 && og_mem_block_size(t->data, &block) && (uint64_t)end > block)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: %s reaches %lld bytes past its data address, but that "
+                       "address is an aclrtMalloc block of %zu bytes",
+                       op->name, name, (long long)end, block);
     return ACLNN_SUCCESS;
 }
 
@@ -154,8 +174,9 @@ static float to_float(double d) {
 
 aclnnStatus og_check_scalar(const og_opdesc *op, const char *name, const aclScalar *s,
                             float *value) {
-    if (!s)
-        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: %s is NULL", op->name, name);
+    char fn[96];
+    snprintf(fn, sizeof fn, "%sGetWorkspaceSize", op->name);
+    OG_TRY(og_check_live(fn, name, s, OG_OBJ_SCALAR));
     bool real = og_dtype_is_representable(s->dtype) && s->dtype != ACL_COMPLEX64 &&
                 s->dtype != ACL_COMPLEX128;
     if (!real)

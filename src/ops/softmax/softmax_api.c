@@ -61,6 +61,7 @@ static aclnnStatus plan_forward(const og_opdesc *op, const og_row_fn *kernels,
     const void *ptrs[2] = {self, out};
     OG_TRY(og_check_args(op, workspaceSize, executor, 2, names, ptrs));
     const aclTensor *io[2] = {self, out};
+    OG_TRY(og_check_live_tensors(op, 2, names, io));
     if (!in_out_dtype && self->numel == 0) return empty(op, 1, io, workspaceSize, executor);
     OG_TRY(og_check_tensor(op, "self", self, 0));
     OG_TRY(og_check_tensor(op, "out", out, 0));
@@ -84,6 +85,7 @@ static aclnnStatus plan_backward(const og_opdesc *op, const og_row_fn *kernels,
     const void *ptrs[3] = {gradOutput, output, out};
     OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
     const aclTensor *ins[2] = {gradOutput, output}, *io[3] = {gradOutput, output, out};
+    OG_TRY(og_check_live_tensors(op, 3, names, io));
     if (gradOutput->numel == 0 || output->numel == 0)
         return empty(op, 2, io, workspaceSize, executor);
     OG_TRY(og_check_tensor(op, "gradOutput", gradOutput, 0));

@@ -16,6 +16,7 @@ aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self, const aclIntAr
     OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
     OG_TRY(og_check_tensor(op, "self", self, 0));
     OG_TRY(og_check_tensor(op, "out", out, 0));
+    OG_TRY(og_check_live("aclnnReduceSumGetWorkspaceSize", "dims", dims, OG_OBJ_INT_ARRAY));
     OG_TRY(og_check_dtype_arg(op, "dtype", dtype));
     if (out->dtype != dtype)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
