@@ -121,6 +121,25 @@ static void release_ref(aclOpExecutor *e) {
     if (atomic_fetch_sub(&e->refs, 1) == 1) destroy(e);
 }
 
+static void take_ref(void *e) { atomic_fetch_add(&((aclOpExecutor *)e)->refs, 1); }
+
+// Finds a live executor and takes a reference (release_ref) in one step under the registry's lock:
+// a concurrent aclDestroyAclOpExecutor or consuming launch then cannot free it while it is used.
+static bool hold(aclOpExecutor *e) { return og_ptrset_find_ref(&live_executors, e, take_ref); }
+
+// The message for an executor that hold() did not find.
+static void not_live(const char *fn, const aclOpExecutor *e) {
+    uintptr_t consumed_by = 0;
+    if (og_ptrset_find(&consumed_executors, e, &consumed_by))
+        og_set_error("%s: executor %p was already consumed by an earlier %s call (executors are "
+                     "single-use unless aclSetAclOpExecutorRepeatable was called)",
+                     fn, (const void *)e, ((const og_opdesc *)consumed_by)->name);
+    else
+        og_set_error("%s: executor %p is not a live executor (destroyed, or not returned by a "
+                     "GetWorkspaceSize call)",
+                     fn, (const void *)e);
+}
+
 // A queued run. It keeps a copy of the executor's io slots as they were at phase 2 (launch.io),
 // so that re-pointing a repeatable executor (aclSetInput/OutputTensorAddr) affects later launches
 // only; the temporaries' slots point into this launch's workspace. The steps are immutable after
@@ -147,51 +166,45 @@ static void free_launch(void *arg) {
 }
 
 // Checks everything phase 2 checks, consumes a single-use executor, and returns the launch that
-// runs it (NULL with the status in *st).
+// runs it (NULL with the status in *st). The launch owns a reference to the executor.
 static launch *prepare_launch(const og_opdesc *op, void *workspace, uint64_t workspaceSize,
                               aclOpExecutor *e, aclrtStream stream, aclnnStatus *st) {
     const char *fn = op->name;
-    uintptr_t consumed_by = 0;
     *st = ACLNN_ERR_PARAM_INVALID;
-    if (!og_ptrset_find(&live_executors, e, NULL)) {
-        if (og_ptrset_find(&consumed_executors, e, &consumed_by))
-            og_set_error("%s: executor %p was already consumed by an earlier %s call (executors "
-                         "are single-use unless aclSetAclOpExecutorRepeatable was called)",
-                         fn, (void *)e, ((const og_opdesc *)consumed_by)->name);
-        else
-            og_set_error("%s: executor %p is not a live executor (destroyed, or not returned by a "
-                         "GetWorkspaceSize call)",
-                         fn, (void *)e);
+    if (!hold(e)) {
+        not_live(fn, e);
         return NULL;
     }
+    launch *l = NULL;
     if (e->op != op) {
         og_set_error("%s: executor was planned by %sGetWorkspaceSize; run it with %s", fn,
                      e->op->name, e->op->name);
-        return NULL;
-    }
-    if (workspaceSize < e->workspace_size) {
+    } else if (workspaceSize < e->workspace_size) {
         og_set_error("%s: workspaceSize %llu is smaller than the %llu bytes phase 1 asked for", fn,
                      (unsigned long long)workspaceSize, (unsigned long long)e->workspace_size);
-        return NULL;
-    }
-    if (e->workspace_size > 0 && !workspace) {
+    } else if (e->workspace_size > 0 && !workspace) {
         *st = og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: workspace is NULL but %llu bytes are needed",
                       fn, (unsigned long long)e->workspace_size);
-        return NULL;
-    }
-    // Refuse a dead stream before consuming the executor, so the caller can retry.
-    if (!og_stream_is_live(stream)) {
+    } else if (!og_stream_is_live(stream)) {
+        // Refused before the executor is consumed, so the caller can retry. (A stream destroyed
+        // between here and the submit still refuses the launch, which then consumes it.)
         og_set_error("%s: stream %p is not a live stream", fn, stream);
-        return NULL;
-    }
-    launch *l = malloc(sizeof *l + (size_t)e->nslots * sizeof(og_io));
-    if (!l) {
+    } else if (!(l = malloc(sizeof *l + (size_t)e->nslots * sizeof(og_io)))) {
         *st = og_fail(ACLNN_ERR_INNER, "%s: out of memory", fn);
+    } else if (!e->repeatable && !og_ptrset_remove(&live_executors, e, NULL)) {
+        // Consumed now, so a second phase-2 call is refused even before the first has run.
+        og_set_error("%s: executor %p was consumed concurrently", fn, (void *)e);
+        free(l);
+        l = NULL;
+    }
+    if (!l) {
+        release_ref(e);
         return NULL;
     }
-    l->e = e;
+    l->e = e; // holds our reference
     l->workspace = workspace;
-    // field by field: the owner's reference count is atomic and may be changing on another thread
+    // Field by field, never *e: the reference count is atomic and changes on other threads (the
+    // dispatchers releasing earlier launches).
     l->at_launch = (aclOpExecutor){.op = e->op,
                                    .workspace_size = e->workspace_size,
                                    .ninputs = e->ninputs,
@@ -208,16 +221,8 @@ static launch *prepare_launch(const og_opdesc *op, void *workspace, uint64_t wor
     for (int t = nio; t < e->nslots; t++)
         l->io[t] = (og_io){(char *)workspace + e->temp_offset[t - nio], 0};
     if (!e->repeatable) {
-        // Consume now, so a second phase-2 call is refused even before the first has run. The
-        // owner's reference passes to the queued run.
-        if (!og_ptrset_remove(&live_executors, e, NULL)) {
-            free(l);
-            og_set_error("%s: executor %p was consumed concurrently", fn, (void *)e);
-            return NULL;
-        }
         remember_consumed(e);
-    } else {
-        atomic_fetch_add(&e->refs, 1);
+        release_ref(e); // the owner's reference passes to the launch instead (last use of e here)
     }
     *st = ACLNN_SUCCESS;
     return l;
@@ -233,13 +238,15 @@ aclnnStatus og_executor_launch(const og_opdesc *op, void *workspace, uint64_t wo
 }
 
 aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor) {
-    if (!executor)
-        return og_fail(ACLNN_ERR_INNER_NULLPTR, "aclSetAclOpExecutorRepeatable: executor is NULL");
-    if (!og_ptrset_find(&live_executors, executor, NULL))
-        return og_fail(ACLNN_ERR_PARAM_INVALID,
-                       "aclSetAclOpExecutorRepeatable: executor %p is not a live executor",
-                       (void *)executor);
+    static const char fn[] = "aclSetAclOpExecutorRepeatable";
+    // a NULL argument is the caller's (161001), as for every other entry point
+    if (!executor) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: executor is NULL", fn);
+    if (!hold(executor)) {
+        not_live(fn, executor);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
     executor->repeatable = true;
+    release_ref(executor);
     return ACLNN_SUCCESS;
 }
 
@@ -258,17 +265,21 @@ aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor) {
 static aclnnStatus set_addr(const char *fn, aclOpExecutor *e, size_t index, bool output,
                             aclTensor *tensor, void *addr) {
     if (!e) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: executor is NULL", fn);
-    if (!og_ptrset_find(&live_executors, e, NULL))
-        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: executor %p is not a live executor", fn,
-                       (void *)e);
+    if (!hold(e)) {
+        not_live(fn, e);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    aclnnStatus st = ACLNN_SUCCESS;
     size_t count = output ? (size_t)e->noutputs : (size_t)e->ninputs;
-    if (index >= count)
-        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: index %zu is out of range (%s has %zu %s)", fn,
-                       index, e->op->name, count, output ? "outputs" : "inputs");
-    int slot = (int)index + (output ? e->ninputs : 0);
-    e->io[slot].base = addr;
-    if (tensor) tensor->data = addr;
-    return ACLNN_SUCCESS;
+    if (index >= count) {
+        st = og_fail(ACLNN_ERR_PARAM_INVALID, "%s: index %zu is out of range (%s has %zu %s)", fn,
+                     index, e->op->name, count, output ? "outputs" : "inputs");
+    } else {
+        e->io[(int)index + (output ? e->ninputs : 0)].base = addr;
+        if (tensor) tensor->data = addr;
+    }
+    release_ref(e);
+    return st;
 }
 
 aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor,
@@ -281,22 +292,10 @@ aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, const size_t index, 
     return set_addr("aclSetOutputTensorAddr", executor, index, true, tensor, addr);
 }
 
-aclnnStatus opgrad_executor_run(aclOpExecutor *executor, void *const *addrs, size_t naddrs,
-                                void *workspace, uint64_t workspaceSize, aclrtStream stream) {
-    static const char fn[] = "opgrad_executor_run";
-    aclOpExecutor *e = executor;
-    if (!e) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: executor is NULL", fn);
-    if (!og_ptrset_find(&live_executors, e, NULL)) {
-        uintptr_t consumed_by = 0;
-        if (og_ptrset_find(&consumed_executors, e, &consumed_by))
-            return og_fail(ACLNN_ERR_PARAM_INVALID,
-                           "%s: executor %p was already consumed by an earlier %s call", fn,
-                           (void *)e, ((const og_opdesc *)consumed_by)->name);
-        return og_fail(ACLNN_ERR_PARAM_INVALID,
-                       "%s: executor %p is not a live executor (destroyed, or not returned by a "
-                       "GetWorkspaceSize call)",
-                       fn, (void *)e);
-    }
+// opgrad_executor_run on an executor the caller holds a reference to.
+static aclnnStatus run_repointed(const char *fn, aclOpExecutor *e, void *const *addrs,
+                                 size_t naddrs, void *workspace, uint64_t workspaceSize,
+                                 aclrtStream stream) {
     // Single-use executors are refused before anything changes: re-pointing one and consuming
     // it in the same call has no use, and refusing keeps it runnable by its own aclnnXxx.
     if (!e->repeatable)
@@ -325,5 +324,18 @@ aclnnStatus opgrad_executor_run(aclOpExecutor *executor, void *const *addrs, siz
     if (st != ACLNN_SUCCESS)
         for (size_t i = 0; i < naddrs; i++) e->io[i].base = saved[i];
     if (saved != saved_stack) free(saved);
+    return st;
+}
+
+aclnnStatus opgrad_executor_run(aclOpExecutor *executor, void *const *addrs, size_t naddrs,
+                                void *workspace, uint64_t workspaceSize, aclrtStream stream) {
+    static const char fn[] = "opgrad_executor_run";
+    if (!executor) return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: executor is NULL", fn);
+    if (!hold(executor)) {
+        not_live(fn, executor);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    aclnnStatus st = run_repointed(fn, executor, addrs, naddrs, workspace, workspaceSize, stream);
+    release_ref(executor);
     return st;
 }

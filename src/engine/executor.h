@@ -5,7 +5,9 @@
  * the order of its phase-1 signature (inputs first, then outputs; an in-place tensor is both);
  * slots nio .. nslots-1 are temporaries, which live in the workspace. Phase 2 validates the
  * executor and queues it on the stream. Single-use executors are consumed by phase 2 (aclnn
- * semantics); repeatable ones live until aclDestroyAclOpExecutor.
+ * semantics); repeatable ones live until aclDestroyAclOpExecutor. The memory goes with the last
+ * reference: the owner's, one per queued run, and one per API call using the handle, found and
+ * taken under the registry's lock so that a concurrent destroy never frees it under the call.
  *
  * Gradient monitor: when OPGRAD_DEBUG_GRADS is on (src/runtime/grad_monitor.c) and the operator
  * is a backward (og_opdesc.kind), og_executor_new gives the executor a record of the views bound

@@ -90,3 +90,18 @@ bool og_ptrset_find(og_ptrset *set, const void *p, uintptr_t *value) {
     pthread_mutex_unlock(&set->lock);
     return s != SIZE_MAX;
 }
+
+bool og_ptrset_find_ref(og_ptrset *set, const void *p, void (*fn)(void *p)) {
+    pthread_mutex_lock(&set->lock);
+    size_t s = locate(set, (uintptr_t)p);
+    if (s != SIZE_MAX) fn((void *)p);
+    pthread_mutex_unlock(&set->lock);
+    return s != SIZE_MAX;
+}
+
+void og_ptrset_each(og_ptrset *set, void (*fn)(void *p, void *ctx), void *ctx) {
+    pthread_mutex_lock(&set->lock);
+    for (size_t i = 0; i < set->capacity; i++)
+        if (set->keys[i] != EMPTY && set->keys[i] != DELETED) fn((void *)set->keys[i], ctx);
+    pthread_mutex_unlock(&set->lock);
+}

@@ -26,5 +26,12 @@ bool og_ptrset_add(og_ptrset *set, const void *p, uintptr_t value);
 bool og_ptrset_remove(og_ptrset *set, const void *p, uintptr_t *value);
 /// Looks p up without removing it.
 bool og_ptrset_find(og_ptrset *set, const void *p, uintptr_t *value);
+/// Looks p up and, when it is present, calls fn(p) before the set's lock is released: a reference
+/// that fn takes is ordered before any og_ptrset_remove of p, so the remover (who then drops the
+/// registry's reference) cannot free p between the lookup and the caller's use. fn must not call
+/// into the set.
+bool og_ptrset_find_ref(og_ptrset *set, const void *p, void (*fn)(void *p));
+/// Calls fn(p, ctx) for every member, under the set's lock (fn must not call into the set).
+void og_ptrset_each(og_ptrset *set, void (*fn)(void *p, void *ctx), void *ctx);
 
 #endif

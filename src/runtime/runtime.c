@@ -6,6 +6,7 @@
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
 #include "runtime/error.h"
+#include "runtime/stream.h"
 
 static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
 static bool initialized;
@@ -21,12 +22,20 @@ aclError aclInit(const char *configPath) {
     return ACL_SUCCESS;
 }
 
+// Work queued on streams runs to completion before aclFinalize returns, so nothing writes to
+// memory the caller frees next. Streams stay valid (opgrad's runtime works without aclInit): they
+// are still destroyed with aclrtDestroyStream, and keep their errors for aclrtSynchronizeStream.
 aclError aclFinalize(void) {
+    if (og_stream_in_task())
+        return og_fail(ACL_ERROR_API_NOT_SUPPORT,
+                       "aclFinalize: called from a task running on a stream, which would wait for "
+                       "itself");
     pthread_mutex_lock(&lifecycle);
     bool was = initialized;
     initialized = false;
     pthread_mutex_unlock(&lifecycle);
     if (!was) return og_fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize: aclInit was not called");
+    og_streams_wait_all();
     return ACL_SUCCESS;
 }
 

@@ -221,6 +221,10 @@ static void test_destroy_executor(void) {
     CHECK_EQ(aclDestroyAclOpExecutor(e), ACLNN_ERR_PARAM_INVALID);
     // and cannot become repeatable afterwards
     CHECK_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("consumed");
+    // a NULL executor is the caller's null argument (161001, not an internal 561103)
+    CHECK_EQ(aclSetAclOpExecutorRepeatable(NULL), ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_MSG("aclSetAclOpExecutorRepeatable: executor is NULL");
     aclDestroyTensor(tx);
     aclDestroyTensor(ty);
 }

@@ -523,7 +523,7 @@ static void test_executor_null(void) {
 }
 
 static void test_repeatable_null(void) {
-    CHECK_EQ(aclSetAclOpExecutorRepeatable(NULL), ACLNN_ERR_INNER_NULLPTR);
+    CHECK_EQ(aclSetAclOpExecutorRepeatable(NULL), ACLNN_ERR_PARAM_NULLPTR);
     CHECK_MSG("executor");
 }
 
