@@ -76,6 +76,12 @@ OPGRAD_API aclnnStatus opgrad_custom_has_symbol(opgrad_custom_lib *lib, const ch
 OPGRAD_API aclnnStatus opgrad_custom_call(opgrad_custom_lib *lib, const char *symbol, int nparam,
                                           void **params, int *ndims, int64_t **shapes,
                                           const char **dtypes, int ngrads);
+/// Names for the gradient monitor's lines of the backward `symbol`: the operator's name (NULL:
+/// the symbol) and one name per gradient, in order (the spec's input names); without them the
+/// lines read "<symbol> grad[k] grad<k>". Copies the strings; ngrads 0 forgets the names.
+OPGRAD_API aclnnStatus opgrad_custom_set_grad_names(opgrad_custom_lib *lib, const char *symbol,
+                                                    const char *op, int ngrads,
+                                                    const char *const *names);
 /// How many times the library has been (re)loaded: 1 after open, +1 per reload.
 OPGRAD_API int opgrad_custom_load_count(const opgrad_custom_lib *lib);
 /// The path of the private copy now loaded (for diagnostics).

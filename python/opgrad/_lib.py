@@ -268,6 +268,8 @@ opgrad_custom_has_symbol = _decl("opgrad_custom_has_symbol", I32, [P, CHARP], re
 opgrad_custom_call = _decl("opgrad_custom_call", I32, [P, CHARP, INT, P, P, P, P, INT],
                            required=False)
 opgrad_custom_close = _decl("opgrad_custom_close", None, [P], required=False)
+opgrad_custom_set_grad_names = _decl("opgrad_custom_set_grad_names", I32,
+                                     [P, CHARP, CHARP, INT, P], required=False)
 
 
 def error_message():

@@ -1,6 +1,7 @@
 /* The custom-operator checker (custom_check.h). */
 #include "custom/custom_check.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -19,15 +20,20 @@
 
 enum { MAX_IN = OGS_MAX_IN, MAX_OUT = OGS_MAX_OUT };
 static const unsigned char POISON[2] = {0xA5, 0x5A};
+_Static_assert(OGCC_OUTPUT_MAX == OGR_OUTPUT_MAX, "a row keeps what a call keeps");
 
 typedef struct checker {
     ogs_spec spec;
     const ogcc_options *opt;
-    opgrad_custom_lib *lib;
+    ogr_env env;            // how kernels run (isolated: the library is loaded in each child)
+    opgrad_custom_lib *lib; // in-process mode only
     ogx_expr *expr;
     ogcc_sink sink;
     void *user;
     int fails;
+    // kernel output since the last row, for the next row
+    char output[OGCC_OUTPUT_MAX + 1];
+    uint64_t output_bytes;
 } checker;
 
 /// One (dtype, size binding) of the spec.
@@ -80,8 +86,19 @@ static void emit(checker *ck, const kase *k, aclDataType dt, const char *stage, 
     va_end(ap);
     snprintf(row.r.repro, sizeof row.r.repro, "opgrad check --custom %.200s --seed %llu",
              ck->spec.path, (unsigned long long)ck->opt->seed);
+    // the output of the kernel calls this row's stage made
+    memcpy(row.output, ck->output, sizeof row.output);
+    row.output_bytes = ck->output_bytes;
+    ck->output[0] = 0, ck->output_bytes = 0;
     if (st == OGC_FAIL) ck->fails++;
     ck->sink(&row, ck->user);
+}
+
+// Adds a call's output to what the next row shows (the first OGCC_OUTPUT_MAX bytes).
+static void collect_output(checker *ck, const ogr_outcome *o) {
+    size_t len = strlen(ck->output);
+    snprintf(ck->output + len, sizeof ck->output - len, "%s", o->output);
+    ck->output_bytes += o->output_bytes;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -127,22 +144,52 @@ static void save_crash(const kase *k, const ogr_call *c, int ninputs, const char
 
 static void run(kase *k, ogr_call *c, const char *symbol, opgrad_aot_fn fn, void *extra,
                 ogr_outcome *o) {
-    const ogcc_options *opt = k->ck->opt;
-    ogr_run(c, fn ? NULL : k->ck->lib, symbol, fn, extra, !opt->in_process,
-            opt->timeout_s > 0 ? opt->timeout_s : 20, o);
+    ogr_run(c, &k->ck->env, symbol, fn, extra, o);
+    collect_output(k->ck, o);
+}
+
+// How the call was made, for a kernel that returned nonzero: the aot ABI's nparam and every
+// param's name, dtype and shape, as the spec implies them (a kernel that checks nparam or a
+// shape and refuses must be shown what it was given).
+static void abi_str(const kase *k, const ogr_call *c, const char *const *names, char *buf,
+                    size_t size) {
+    const ogs_spec *s = k->s;
+    int len;
+    if (c->n == s->nin + s->nout)
+        len = snprintf(buf, size,
+                       "It was called with nparam = %d, as the spec implies for MindSpore's aot "
+                       "ABI (%d inputs, then %d output%s): ",
+                       c->n, s->nin, s->nout, s->nout == 1 ? "" : "s");
+    else
+        len = snprintf(buf, size,
+                       "It was called with nparam = %d, as the spec implies for MindSpore's aot "
+                       "bprop ABI (inputs, outputs, output gradients, then one gradient per "
+                       "input: 2*%d + 2*%d): ",
+                       c->n, s->nin, s->nout);
+    for (int i = 0; i < c->n && len >= 0 && (size_t)len < size; i++) {
+        char sh[128];
+        len += snprintf(buf + len, size - (size_t)len, "%s%s %s %s", i ? ", " : "", names[i],
+                        ogs_dtype_str(c->p[i].dtype), shape_str(&c->p[i].shape, sh, sizeof sh));
+    }
 }
 
 // Did the call fail outright? Then emit the row (with saved inputs for a crash) and say so.
+// names: every param's name (the first ninputs are the call's inputs).
 static bool call_failed(kase *k, ogr_call *c, const ogr_outcome *o, const char *stage,
                         const char *what, int ninputs, const char *const *names) {
-    char why[400];
+    char why[600];
     ogr_outcome_str(o, why, sizeof why);
     if (!why[0]) return false;
-    if (o->signal || o->timed_out) {
+    if (o->signal || o->timed_out || o->memory) {
         char dir[4096];
         save_crash(k, c, ninputs, names, dir, sizeof dir);
         emit(k->ck, k, k->dt, stage, OGC_FAIL, NULL,
              "the %s %s; the checker went on. Inputs saved in %s", what, why, dir);
+    } else if (o->rc != 0 && !o->lost && !o->load_failed && !o->not_run) {
+        char abi[1024];
+        abi_str(k, c, names, abi, sizeof abi);
+        emit(k->ck, k, k->dt, stage, OGC_FAIL, NULL, "the %s returned %d (nonzero: it failed). %s",
+             what, o->rc, abi);
     } else {
         emit(k->ck, k, k->dt, stage, OGC_FAIL, NULL, "the %s %s", what, why);
     }
@@ -275,8 +322,58 @@ static bool reference(kase *k, double **ref, double **mag, int64_t *terms, char 
     return ok;
 }
 
+// The named diagnosis of a failed comparison of `what` (got: n values of dtype dt against ref),
+// before the generic ones of ogc_describe_mismatch: a result that is identically zero, and a
+// sign flip, whatever the size (a one-element result has no "pattern" to fit). Returns the
+// constant factor the generic diagnosis used (NaN: none), for the mean-instead-of-sum hint.
+static double describe_mismatch(const ogs_spec *s, char *msg, size_t size, const char *what,
+                                aclDataType dt, const void *got, const double *ref,
+                                const double *mag, int64_t terms, int64_t n, ogc_stats *st) {
+    bool zero = n > 0;
+    int64_t big = 0;
+    for (int64_t e = 0; e < n; e++) {
+        zero &= ogc_load(got, e, dt) == 0;
+        if (fabs(ref[e]) > fabs(ref[big])) big = e;
+    }
+    if (zero) {
+        snprintf(msg, size,
+                 "%s is identically zero (all %lld elements are 0; the reference is not: %.9g at "
+                 "element %lld): the kernel writes zeros instead of the values, or multiplies by "
+                 "a zero",
+                 what, (long long)n, ref[big], (long long)big);
+        return NAN;
+    }
+    double *neg = calloc(n > 0 ? (size_t)n : 1, sizeof(double));
+    if (neg) {
+        for (int64_t e = 0; e < n; e++) neg[e] = -ref[e];
+        ogc_stats sn = {0};
+        ogc_compare(s->tolerance_ulps, dt, got, neg, mag, terms, n, &sn);
+        free(neg);
+        if (!sn.bad) {
+            char where[64] = "";
+            if (n > 1) snprintf(where, sizeof where, " at all %lld elements", (long long)n);
+            snprintf(msg, size,
+                     "%s has the wrong sign: sign flipped (it is -1 x the reference%s; first: got "
+                     "%.9g, want %.9g)",
+                     what, where, st->first_got, st->first_want);
+            return NAN;
+        }
+    }
+    double alpha = ogc_factor_fit(s->tolerance_ulps, dt, got, ref, mag, terms, n, st);
+    ogc_describe_mismatch(msg, size, what, st, alpha, n);
+    return alpha;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Stage: forward
+
+// The reference expression's shape for output j when it differs from the declared one: false
+// when they agree or nothing says (no expression, or not output 0).
+static bool reference_shape_differs(const kase *k, int j, ogc_shape *rs) {
+    char err[256];
+    return k->ck->expr && j == 0 && ogx_shape(k->ck->expr, k->in, rs, err, sizeof err) &&
+           !ogc_shape_equal(rs, &k->out[0]);
+}
 
 static void free_list(double **p, int n) {
     for (int i = 0; i < n; i++) free(p[i]), p[i] = NULL;
@@ -305,7 +402,8 @@ static bool stage_forward(kase *k) {
                         keep, w);
     double *ref[MAX_OUT] = {0}, *mag[MAX_OUT] = {0};
     int64_t terms[MAX_OUT];
-    char err[512], a[128];
+    char err[512], a[128], b[128];
+    ogc_shape rs;
     for (int j = 0; ok && j < s->nout; j++) {
         const ogr_param *p = &c.p[s->nin + j];
         size_t es = aclDataTypeSize(p->dtype);
@@ -319,12 +417,34 @@ static bool stage_forward(kase *k) {
                  s->out[j].name, shape_str(&k->out[j], a, sizeof a), (long long)n,
                  ogs_dtype_str(p->dtype), (long long)wrote - 1);
             ok = false;
-        } else if (w[j].half_written) {
+        } else if ((w[j].half_written || w[j].missing) && reference_shape_differs(k, j, &rs)) {
+            // only part written, and the reference says the output is smaller: the declaration
+            // is wrong, whatever the byte pattern looks like
             emit(k->ck, k, k->dt, "forward", OGC_FAIL, NULL,
-                 "output '%s' is declared %s but the kernel wrote 2-byte values: only the first "
-                 "half of its bytes were written (a float16/bfloat16 result stored into a float32 "
-                 "output; declare out_dtype as the kernel writes it, or convert)",
-                 s->out[j].name, ogs_dtype_str(p->dtype));
+                 "output '%s' is declared %s (%lld elements) but the reference gives %s (%lld "
+                 "elements); the kernel wrote only the first %lld%s. Declare the shape the kernel "
+                 "writes",
+                 s->out[j].name, shape_str(&k->out[j], a, sizeof a), (long long)n,
+                 shape_str(&rs, b, sizeof b), (long long)numel(&rs),
+                 (long long)(w[j].half_written ? n / 2 : n - w[j].missing),
+                 numel(&rs) * 2 == n ? " (half: the declared size is twice the real one)" : "");
+            ok = false;
+        } else if (w[j].half_written) {
+            // the same bytes as a declared shape twice the real one; the reference (above), when
+            // there is one, tells them apart
+            if (k->ck->expr)
+                emit(k->ck, k, k->dt, "forward", OGC_FAIL, NULL,
+                     "output '%s' is declared %s but the kernel wrote 2-byte values: only the "
+                     "first half of its bytes were written (a float16/bfloat16 result stored into "
+                     "a float32 output; declare out_dtype as the kernel writes it, or convert)",
+                     s->out[j].name, ogs_dtype_str(p->dtype));
+            else
+                emit(k->ck, k, k->dt, "forward", OGC_FAIL, NULL,
+                     "output '%s' is declared %s %s but only the first half of its bytes were "
+                     "written: either 2-byte values (a float16/bfloat16 result stored into a "
+                     "float32 output) or half as many elements as declared (the declared shape "
+                     "is twice the real one); a \"reference\" in the spec tells which",
+                     s->out[j].name, ogs_dtype_str(p->dtype), shape_str(&k->out[j], a, sizeof a));
             ok = false;
         } else if (w[j].missing) {
             emit(k->ck, k, k->dt, "forward", OGC_FAIL, NULL,
@@ -362,10 +482,8 @@ static bool stage_forward(kase *k) {
             if (sj.bad) {
                 char what[96], msg[512];
                 snprintf(what, sizeof what, "output '%s'", s->out[j].name);
-                ogc_describe_mismatch(msg, sizeof msg, what, &sj,
-                                      ogc_factor_fit(s->tolerance_ulps, odt, k->ybytes[j], ref[j],
-                                                     mag[j], terms[j], n, &sj),
-                                      n);
+                describe_mismatch(s, msg, sizeof msg, what, odt, k->ybytes[j], ref[j], mag[j],
+                                  terms[j], n, &sj);
                 emit(k->ck, k, k->dt, "forward", OGC_FAIL, &sj, "%s", msg);
                 ok = false;
             }
@@ -429,6 +547,7 @@ static int identity_backward(int nparam, void **params, int *ndims, int64_t **sh
 typedef struct bwd_layout {
     int n;
     const char *names[OGR_MAX_PARAMS];
+    char dnames[OGR_MAX_PARAMS][OGS_NAME + 1]; // "dy", "dx": the gradients' names
     aclDataType dts[OGR_MAX_PARAMS];
     ogc_shape shapes[OGR_MAX_PARAMS];
     int first_grad;
@@ -444,14 +563,19 @@ static void backward_layout(const kase *k, aclDataType dout_dt, bwd_layout *l) {
     for (int j = 0; j < s->nout; j++)
         l->names[n] = s->out[j].name, l->dts[n] = ogs_dtype(&s->out[j], k->dt),
         l->shapes[n++] = k->out[j];
-    for (int j = 0; j < s->nout; j++)
-        l->names[n] = "dout",
-        l->dts[n] = dout_dt != ACL_DT_UNDEFINED ? dout_dt : ogs_dtype(&s->out[j], k->dt),
+    for (int j = 0; j < s->nout; j++) {
+        snprintf(l->dnames[n], sizeof l->dnames[n], "d%.*s", OGS_NAME - 1, s->out[j].name);
+        l->names[n] = l->dnames[n];
+        l->dts[n] = dout_dt != ACL_DT_UNDEFINED ? dout_dt : ogs_dtype(&s->out[j], k->dt);
         l->shapes[n++] = k->out[j];
+    }
     l->first_grad = n;
-    for (int g = 0; g < s->ngrads; g++)
-        l->names[n] = g < s->nin ? s->in[g].name : "extra",
+    for (int g = 0; g < s->ngrads; g++) {
+        snprintf(l->dnames[n], sizeof l->dnames[n], "d%.*s", OGS_NAME - 1,
+                 g < s->nin ? s->in[g].name : "extra");
+        l->names[n] = l->dnames[n];
         l->dts[n] = ogs_dtype(&s->grads[g], k->dt), l->shapes[n++] = k->grad[g];
+    }
     l->n = n;
 }
 
@@ -796,8 +920,8 @@ static bool gradient_vs_reference(kase *k, bwd_state *b, int i, const double *gx
     if (si.bad) {
         char what[96], msg[600];
         snprintf(what, sizeof what, "gradient of '%s'", s->in[i].name);
-        double alpha = ogc_factor_fit(s->tolerance_ulps, p->dtype, b->keep[i], gx, gm, gt, n, &si);
-        ogc_describe_mismatch(msg, sizeof msg, what, &si, alpha, n);
+        double alpha =
+            describe_mismatch(s, msg, sizeof msg, what, p->dtype, b->keep[i], gx, gm, gt, n, &si);
         mean_hint(k, alpha, msg, sizeof msg);
         emit(k->ck, k, k->dt, b->stage, OGC_FAIL, &si, "%s", msg);
         ok = false;
@@ -943,17 +1067,38 @@ static bool load(checker *ck) {
              s->library);
         return false;
     }
-    if (opgrad_custom_open(s->library, &ck->lib) != ACLNN_SUCCESS) {
-        emit(ck, NULL, ACL_FLOAT, "load", OGC_FAIL, NULL, "%s", aclGetRecentErrMsg());
-        return false;
-    }
-    const char *syms[3] = {s->forward, s->backward, s->reference_symbol};
-    for (int i = 0; i < 3; i++) {
-        if (!syms[i][0]) continue;
-        if (opgrad_custom_has_symbol(ck->lib, syms[i]) != ACLNN_SUCCESS) {
+    const char *syms[3];
+    int nsyms = 0;
+    if (s->forward[0]) syms[nsyms++] = s->forward;
+    if (s->backward[0]) syms[nsyms++] = s->backward;
+    if (s->reference_symbol[0]) syms[nsyms++] = s->reference_symbol;
+    if (ck->env.isolate) {
+        // in a child, under the time and memory limits: the library's constructors are user
+        // code, and one that exits, crashes or never returns must not take the checker with it
+        ogr_outcome o;
+        ogr_load(&ck->env, syms, nsyms, &o);
+        collect_output(ck, &o);
+        char why[600];
+        ogr_outcome_str(&o, why, sizeof why);
+        if (o.load_failed) {
+            emit(ck, NULL, ACL_FLOAT, "load", OGC_FAIL, NULL, "%s", o.message);
+            return false;
+        }
+        if (why[0]) {
+            emit(ck, NULL, ACL_FLOAT, "load", OGC_FAIL, NULL, "the library %s %s", s->library, why);
+            return false;
+        }
+    } else {
+        if (opgrad_custom_open(s->library, &ck->lib) != ACLNN_SUCCESS) {
             emit(ck, NULL, ACL_FLOAT, "load", OGC_FAIL, NULL, "%s", aclGetRecentErrMsg());
             return false;
         }
+        ck->env.lib = ck->lib;
+        for (int i = 0; i < nsyms; i++)
+            if (opgrad_custom_has_symbol(ck->lib, syms[i]) != ACLNN_SUCCESS) {
+                emit(ck, NULL, ACL_FLOAT, "load", OGC_FAIL, NULL, "%s", aclGetRecentErrMsg());
+                return false;
+            }
     }
     if (s->reference) {
         const char *names[MAX_IN];
@@ -1022,12 +1167,16 @@ static void run_case(checker *ck, aclDataType dt, int b) {
 
 int ogcc_check(const char *spec_path, const ogcc_options *opt, ogcc_sink sink, void *user) {
     checker ck = {.opt = opt, .sink = sink, .user = user};
+    ck.env = (ogr_env){.isolate = !opt->in_process,
+                       .timeout_s = opt->timeout_s > 0 ? opt->timeout_s : 20,
+                       .max_memory = opt->max_memory};
     char err[1024];
     if (!ogs_load(spec_path, &ck.spec, err, sizeof err)) {
         snprintf(ck.spec.path, sizeof ck.spec.path, "%s", spec_path);
         emit(&ck, NULL, ACL_FLOAT, "spec", OGC_FAIL, NULL, "%s", err);
         return ck.fails;
     }
+    ck.env.library = ck.spec.library; // load() writes a --library override there
     if (load(&ck)) {
         for (int d = 0; d < ck.spec.ndtypes; d++)
             for (int b = 0; b < ck.spec.nsizes; b++) run_case(&ck, ck.spec.dtypes[d], b);
@@ -1036,4 +1185,41 @@ int ogcc_check(const char *spec_path, const ogcc_options *opt, ogcc_sink sink, v
     opgrad_custom_close(ck.lib);
     ogs_free(&ck.spec);
     return ck.fails;
+}
+
+bool ogcc_parse_seconds(const char *s, double *seconds) {
+    char *end;
+    errno = 0;
+    if (!s || !(isdigit((unsigned char)s[0]) || s[0] == '.')) return false;
+    double v = strtod(s, &end);
+    // strtod also takes "inf", "nan" and hex: only a plain finite positive number is a limit
+    if (*end || errno || !(v > 0 && v <= 86400) || strpbrk(s, "xXnN")) return false;
+    *seconds = v;
+    return true;
+}
+
+bool ogcc_parse_size(const char *s, uint64_t *bytes) {
+    char *end;
+    if (!s || !*s || !(isdigit((unsigned char)s[0]) || s[0] == '.')) return false;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || strpbrk(s, "xXnN")) return false;
+    static const struct {
+        const char *suffix[5];
+        double scale;
+    } units[] = {{{"", "B"}, 1},
+                 {{"K", "k", "KB", "KiB", "kB"}, 0x1p10},
+                 {{"M", "m", "MB", "MiB"}, 0x1p20},
+                 {{"G", "g", "GB", "GiB"}, 0x1p30},
+                 {{"T", "t", "TB", "TiB"}, 0x1p40}};
+    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++)
+        for (int k = 0; k < 5 && units[u].suffix[k]; k++)
+            if (!strcmp(end, units[u].suffix[k])) {
+                double b = v * units[u].scale;
+                // at least 1 MiB (less cannot even load a library), at most 2^60
+                if (!(b >= 0x1p20 && b <= 0x1p60)) return false;
+                *bytes = (uint64_t)b;
+                return true;
+            }
+    return false;
 }

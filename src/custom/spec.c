@@ -57,6 +57,58 @@ bool ogs_dtype_parse(const char *s, aclDataType *dt) {
     return false;
 }
 
+// Edits (insert, delete, replace, swap two neighbours) between a and b, for "did you mean";
+// keys longer than 63 bytes are never close to a known one.
+static int edit_distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) return 1 << 20;
+    int d[64][64];
+    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+// Every key of obj must be one of known[]: a misspelt key ("libary") would otherwise be
+// ignored, and the spec would mean something else than its author thinks. The message names the
+// key, suggests the closest known one and lists them all.
+static bool known_keys(ctx *c, const ogj_value *obj, const char *where, const char *const *known,
+                       size_t n) {
+    for (int i = 0; i < obj->count; i++) {
+        const char *key = obj->keys[i];
+        size_t best = 0;
+        int best_d = 1 << 30;
+        for (size_t k = 0; k < n; k++) {
+            if (!strcmp(key, known[k])) {
+                best_d = -1;
+                break;
+            }
+            int d = edit_distance(key, known[k]);
+            if (d < best_d) best_d = d, best = k;
+        }
+        if (best_d < 0) continue;
+        char list[512];
+        size_t len = 0;
+        for (size_t k = 0; k < n && len < sizeof list; k++)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "", known[k]);
+        char hint[96] = "";
+        if (best_d <= (strlen(key) >= 5 ? 2 : 1))
+            snprintf(hint, sizeof hint, " (did you mean \"%s\"?)", known[best]);
+        return bad(c, "line %d: unknown key \"%.64s\" in %s%s; the keys there are: %s",
+                   obj->items[i]->line, key, where, hint, list);
+    }
+    return true;
+}
+
 static bool get_string(ctx *c, const ogj_value *obj, const char *key, bool required, char *out,
                        size_t size) {
     const ogj_value *v = ogj_get(obj, key);
@@ -94,6 +146,15 @@ static bool read_tensor(ctx *c, const ogj_value *v, const char *list, int idx, o
     ogs_spec *s = c->spec;
     if (v->type != OGJ_OBJECT)
         return bad(c, "line %d: %s[%d] must be an object", v->line, list, idx);
+    static const char *const input_keys[] = {"name", "shape", "dtype", "differentiable", "domain"};
+    static const char *const output_keys[] = {"name", "shape", "dtype"};
+    static const char *const gradient_keys[] = {"shape", "dtype"};
+    char where[64];
+    snprintf(where, sizeof where, "\"%s\"[%d]", list, idx);
+    bool keys_ok = !strcmp(list, "inputs")    ? known_keys(c, v, where, input_keys, 5)
+                   : !strcmp(list, "outputs") ? known_keys(c, v, where, output_keys, 3)
+                                              : known_keys(c, v, where, gradient_keys, 2);
+    if (!keys_ok) return false;
     t->differentiable = true;
     t->dtype = ACL_DT_UNDEFINED;
     t->lo = -2, t->hi = 2;
@@ -290,7 +351,13 @@ bool ogs_parse(const char *text, const char *path, ogs_spec *spec, char *err, si
     ogj_doc *doc = ogj_parse(text, jerr, sizeof jerr);
     if (!doc) return bad(&c, "not valid JSON: %s", jerr);
     const ogj_value *root = ogj_root(doc);
+    static const char *const known[] = {"name",        "library",          "forward",    "backward",
+                                        "reference",   "reference_symbol", "dtypes",     "inputs",
+                                        "outputs",     "gradients",        "sizes",      "domain",
+                                        "dout_dtypes", "tolerance_ulps",   "description"};
     bool ok = root->type == OGJ_OBJECT || bad(&c, "the spec must be a JSON object");
+    // unknown keys first: a misspelt "libary" is the error, not the "library" it leaves missing
+    ok = ok && known_keys(&c, root, "the spec", known, sizeof known / sizeof known[0]);
     ok = ok && get_string(&c, root, "name", true, spec->name, sizeof spec->name);
     ok = ok && get_string(&c, root, "library", true, spec->library, sizeof spec->library);
     ok = ok && get_string(&c, root, "forward", true, spec->forward, sizeof spec->forward);
@@ -335,16 +402,6 @@ bool ogs_parse(const char *text, const char *path, ogs_spec *spec, char *err, si
             ok = bad(&c, "line %d: \"tolerance_ulps\" must be a number in [0.5, 1e6]", tol->line);
         else
             spec->tolerance_ulps = tol->number;
-    }
-    static const char *const known[] = {"name",        "library",          "forward",    "backward",
-                                        "reference",   "reference_symbol", "dtypes",     "inputs",
-                                        "outputs",     "gradients",        "sizes",      "domain",
-                                        "dout_dtypes", "tolerance_ulps",   "description"};
-    for (int i = 0; ok && i < root->count; i++) {
-        bool found = false;
-        for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
-            found |= !strcmp(root->keys[i], known[k]);
-        if (!found) ok = bad(&c, "unknown key \"%s\" (a typo?)", root->keys[i]);
     }
     ogj_free(doc);
     if (!ok) ogs_free(spec);

@@ -18,16 +18,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/custom_lib.h"
+
 #include "acl/acl.h"
 #include "opgrad/custom_op.h"
 #include "runtime/error.h"
 
+/// The gradient monitor's names for one backward symbol (opgrad_custom_set_grad_names).
+typedef struct grad_names {
+    struct grad_names *next;
+    char *symbol, *op;
+    int n;
+    char **names;
+} grad_names;
+
 struct opgrad_custom_lib {
     char path[PATH_MAX];   // what the user named
-    char loaded[PATH_MAX]; // the private copy (removed after dlopen)
+    char loaded[PATH_MAX]; // the private copy (removed after dlopen), or path (loaded directly)
     void *handle;
     struct stat identity; // of `path` when it was loaded
     int loads;
+    grad_names *names; // under the lock; kept across reloads (they describe the operator)
     pthread_rwlock_t lock;
 };
 
@@ -76,8 +87,9 @@ static bool copy_file(const char *src, char *dst, size_t dst_size) {
     return ok;
 }
 
-// Loads a private copy of lib->path; on success replaces the current handle.
-static aclnnStatus load(opgrad_custom_lib *lib) {
+// Loads a private copy of lib->path (direct: the file itself, for a process that never loaded
+// it); on success replaces the current handle.
+static aclnnStatus load(opgrad_custom_lib *lib, bool direct) {
     struct stat st;
     if (stat(lib->path, &st) != 0)
         return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: cannot open library '%s': %s", OP, lib->path,
@@ -85,12 +97,14 @@ static aclnnStatus load(opgrad_custom_lib *lib) {
     if (!S_ISREG(st.st_mode))
         return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: '%s' is not a regular file", OP, lib->path);
     char copy[PATH_MAX];
-    if (!copy_file(lib->path, copy, sizeof copy))
+    if (direct)
+        snprintf(copy, sizeof copy, "%s", lib->path);
+    else if (!copy_file(lib->path, copy, sizeof copy))
         return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: cannot make a private copy of '%s': %s", OP,
                        lib->path, strerror(errno));
     void *h = dlopen(copy, RTLD_NOW | RTLD_LOCAL);
     const char *why = h ? NULL : dlerror();
-    unlink(copy); // mapped already (or failed): the file is not needed any more
+    if (!direct) unlink(copy); // mapped already (or failed): the file is not needed any more
     if (!h)
         return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: dlopen of '%s' failed: %s", OP, lib->path,
                        why ? why : "unknown error");
@@ -114,7 +128,7 @@ static aclnnStatus refresh(opgrad_custom_lib *lib) {
     pthread_rwlock_unlock(&lib->lock);
     if (fresh) return ACLNN_SUCCESS;
     pthread_rwlock_wrlock(&lib->lock);
-    aclnnStatus s = same_file(&st, &lib->identity) ? ACLNN_SUCCESS : load(lib);
+    aclnnStatus s = same_file(&st, &lib->identity) ? ACLNN_SUCCESS : load(lib, false);
     pthread_rwlock_unlock(&lib->lock);
     if (s != ACLNN_SUCCESS) {
         char why[512];
@@ -125,7 +139,7 @@ static aclnnStatus refresh(opgrad_custom_lib *lib) {
     return s;
 }
 
-aclnnStatus opgrad_custom_open(const char *path, opgrad_custom_lib **out) {
+static aclnnStatus open_lib(const char *path, opgrad_custom_lib **out, bool direct) {
     if (!path || !out)
         return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s_open: %s is NULL", OP, path ? "lib" : "path");
     *out = NULL;
@@ -143,7 +157,7 @@ aclnnStatus opgrad_custom_open(const char *path, opgrad_custom_lib **out) {
     if (!lib) return og_fail(ACLNN_ERR_INNER_NULLPTR, "%s_open: out of memory", OP);
     snprintf(lib->path, sizeof lib->path, "%s", path);
     pthread_rwlock_init(&lib->lock, NULL);
-    aclnnStatus s = load(lib);
+    aclnnStatus s = load(lib, direct);
     if (s != ACLNN_SUCCESS) {
         pthread_rwlock_destroy(&lib->lock);
         free(lib);
@@ -151,6 +165,14 @@ aclnnStatus opgrad_custom_open(const char *path, opgrad_custom_lib **out) {
     }
     *out = lib;
     return ACLNN_SUCCESS;
+}
+
+aclnnStatus opgrad_custom_open(const char *path, opgrad_custom_lib **out) {
+    return open_lib(path, out, false);
+}
+
+aclnnStatus og_custom_open_direct(const char *path, opgrad_custom_lib **out) {
+    return open_lib(path, out, true);
 }
 
 static void *symbol_locked(opgrad_custom_lib *lib, const char *symbol) {
@@ -175,14 +197,71 @@ aclnnStatus opgrad_custom_has_symbol(opgrad_custom_lib *lib, const char *symbol)
     return ACLNN_SUCCESS;
 }
 
-static const char *param_name(int i, char *buf, size_t size) {
-    snprintf(buf, size, "grad%d", i);
-    return buf;
+static void free_names(grad_names *g) {
+    if (!g) return;
+    for (int i = 0; i < g->n; i++) free(g->names[i]);
+    free(g->names);
+    free(g->symbol);
+    free(g->op);
+    free(g);
+}
+
+static grad_names *find_names(const opgrad_custom_lib *lib, const char *symbol) {
+    for (grad_names *g = lib->names; g; g = g->next)
+        if (!strcmp(g->symbol, symbol)) return g;
+    return NULL;
+}
+
+aclnnStatus opgrad_custom_set_grad_names(opgrad_custom_lib *lib, const char *symbol, const char *op,
+                                         int ngrads, const char *const *names) {
+    if (!lib || !symbol || (ngrads > 0 && !names))
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s_set_grad_names: %s is NULL", OP,
+                       !lib      ? "lib"
+                       : !symbol ? "symbol"
+                                 : "names");
+    if (ngrads < 0 || ngrads > 64)
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s_set_grad_names: ngrads %d is not in [0, 64]",
+                       OP, ngrads);
+    for (int i = 0; i < ngrads; i++)
+        if (!names[i] || !names[i][0])
+            return og_fail(ACLNN_ERR_PARAM_INVALID, "%s_set_grad_names: names[%d] is %s", OP, i,
+                           names[i] ? "empty" : "NULL");
+    grad_names *g = NULL;
+    if (ngrads > 0) {
+        g = calloc(1, sizeof *g);
+        bool ok = g && (g->symbol = strdup(symbol)) && (!op || (g->op = strdup(op))) &&
+                  (g->names = calloc((size_t)ngrads, sizeof *g->names));
+        for (int i = 0; ok && i < ngrads; i++, g->n++) ok = (g->names[i] = strdup(names[i]));
+        if (!ok) {
+            free_names(g);
+            return og_fail(ACLNN_ERR_INNER_NULLPTR, "%s_set_grad_names: out of memory", OP);
+        }
+    }
+    pthread_rwlock_wrlock(&lib->lock);
+    // unlink the old entry of this symbol, then put the new one first
+    for (grad_names **p = &lib->names; *p; p = &(*p)->next)
+        if (!strcmp((*p)->symbol, symbol)) {
+            grad_names *old = *p;
+            *p = old->next;
+            free_names(old);
+            break;
+        }
+    if (g) g->next = lib->names, lib->names = g;
+    pthread_rwlock_unlock(&lib->lock);
+    return ACLNN_SUCCESS;
 }
 
 aclnnStatus opgrad_custom_call(opgrad_custom_lib *lib, const char *symbol, int nparam,
                                void **params, int *ndims, int64_t **shapes, const char **dtypes,
                                int ngrads) {
+    int rc;
+    return og_custom_call_rc(lib, symbol, nparam, params, ndims, shapes, dtypes, ngrads, &rc);
+}
+
+aclnnStatus og_custom_call_rc(opgrad_custom_lib *lib, const char *symbol, int nparam, void **params,
+                              int *ndims, int64_t **shapes, const char **dtypes, int ngrads,
+                              int *kernel_rc) {
+    *kernel_rc = 0;
     if (!lib || !symbol)
         return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s_call: %s is NULL", OP, lib ? "symbol" : "lib");
     if (nparam < 0 || ngrads < 0 || ngrads > nparam)
@@ -201,20 +280,25 @@ aclnnStatus opgrad_custom_call(opgrad_custom_lib *lib, const char *symbol, int n
     void *p = symbol_locked(lib, symbol);
     memcpy(&fn, &p, sizeof fn); // object pointer to function pointer, as dlsym requires
     int rc = fn ? fn(nparam, params, ndims, shapes, dtypes, NULL, NULL) : 0;
+    *kernel_rc = rc;
+    if (fn && rc == 0 && ngrads > 0 && opgrad_debug_grads_enabled()) {
+        // the spec's names when an adapter gave them, else grad<k> (the aot ABI has no names)
+        const grad_names *g = find_names(lib, symbol);
+        char name[32];
+        for (int k = 0; k < ngrads; k++) {
+            int i = nparam - ngrads + k;
+            if (!g || k >= g->n) snprintf(name, sizeof name, "grad%d", k);
+            opgrad_debug_grads_log(g && g->op ? g->op : symbol, k,
+                                   g && k < g->n ? g->names[k] : name, dtypes[i], ndims[i],
+                                   shapes[i], params[i]);
+        }
+    }
     pthread_rwlock_unlock(&lib->lock);
     if (!fn)
         return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: symbol '%s' not found in '%s'", OP, symbol,
                        lib->path);
     if (rc != 0)
         return og_fail(ACLNN_ERR_INNER, "%s: '%s' in '%s' returned %d", OP, symbol, lib->path, rc);
-    if (ngrads > 0 && opgrad_debug_grads_enabled()) {
-        char name[32];
-        for (int k = 0; k < ngrads; k++) {
-            int i = nparam - ngrads + k;
-            opgrad_debug_grads_log(symbol, k, param_name(k, name, sizeof name), dtypes[i], ndims[i],
-                                   shapes[i], params[i]);
-        }
-    }
     return ACLNN_SUCCESS;
 }
 
@@ -227,6 +311,11 @@ const char *opgrad_custom_loaded_path(const opgrad_custom_lib *lib) {
 void opgrad_custom_close(opgrad_custom_lib *lib) {
     if (!lib) return;
     if (lib->handle) dlclose(lib->handle);
+    while (lib->names) {
+        grad_names *next = lib->names->next;
+        free_names(lib->names);
+        lib->names = next;
+    }
     pthread_rwlock_destroy(&lib->lock);
     free(lib);
 }

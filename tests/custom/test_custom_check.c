@@ -1,22 +1,33 @@
 /* The custom-operator checker on the FusedAddScale example and its broken variants
  * (tests/custom/kernels/broken_fused_add_scale.c): the correct operator passes every stage, and
  * each broken variant is caught in the right stage with its named diagnosis. Also: the spec
- * reader's messages, the loader (absolute paths only, missing symbols, reload after a rebuild). */
+ * reader's messages, the loader (absolute paths only, missing symbols, reload after a rebuild),
+ * the gradient monitor's names, and hostile kernels (tests/custom/kernels/ctor_*.c,
+ * hostile_kernels.c) through the checker and through the opgrad command: constructors that exit
+ * or never return, output spam, a memory hog, leftover processes, sub-second timeouts, and the
+ * command line's validation of --timeout and --max-memory. */
 #define _DEFAULT_SOURCE // mkdtemp
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "acl/acl.h"
 #include "custom/custom_check.h"
+#include "custom/json.h"
 #include "custom/spec.h"
 #include "opgrad/custom_op.h"
+#include "runtime/custom_lib.h"
 #include "test.h"
 
 static char dir[256];
+static char grads_log[300]; // OPGRAD_DEBUG_GRADS_FILE
 
 typedef struct rows {
     int n, fails, passes, skipped;
@@ -60,12 +71,33 @@ static const char *fas_spec(const char *name, const char *lib, const char *fwd, 
         name, lib, fwd, bwd, out_shape, extra);
 }
 
-static rows run_check(const char *spec) {
+static rows run_check_with(const char *spec, double timeout_s, uint64_t max_memory) {
     static rows rs;
     memset(&rs, 0, sizeof rs);
-    ogcc_options opt = {.seed = 3, .timeout_s = 20};
+    ogcc_options opt = {.seed = 3, .timeout_s = timeout_s, .max_memory = max_memory};
     ogcc_check(spec, &opt, collect, &rs);
     return rs;
+}
+
+static rows run_check(const char *spec) { return run_check_with(spec, 20, 0); }
+
+// A forward-only FusedAddScale spec (float32, one size): for kernels whose forward misbehaves.
+static const char *forward_spec(const char *name, const char *lib, const char *fwd) {
+    return write_spec(
+        name,
+        "{\"name\": \"%s\", \"library\": \"%s\", \"forward\": \"%s\",\n"
+        " \"inputs\": [{\"name\": \"x\", \"shape\": [\"N\", \"C\"]}, "
+        "{\"name\": \"bias\", \"shape\": [\"C\"]},\n"
+        "            {\"name\": \"scale\", \"shape\": [1]}],\n"
+        " \"outputs\": [{\"name\": \"y\", \"shape\": [\"N\", \"C\"]}],\n"
+        " \"sizes\": [{\"N\": 4, \"C\": 5}], \"reference\": \"(x + bias) * scale\"}\n",
+        name, lib, fwd);
+}
+
+static void print_rows(const rows *rs) {
+    for (int i = 0; i < rs->n; i++)
+        fprintf(stderr, "    %s %s: %s\n", ogc_status_name(rs->r[i].r.status), rs->r[i].label,
+                rs->r[i].r.diagnosis);
 }
 
 // Some FAIL row whose stage starts with `stage` and whose diagnosis contains `needle`.
@@ -75,9 +107,14 @@ static void expect_fail(const rows *rs, const char *stage, const char *needle) {
             strstr(rs->r[i].r.diagnosis, needle))
             return;
     CHECKF(0, "no FAIL in stage '%s' with \"%s\"; rows:", stage, needle);
+    print_rows(rs);
+}
+
+// No row's diagnosis contains `needle`.
+static void expect_nowhere(const rows *rs, const char *needle) {
     for (int i = 0; i < rs->n; i++)
-        fprintf(stderr, "    %s %s: %s\n", ogc_status_name(rs->r[i].r.status), rs->r[i].label,
-                rs->r[i].r.diagnosis);
+        CHECKF(!strstr(rs->r[i].r.diagnosis, needle), "row %s says \"%s\": %s", rs->r[i].label,
+               needle, rs->r[i].r.diagnosis);
 }
 
 static void test_correct_operator_passes(void) {
@@ -239,7 +276,8 @@ static void test_spec_errors(void) {
     CHECKF(strstr(err, "\"shape\": \"z\" names no input"), "%s", err);
     CHECK(!ogs_parse("{\"name\": \"a\", \"library\": \"/x\", \"forwrd\": \"f\"}", "t.json", &s, err,
                      sizeof err));
-    CHECKF(strstr(err, "\"forward\" is required"), "%s", err);
+    CHECKF(strstr(err, "unknown key \"forwrd\" in the spec (did you mean \"forward\"?)"), "%s",
+           err);
     CHECK(!ogs_parse("{\"name\": \"a\", \"library\": \"/x\", \"forward\": \"f\", \"inputs\": "
                      "[{\"name\": \"x\", \"shape\": [2]}], \"outputs\": [{\"name\": \"y\", "
                      "\"shape\": [2]}], \"dtypes\": [\"int8\"]}",
@@ -249,7 +287,8 @@ static void test_spec_errors(void) {
                      "[{\"name\": \"x\", \"shape\": [2]}], \"outputs\": [{\"name\": \"y\", "
                      "\"shape\": [2]}], \"refrence\": \"x\"}",
                      "t.json", &s, err, sizeof err));
-    CHECKF(strstr(err, "unknown key \"refrence\" (a typo?)"), "%s", err);
+    CHECKF(strstr(err, "unknown key \"refrence\" in the spec (did you mean \"reference\"?)"), "%s",
+           err);
     // deep nesting is refused, not a stack overflow
     char deep[4096];
     memset(deep, '[', sizeof deep - 1);
@@ -264,6 +303,328 @@ static void test_spec_errors(void) {
                              "\"reference\": \"tnah(x)\"}",
                              BROKEN_LIB));
     expect_fail(&rs, "load", "\"reference\": ");
+}
+
+// A misspelt key is the error, named with the closest known key, at every level of the spec;
+// before, "libary" was ignored and the message was that "library" is required.
+static void test_unknown_spec_keys(void) {
+    char err[512];
+    ogs_spec s;
+    CHECK(!ogs_parse("{\"name\": \"a\", \"libary\": \"/x\", \"forward\": \"f\", \"inputs\": "
+                     "[{\"name\": \"x\", \"shape\": [2]}], \"outputs\": [{\"name\": \"y\", "
+                     "\"shape\": [2]}]}",
+                     "t.json", &s, err, sizeof err));
+    CHECKF(strstr(err, "t.json: line 1: unknown key \"libary\" in the spec (did you mean "
+                       "\"library\"?); the keys there are: name, library,"),
+           "%s", err);
+    CHECK(!ogs_parse("{\"name\": \"a\", \"library\": \"/x\", \"forward\": \"f\", \"inputs\": "
+                     "[{\"name\": \"x\", \"shpae\": [2]}], \"outputs\": [{\"name\": \"y\", "
+                     "\"shape\": [2]}]}",
+                     "t.json", &s, err, sizeof err));
+    CHECKF(strstr(err, "unknown key \"shpae\" in \"inputs\"[0] (did you mean \"shape\"?)"), "%s",
+           err);
+    CHECK(!ogs_parse("{\"name\": \"a\", \"library\": \"/x\", \"forward\": \"f\", \"inputs\": "
+                     "[{\"name\": \"x\", \"shape\": [2]}], \"outputs\": [{\"name\": \"y\", "
+                     "\"shape\": [2], \"dtpye\": \"float32\"}]}",
+                     "t.json", &s, err, sizeof err));
+    CHECKF(strstr(err, "unknown key \"dtpye\" in \"outputs\"[0] (did you mean \"dtype\"?)"), "%s",
+           err);
+    CHECK(!ogs_parse("{\"name\": \"a\", \"library\": \"/x\", \"forward\": \"f\", \"inputs\": "
+                     "[{\"name\": \"x\", \"shape\": [2]}], \"outputs\": [{\"name\": \"y\", "
+                     "\"shape\": [2]}], \"gradients\": [{\"shape\": \"x\", \"label\": 1}]}",
+                     "t.json", &s, err, sizeof err));
+    CHECKF(
+        strstr(err, "unknown key \"label\" in \"gradients\"[0]; the keys there are: shape, dtype"),
+        "%s", err);
+    // far from every known key: no suggestion
+    CHECK(!ogs_parse("{\"name\": \"a\", \"zzzzzzzz\": 1}", "t.json", &s, err, sizeof err));
+    CHECKF(strstr(err, "unknown key \"zzzzzzzz\" in the spec; the keys") && !strstr(err, "mean"),
+           "%s", err);
+    // through the checker: a spec row
+    rows rs = run_check(write_spec("libary",
+                                   "{\"name\": \"a\", \"libary\": \"%s\", \"forward\": \"F\", "
+                                   "\"inputs\": [{\"name\": \"x\", \"shape\": [2]}], "
+                                   "\"outputs\": [{\"name\": \"y\", \"shape\": [2]}]}",
+                                   BROKEN_LIB));
+    expect_fail(&rs, "spec", "unknown key \"libary\" in the spec (did you mean \"library\"?)");
+}
+
+// A backward that refuses its parameter count: the kernel's own code (not -1 and a second
+// code), the nparam it was called with and what the spec implies for each param.
+static void test_nonzero_return_names_the_call(void) {
+    rows rs = run_check(fas_spec("nparam", BROKEN_LIB, "FusedAddScale", "FusedAddScaleGrad_Nparam7",
+                                 "[\"N\", \"C\"]", ""));
+    expect_fail(&rs, "backward N=8,C=16",
+                "the backward kernel returned 1 (nonzero: it failed). It was called with nparam = "
+                "8, as the spec implies for MindSpore's aot bprop ABI (inputs, outputs, output "
+                "gradients, then one gradient per input: 2*3 + 2*1): x float32 [8,16], bias "
+                "float32 [16], scale float32 [1], y float32 [8,16], dy float32 [8,16], dx float32 "
+                "[8,16], dbias float32 [16], dscale float32 [1]");
+    expect_nowhere(&rs, "returned -1");
+    // a forward that refuses: the forward ABI
+    rows rs2 = run_check(forward_spec("fwdrefuses", BROKEN_LIB, "FusedAddScaleGrad"));
+    expect_fail(&rs2, "forward",
+                "the forward kernel returned 1 (nonzero: it failed). It was called with nparam = "
+                "4, as the spec implies for MindSpore's aot ABI (3 inputs, then 1 output): x "
+                "float32 [4,5], bias float32 [5], scale float32 [1], y float32 [4,5]");
+}
+
+// An output declared twice its real size: the declared and the reference's shape, not "2-byte
+// values" (the byte pattern is the same: the first half written).
+static void test_output_declared_twice_its_size(void) {
+    rows rs = run_check(fas_spec("twice", BROKEN_LIB, "FusedAddScale", "FusedAddScaleGrad",
+                                 "[\"N\", \"C\", 2]", ""));
+    expect_fail(&rs, "forward N=8,C=16",
+                "output 'y' is declared [8,16,2] (256 elements) but the reference gives [8,16] "
+                "(128 elements); the kernel wrote only the first 128 (half: the declared size is "
+                "twice the real one)");
+    expect_nowhere(&rs, "2-byte");
+}
+
+static void test_zero_gradient(void) {
+    rows rs = run_check(fas_spec("zero", BROKEN_LIB, "FusedAddScale", "FusedAddScaleGrad_ZeroDx",
+                                 "[\"N\", \"C\"]", ""));
+    expect_fail(&rs, "backward", "gradient of 'x' is identically zero (all 128 elements are 0");
+    expect_nowhere(&rs, "constant factor 0 ");
+}
+
+static void test_sign_flip_one_element(void) {
+    rows rs = run_check(fas_spec("sign1", BROKEN_LIB, "FusedAddScale",
+                                 "FusedAddScaleGrad_SignFlipScale", "[\"N\", \"C\"]", ""));
+    expect_fail(&rs, "backward",
+                "gradient of 'scale' has the wrong sign: sign flipped (it is -1 x the reference; "
+                "first: got ");
+    expect_nowhere(&rs, "only at element");
+}
+
+static void test_forward_exits_wording(void) {
+    rows rs = run_check(forward_spec("exits", BROKEN_LIB, "FusedAddScale_Exits"));
+    expect_fail(&rs, "forward",
+                "the forward kernel ended the process (exit status 3) instead of returning");
+    expect_nowhere(&rs, "the kernel ended");
+}
+
+// The library's constructor calls exit(3): loaded in a child, reported, and the check goes on
+// to its end (before, the checker itself exited with status 3, with no report).
+static void test_constructor_exits(void) {
+    rows rs = run_check(forward_spec("ctorexit", CTOR_EXIT_LIB, "Forward"));
+    expect_fail(&rs, "load",
+                "libctor_exit.so ended the process (exit status 3) while the library was loading: "
+                "a constructor in it calls exit()");
+    CHECK_EQ(rs.n, 1);
+}
+
+// The constructor never returns: the load ends at the timeout (before, the checker hung).
+static void test_constructor_loops(void) {
+    rows rs = run_check_with(forward_spec("ctorloop", CTOR_LOOP_LIB, "Forward"), 0.5, 0);
+    expect_fail(&rs, "load",
+                "did not finish loading within 0.5 s: a constructor in the library never "
+                "returns?");
+}
+
+// Sub-second timeouts on a monotonic clock: 300 ms calls pass with 1 s (before, a call
+// straddling a whole-second boundary was killed), a 2 s call is hung with 0.5 s (before, 0.5
+// was not expressible and meant 20 s).
+static void test_subsecond_timeouts(void) {
+    rows rs =
+        run_check_with(forward_spec("sleep300", HOSTILE_LIB, "FusedAddScale_Sleep300ms"), 1, 0);
+    CHECK_EQ(rs.fails, 0);
+    CHECK_EQ(rs.passes, 2); // load, forward
+    if (rs.fails) print_rows(&rs);
+    rows rs2 =
+        run_check_with(forward_spec("sleep2s", HOSTILE_LIB, "FusedAddScale_Sleep2s"), 0.5, 0);
+    expect_fail(&rs2, "forward", "the forward kernel did not return within 0.5 s (hung?)");
+}
+
+// A kernel that allocates without bound under --max-memory 256M is reported as exceeding the
+// limit (before there was no limit: it took 4 GiB and passed).
+static void test_memory_limit(void) {
+    rows rs = run_check_with(forward_spec("hog", HOSTILE_LIB, "FusedAddScale_Hog"), 20, 256 << 20);
+    expect_fail(&rs, "forward",
+                "the forward kernel exceeded the memory limit (--max-memory 256 MiB)");
+}
+
+// Processes a kernel leaves behind, in its process group or out of it (setsid), are ended with
+// the call (before, they outlived the checker).
+static void test_leftover_processes_killed(void) {
+    char pidfile[300];
+    snprintf(pidfile, sizeof pidfile, "%s/pids.txt", dir);
+    setenv("OPGRAD_TEST_PIDFILE", pidfile, 1);
+    rows rs = run_check(forward_spec("spawn", HOSTILE_LIB, "FusedAddScale_Spawn"));
+    unsetenv("OPGRAD_TEST_PIDFILE");
+    CHECK_EQ(rs.fails, 0);
+    FILE *f = fopen(pidfile, "r");
+    CHECK(f != NULL);
+    int pid, n = 0;
+    while (f && fscanf(f, "%d", &pid) == 1) {
+        n++;
+        errno = 0;
+        int alive = kill(pid, 0) == 0;
+        CHECKF(!alive && errno == ESRCH, "process %d left by the kernel is still there", pid);
+        if (alive) kill(pid, SIGKILL);
+    }
+    if (f) fclose(f);
+    CHECK_EQ(n, 4); // two calls (the forward runs twice), two processes each
+}
+
+// Runs the opgrad command with `args` (shell words), stdout and stderr into files; returns its
+// exit status.
+static int run_cli(const char *args, const char *out, const char *err) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' check %s > '%s' 2> '%s'", OPGRAD_CLI, args, out, err);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *read_all(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return calloc(1, 1);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = calloc((size_t)n + 1, 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) s[0] = 0;
+    fclose(f);
+    return s;
+}
+
+// A kernel printing thousands of lines, a fake summary line and terminal escapes: the report
+// shows a few lines of it per row behind "| ", its last line is the real summary, and the JSON
+// report stays valid with the output in "kernel_output" (before, all of it went into the report).
+static void test_kernel_output_contained(void) {
+    char args[1024], out[300], err[300], json[300];
+    snprintf(out, sizeof out, "%s/spam.out", dir);
+    snprintf(err, sizeof err, "%s/spam.err", dir);
+    snprintf(json, sizeof json, "%s/spam-report.json", dir);
+    const char *spec = forward_spec("spam", HOSTILE_LIB, "FusedAddScale_Spam");
+    snprintf(args, sizeof args, "--custom '%s' --json '%s'", spec, json);
+    CHECK_EQ(run_cli(args, out, err), 0);
+    char *text = read_all(out);
+    int lines = 0, summaries = 0;
+    const char *last = text;
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
+        lines++;
+        int a, b;
+        if (sscanf(line, "%d passed, %d failed", &a, &b) == 2) summaries++;
+        if (*line) last = line;
+        CHECKF(!strchr(line, '\033') && !strchr(line, '\r'), "control character in \"%s\"", line);
+    }
+    CHECKF(lines < 60, "the report has %d lines", lines);
+    CHECK_EQ(summaries, 1);
+    CHECKF(!strncmp(last, "2 passed, 0 failed", 18), "last line \"%s\"", last);
+    free(text);
+    text = read_all(out);
+    CHECKF(strstr(text, "          | kernel debug line 0: all good\n"), "%s", text);
+    CHECKF(strstr(text, "          | (kernel output: "), "%s", text);
+    CHECKF(strstr(text, "bytes in all, the first"), "%s", text);
+    free(text);
+    char *js = read_all(json), jerr[256];
+    ogj_doc *doc = ogj_parse(js, jerr, sizeof jerr);
+    CHECKF(doc != NULL, "the JSON report does not parse: %s", jerr);
+    if (doc) {
+        const ogj_value *root = ogj_root(doc);
+        CHECK(root->type == OGJ_ARRAY && root->count == 2);
+        const ogj_value *o = root->count == 2 ? ogj_get(root->items[1], "kernel_output") : NULL;
+        CHECK(o && o->type == OGJ_STRING && strstr(o->string, "kernel debug line 0: all good"));
+        ogj_free(doc);
+    }
+    free(js);
+}
+
+// The command line: --timeout and --max-memory are validated (exit status 2, a message naming
+// the option and the rule) and both are in the usage text; a library whose constructor exits
+// still gets a report with its summary.
+static void test_cli_options(void) {
+    char args[1024], out[300], err[300];
+    snprintf(out, sizeof out, "%s/cli.out", dir);
+    snprintf(err, sizeof err, "%s/cli.err", dir);
+    const char *spec = forward_spec("cli", HOSTILE_LIB, "FusedAddScale_Sleep300ms");
+    static const char *const bad_timeouts[] = {"0", "-1", "abc", "''", "1s", "nan", "inf", "0x10"};
+    for (size_t i = 0; i < sizeof bad_timeouts / sizeof bad_timeouts[0]; i++) {
+        snprintf(args, sizeof args, "--custom '%s' --timeout %s", spec, bad_timeouts[i]);
+        CHECKF(run_cli(args, out, err) == 2, "--timeout %s", bad_timeouts[i]);
+        char *e = read_all(err);
+        CHECKF(strstr(e, "--timeout takes a number of seconds greater than 0"), "%s", e);
+        CHECKF(strstr(e, "[--timeout SECONDS]") && strstr(e, "[--max-memory SIZE]"), "%s", e);
+        free(e);
+    }
+    static const char *const bad_sizes[] = {"abc", "0", "12Q", "-5M", "1K", "''"};
+    for (size_t i = 0; i < sizeof bad_sizes / sizeof bad_sizes[0]; i++) {
+        snprintf(args, sizeof args, "--custom '%s' --max-memory %s", spec, bad_sizes[i]);
+        CHECKF(run_cli(args, out, err) == 2, "--max-memory %s", bad_sizes[i]);
+        char *e = read_all(err);
+        CHECKF(strstr(e, "--max-memory takes a size of at least 1M"), "%s", e);
+        free(e);
+    }
+    snprintf(args, sizeof args, "--custom '%s' --timeout", spec);
+    CHECK_EQ(run_cli(args, out, err), 2);
+    char *e = read_all(err);
+    CHECKF(strstr(e, "--timeout needs a value"), "%s", e);
+    free(e);
+    snprintf(args, sizeof args, "--custom '%s' --in-process --max-memory 1G", spec);
+    CHECK_EQ(run_cli(args, out, err), 2);
+    // accepted values
+    snprintf(args, sizeof args, "--custom '%s' --timeout 1.5 --max-memory 1G", spec);
+    CHECK_EQ(run_cli(args, out, err), 0);
+    char *o = read_all(out);
+    CHECKF(strstr(o, "(timeout 1.5 s, memory limit 1024 MiB)"), "%s", o);
+    free(o);
+    // a constructor that exits: the report and its summary are still written
+    snprintf(args, sizeof args, "--custom '%s'", forward_spec("cliexit", CTOR_EXIT_LIB, "Forward"));
+    CHECK_EQ(run_cli(args, out, err), 1);
+    o = read_all(out);
+    CHECKF(strstr(o, "a constructor in it calls exit()") && strstr(o, "\n0 passed, 1 failed"), "%s",
+           o);
+    free(o);
+    // the parsers themselves
+    double t;
+    uint64_t b;
+    CHECK(ogcc_parse_seconds("0.5", &t) && t == 0.5);
+    CHECK(ogcc_parse_seconds("20", &t) && t == 20);
+    CHECK(!ogcc_parse_seconds(" 1", &t) && !ogcc_parse_seconds("1e9", &t));
+    CHECK(ogcc_parse_size("512M", &b) && b == 512ull << 20);
+    CHECK(ogcc_parse_size("4G", &b) && b == 4ull << 30);
+    CHECK(ogcc_parse_size("1.5GiB", &b) && b == 3ull << 29);
+    CHECK(ogcc_parse_size("1048576", &b) && b == 1ull << 20);
+    CHECK(ogcc_parse_size("2048k", &b) && b == 2ull << 20);
+    CHECK(!ogcc_parse_size("1048575", &b) && !ogcc_parse_size("4GB!", &b));
+}
+
+// The gradient monitor names a custom backward's gradients after the spec when an adapter
+// gives the names (opgrad.torch.load_custom; before, always grad0, grad1, ...).
+static void test_grad_monitor_names(void) {
+    const char *log = grads_log;
+    opgrad_custom_lib *lib = NULL;
+    CHECK_EQ(opgrad_custom_open(BROKEN_LIB, &lib), ACLNN_SUCCESS);
+    if (!lib) return;
+    float x[2] = {1, 2}, b[2] = {3, 4}, sc[1] = {2}, y[2], dy[2] = {1, 1}, dx[2], db[2], ds[1];
+    void *params[8] = {x, b, sc, y, dy, dx, db, ds};
+    int64_t s2[1] = {2}, s1[1] = {1};
+    int64_t *shapes[8] = {s2, s2, s1, s2, s2, s2, s2, s1};
+    int ndims[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    const char *dtypes[8] = {"float32", "float32", "float32", "float32",
+                             "float32", "float32", "float32", "float32"};
+    // without names: grad<k> and the symbol, as before
+    CHECK_EQ(opgrad_custom_call(lib, "FusedAddScaleGrad", 8, params, ndims, shapes, dtypes, 3),
+             ACLNN_SUCCESS);
+    const char *names[3] = {"x", "bias", "scale"};
+    CHECK_EQ(opgrad_custom_set_grad_names(lib, "FusedAddScaleGrad", "FusedAddScale", 3, names),
+             ACLNN_SUCCESS);
+    CHECK_EQ(opgrad_custom_call(lib, "FusedAddScaleGrad", 8, params, ndims, shapes, dtypes, 3),
+             ACLNN_SUCCESS);
+    const char *bad[1] = {""};
+    CHECK_EQ(opgrad_custom_set_grad_names(lib, "FusedAddScaleGrad", NULL, 1, bad),
+             ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("names[0] is empty");
+    opgrad_custom_close(lib);
+    char *text = read_all(log);
+    CHECKF(strstr(text, "opgrad-grads: FusedAddScaleGrad grad[0] grad0 float32 [2]"), "%s", text);
+    CHECKF(strstr(text, "opgrad-grads: FusedAddScale grad[0] x float32 [2]"), "%s", text);
+    CHECKF(strstr(text, "opgrad-grads: FusedAddScale grad[1] bias float32 [2]"), "%s", text);
+    CHECKF(strstr(text, "opgrad-grads: FusedAddScale grad[2] scale float32 [1]"), "%s", text);
+    free(text);
 }
 
 static void copy_file(const char *from, const char *to) {
@@ -328,29 +689,61 @@ static void test_reload_after_rebuild(void) {
     opgrad_custom_close(lib);
 }
 
-int main(void) {
+// With arguments, only the tests named (a hostile kernel can be looked at on its own).
+static int nselected;
+static char **selected;
+static bool wanted(const char *name) {
+    for (int i = 0; i < nselected; i++)
+        if (!strcmp(selected[i], name)) return true;
+    return nselected == 0;
+}
+#define RUN_SELECTED(fn)                                                                           \
+    do {                                                                                           \
+        if (wanted(#fn)) RUN(fn);                                                                  \
+    } while (0)
+
+int main(int argc, char **argv) {
+    nselected = argc - 1, selected = argv + 1;
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/opgrad-test-custom-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
     setenv("TMPDIR", dir, 1); // crash reports save their inputs under TMPDIR: keep them here
-    RUN(test_correct_operator_passes);
-    RUN(test_unreduced_broadcast_gradient);
-    RUN(test_declared_unreduced_gradient);
-    RUN(test_two_of_three_gradients);
-    RUN(test_declared_gradient_count);
-    RUN(test_out_shape_declared_wrong);
-    RUN(test_fp16_into_fp32_output);
-    RUN(test_fp16_gradient);
-    RUN(test_crash_on_tail);
-    RUN(test_abort_in_backward);
-    RUN(test_sign_flip);
-    RUN(test_mean_instead_of_sum);
-    RUN(test_finite_differences_without_reference);
-    RUN(test_b0_offset);
-    RUN(test_relative_path_refused);
-    RUN(test_missing_symbol_and_file);
-    RUN(test_spec_errors);
-    RUN(test_reload_after_rebuild);
+    // the gradient monitor, into a file (read once, at its first use: set before any test)
+    snprintf(grads_log, sizeof grads_log, "%s/grads.log", dir);
+    setenv("OPGRAD_DEBUG_GRADS", "1", 1);
+    setenv("OPGRAD_DEBUG_GRADS_FILE", grads_log, 1);
+    RUN_SELECTED(test_correct_operator_passes);
+    RUN_SELECTED(test_unreduced_broadcast_gradient);
+    RUN_SELECTED(test_declared_unreduced_gradient);
+    RUN_SELECTED(test_two_of_three_gradients);
+    RUN_SELECTED(test_declared_gradient_count);
+    RUN_SELECTED(test_out_shape_declared_wrong);
+    RUN_SELECTED(test_fp16_into_fp32_output);
+    RUN_SELECTED(test_fp16_gradient);
+    RUN_SELECTED(test_crash_on_tail);
+    RUN_SELECTED(test_abort_in_backward);
+    RUN_SELECTED(test_sign_flip);
+    RUN_SELECTED(test_mean_instead_of_sum);
+    RUN_SELECTED(test_finite_differences_without_reference);
+    RUN_SELECTED(test_b0_offset);
+    RUN_SELECTED(test_relative_path_refused);
+    RUN_SELECTED(test_missing_symbol_and_file);
+    RUN_SELECTED(test_spec_errors);
+    RUN_SELECTED(test_reload_after_rebuild);
+    RUN_SELECTED(test_unknown_spec_keys);
+    RUN_SELECTED(test_nonzero_return_names_the_call);
+    RUN_SELECTED(test_output_declared_twice_its_size);
+    RUN_SELECTED(test_zero_gradient);
+    RUN_SELECTED(test_sign_flip_one_element);
+    RUN_SELECTED(test_forward_exits_wording);
+    RUN_SELECTED(test_constructor_exits);
+    RUN_SELECTED(test_constructor_loops);
+    RUN_SELECTED(test_subsecond_timeouts);
+    RUN_SELECTED(test_memory_limit);
+    RUN_SELECTED(test_leftover_processes_killed);
+    RUN_SELECTED(test_kernel_output_contained);
+    RUN_SELECTED(test_cli_options);
+    RUN_SELECTED(test_grad_monitor_names);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -3,6 +3,8 @@
  *   opgrad check [--op NAME...] [--dtype LIST] [--layout LIST] [--mode full|fast] [--seed N]
  *                [--json FILE] [--list]
  *                      the gradient-consistency checker over the registered operators (check.h)
+ *   opgrad check --custom SPEC.json [...]
+ *                      the custom-operator checker (custom/custom_check.h, docs/custom-ops.md)
  *   opgrad info        version, CPU ISA, active ISA, threads
  *   opgrad selfcheck   Mish / MishBackward through the public aclnn API, on every ISA this CPU
  *                      has and in fp32 / fp16 / bf16, against the float64 references; prints the
@@ -141,7 +143,12 @@ static void usage(void) {
             "usage: opgrad check [--op NAME...] [--dtype LIST] [--layout LIST] [--mode full|fast]\n"
             "                    [--seed N] [--json FILE] [--list]\n"
             "       opgrad check --custom SPEC.json [--library /ABS/lib.so] [--seed N]\n"
-            "                    [--json FILE] [--in-process]\n"
+            "                    [--json FILE] [--in-process] [--timeout SECONDS]\n"
+            "                    [--max-memory SIZE]\n"
+            "           --timeout SECONDS  limit per kernel call and library load (default 20;\n"
+            "                              a number > 0, fractions allowed: 0.5)\n"
+            "           --max-memory SIZE  memory a kernel may add (RLIMIT_AS of its child):\n"
+            "                              bytes or K, M, G, T (512M, 4G); default no limit\n"
             "       opgrad info\n"
             "       opgrad selfcheck\n");
 }
@@ -201,6 +208,75 @@ typedef struct custom_sink {
     int nfail;
 } custom_sink;
 
+// A JSON string: every byte that needs it escaped (the texts hold user-chosen names and paths,
+// and kernel output).
+static void json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p == '\n')
+            fputs("\\n", f);
+        else if (*p < 0x20 || *p == 0x7f)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+// A JSON number: NaN and infinities are not JSON numbers.
+static void json_number(FILE *f, const char *key, double v) {
+    fprintf(f, ",\"%s\":", key);
+    if (isfinite(v))
+        fprintf(f, "%.6g", v);
+    else
+        fputs("null", f);
+}
+
+// One row of --json: the fields of the operator checker's rows, plus the kernel output.
+static void custom_row_json(FILE *f, const ogcc_row *row) {
+    const ogc_report *r = &row->r;
+    fputs("{\"op\":", f);
+    json_string(f, r->op);
+    fprintf(f, ",\"dtype\":\"%s\",\"layout\":",
+            r->dtype == ACL_DOUBLE ? "float64" : og_dtype_name(r->dtype));
+    json_string(f, row->label);
+    fprintf(f, ",\"seed\":%llu,\"status\":\"%s\",\"compared\":%lld", (unsigned long long)r->seed,
+            ogc_status_name(r->status), (long long)r->compared);
+    json_number(f, "max_abs", r->max_abs);
+    json_number(f, "max_rel", r->max_rel);
+    json_number(f, "max_ulp", r->max_ulp);
+    json_number(f, "mean_ulp", r->mean_ulp);
+    json_number(f, "mere", r->mere);
+    json_number(f, "mare", r->mare);
+    fputs(",\"diagnosis\":", f);
+    json_string(f, r->diagnosis);
+    fputs(",\"repro\":", f);
+    json_string(f, r->repro);
+    fputs(",\"kernel_output\":", f);
+    json_string(f, row->output);
+    fprintf(f, ",\"kernel_output_bytes\":%llu}", (unsigned long long)row->output_bytes);
+}
+
+// What the kernels printed during a row's stage, under the row: at most 8 lines of 160
+// characters, each behind "| ", so no kernel line can pass for a line of the report.
+static void print_kernel_output(const ogcc_row *row) {
+    if (!row->output_bytes) return;
+    const char *p = row->output;
+    int lines = 0;
+    while (*p && lines < 8) {
+        size_t len = strcspn(p, "\n");
+        printf("          | %.*s%s\n", (int)(len < 160 ? len : 160), p, len > 160 ? "..." : "");
+        p += len + (p[len] == '\n');
+        lines++;
+    }
+    size_t shown = (size_t)(p - row->output);
+    if (shown < row->output_bytes)
+        printf("          | (kernel output: %llu bytes in all, the first %zu shown)\n",
+               (unsigned long long)row->output_bytes, shown);
+}
+
 static void custom_row(const ogcc_row *row, void *user) {
     custom_sink *cs = user;
     const ogc_report *r = &row->r;
@@ -214,14 +290,24 @@ static void custom_row(const ogcc_row *row, void *user) {
         printf("          -> %s\n", r->diagnosis);
         if (cs->nfail < 32) cs->failures[cs->nfail++] = *row;
     }
+    print_kernel_output(row);
     fflush(stdout);
     if (cs->json) {
-        ogc_report copy = *r;
-        copy.layout = row->label;
         fprintf(cs->json, "%s  ",
                 cs->counts[0] + cs->counts[1] + cs->counts[2] + cs->counts[3] > 1 ? ",\n" : "");
-        ogc_report_json(cs->json, &copy);
+        custom_row_json(cs->json, row);
     }
+}
+
+// A usage error of --custom: the option, the rule and what was given; exit status 2.
+static int custom_usage_error(const char *fmt, const char *arg)
+    __attribute__((format(printf, 1, 0)));
+static int custom_usage_error(const char *fmt, const char *arg) {
+    fprintf(stderr, "opgrad check --custom: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n");
+    usage();
+    return 2;
 }
 
 static int cmd_check_custom(int argc, char **argv) {
@@ -230,30 +316,54 @@ static int cmd_check_custom(int argc, char **argv) {
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
-        if (!strcmp(a, "--custom") && has_value)
+        static const char *const with_value[] = {"--custom", "--library", "--seed",
+                                                 "--json",   "--timeout", "--max-memory"};
+        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+            if (!strcmp(a, with_value[k]) && !has_value)
+                return custom_usage_error("%s needs a value", a);
+        if (!strcmp(a, "--custom"))
             spec = argv[++i];
-        else if (!strcmp(a, "--library") && has_value)
+        else if (!strcmp(a, "--library"))
             opt.library = argv[++i];
-        else if (!strcmp(a, "--seed") && has_value)
+        else if (!strcmp(a, "--seed"))
             opt.seed = strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(a, "--json") && has_value)
+        else if (!strcmp(a, "--json"))
             json_path = argv[++i];
         else if (!strcmp(a, "--in-process"))
             opt.in_process = true;
-        else if (!strcmp(a, "--timeout") && has_value)
-            opt.timeout_s = atoi(argv[++i]);
-        else
-            return usage(), 2;
+        else if (!strcmp(a, "--timeout")) {
+            if (!ogcc_parse_seconds(argv[++i], &opt.timeout_s))
+                return custom_usage_error("--timeout takes a number of seconds greater than 0 "
+                                          "and at most 86400, such as 20 or 0.5; not '%s'",
+                                          argv[i]);
+        } else if (!strcmp(a, "--max-memory")) {
+            if (!ogcc_parse_size(argv[++i], &opt.max_memory))
+                return custom_usage_error("--max-memory takes a size of at least 1M: bytes, or a "
+                                          "number with K, M, G or T (binary units), such as 512M "
+                                          "or 4G; not '%s'",
+                                          argv[i]);
+        } else
+            return custom_usage_error("unknown option '%s'", a);
     }
-    if (!spec) return usage(), 2;
+    if (!spec) return custom_usage_error("%s", "no SPEC.json: give --custom SPEC.json");
+    if (opt.in_process && opt.max_memory)
+        return custom_usage_error("%s", "--max-memory limits the kernels' child processes; it "
+                                        "cannot be combined with --in-process");
     custom_sink cs = {0};
     if (json_path && !(cs.json = fopen(json_path, "w")))
         return fprintf(stderr, "opgrad check: cannot write %s\n", json_path), 2;
     if (cs.json) fprintf(cs.json, "[\n");
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    printf("opgrad check --custom %s: seed %llu, kernels %s\n\n", spec,
-           (unsigned long long)opt.seed, opt.in_process ? "in this process" : "in child processes");
+    char limits[96] = "";
+    if (!opt.in_process && opt.max_memory)
+        snprintf(limits, sizeof limits, " (timeout %g s, memory limit %.4g MiB)", opt.timeout_s,
+                 (double)opt.max_memory / 0x1p20);
+    else if (!opt.in_process)
+        snprintf(limits, sizeof limits, " (timeout %g s)", opt.timeout_s);
+    printf("opgrad check --custom %s: seed %llu, kernels %s%s\n\n", spec,
+           (unsigned long long)opt.seed, opt.in_process ? "in this process" : "in child processes",
+           limits);
     printf("%-9s %-34s %-10s %9s %9s  %s\n", "dtype", "stage", "status", "max_ulp", "MERE", "note");
     int fails = ogcc_check(spec, &opt, custom_row, &cs);
     clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -72,6 +72,16 @@ class _Lib:
             raise OpgradError(L.Status.PARAM_INVALID, "symbol '%s' not found in '%s'"
                               % (symbol, self.path), "load_custom")
 
+    def name_grads(self, symbol, op, names):
+        """The gradient monitor's names for symbol's gradients: the spec's input names."""
+        if self.handle is None or L.opgrad_custom_set_grad_names is None:
+            return
+        arr = (ctypes.c_char_p * len(names))(*[str(n).encode() for n in names])
+        st = L.opgrad_custom_set_grad_names(self.handle, symbol.encode(), op.encode(), len(names),
+                                            ctypes.addressof(arr))
+        if st:
+            raise OpgradError(st, L.error_message(), "opgrad_custom_set_grad_names")
+
     def call(self, symbol, tensors, ngrads):
         n = len(tensors)
         params = (ctypes.c_void_p * n)(*[t.data_ptr() for t in tensors])
@@ -136,6 +146,8 @@ class CustomOp:
         self.lib.has(self.forward_symbol)
         if self.backward_symbol:
             self.lib.has(self.backward_symbol)
+            self.lib.name_grads(self.backward_symbol, self.name,
+                                [i.get("name", "x%d" % k) for k, i in enumerate(spec["inputs"])])
         self.inputs = spec["inputs"]
         self.outputs = spec["outputs"]
         self.dtypes = [_TORCH_DTYPE[d] for d in spec.get("dtypes", ["float32"])]

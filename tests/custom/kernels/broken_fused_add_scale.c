@@ -105,3 +105,31 @@ EXPORT int FusedAddScaleGrad_Aborts(ARGS) {
     (void)nparam, (void)params, (void)ndims, (void)shapes, (void)dtypes, (void)stream, (void)extra;
     abort();
 }
+
+// Forward that ends the process with exit(3) instead of returning.
+EXPORT int FusedAddScale_Exits(ARGS) {
+    (void)nparam, (void)params, (void)ndims, (void)shapes, (void)dtypes, (void)stream, (void)extra;
+    exit(3);
+}
+
+// Backward written for a different bprop convention (no y: x, bias, scale, dy, then 3
+// gradients = 7 params): it refuses the 8 params it is called with by returning 1.
+EXPORT int FusedAddScaleGrad_Nparam7(ARGS) {
+    if (nparam != 7) return 1;
+    return FusedAddScaleGrad(PASS_ARGS);
+}
+
+// Backward that leaves dx all zeros (it "forgot" to compute it).
+EXPORT int FusedAddScaleGrad_ZeroDx(ARGS) {
+    int rc = FusedAddScaleGrad(PASS_ARGS);
+    int64_t n = opgrad_aot_numel(ndims[5], shapes[5]);
+    for (int64_t i = 0; i < n; i++) store(params[5], i, kind_of(dtypes[5]), 0.0);
+    return rc;
+}
+
+// Backward with the sign of the one-element dscale flipped.
+EXPORT int FusedAddScaleGrad_SignFlipScale(ARGS) {
+    int rc = FusedAddScaleGrad(PASS_ARGS);
+    store(params[7], 0, kind_of(dtypes[7]), -load(params[7], 0, kind_of(dtypes[7])));
+    return rc;
+}
