@@ -4,17 +4,20 @@
 #   1. gcc Release build, the whole CTest suite (kernel, tiling, api, check, examples),
 #      `opgrad selfcheck` and `opgrad check` (fast and full mode)
 #   2. clang build (warnings are errors), the whole suite
-#   3. AddressSanitizer + UndefinedBehaviorSanitizer build, the whole suite
-#   4. ThreadSanitizer build, the stream/thread tests
-#   5. `cmake --install` into a scratch prefix, then a consumer built with find_package(opgrad)
+#   3. AddressSanitizer + UndefinedBehaviorSanitizer build with clang (every finding stops the
+#      test: -fno-sanitize-recover=all, UBSAN_OPTIONS=halt_on_error=1), the whole suite
+#   4. libFuzzer (clang, ASan + UBSan, -DOPGRAD_FUZZ=ON): fuzz_api 60 s, fuzz_json and fuzz_expr
+#      30 s each, each from a copy of its seed corpus (tests/fuzz/corpus/); any finding fails
+#   5. ThreadSanitizer build, the stream/thread tests
+#   6. `cmake --install` into a scratch prefix, then a consumer built with find_package(opgrad)
 #      and one built with pkg-config, in C and C++
-#   6. PyTorch (Debian's python3-torch 1.13 under /usr/bin/python3): the opgrad.torch adapter tests,
+#   7. PyTorch (Debian's python3-torch 1.13 under /usr/bin/python3): the opgrad.torch adapter tests,
 #      the cross-framework consistency table (opgrad vs PyTorch against float64) and the digits
 #      training run (opgrad vs native PyTorch loss curves, bf16 with fp32 master weights)
-#   7. PyTorch >= 2.4 (tests/python/torch2.sh): pip-installs torch 2.5.1 into a venv and runs the
+#   8. PyTorch >= 2.4 (tests/python/torch2.sh): pip-installs torch 2.5.1 into a venv and runs the
 #      adapter tests, torch.library.opcheck and the consistency table on its custom_op path
 #      (skipped with the reason when PyTorch cannot be installed; OPGRAD_TEST_TORCH2=0 skips it)
-#   8. MindSpore integration (tests/mindspore/run.sh): pip-installs MindSpore into a venv, runs the
+#   9. MindSpore integration (tests/mindspore/run.sh): pip-installs MindSpore into a venv, runs the
 #      custom FusedAddScale and opgrad's Mish through ops.Custom(func_type="aot") with bprops.
 #      When MindSpore cannot be installed or imported here (exit 3/4) the stage reports why and
 #      is skipped; any other failure fails the run. OPGRAD_TEST_MINDSPORE=0 skips it.
@@ -67,17 +70,45 @@ step "clang build + tests"
 build "$out/clang" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 ctest --test-dir "$out/clang" --output-on-failure -j "$jobs"
 
-step "ASan + UBSan build + tests"
-build "$out/asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPGRAD_SANITIZE=address,undefined \
-    -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 OPGRAD_TEST_QUICK=1 \
-    ctest --test-dir "$out/asan" --output-on-failure -j "$jobs"
+step "ASan + UBSan build + tests (clang)"
+# clang's UBSan checks more than gcc's (e.g. NULL + 0, pointer overflow); OPGRAD_SANITIZE adds
+# -fno-sanitize-recover=all, so every finding stops its test
+build "$out/asan-clang" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPGRAD_SANITIZE=address,undefined \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    OPGRAD_TEST_QUICK=1 ctest --test-dir "$out/asan-clang" --output-on-failure -j "$jobs"
+
+step "libFuzzer (clang, ASan+UBSan)"
+# tests/fuzz/README.md: only the three fuzz targets are built; each runs for a bounded time from a
+# copy of its seed corpus (the tree is never modified). A finding (sanitizer report, harness
+# contract, crash, timeout, leak, out of memory) fails the run; its reproducer is
+# $out/fuzz/<target>-crash-*, replayed by $out/fuzz/tests/fuzz/fuzz_<target> FILE.
+cmake -S "$root" -B "$out/fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPGRAD_FUZZ=ON \
+    -DCMAKE_C_COMPILER=clang -DOPGRAD_BUILD_BENCH=OFF -DOPGRAD_BUILD_EXAMPLES=OFF >/dev/null
+ninja -C "$out/fuzz" fuzz_api fuzz_json fuzz_expr >/dev/null
+fuzz_target() { # target, seconds
+    local t=$1 secs=$2 dir="$out/fuzz/corpus-$1" log="$out/fuzz/fuzz_$1.log" dict=()
+    rm -rf "$dir" "$out/fuzz/$t-"* && cp -r "$root/tests/fuzz/corpus/$t" "$dir"
+    [ -f "$root/tests/fuzz/$t.dict" ] && dict=(-dict="$root/tests/fuzz/$t.dict")
+    if ! UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$out/fuzz/tests/fuzz/fuzz_$t" \
+        -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "${dict[@]}" \
+        -artifact_prefix="$out/fuzz/$t-" "$dir" >"$log" 2>&1; then
+        tail -n 80 "$log"
+        echo "fuzz_$t: finding; reproducer: $(ls "$out/fuzz/$t-"* 2>/dev/null | head -1)"
+        exit 1
+    fi
+    echo "fuzz_$t (${secs} s): $(grep -m1 -o 'DONE .*' "$log")," \
+        "$(grep -o 'average_exec_per_sec: *[0-9]*' "$log" | tr -s ' ')"
+}
+fuzz_target api 60
+fuzz_target json 30
+fuzz_target expr 30
 
 step "TSan build + stream/thread tests"
 build "$out/tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPGRAD_SANITIZE=thread \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 TSAN_OPTIONS=halt_on_error=1 OPGRAD_TEST_QUICK=1 \
-    ctest --test-dir "$out/tsan" --output-on-failure -L api -R "stream|runtime|pool"
+    ctest --test-dir "$out/tsan" --output-on-failure -L api -R "stream|runtime|pool|stress"
 
 step "install + find_package / pkg-config consumers"
 prefix="$out/prefix"

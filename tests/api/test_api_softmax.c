@@ -149,6 +149,17 @@ static void test_statuses(void) {
            aclnnLogSoftmaxBackward);
     CHECK_EQ(st, ACLNN_SUCCESS);
     CHECK_EQ(aclnnLogSoftmaxGetWorkspaceSize(emp, 2, emp, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    // ... but not past opgrad's own memory rule: an out larger than its aclrtMalloc block (the
+    // fuzzer found the shortcut skipping it)
+    void *small = test_dev_alloc(16);
+    int64_t d46[] = {4, 6};
+    aclTensor *big = test_tensor(d46, 2, ACL_FLOAT, small);
+    CHECK_EQ(aclnnSoftmaxGetWorkspaceSize(emp, 1, big, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("aclrtMalloc block of 16 bytes");
+    CHECK_EQ(aclnnSoftmaxBackwardGetWorkspaceSize(emp, emp, 1, big, &ws, &e),
+             ACLNN_ERR_PARAM_INVALID);
+    aclDestroyTensor(big);
+    aclrtFree(small);
     aclTensor *all[] = {x, y, z, xi, t0, t1, r9, o9, xt, emp, empi};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) aclDestroyTensor(all[i]);
 }

@@ -55,7 +55,10 @@ aclnnStatus og_check_live_tensors(const og_opdesc *op, int n, const char *const 
                                   const aclTensor *const *tensors) {
     char fn[96];
     snprintf(fn, sizeof fn, "%sGetWorkspaceSize", op->name);
-    for (int k = 0; k < n; k++) OG_TRY(og_check_live(fn, names[k], tensors[k], OG_OBJ_TENSOR));
+    for (int k = 0; k < n; k++) {
+        OG_TRY(og_check_live(fn, names[k], tensors[k], OG_OBJ_TENSOR));
+        OG_TRY(og_check_fits_block(op, names[k], tensors[k]));
+    }
     return ACLNN_SUCCESS;
 }
 
@@ -69,8 +72,11 @@ aclnnStatus og_check_tensor(const og_opdesc *op, const char *name, const aclTens
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: %s has rank %d; supported: %d to %d dims", op->name,
                        name, t->ndim, min_rank, OG_MAX_DIMS);
-    // A view over a block the allocator handed out must fit in it (the allocator knows blocks
-    // by their start; a view at an interior address is not checked).
+    return og_check_fits_block(op, name, t);
+}
+
+aclnnStatus og_check_fits_block(const og_opdesc *op, const char *name, const aclTensor *t) {
+    // The allocator knows blocks by their start; a view at an interior address is not checked.
     size_t block;
     int64_t end = og_tensor_end_bytes(t);
     if (end > 0 && og_mem_block_size(t->data, &block) && (uint64_t)end > block)

@@ -27,14 +27,17 @@
 /// in the order aclnn checks them.
 aclnnStatus og_check_args(const og_opdesc *op, uint64_t *workspaceSize, aclOpExecutor **executor,
                           int n, const char *const *names, const void *const *ptrs);
-/// Each tensor is a live aclTensor (161002 naming it): for what an operator reads of its tensors
-/// before og_check_tensor, such as the empty-tensor shortcut.
+/// Each tensor is a live aclTensor that fits its aclrtMalloc block (161002 naming it): for what
+/// an operator reads of its tensors before og_check_tensor, such as the empty-tensor shortcut.
 aclnnStatus og_check_live_tensors(const og_opdesc *op, int n, const char *const *names,
                                   const aclTensor *const *tensors);
 /// A tensor: a live aclTensor (og_check_live), dtype float32, float16 or bfloat16 and rank in
 /// [min_rank, 8] (161002).
 aclnnStatus og_check_tensor(const og_opdesc *op, const char *name, const aclTensor *t,
                             int min_rank);
+/// A view whose data address is the start of an aclrtMalloc / aclrtMallocHost block ends inside
+/// it (161002); part of og_check_tensor.
+aclnnStatus og_check_fits_block(const og_opdesc *op, const char *name, const aclTensor *t);
 /// A dtype argument (ReduceSum's `dtype`): float32, float16 or bfloat16 (161002).
 aclnnStatus og_check_dtype_arg(const og_opdesc *op, const char *name, aclDataType dt);
 /// Same shape / same dtype (161002).
