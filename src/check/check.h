@@ -20,7 +20,10 @@
  *   contract:      result count, shapes and dtypes against the declaration (named diagnoses:
  *                  missing broadcast reduction, wrong gradient count, wrong dtype);
  *   linearity:     B(2g) = 2 B(g), B(0) = 0;
- *   determinism:   two runs, and 1 vs N threads, bitwise equal;
+ *   in-place:      the operator's in-place form (aclnnInplaceXxx), where it has one, on the
+ *                  case's own view of input 0: the reference values, nothing written outside it;
+ *   determinism:   two runs, and 1 vs N threads (engine-sized layouts: 1, 2, 3 and N), bitwise
+ *                  equal;
  *   trust:         outputs or gradients mostly zero, or an input never exercised: MISTRUSTED.
  */
 #ifndef OG_CHECK_H
@@ -95,7 +98,15 @@ typedef struct ogc_op {
     int nkinks;
     const double *specials; // values worth testing (parameters, cancellation, under/overflow)
     int nspecials;
-    double fp32_ulps;  // kernel error bound in fp32 ulps (forward and backward)
+    double fp32_ulps; // kernel error bound in fp32 ulps (forward and backward)
+    /// 16-bit results: how many times the fp32 result is rounded to the 16-bit dtype on its way
+    /// out (0 = 1: computed in fp32 and rounded once, so correctly rounded up to the fp32 bound);
+    /// more for a composite whose steps each round (e.g. aclnnReduceSum then aclnnMuls).
+    int fwd_roundings16, bwd_roundings16;
+    /// Intervals [regions[2i], regions[2i+1]] the "sweep" layout covers densely, besides 0, the
+    /// kinks, the specials and the domain: thresholds, overflow edges, polynomial ranges.
+    const double *regions;
+    int nregions;
     double zero_trust; // max share of zero outputs/gradients before MISTRUSTED (0 = 0.65)
     /// y = f(x) for one element; writes the saved values (nsaved of them).
     double (*ref_forward)(const struct ogc_op *op, const double *x, double *saved);
@@ -107,6 +118,9 @@ typedef struct ogc_op {
     /// Kernels through the public API: return an aclnn status (0 = success).
     int (*forward)(ogc_call *c);
     int (*backward)(ogc_call *c);
+    /// The in-place form (aclnnInplaceXxx), if the operator has one: updates c->in[0] in place
+    /// (its view as the layout lays it out; the other inputs as in forward). No results.
+    int (*forward_inplace)(ogc_call *c);
 
     // ---- operators that are not elementwise (all optional; NULL keeps the per-element path)
     /// The shapes of a case. Gets the layout's shapes (every input as the layout builds it, out =
@@ -144,10 +158,14 @@ typedef struct ogc_report {
     aclDataType dtype; // ACL_DOUBLE for the O1 formula check
     const char *layout;
     uint64_t seed;
+    int isa; // the ISA level the kernels ran at (opgrad_isa); -1 for the formula check
     ogc_status status;
     double max_abs, max_rel, max_ulp, mean_ulp, mere, mare;
+    double bias_ulp;     // mean signed error in ulps, positive = larger in magnitude than the
+                         // reference (truncation shows as about -0.25 for 16-bit results)
     int64_t compared;    // elements compared
-    char diagnosis[512]; // first named diagnosis, "" if none
+    char diagnosis[512]; // the most specific diagnosis found, "" if none
+    int diagnosis_rank;  // its specificity (checker.c: a named cause outranks a generic one)
     char repro[256];     // one-line reproducer
 } ogc_report;
 
@@ -162,7 +180,8 @@ int ogc_launch(uint64_t workspace_size, aclOpExecutor *executor,
 int ogc_layout_count(void);
 const char *ogc_layout_name(int i);
 
-/// Checks one operator at one dtype and one layout. Writes the report; returns its status.
+/// Checks one operator at one dtype and one layout, at the ISA level in effect (set it with
+/// opgrad_set_max_isa). Writes the report; returns its status.
 ogc_status ogc_check_case(const ogc_op *op, aclDataType dtype, const char *layout,
                           const ogc_options *opt, ogc_report *report);
 /// Checks the formula (O1) of one operator at one layout, in float64 only.

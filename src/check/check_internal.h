@@ -15,7 +15,10 @@ typedef struct ogc_layout {
     ogc_shape in[OGC_MAX_IN];
     ogc_view view[OGC_MAX_IN];
     ogc_shape out;
-    bool mixed; // grad_output arrives in another dtype than the forward's (mixed precision)
+    bool mixed;  // grad_output arrives in another dtype than the forward's (mixed precision)
+    bool engine; // engine-sized (large, wide, bcast_wide): checks the kernels at every thread
+                 // count; the float64 formula is checked on the small layouts
+    bool sweep;  // the inputs densely cover the operator's special regions (no random draws)
 } ogc_layout;
 
 /// Fills a layout for an operator with nin inputs; false when the layout does not apply.

@@ -9,6 +9,7 @@
 #include "check/check_internal.h"
 #include "check/compare.h"
 #include "check/rng.h"
+#include "engine/blocking.h"
 #include "opgrad/opgrad.h"
 #include "tensor/dtype.h"
 
@@ -67,12 +68,94 @@ static double test_point(const ogc_op *op, og_rng *r) {
     }
 }
 
+// x moved out of the margin the test points keep around the operator's kinks (and into the domain).
+static double off_kinks(const ogc_op *op, double x) {
+    for (int k = 0; k < op->nkinks; k++) {
+        double c = op->kinks[k], margin = 1e-2 * fmax(1.0, fabs(c));
+        if (fabs(x - c) < margin) x = x < c ? c - margin : c + margin;
+    }
+    return fmin(fmax(x, op->lo), op->hi);
+}
+
+// The "sweep" layout's values: the operator's special regions densely, not left to the seed.
+// A quarter each: around 0 (log-spaced magnitudes 2^-24 .. 8, both signs: polynomial ranges and
+// cancellation), around every kink, special and region edge (+-1 linearly, and +-2^-6 of it
+// finely), the declared regions (else the domain within +-30), the domain within +-100.
+static void sweep_values(const ogc_op *op, int64_t n, double *x) {
+    int64_t q = n / 4, i = 0;
+    for (; i < q; i++) {
+        double t = (double)(i / 2) / (double)(q / 2 > 0 ? q / 2 : 1);
+        x[i] = off_kinks(op, (i & 1 ? -1 : 1) * exp2(-24 + 27 * t));
+    }
+    double centers[64];
+    int nc = 0;
+    for (int k = 0; k < op->nkinks && nc < 64; k++) centers[nc++] = op->kinks[k];
+    for (int k = 0; k < op->nspecials && nc < 64; k++) centers[nc++] = op->specials[k];
+    for (int k = 0; k < 2 * op->nregions && nc < 64; k++) centers[nc++] = op->regions[k];
+    for (int64_t j = 0; i < 2 * q; i++, j++) {
+        if (nc == 0) {
+            x[i] = off_kinks(op, -1 + 2 * (double)j / (double)q);
+            continue;
+        }
+        double c = centers[j % nc], t = (double)(j / nc) / (double)(q / nc > 1 ? q / nc - 1 : 1);
+        double w = (j / nc) % 2 ? 1.0 : 0x1p-6 * fmax(1.0, fabs(c));
+        x[i] = off_kinks(op, c - w + 2 * w * t);
+    }
+    for (int64_t j = 0; i < 3 * q; i++, j++) {
+        double t = (double)j / (double)(q > 1 ? q - 1 : 1);
+        if (op->nregions) {
+            int r = (int)(j % op->nregions);
+            double a = op->regions[2 * r], b = op->regions[2 * r + 1];
+            t = (double)(j / op->nregions) /
+                (double)(q / op->nregions > 1 ? q / op->nregions - 1 : 1);
+            x[i] = off_kinks(op, a + (b - a) * t);
+        } else {
+            double a = fmax(op->lo, -30), b = fmin(op->hi, 30);
+            x[i] = off_kinks(op, a + (b - a) * t);
+        }
+    }
+    for (int64_t j = 0; i < n; i++, j++) {
+        double a = fmax(op->lo, -100), b = fmin(op->hi, 100);
+        x[i] = off_kinks(op, a + (b - a) * (double)j / (double)(n - 3 * q > 1 ? n - 3 * q - 1 : 1));
+    }
+}
+
+// The inputs of a case (input-shaped, row-major): test points from the case's stream, or for the
+// sweep layout the sweep's values (input 0 in order, the others permuted by the stream).
+static void draw_inputs(const ogc_op *op, const ogc_layout *l, og_rng *r, double *const *x) {
+    for (int k = 0; k < op->nin; k++) {
+        int64_t nk = ogc_numel(&l->in[k]);
+        if (!l->sweep) {
+            for (int64_t i = 0; i < nk; i++) x[k][i] = test_point(op, r);
+            continue;
+        }
+        sweep_values(op, nk, x[k]);
+        for (int64_t i = nk - 1; k > 0 && i > 0; i--) {
+            int64_t j = (int64_t)(og_rng_next(r) % (uint64_t)(i + 1));
+            double t = x[k][i];
+            x[k][i] = x[k][j], x[k][j] = t;
+        }
+    }
+}
+
 // An input laid out as its view says; `values` (row-major, logical order) are quantized to dt
 // in place, so they hold exactly what the kernel sees.
 typedef struct input {
     void *storage;
     aclTensor *tensor;
+    int64_t strides[OG_MAX_DIMS], offset, extent; // the view, in elements of the storage
 } input;
+
+// The storage position of each logical element of `in` (shape s), row-major.
+static void view_positions(const input *in, const ogc_shape *s, int64_t *pos) {
+    int64_t idx[OG_MAX_DIMS] = {0}, n = ogc_numel(s);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t p = in->offset;
+        for (int d = 0; d < s->ndim; d++) p += idx[d] * in->strides[d];
+        pos[i] = p;
+        for (int d = s->ndim - 1; d >= 0 && ++idx[d] == s->dims[d]; d--) idx[d] = 0;
+    }
+}
 
 static bool make_input(aclDataType dt, const ogc_shape *s, ogc_view view, double *values,
                        input *in) {
@@ -110,6 +193,9 @@ static bool make_input(aclDataType dt, const ogc_shape *s, ogc_view view, double
         values[i] = ogc_load(in->storage, pos, dt);
         for (int d = nd - 1; d >= 0 && ++idx[d] == s->dims[d]; d--) idx[d] = 0;
     }
+    memcpy(in->strides, strides, sizeof strides);
+    in->offset = offset;
+    in->extent = extent;
     int64_t storage_dims[1] = {extent};
     in->tensor = aclCreateTensor(s->dims, (uint64_t)nd, dt, strides, offset, ACL_FORMAT_ND,
                                  storage_dims, 1, in->storage);
@@ -272,12 +358,26 @@ typedef struct case_state {
     double *saved_q[OGC_MAX_SAVED];    // ... and its values, for the reference backward
 } case_state;
 
-static void report_fail(ogc_report *rep, ogc_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void report_fail(ogc_report *rep, ogc_status st, const char *fmt, ...) {
-    if (rep->status == OGC_FAIL) return; // keep the first failure's diagnosis
+// How specific a diagnosis is. A case keeps the most specific one its stages find (the first
+// among equals), so that a named cause found late (a wrong sign, a rounding, the elements at a
+// tile edge) is not hidden by a symptom found early (B(2g) != 2 B(g), thread dependence).
+enum {
+    RANK_TRUST = 1,       // MISTRUSTED: the data says little
+    RANK_DETERMINISM = 2, // two runs or two thread counts differ
+    RANK_LINEARITY = 3,   // B(2g) != 2 B(g)
+    RANK_MISMATCH = 4,    // values differ from the reference, no pattern named
+    RANK_SPECIFIC = 5,    // values differ with a named pattern (sign, factor, rounding, where)
+    RANK_IGNORES = 6,     // the backward ignores grad_output
+    RANK_CONTRACT = 7,    // status, result count, shape, dtype (the case stops there)
+};
+
+static void report_fail(ogc_report *rep, ogc_status st, int rank, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void report_fail(ogc_report *rep, ogc_status st, int rank, const char *fmt, ...) {
+    if (rep->status == OGC_FAIL && (st != OGC_FAIL || rank <= rep->diagnosis_rank)) return;
     if (rep->status == OGC_MISTRUSTED && st == OGC_MISTRUSTED) return;
     rep->status = st;
+    rep->diagnosis_rank = rank;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(rep->diagnosis, sizeof rep->diagnosis, fmt, ap);
@@ -354,9 +454,11 @@ static bool case_layout(const ogc_op *op, const char *layout, ogc_layout *l, ogc
 }
 
 static void fill_repro(ogc_report *rep, const ogc_options *opt) {
+    char isa[40] = "";
+    if (rep->isa >= 0) snprintf(isa, sizeof isa, " --isa %s", opgrad_isa_name(rep->isa));
     snprintf(rep->repro, sizeof rep->repro,
-             "opgrad check --op %s --dtype %s --layout %s --seed %llu --mode %s", rep->op,
-             og_dtype_name(rep->dtype), rep->layout, (unsigned long long)opt->seed,
+             "opgrad check --op %s --dtype %s --layout %s%s --seed %llu --mode %s", rep->op,
+             og_dtype_name(rep->dtype), rep->layout, isa, (unsigned long long)opt->seed,
              opt->mode == OGC_MODE_FULL ? "full" : "fast");
 }
 
@@ -368,6 +470,7 @@ static void finish_stats(ogc_report *rep, const ogc_stats *s) {
     rep->mean_ulp = s->compared ? s->sum_ulp / (double)s->compared : 0;
     rep->mere = s->compared ? s->sum_re / (double)s->compared : 0;
     rep->mare = s->max_re;
+    rep->bias_ulp = s->compared ? s->sum_sulp / (double)s->compared : 0;
 }
 
 static int64_t count_zeros(const void *data, aclDataType dt, int64_t n) {
@@ -407,6 +510,7 @@ static bool exercises_every_input(const ogc_op *op, const ogc_layout *l, double 
 
 static void add_stats(ogc_stats *s, const ogc_stats *part) {
     s->compared += part->compared, s->sum_ulp += part->sum_ulp, s->sum_re += part->sum_re;
+    s->sum_sulp += part->sum_sulp;
     s->max_abs = fmax(s->max_abs, part->max_abs), s->max_rel = fmax(s->max_rel, part->max_rel);
     s->max_ulp = fmax(s->max_ulp, part->max_ulp), s->max_re = fmax(s->max_re, part->max_re);
 }
@@ -459,7 +563,7 @@ static void case_free(case_state *cs) {
 }
 
 // ---- Stages. Each returns whether the case goes on to the next one; a stage that finds a
-// failure reports it (report_fail keeps the first FAIL's diagnosis).
+// failure reports it (report_fail keeps the most specific diagnosis).
 
 // Draws the inputs from the case's stream, quantizes them to the dtype and lays them out.
 static bool stage_inputs(case_state *cs, ogc_report *rep) {
@@ -467,16 +571,17 @@ static bool stage_inputs(case_state *cs, ogc_report *rep) {
     // Data whose reference gradient is identically 0 for a differentiable input (one element of
     // relu at x < 0) proves nothing about it: redraw (up to 32 times) from the case's own stream
     // (so the case still reproduces from its seed; data that exercises every input at the first
-    // draw, as for every smooth operator, is unchanged).
+    // draw, as for every smooth operator, is unchanged). Engine-sized data always does.
     for (int attempt = 0; attempt < 32; attempt++) {
+        draw_inputs(op, &cs->l, &cs->rng, cs->xq);
         for (int k = 0; k < op->nin; k++)
             for (int64_t i = 0; i < ogc_numel(&cs->l.in[k]); i++)
-                cs->xq[k][i] = quantize(cs->dt, test_point(op, &cs->rng));
-        if (exercises_every_input(op, &cs->l, cs->xq)) break;
+                cs->xq[k][i] = quantize(cs->dt, cs->xq[k][i]);
+        if (cs->l.engine || cs->l.sweep || exercises_every_input(op, &cs->l, cs->xq)) break;
     }
     for (int k = 0; k < op->nin; k++) {
         if (!make_input(cs->dt, &cs->l.in[k], cs->l.view[k], cs->xq[k], &cs->in[k]))
-            report_fail(rep, OGC_FAIL, "internal: cannot build input %d: %s", k,
+            report_fail(rep, OGC_FAIL, RANK_CONTRACT, "internal: cannot build input %d: %s", k,
                         aclGetRecentErrMsg());
     }
     return rep->status != OGC_FAIL;
@@ -494,31 +599,50 @@ static bool stage_forward_contract(case_state *cs, ogc_report *rep) {
     for (int k = 0; k < op->nin; k++) call.in[k] = cs->in[k].tensor;
     int st = op->forward(&call);
     if (st != 0) {
-        report_fail(rep, OGC_FAIL, "forward returned status %d: %s", st, aclGetRecentErrMsg());
+        report_fail(rep, OGC_FAIL, RANK_CONTRACT, "forward returned status %d: %s", st,
+                    aclGetRecentErrMsg());
         return false;
     }
     if (call.nresults != cs->nfwd) {
-        report_fail(rep, OGC_FAIL, "forward returned %d result(s), the op declares %d",
-                    call.nresults, cs->nfwd);
+        report_fail(rep, OGC_FAIL, RANK_CONTRACT,
+                    "forward returned %d result(s), the op declares %d", call.nresults, cs->nfwd);
         return false;
     }
     for (int j = 0; j < cs->nfwd; j++) {
         const char *what = j == 0 ? "output" : op->saved_names[j - 1];
         char a[128], b[128];
         if (cs->fwd[j].dtype != dt) {
-            report_fail(rep, OGC_FAIL, "declared %s dtype %s, kernel wrote %s", what,
+            report_fail(rep, OGC_FAIL, RANK_CONTRACT, "declared %s dtype %s, kernel wrote %s", what,
                         og_dtype_name(dt), og_dtype_name(cs->fwd[j].dtype));
             return false;
         }
         ogc_shape got = result_shape(&cs->fwd[j]);
         if (!ogc_shape_equal(&got, &cs->l.out)) {
-            report_fail(rep, OGC_FAIL, "declared %s shape %s, kernel wrote %s", what,
+            report_fail(rep, OGC_FAIL, RANK_CONTRACT, "declared %s shape %s, kernel wrote %s", what,
                         og_shape_str(cs->l.out.dims, cs->l.out.ndim, a, sizeof a),
                         og_shape_str(cs->fwd[j].dims, cs->fwd[j].ndim, b, sizeof b));
             return false;
         }
     }
     return true;
+}
+
+// The rules an operator's results are judged by (check.h: fwd_roundings16, bwd_roundings16).
+static ogc_rule fwd_rule(const ogc_op *op) {
+    return (ogc_rule){op->fp32_ulps, op->fwd_roundings16 > 0 ? op->fwd_roundings16 : 1};
+}
+static ogc_rule bwd_rule(const ogc_op *op) {
+    return (ogc_rule){op->fp32_ulps, op->bwd_roundings16 > 0 ? op->bwd_roundings16 : 1};
+}
+
+// A failed comparison of `what` reported with its named diagnosis (and the prefix, if any).
+static void report_mismatch(ogc_report *rep, const char *prefix, const char *what,
+                            const ogc_stats *st, ogc_rule rule, aclDataType dt, const void *got,
+                            const double *want, const double *mag, int64_t terms, int64_t n) {
+    char msg[400];
+    double alpha = ogc_factor_fit(rule, dt, got, want, mag, terms, n, st);
+    bool named = ogc_describe_mismatch(msg, sizeof msg, what, st, alpha, n, dt, rule);
+    report_fail(rep, OGC_FAIL, named ? RANK_SPECIFIC : RANK_MISMATCH, "%s%s", prefix, msg);
 }
 
 // The output and saved tensors against the reference at the quantized inputs, and the share of
@@ -533,34 +657,43 @@ static bool stage_forward_values(case_state *cs, ogc_report *rep) {
         const double *want = j == 0 ? cs->ref.y : cs->ref.saved[j - 1];
         const double *fmag = j == 0 ? cs->ref.ymag : NULL;
         int64_t fterms = j == 0 ? cs->ref.yterms : 1;
-        ogc_compare(op->fp32_ulps, dt, cs->fwd[j].data, want, fmag, fterms, n, &fs);
+        ogc_compare(fwd_rule(op), dt, cs->fwd[j].data, want, fmag, fterms, n, &fs);
         add_stats(&cs->s, &fs);
         if (fs.bad) {
-            char what[64], msg[400];
+            char what[64];
             snprintf(what, sizeof what, "forward %s", j == 0 ? "output" : op->saved_names[j - 1]);
-            ogc_describe_mismatch(
-                msg, sizeof msg, what, &fs,
-                ogc_factor_fit(op->fp32_ulps, dt, cs->fwd[j].data, want, fmag, fterms, n, &fs), n);
-            report_fail(rep, OGC_FAIL, "%s", msg);
+            report_mismatch(rep, "", what, &fs, fwd_rule(op), dt, cs->fwd[j].data, want, fmag,
+                            fterms, n);
         }
     }
     if (n >= 16 &&
         count_zeros(cs->fwd[0].data, dt, n) > (op->zero_trust > 0 ? op->zero_trust : 0.65) * n)
-        report_fail(rep, OGC_MISTRUSTED,
+        report_fail(rep, OGC_MISTRUSTED, RANK_TRUST,
                     "forward output is mostly zero (%lld of %lld): the test data says little",
                     (long long)count_zeros(cs->fwd[0].data, dt, n), (long long)n);
     return true;
 }
 
-// The forward again, twice and with one thread, bitwise equal to the first run (a reduction must
-// sum in a fixed order). Skipped after a failure; never stops the case.
+// The thread counts results are compared on, besides the default: 1, and on engine-sized layouts
+// (whose tilings cut the work into several ranges) every count up to OG_BLOCK_CHECK_THREADS.
+static int other_thread_counts(const case_state *cs, int *counts) {
+    int threads = opgrad_get_num_threads(), n = 0;
+    int most = cs->l.engine ? OG_BLOCK_CHECK_THREADS : 1;
+    for (int t = 1; t <= most; t++)
+        if (t != threads) counts[n++] = t;
+    return n;
+}
+
+// The forward again: twice, then at the other thread counts, bitwise equal to the first run (a
+// reduction must sum in a fixed order). Skipped after a failure; never stops the case.
 static bool stage_forward_determinism(case_state *cs, ogc_report *rep) {
     const ogc_op *op = cs->op;
     if (rep->status == OGC_FAIL || cs->n == 0) return true;
     ogc_result again[1 + OGC_MAX_SAVED];
-    int threads = opgrad_get_num_threads();
-    for (int pass = 0; pass < 2 && rep->status != OGC_FAIL; pass++) {
-        if (pass == 1) opgrad_set_num_threads(1);
+    int threads = opgrad_get_num_threads(), counts[OG_BLOCK_CHECK_THREADS + 1];
+    int runs = 1 + other_thread_counts(cs, counts);
+    for (int pass = 0; pass < runs && rep->status != OGC_FAIL; pass++) {
+        if (pass > 0) opgrad_set_num_threads(counts[pass - 1]);
         for (int j = 0; j < cs->nfwd; j++)
             declare(&again[j], &cs->l.out, cs->dt, (char *)cs->snap_buf + (size_t)j * cs->capacity,
                     cs->capacity);
@@ -569,15 +702,69 @@ static bool stage_forward_determinism(case_state *cs, ogc_report *rep) {
         if (op->forward(&call) == 0 && call.nresults == cs->nfwd &&
             !results_equal(cs->fwd, again, cs->nfwd)) {
             if (pass == 0)
-                report_fail(rep, OGC_FAIL,
+                report_fail(rep, OGC_FAIL, RANK_DETERMINISM,
                             "forward is not deterministic: two runs on the same data differ");
             else
-                report_fail(rep, OGC_FAIL,
-                            "forward depends on the thread count: 1 thread differs from %d",
-                            threads);
+                report_fail(rep, OGC_FAIL, RANK_DETERMINISM,
+                            "forward depends on the thread count: %d thread%s differ%s from %d",
+                            counts[pass - 1], counts[pass - 1] == 1 ? "" : "s",
+                            counts[pass - 1] == 1 ? "s" : "", threads);
         }
     }
     opgrad_set_num_threads(threads);
+    return true;
+}
+
+// The in-place form (aclnnInplaceXxx) on a fresh copy of input 0 in the case's own view (strided,
+// padded, offset): the values read back through the view against the reference output, and every
+// storage element outside the view unchanged. Only where input 0 has the output's shape.
+static bool stage_inplace(case_state *cs, ogc_report *rep) {
+    const ogc_op *op = cs->op;
+    if (!op->forward_inplace || !ogc_shape_equal(&cs->l.in[0], &cs->l.out)) return true;
+    int64_t n = cs->n;
+    size_t es = aclDataTypeSize(cs->dt);
+    double *values = malloc(((size_t)n + 1) * sizeof *values);
+    int64_t *pos = malloc(((size_t)n + 1) * sizeof *pos);
+    input self = {0};
+    memcpy(values, cs->xq[0], (size_t)n * sizeof *values);
+    if (!values || !pos || !make_input(cs->dt, &cs->l.in[0], cs->l.view[0], values, &self)) {
+        report_fail(rep, OGC_FAIL, RANK_CONTRACT, "internal: cannot build the in-place input");
+        goto done;
+    }
+    unsigned char *before = malloc((size_t)self.extent * es + 1);
+    memcpy(before, self.storage, (size_t)self.extent * es);
+    ogc_call call = {.op = op, .dtype = cs->dt};
+    for (int k = 0; k < op->nin; k++) call.in[k] = k == 0 ? self.tensor : cs->in[k].tensor;
+    int st = op->forward_inplace(&call);
+    if (st != 0) {
+        report_fail(rep, OGC_FAIL, RANK_CONTRACT, "in-place form returned status %d: %s", st,
+                    aclGetRecentErrMsg());
+    } else {
+        // the view's elements, gathered dense; then everything else must be as it was
+        view_positions(&self, &cs->l.in[0], pos);
+        unsigned char *got = malloc((size_t)n * es + 1);
+        for (int64_t i = 0; i < n; i++) {
+            memcpy(got + (size_t)i * es, (unsigned char *)self.storage + (size_t)pos[i] * es, es);
+            memcpy(before + (size_t)pos[i] * es, got + (size_t)i * es, es);
+        }
+        ogc_stats is = {0};
+        ogc_compare(fwd_rule(op), cs->dt, got, cs->ref.y, cs->ref.ymag, cs->ref.yterms, n, &is);
+        add_stats(&cs->s, &is);
+        if (is.bad)
+            report_mismatch(rep, "in-place form: ", "output", &is, fwd_rule(op), cs->dt, got,
+                            cs->ref.y, cs->ref.ymag, cs->ref.yterms, n);
+        else if (memcmp(before, self.storage, (size_t)self.extent * es))
+            report_fail(rep, OGC_FAIL, RANK_SPECIFIC,
+                        "in-place form writes outside its tensor's view (storage elements that "
+                        "are not part of the %s view changed)",
+                        cs->l.name);
+        free(got);
+    }
+    free(before);
+done:
+    if (self.storage) free_input(&self);
+    free(values);
+    free(pos);
     return true;
 }
 
@@ -617,11 +804,12 @@ static bool stage_backward_contract(case_state *cs, ogc_report *rep) {
     for (int k = 0; k < op->nin; k++) cs->ndiff += op->in[k].differentiable;
     int st = run_backward(cs, cs->gy);
     if (st != 0) {
-        report_fail(rep, OGC_FAIL, "backward returned status %d: %s", st, aclGetRecentErrMsg());
+        report_fail(rep, OGC_FAIL, RANK_CONTRACT, "backward returned status %d: %s", st,
+                    aclGetRecentErrMsg());
         return false;
     }
     if (cs->nbwd != cs->ndiff) {
-        report_fail(rep, OGC_FAIL,
+        report_fail(rep, OGC_FAIL, RANK_CONTRACT,
                     "backward returned %d gradient%s, the op has %d differentiable input%s",
                     cs->nbwd, cs->nbwd == 1 ? "" : "s", cs->ndiff, cs->ndiff == 1 ? "" : "s");
         return false;
@@ -633,12 +821,13 @@ static bool stage_backward_contract(case_state *cs, ogc_report *rep) {
         if (!ogc_shape_equal(&got, &cs->l.in[k])) {
             char msg[400];
             ogc_shape_diagnosis(msg, sizeof msg, op->in[k].name, k, &got, &cs->l.in[k], &cs->l.out);
-            report_fail(rep, OGC_FAIL, "%s", msg);
+            report_fail(rep, OGC_FAIL, RANK_CONTRACT, "%s", msg);
             return false;
         }
         if (g->dtype != dt) {
-            report_fail(rep, OGC_FAIL, "grad of input %d ('%s') has dtype %s, input is %s%s", k,
-                        op->in[k].name, og_dtype_name(g->dtype), og_dtype_name(dt),
+            report_fail(rep, OGC_FAIL, RANK_CONTRACT,
+                        "grad of input %d ('%s') has dtype %s, input is %s%s", k, op->in[k].name,
+                        og_dtype_name(g->dtype), og_dtype_name(dt),
                         g->dtype == cs->grad_dt && cs->grad_dt != dt
                             ? ": it follows grad_output's dtype instead of the input's"
                             : "");
@@ -662,30 +851,32 @@ static int64_t not_doubled(const case_state *cs, int j) {
     return -1;
 }
 
-// B(2g) = 2 B(g), before the values, so that a backward ignoring grad_output is named as such
-// (scaling by 2 is exact in binary floating point). Leaves `first` in the results.
+// B(2g) = 2 B(g) (scaling by 2 is exact in binary floating point): a backward that ignores
+// grad_output is named as such; one that merely does not scale gives way to a named mismatch of
+// the values (a wrong stride or a skipped tile breaks both). Leaves `first` in the results.
 static bool stage_linearity(case_state *cs, ogc_report *rep) {
     if (cs->n == 0) return true;
     for (int64_t i = 0; i < cs->n; i++) cs->gy2[i] = 2 * cs->gy[i];
     if (run_backward(cs, cs->gy2) == 0) {
         bool unchanged = results_equal(cs->bwd, cs->first, cs->nbwd);
-        for (int j = 0; j < cs->nbwd && rep->status != OGC_FAIL; j++) {
+        for (int j = 0; j < cs->nbwd; j++) {
             int64_t i = not_doubled(cs, j);
             if (i < 0) continue;
             if (unchanged)
-                report_fail(rep, OGC_FAIL,
+                report_fail(rep, OGC_FAIL, RANK_IGNORES,
                             "backward ignores grad_output: doubling grad_output leaves every "
                             "gradient unchanged");
             else
-                report_fail(rep, OGC_FAIL,
+                report_fail(rep, OGC_FAIL, RANK_LINEARITY,
                             "backward does not scale with grad_output: B(2g) != 2 B(g) at element "
                             "%lld of gradient %d (%.9g vs %.9g)",
                             (long long)i, j, ogc_load(cs->bwd[j].data, i, cs->dt),
                             2 * ogc_load(cs->first[j].data, i, cs->dt));
+            break;
         }
     }
     for (int j = 0; j < cs->nbwd; j++) memcpy(cs->bwd[j].data, cs->first[j].data, cs->capacity);
-    return rep->status != OGC_FAIL;
+    return true;
 }
 
 // Gradient g of input k against the reference: a mismatch (named when the gradient is all 0),
@@ -697,7 +888,7 @@ static void check_gradient(case_state *cs, ogc_report *rep, int k, const ogc_res
     const char *name = op->in[k].name;
     int64_t nk = ogc_numel(&cs->l.in[k]);
     ogc_stats gs = {0};
-    ogc_compare(op->fp32_ulps, dt, g->data, ref->gx[k], ref->mag[k], ref->terms[k], nk, &gs);
+    ogc_compare(bwd_rule(op), dt, g->data, ref->gx[k], ref->mag[k], ref->terms[k], nk, &gs);
     add_stats(&cs->s, &gs);
     bool ref_zero = true, got_zero = true;
     for (int64_t i = 0; i < nk; i++) {
@@ -705,25 +896,23 @@ static void check_gradient(case_state *cs, ogc_report *rep, int k, const ogc_res
         got_zero &= ogc_load(g->data, i, dt) == 0;
     }
     if (gs.bad && got_zero) {
-        report_fail(rep, OGC_FAIL,
+        report_fail(rep, OGC_FAIL, RANK_SPECIFIC,
                     "gradient of '%s' is identically 0 but the reference is not: input '%s' is "
                     "not wired into the backward",
                     name, name);
     } else if (gs.bad) {
-        char what[64], msg[400];
+        char what[64];
         snprintf(what, sizeof what, "gradient of '%s'", name);
-        ogc_describe_mismatch(msg, sizeof msg, what, &gs,
-                              ogc_factor_fit(op->fp32_ulps, dt, g->data, ref->gx[k], ref->mag[k],
-                                             ref->terms[k], nk, &gs),
-                              nk);
-        report_fail(rep, OGC_FAIL, "%s", msg);
+        report_mismatch(rep, "", what, &gs, bwd_rule(op), dt, g->data, ref->gx[k], ref->mag[k],
+                        ref->terms[k], nk);
     } else if (nk > 0 && ref_zero) {
-        report_fail(rep, OGC_MISTRUSTED,
+        report_fail(rep, OGC_MISTRUSTED, RANK_TRUST,
                     "input '%s' is never exercised by the test data (its gradient is 0 everywhere)",
                     name);
     } else if (nk >= 16 &&
                count_zeros(g->data, dt, nk) > (op->zero_trust > 0 ? op->zero_trust : 0.65) * nk) {
-        report_fail(rep, OGC_MISTRUSTED, "gradient of '%s' is mostly zero (%lld of %lld)", name,
+        report_fail(rep, OGC_MISTRUSTED, RANK_TRUST,
+                    "gradient of '%s' is mostly zero (%lld of %lld)", name,
                     (long long)count_zeros(g->data, dt, nk), (long long)nk);
     }
 }
@@ -737,37 +926,46 @@ static bool stage_backward_values(case_state *cs, ogc_report *rep) {
         if (!op->in[k].differentiable) continue;
         check_gradient(cs, rep, k, &cs->bwd[j++]);
     }
-    return rep->status != OGC_FAIL && cs->n != 0;
+    return cs->n != 0;
 }
 
 // B(0) = 0: with grad_output = 0 every gradient is exactly 0.
 static bool stage_zero_grad(case_state *cs, ogc_report *rep) {
     memset(cs->gy2, 0, (size_t)cs->n * sizeof *cs->gy2);
     if (run_backward(cs, cs->gy2) != 0) return true;
-    for (int j = 0; j < cs->nbwd && rep->status != OGC_FAIL; j++) {
+    bool found = false;
+    for (int j = 0; j < cs->nbwd && !found; j++) {
         int64_t nj = result_numel(&cs->bwd[j]);
-        for (int64_t i = 0; i < nj; i++)
+        for (int64_t i = 0; i < nj && !found; i++)
             if (ogc_load(cs->bwd[j].data, i, cs->dt) != 0) {
-                report_fail(rep, OGC_FAIL,
-                            "backward ignores grad_output: with grad_output = 0 gradient %d is "
-                            "%.9g at element %lld, not 0",
+                report_fail(rep, OGC_FAIL, RANK_SPECIFIC,
+                            "backward is not linear in grad_output: with grad_output = 0 gradient "
+                            "%d is %.9g at element %lld, not 0 (a term that does not scale with "
+                            "grad_output, or a value left from an earlier call)",
                             j, ogc_load(cs->bwd[j].data, i, cs->dt), (long long)i);
-                break;
+                found = true;
             }
     }
     return true;
 }
 
-// The backward again, twice and with one thread, bitwise equal to `first`.
+// The backward again: twice, then at the other thread counts, bitwise equal to `first`.
 static bool stage_backward_determinism(case_state *cs, ogc_report *rep) {
-    if (run_backward(cs, cs->gy) == 0 && !results_equal(cs->bwd, cs->first, cs->nbwd))
-        report_fail(rep, OGC_FAIL,
-                    "backward is not deterministic: two runs on the same data differ");
-    int threads = opgrad_get_num_threads();
-    opgrad_set_num_threads(1);
-    if (run_backward(cs, cs->gy) == 0 && !results_equal(cs->bwd, cs->first, cs->nbwd))
-        report_fail(rep, OGC_FAIL, "backward depends on the thread count: 1 thread differs from %d",
-                    threads);
+    if (rep->status == OGC_FAIL) return true;
+    int threads = opgrad_get_num_threads(), counts[OG_BLOCK_CHECK_THREADS + 1];
+    int runs = 1 + other_thread_counts(cs, counts);
+    for (int pass = 0; pass < runs && rep->status != OGC_FAIL; pass++) {
+        if (pass > 0) opgrad_set_num_threads(counts[pass - 1]);
+        if (run_backward(cs, cs->gy) != 0 || results_equal(cs->bwd, cs->first, cs->nbwd)) continue;
+        if (pass == 0)
+            report_fail(rep, OGC_FAIL, RANK_DETERMINISM,
+                        "backward is not deterministic: two runs on the same data differ");
+        else
+            report_fail(rep, OGC_FAIL, RANK_DETERMINISM,
+                        "backward depends on the thread count: %d thread%s differ%s from %d",
+                        counts[pass - 1], counts[pass - 1] == 1 ? "" : "s",
+                        counts[pass - 1] == 1 ? "s" : "", threads);
+    }
     opgrad_set_num_threads(threads);
     return true;
 }
@@ -780,13 +978,14 @@ static const case_stage case_stages[] = {
     stage_inputs,               // draw, quantize and lay out the inputs
     stage_forward_contract,     // forward status, result count, dtypes, shapes
     stage_forward_values,       // forward against the reference; mostly-zero output
-    stage_forward_determinism,  // forward twice, and with 1 thread
+    stage_forward_determinism,  // forward twice, and at other thread counts
+    stage_inplace,              // the in-place form, on input 0's own view
     stage_backward_inputs,      // saved tensors, grad_output
     stage_backward_contract,    // backward status, gradient count, shapes, dtypes
     stage_linearity,            // B(2g) = 2 B(g)
     stage_backward_values,      // gradients against the reference; coverage and trust
     stage_zero_grad,            // B(0) = 0
-    stage_backward_determinism, // backward twice, and with 1 thread
+    stage_backward_determinism, // backward twice, and at other thread counts
 };
 
 ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
@@ -797,6 +996,7 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
     rep->layout = layout;
     rep->seed = opt->seed;
     rep->status = OGC_PASS;
+    rep->isa = (int)opgrad_active_isa();
     fill_repro(rep, opt);
     case_state cs = {.op = op, .dt = dt};
     if (!case_applies(&cs, layout, rep)) return rep->status;
@@ -851,18 +1051,23 @@ ogc_status ogc_check_formula(const ogc_op *op, const char *layout, const ogc_opt
     rep->layout = layout;
     rep->seed = opt->seed;
     rep->status = OGC_PASS;
+    rep->isa = -1;
     fill_repro(rep, opt);
     ogc_layout l;
     if (!case_layout(op, layout, &l, rep)) return rep->status;
+    if (l.engine) { // engine-sized shapes test the kernels; the formula is the same on small ones
+        rep->status = OGC_SKIPPED;
+        snprintf(rep->diagnosis, sizeof rep->diagnosis,
+                 "layout does not apply to the float64 formula check (engine-sized)");
+        return rep->status;
+    }
     og_rng r;
     og_rng_seed(&r, case_seed(opt->seed, op->name, ACL_DOUBLE, layout));
     int64_t n = ogc_numel(&l.out);
     double *x[OGC_MAX_IN] = {0};
-    for (int k = 0; k < op->nin; k++) {
-        int64_t nk = ogc_numel(&l.in[k]);
-        x[k] = calloc((size_t)nk + 1, sizeof(double));
-        for (int64_t i = 0; i < nk; i++) x[k][i] = test_point(op, &r);
-    }
+    for (int k = 0; k < op->nin; k++)
+        x[k] = calloc((size_t)ogc_numel(&l.in[k]) + 1, sizeof(double));
+    draw_inputs(op, &l, &r, x);
     double *w = calloc((size_t)n + 1, sizeof(double));
     for (int64_t i = 0; i < n; i++) w[i] = og_rng_uniform(&r, -1, 1);
     refs ref = {0};
@@ -898,7 +1103,7 @@ ogc_status ogc_check_formula(const ogc_op *op, const char *layout, const ogc_opt
             rep->max_abs = fmax(rep->max_abs, diff);
             if (analytic != 0) rep->max_rel = fmax(rep->max_rel, diff / fabs(analytic));
             if (!(diff <= tol))
-                report_fail(rep, OGC_FAIL,
+                report_fail(rep, OGC_FAIL, RANK_CONTRACT,
                             "reference backward of '%s' disagrees with finite differences of the "
                             "reference forward (%s %d: analytic %.12g, finite differences %.12g, "
                             "tolerance %.3g)",
@@ -915,12 +1120,13 @@ ogc_status ogc_check_formula(const ogc_op *op, const char *layout, const ogc_opt
 void ogc_report_json(FILE *f, const ogc_report *r) {
     fprintf(
         f,
-        "{\"op\":\"%s\",\"dtype\":\"%s\",\"layout\":\"%s\",\"seed\":%llu,\"status\":\"%s\","
-        "\"compared\":%lld,\"max_abs\":%.6g,\"max_rel\":%.6g,\"max_ulp\":%.6g,\"mean_ulp\":%.6g,"
-        "\"mere\":%.6g,\"mare\":%.6g,\"diagnosis\":\"",
-        r->op, r->dtype == ACL_DOUBLE ? "float64-formula" : og_dtype_name(r->dtype), r->layout,
+        "{\"op\":\"%s\",\"dtype\":\"%s\",\"isa\":\"%s\",\"layout\":\"%s\",\"seed\":%llu,"
+        "\"status\":\"%s\",\"compared\":%lld,\"max_abs\":%.6g,\"max_rel\":%.6g,\"max_ulp\":%.6g,"
+        "\"mean_ulp\":%.6g,\"bias_ulp\":%.6g,\"mere\":%.6g,\"mare\":%.6g,\"diagnosis\":\"",
+        r->op, r->dtype == ACL_DOUBLE ? "float64-formula" : og_dtype_name(r->dtype),
+        r->isa < 0 ? "-" : opgrad_isa_name((opgrad_isa)r->isa), r->layout,
         (unsigned long long)r->seed, ogc_status_name(r->status), (long long)r->compared, r->max_abs,
-        r->max_rel, r->max_ulp, r->mean_ulp, r->mere, r->mare);
+        r->max_rel, r->max_ulp, r->mean_ulp, r->bias_ulp, r->mere, r->mare);
     for (const char *p = r->diagnosis; *p; p++) {
         if (*p == '"' || *p == '\\') fputc('\\', f);
         fputc(*p, f);

@@ -19,27 +19,51 @@ int ogc_mant_bits(aclDataType dt);
 int ogc_min_exp(aclDataType dt);
 /// The spacing of dt's values at v (subnormal spacing below the normal range).
 double ogc_ulp_of(aclDataType dt, double v);
-/// |got - ref| <= c ulp_dt(ref) + c 2^-24 sqrt(terms) mag + dt's smallest subnormal, with
-/// c = fp32_ulps for fp32 results and 1 for 16-bit results (rounded fp32 results).
+/// The error bound of a result: what the kernel may differ from the float64 reference by.
+typedef struct ogc_rule {
+    double fp32_ulps; // the fp32 computation's bound, in fp32 ulps (per rounding of a sum's
+                      // terms too: c 2^-24 sqrt(terms) magnitude)
+    int roundings16;  // 16-bit results: how many times the fp32 result was rounded to the 16-bit
+                      // dtype (1: computed in fp32 and rounded once, so correctly rounded up to
+                      // the fp32 bound); 0: the 1-ulp rule for kernels of unknown make (custom)
+} ogc_rule;
+
+/// The rule of a built-in operator with bound fp32_ulps whose 16-bit results are rounded once.
+static inline ogc_rule ogc_rule_of(double fp32_ulps) { return (ogc_rule){fp32_ulps, 1}; }
+
+/// The tolerance of a result ref with magnitude bound mag summed from `terms` values:
+///   fp32:   b = c ulp_f32(ref) + c 2^-24 sqrt(terms) mag + 2^-149, c = fp32_ulps;
+///   16-bit: roundings16 x 0.5 ulp_dt(|ref| + b) + b (rounded `roundings16` times from an fp32
+///           result within b); with roundings16 = 0: ulp_dt(ref) + 2^-24 sqrt(terms) mag + dt's
+///           smallest subnormal.
+double ogc_tolerance_rule(ogc_rule rule, aclDataType dt, double ref, double mag, int64_t terms);
+/// ogc_tolerance_rule with roundings16 = 0.
 double ogc_tolerance(double fp32_ulps, aclDataType dt, double ref, double mag, int64_t terms);
+
+#define OGC_BAD_KEPT 16
 
 typedef struct ogc_stats {
     double max_abs, max_rel, max_ulp, sum_ulp, sum_re, max_re;
-    int64_t compared, bad, first_bad, bad_idx[4];
+    double sum_sulp;      // signed error in ulps, positive = larger in magnitude than ref
+    int64_t bad_toward_0; // failures whose result is smaller in magnitude than the reference
+    int64_t bad_above;    // failures whose result is above the reference
+    int64_t compared, bad, first_bad, bad_idx[OGC_BAD_KEPT]; // the first failures' indices
     double first_got, first_want, first_tol;
     double dot_gr, dot_rr; // for the constant-factor diagnosis
     double resid_max;      // max |got - alpha * ref| / tol, filled by factor_fit
 } ogc_stats;
 
 /// Compares n elements of got (dtype dt) with ref, accumulating into s (zero it first).
-void ogc_compare(double fp32_ulps, aclDataType dt, const void *got, const double *ref,
+void ogc_compare(ogc_rule rule, aclDataType dt, const void *got, const double *ref,
                  const double *mag, int64_t terms, int64_t n, ogc_stats *s);
 /// After a failed comparison: the alpha with got = alpha * ref within tolerance, or NaN.
-double ogc_factor_fit(double fp32_ulps, aclDataType dt, const void *got, const double *ref,
+double ogc_factor_fit(ogc_rule rule, aclDataType dt, const void *got, const double *ref,
                       const double *mag, int64_t terms, int64_t n, const ogc_stats *s);
-/// The named diagnosis of a failed comparison of `what` (sign, factor, isolated elements, ...).
-void ogc_describe_mismatch(char *out, size_t size, const char *what, const ogc_stats *s,
-                           double alpha, int64_t n);
+/// The named diagnosis of a failed comparison of `what` (sign, factor, 16-bit rounding, isolated
+/// elements, ...), most specific first. dt: the result's dtype; rule: the rule it was judged by.
+/// Returns true when it named a cause, false for the generic "differs at N elements".
+bool ogc_describe_mismatch(char *out, size_t size, const char *what, const ogc_stats *s,
+                           double alpha, int64_t n, aclDataType dt, ogc_rule rule);
 
 bool ogc_shape_equal(const ogc_shape *a, const ogc_shape *b);
 /// Element strides of a row-major tensor of shape `in` indexed over the broadcast shape `out`

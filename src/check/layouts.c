@@ -2,11 +2,31 @@
 #include <string.h>
 
 #include "check/check_internal.h"
+#include "engine/blocking.h"
 
 static const char *const layout_names[] = {
-    "contiguous", "size1", "strided", "offset", "scalar", "empty",  "rank8",
-    "large",      "mixed", "bcast0",  "bcast1", "bcast2", "bcast3",
+    "contiguous", "size1",  "strided", "offset", "scalar", "empty", "rank8",      "large",
+    "mixed",      "bcast0", "bcast1",  "bcast2", "bcast3", "wide",  "bcast_wide", "sweep",
 };
+
+// Engine-sized shapes, from the engines' own block sizes (engine/blocking.h), as small as reaching
+// every path allows (the checker's float64 work per element is what a case costs).
+// large: 1-d, three full reduction blocks and a partial one (half a block, half a chunk, half a
+// vector and 3), so a sum over it combines blocks across threads; the elementwise tiling cuts it
+// into a range per thread on every thread count, each of many tiles.
+#define LARGE_N                                                                                    \
+    (3 * OG_BLOCK_REDUCE_TERMS + OG_BLOCK_REDUCE_TERMS / 2 + OG_RED_CHUNK / 2 +                    \
+     OG_BLOCK_MAX_VLEN / 2 + 3)
+// wide: rows longer than the widest reduction strip and four row-kernel steps, with a tail that
+// is no multiple of any vector, and more rows than reduction lanes and checked thread counts (a
+// column sum wraps its lanes; each thread count cuts the rows into different ranges).
+#define WIDE_W (OG_RED_STRIP_WIDE + OG_RED_STRIP / 8 + OG_BLOCK_MAX_VLEN - 3)
+#define WIDE_R (OG_RED_LANES + 2 * OG_BLOCK_CHECK_THREADS - 1)
+_Static_assert(LARGE_N > 3 * OG_BLOCK_REDUCE_TERMS, "large crosses several reduction blocks");
+_Static_assert(WIDE_W > 4 * OG_BLOCK_MAX_ROW_STEP, "wide rows span several row-kernel steps");
+static const int64_t large_n = LARGE_N, wide_w = WIDE_W, wide_r = WIDE_R;
+// sweep: 1-d, the operator's special regions densely (checker.c draws the values)
+static const int64_t sweep_n = 4096 + 5;
 
 int ogc_layout_count(void) { return (int)(sizeof layout_names / sizeof *layout_names); }
 const char *ogc_layout_name(int i) { return layout_names[i]; }
@@ -20,7 +40,8 @@ bool ogc_layout_build(const char *name, int nin, ogc_layout *l) {
     memset(l, 0, sizeof *l);
     l->name = name;
     static const int64_t base[] = {5, 7};
-    int64_t n_large = 3 * 4096 + 1; // crosses the engine's tile boundaries
+    l->engine = !strcmp(name, "large") || !strcmp(name, "wide") || !strcmp(name, "bcast_wide");
+    l->sweep = !strcmp(name, "sweep");
     for (int k = 0; k < nin; k++) l->view[k] = OGC_VIEW_CONTIGUOUS;
     for (int k = 0; k < nin; k++) {
         if (!strcmp(name, "contiguous"))
@@ -40,8 +61,22 @@ bool ogc_layout_build(const char *name, int nin, ogc_layout *l) {
         else if (!strcmp(name, "rank8"))
             set_dims(&l->in[k], 8, (const int64_t[]){2, 1, 2, 1, 1, 2, 1, 2});
         else if (!strcmp(name, "large"))
-            set_dims(&l->in[k], 1, &n_large);
-        else if (!strncmp(name, "bcast", 5) && name[5] >= '0' && name[5] <= '3' && !name[6]) {
+            set_dims(&l->in[k], 1, &large_n);
+        else if (!strcmp(name, "sweep"))
+            set_dims(&l->in[k], 1, &sweep_n);
+        else if (!strcmp(name, "wide"))
+            set_dims(&l->in[k], 2, (const int64_t[]){wide_r, wide_w});
+        else if (!strcmp(name, "bcast_wide")) {
+            // the first input a column [R, 1], the last a row [W], any between [R, W]: the
+            // gradients sum along rows (W terms) and down columns (R terms, W outputs)
+            if (nin < 2) return false;
+            if (k == 0)
+                set_dims(&l->in[k], 2, (const int64_t[]){wide_r, 1});
+            else if (k == nin - 1)
+                set_dims(&l->in[k], 1, &wide_w);
+            else
+                set_dims(&l->in[k], 2, (const int64_t[]){wide_r, wide_w});
+        } else if (!strncmp(name, "bcast", 5) && name[5] >= '0' && name[5] <= '3' && !name[6]) {
             int which = name[5] - '0';
             if (which >= nin || nin < 2) return false; // needs an input to broadcast against
             if (k == which)

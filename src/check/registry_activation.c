@@ -150,6 +150,22 @@ static void sigmoid_bwd_ref(const ogc_op *op, const double *x, const double *sav
     (void)op, (void)x, (void)mag; // y (1 - y) does not cancel
     gx[0] = gy * og_ref_act_sigmoid_grad_from_output(saved[0]);
 }
+// The in-place forms: aclnnInplaceXxx(selfRef) over input 0.
+typedef aclnnStatus (*inplace1_fn)(aclTensor *, uint64_t *, aclOpExecutor **);
+static int run_inplace(ogc_call *c, inplace1_fn p1,
+                       aclnnStatus (*p2)(void *, uint64_t, aclOpExecutor *, aclrtStream)) {
+    uint64_t ws;
+    aclOpExecutor *ex;
+    int st = p1(c->in[0], &ws, &ex);
+    if (!st) st = ogc_launch(ws, ex, p2);
+    return st;
+}
+static int sigmoid_inplace(ogc_call *c) {
+    return run_inplace(c, aclnnInplaceSigmoidGetWorkspaceSize, aclnnInplaceSigmoid);
+}
+static int tanh_inplace(ogc_call *c) {
+    return run_inplace(c, aclnnInplaceTanhGetWorkspaceSize, aclnnInplaceTanh);
+}
 static int sigmoid_fwd(ogc_call *c) {
     return run_unary(c, aclnnSigmoidGetWorkspaceSize, aclnnSigmoid);
 }
@@ -239,6 +255,11 @@ static const double tanh_specials[] = {0.0,    0.6249, 0.6251, -0.6249, -0.6251,
 // stay 0.1 away), beta x = -87.3 (subnormal sigmoid) at x = -58.2, underflow below x = -69.3
 static const double softplus_attrs[] = {1.5, 12.0};
 static const double softplus_kinks[] = {8.0};
+// where log1p(e^-|beta x|) is not tiny: the log1p polynomial's whole argument range
+static const double softplus_regions[] = {-10 / 1.5, 10 / 1.5};
+static const double softplus_default_regions[] = {-10, 10};
+// tanh's polynomial range
+static const double tanh_regions[] = {-0.625, 0.625};
 static const double softplus_specials[] = {7.9,   8.1,   7.0,   9.0, 0.0, -0.5,
                                            -58.5, -62.0, -69.0, 5.0, -5.0};
 static const double softplus_default_attrs[] = {1.0, 20.0};
@@ -329,6 +350,7 @@ static const ogc_op activation_ops[] = {
         .ref_backward = sigmoid_bwd_ref,
         .forward = sigmoid_fwd,
         .backward = sigmoid_bwd,
+        .forward_inplace = sigmoid_inplace,
     },
     {
         .name = "tanh",
@@ -342,10 +364,13 @@ static const ogc_op activation_ops[] = {
         .specials = tanh_specials,
         .nspecials = COUNT(tanh_specials),
         .fp32_ulps = 2,
+        .regions = tanh_regions,
+        .nregions = COUNT(tanh_regions) / 2,
         .ref_forward = tanh_fwd_ref,
         .ref_backward = tanh_bwd_ref,
         .forward = tanh_fwd,
         .backward = tanh_bwd,
+        .forward_inplace = tanh_inplace,
     },
     {
         .name = "softplus",
@@ -361,6 +386,8 @@ static const ogc_op activation_ops[] = {
         .specials = softplus_specials,
         .nspecials = COUNT(softplus_specials),
         .fp32_ulps = 3,
+        .regions = softplus_regions,
+        .nregions = COUNT(softplus_regions) / 2,
         .ref_forward = softplus_fwd_ref,
         .ref_backward = softplus_bwd_ref,
         .forward = softplus_fwd,
@@ -380,6 +407,8 @@ static const ogc_op activation_ops[] = {
         .specials = softplus_default_specials,
         .nspecials = COUNT(softplus_default_specials),
         .fp32_ulps = 3,
+        .regions = softplus_default_regions,
+        .nregions = COUNT(softplus_default_regions) / 2,
         .ref_forward = softplus_fwd_ref,
         .ref_backward = softplus_bwd_ref,
         .forward = softplus_fwd,

@@ -157,6 +157,17 @@ static int add_forward(ogc_call *c) {
     return st;
 }
 
+static int add_inplace(ogc_call *c) {
+    float alpha = (float)c->op->attrs[0];
+    aclScalar *a = aclCreateScalar(&alpha, ACL_FLOAT);
+    uint64_t ws;
+    aclOpExecutor *ex;
+    int st = aclnnInplaceAddGetWorkspaceSize(c->in[0], c->in[1], a, &ws, &ex);
+    if (!st) st = ogc_launch(ws, ex, aclnnInplaceAdd);
+    aclDestroyScalar(a);
+    return st;
+}
+
 static int add_backward(ogc_call *c) {
     int st = sum_to(c->grad_out, 1.0, &c->results[0]);
     if (!st) st = sum_to(c->grad_out, c->op->attrs[0], &c->results[1]);
@@ -195,6 +206,18 @@ static int adds_forward(ogc_call *c) {
     return st;
 }
 
+static int adds_inplace(ogc_call *c) {
+    float other = (float)c->op->attrs[0], alpha = (float)c->op->attrs[1];
+    aclScalar *o = aclCreateScalar(&other, ACL_FLOAT), *a = aclCreateScalar(&alpha, ACL_FLOAT);
+    uint64_t ws;
+    aclOpExecutor *ex;
+    int st = aclnnInplaceAddsGetWorkspaceSize(c->in[0], o, a, &ws, &ex);
+    if (!st) st = ogc_launch(ws, ex, aclnnInplaceAdds);
+    aclDestroyScalar(o);
+    aclDestroyScalar(a);
+    return st;
+}
+
 static int adds_backward(ogc_call *c) { return sum_to(c->grad_out, 1.0, &c->results[0]); }
 
 // ---------------------------------------------------------------------------------------------
@@ -222,6 +245,14 @@ static int mul_forward(ogc_call *c) {
     aclTensor *out = ogc_result_tensor(&c->results[0]);
     int st = mul(c->in[0], c->in[1], out);
     aclDestroyTensor(out);
+    return st;
+}
+
+static int mul_inplace(ogc_call *c) {
+    uint64_t ws;
+    aclOpExecutor *ex;
+    int st = aclnnInplaceMulGetWorkspaceSize(c->in[0], c->in[1], &ws, &ex);
+    if (!st) st = ogc_launch(ws, ex, aclnnInplaceMul);
     return st;
 }
 
@@ -439,6 +470,7 @@ static const ogc_op arith_ops[] = {
         .ref_backward = add_ref_backward,
         .forward = add_forward,
         .backward = add_backward,
+        .forward_inplace = add_inplace,
     },
     {
         .name = "adds",
@@ -454,6 +486,7 @@ static const ogc_op arith_ops[] = {
         .ref_backward = adds_ref_backward,
         .forward = adds_forward,
         .backward = adds_backward,
+        .forward_inplace = adds_inplace,
     },
     {
         .name = "mul",
@@ -470,6 +503,7 @@ static const ogc_op arith_ops[] = {
         .ref_backward = mul_ref_backward,
         .forward = mul_forward,
         .backward = mul_backward,
+        .forward_inplace = mul_inplace,
     },
     REDUCE_SUM_ENTRY("reduce_sum", rs_last),
     REDUCE_SUM_ENTRY("reduce_sum_keep0", rs_first_keep),

@@ -41,6 +41,14 @@ static int mish_forward(ogc_call *c) {
     return st;
 }
 
+static int mish_inplace(ogc_call *c) {
+    uint64_t ws;
+    aclOpExecutor *ex;
+    int st = aclnnInplaceMishGetWorkspaceSize(c->in[0], &ws, &ex);
+    if (!st) st = ogc_launch(ws, ex, aclnnInplaceMish);
+    return st;
+}
+
 static int mish_backward(ogc_call *c) {
     aclTensor *dx = ogc_result_tensor(&c->results[0]);
     uint64_t ws;
@@ -112,6 +120,7 @@ static const ogc_op activation_mish_ops[] = {
         .ref_backward = mish_ref_backward,
         .forward = mish_forward,
         .backward = mish_backward,
+        .forward_inplace = mish_inplace,
     },
     {
         .name = "mish_tanhx",

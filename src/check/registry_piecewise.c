@@ -40,6 +40,41 @@ static aclTensor *bwd_self(const ogc_call *c) {
         if (!st) st = ogc_launch(ws, ex, phase2);                                                  \
     } while (0)
 
+// The in-place forms (aclnnInplaceXxx over input 0), with the entry's attributes.
+static int relu_inplace(ogc_call *c) {
+    int st;
+    RUN_FORWARD(aclnnInplaceReluGetWorkspaceSize(c->in[0], &ws, &ex), aclnnInplaceRelu);
+    return st;
+}
+static int leaky_inplace(ogc_call *c) {
+    aclScalar *slope = attr_scalar(c->op, 0);
+    int st;
+    RUN_FORWARD(aclnnInplaceLeakyReluGetWorkspaceSize(c->in[0], slope, &ws, &ex),
+                aclnnInplaceLeakyRelu);
+    aclDestroyScalar(slope);
+    return st;
+}
+static int hardswish_inplace(ogc_call *c) {
+    int st;
+    RUN_FORWARD(aclnnInplaceHardswishGetWorkspaceSize(c->in[0], &ws, &ex), aclnnInplaceHardswish);
+    return st;
+}
+static int hardsigmoid_inplace(ogc_call *c) {
+    int st;
+    RUN_FORWARD(aclnnInplaceHardsigmoidGetWorkspaceSize(c->in[0], &ws, &ex),
+                aclnnInplaceHardsigmoid);
+    return st;
+}
+static int elu_inplace(ogc_call *c) {
+    aclScalar *alpha = attr_scalar(c->op, 0), *scale = attr_scalar(c->op, 1);
+    aclScalar *input_scale = attr_scalar(c->op, 2);
+    int st;
+    RUN_FORWARD(aclnnInplaceEluGetWorkspaceSize(c->in[0], alpha, scale, input_scale, &ws, &ex),
+                aclnnInplaceElu);
+    aclDestroyScalar(alpha), aclDestroyScalar(scale), aclDestroyScalar(input_scale);
+    return st;
+}
+
 // ---- relu / relu_out: aclnnRelu + aclnnThresholdBackward(threshold 0), from the input or from
 // the output (PyTorch's relu backward passes the result).
 
@@ -260,6 +295,7 @@ static const double elu_specials[] = {-0.02, -0.1, -0.5, -4.5, -13.5, 0.02, 3e4,
         .hi = 60, .kinks = kink0, .nkinks = 1, .specials = elu_specials,                           \
         .nspecials = NELEMS(elu_specials), .fp32_ulps = 1, .ref_forward = elu_ref_forward,         \
         .ref_backward = elu_ref_backward, .forward = elu_forward, .backward = elu_backward,        \
+        .forward_inplace = elu_inplace,                                                            \
     }
 
 static const ogc_op piecewise_ops[] = {
@@ -281,6 +317,7 @@ static const ogc_op piecewise_ops[] = {
         .ref_backward = relu_ref_backward,
         .forward = relu_forward,
         .backward = relu_backward,
+        .forward_inplace = relu_inplace,
     },
     {
         .name = "relu_out",
@@ -301,6 +338,7 @@ static const ogc_op piecewise_ops[] = {
         .ref_backward = relu_ref_backward,
         .forward = relu_forward,
         .backward = relu_backward,
+        .forward_inplace = relu_inplace,
     },
     {
         .name = "leaky_relu",
@@ -320,6 +358,7 @@ static const ogc_op piecewise_ops[] = {
         .ref_backward = leaky_ref_backward,
         .forward = leaky_forward,
         .backward = leaky_backward,
+        .forward_inplace = leaky_inplace,
     },
     {
         .name = "leaky_neg",
@@ -339,6 +378,7 @@ static const ogc_op piecewise_ops[] = {
         .ref_backward = leaky_ref_backward,
         .forward = leaky_forward,
         .backward = leaky_backward,
+        .forward_inplace = leaky_inplace,
     },
     {
         .name = "leaky_out",
@@ -359,6 +399,7 @@ static const ogc_op piecewise_ops[] = {
         .ref_backward = leaky_ref_backward,
         .forward = leaky_forward,
         .backward = leaky_backward,
+        .forward_inplace = leaky_inplace,
     },
     {
         .name = "hardswish",
@@ -377,6 +418,7 @@ static const ogc_op piecewise_ops[] = {
         .ref_backward = hardswish_ref_backward,
         .forward = hardswish_forward,
         .backward = hardswish_backward,
+        .forward_inplace = hardswish_inplace,
     },
     {
         .name = "hardsigmoid",
@@ -399,6 +441,7 @@ static const ogc_op piecewise_ops[] = {
         .ref_backward = hardsigmoid_ref_backward,
         .forward = hardsigmoid_forward,
         .backward = hardsigmoid_backward,
+        .forward_inplace = hardsigmoid_inplace,
     },
     ELU_ENTRY("elu", "aclnnElu + aclnnEluBackward(alpha 1, scale 1, inputScale 1)", elu_attrs,
               false, -14),

@@ -1,11 +1,13 @@
 /* Every registered operator passes the checker on every dtype and layout, in fast and full mode,
- * over several seeds and on every ISA of this CPU: zero false failures. */
+ * over several seeds and on every ISA of this CPU: zero false failures. (scripts/check_seeds.sh
+ * runs the default `opgrad check` over 100 seeds; OPGRAD_TEST_QUICK=1 runs fewer here.) */
 #include <string.h>
 
 #include "check/check.h"
 #include "opgrad/opgrad.h"
 #include "tensor/dtype.h"
 #include "test.h"
+#include "testutil.h"
 
 static void run_all(ogc_mode mode, uint64_t seed, int *cases) {
     static const aclDataType dts[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
@@ -29,7 +31,8 @@ static void run_all(ogc_mode mode, uint64_t seed, int *cases) {
 
 static void test_builtins_pass_over_seeds(void) {
     int cases = 0;
-    for (uint64_t seed = 1; seed <= 8; seed++) run_all(OGC_MODE_FAST, seed, &cases);
+    uint64_t seeds = test_quick_mode() ? 1 : 4;
+    for (uint64_t seed = 1; seed <= seeds; seed++) run_all(OGC_MODE_FAST, seed, &cases);
     run_all(OGC_MODE_FULL, 99, &cases);
     printf("  %d cases checked\n", cases);
 }
@@ -37,7 +40,7 @@ static void test_builtins_pass_over_seeds(void) {
 static void test_builtins_pass_on_every_isa(void) {
     opgrad_isa cpu = opgrad_cpu_isa();
     int cases = 0;
-    for (int isa = OPGRAD_ISA_SCALAR; isa <= (int)cpu; isa++) {
+    for (int isa = OPGRAD_ISA_SCALAR; isa < (int)cpu; isa++) { // the seeds above ran at `cpu`
         opgrad_set_max_isa((opgrad_isa)isa);
         run_all(OGC_MODE_FAST, 100 + (uint64_t)isa, &cases);
     }

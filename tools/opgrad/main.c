@@ -1,8 +1,9 @@
 /* The `opgrad` command.
  *
- *   opgrad check [--op NAME...] [--dtype LIST] [--layout LIST] [--mode full|fast] [--seed N]
- *                [--json FILE] [--list]
- *                      the gradient-consistency checker over the registered operators (check.h)
+ *   opgrad check [--op NAME...] [--dtype LIST] [--layout LIST] [--isa LIST] [--mode full|fast]
+ *                [--seed N] [--json FILE] [--list]
+ *                      the gradient-consistency checker over the registered operators (check.h),
+ *                      at every ISA level the CPU has unless --isa says otherwise
  *   opgrad check --custom SPEC.json [...]
  *                      the custom-operator checker (custom/custom_check.h, docs/custom-ops.md)
  *   opgrad info        version, CPU ISA, active ISA, threads
@@ -140,8 +141,10 @@ static int cmd_selfcheck(void) {
 
 static void usage(void) {
     fprintf(stderr,
-            "usage: opgrad check [--op NAME...] [--dtype LIST] [--layout LIST] [--mode full|fast]\n"
-            "                    [--seed N] [--json FILE] [--list]\n"
+            "usage: opgrad check [--op NAME...] [--dtype LIST] [--layout LIST] [--isa LIST]\n"
+            "                    [--mode full|fast] [--seed N] [--json FILE] [--list]\n"
+            "           --isa LIST  ISA levels to run the kernels at (default all: every level\n"
+            "                       this CPU has, up to OPGRAD_ISA; e.g. --isa scalar,avx2)\n"
             "       opgrad check --custom SPEC.json [--library /ABS/lib.so] [--seed N]\n"
             "                    [--json FILE] [--in-process] [--timeout SECONDS]\n"
             "                    [--max-memory SIZE]\n"
@@ -193,9 +196,28 @@ static bool wanted(const name_list *l, const char *name) {
 
 static void print_row(const ogc_report *r) {
     const char *dt = r->dtype == ACL_DOUBLE ? "f64-ref" : og_dtype_name(r->dtype);
-    printf("%-12s %-9s %-11s %-10s %9.3g %9.3g %9.3g %8.3f %9.3g %9.3g\n", r->op, dt, r->layout,
-           ogc_status_name(r->status), r->max_abs, r->max_rel, r->max_ulp, r->mean_ulp, r->mere,
-           r->mare);
+    printf("%-12s %-9s %-10s %-11s %-10s %9.3g %9.3g %9.3g %8.3f %+8.3f %9.3g %9.3g\n", r->op, dt,
+           r->isa < 0 ? "-" : opgrad_isa_name((opgrad_isa)r->isa), r->layout,
+           ogc_status_name(r->status), r->max_abs, r->max_rel, r->max_ulp, r->mean_ulp, r->bias_ulp,
+           r->mere, r->mare);
+}
+
+// --isa: comma-separated ISA names, or "all" (every level the CPU has, up to OPGRAD_ISA's cap).
+static bool parse_isas(char *arg, bool *want, bool *all) {
+    for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
+        bool known = !strcmp(tok, "all");
+        *all |= known;
+        for (int i = 0; i < OPGRAD_ISA_COUNT; i++)
+            if (!strcmp(tok, opgrad_isa_name((opgrad_isa)i))) want[i] = known = true;
+        if (!known) {
+            fprintf(stderr, "opgrad check: unknown --isa '%s' (all", tok);
+            for (int i = 0; i < OPGRAD_ISA_COUNT; i++)
+                fprintf(stderr, ", %s", opgrad_isa_name((opgrad_isa)i));
+            fprintf(stderr, ")\n");
+            return false;
+        }
+    }
+    return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -386,6 +408,7 @@ static int cmd_check(int argc, char **argv) {
         if (!strcmp(argv[i], "--custom")) return cmd_check_custom(argc, argv);
     name_list ops = {0}, dtypes = {0}, layouts = {0};
     ogc_options opt = {.mode = OGC_MODE_FAST, .seed = 1};
+    bool want_isa[OPGRAD_ISA_COUNT] = {0}, all_isas = true;
     const char *json_path = NULL;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -401,6 +424,9 @@ static int cmd_check(int argc, char **argv) {
             if (!add_names(&dtypes, argv[++i])) return 2;
         } else if (!strcmp(a, "--layout") && has_value) {
             if (!add_names(&layouts, argv[++i])) return 2;
+        } else if (!strcmp(a, "--isa") && has_value) {
+            all_isas = false;
+            if (!parse_isas(argv[++i], want_isa, &all_isas)) return 2;
         } else if (!strcmp(a, "--mode") && has_value) {
             a = argv[++i];
             if (!strcmp(a, "full"))
@@ -443,77 +469,110 @@ static int cmd_check(int argc, char **argv) {
         if (!known)
             return fprintf(stderr, "opgrad check: unknown layout '%s'\n", layouts.items[i]), 2;
     }
+    // The ISA levels: by default every level this CPU runs, up to the cap (OPGRAD_ISA), so that
+    // a bug in any dispatch path fails the default run.
+    opgrad_isa top = opgrad_active_isa();
+    int isas[OPGRAD_ISA_COUNT], nisa = 0;
+    for (int i = 0; i <= (int)top; i++)
+        if (all_isas || want_isa[i]) isas[nisa++] = i;
+    for (int i = (int)top + 1; i < OPGRAD_ISA_COUNT; i++)
+        if (want_isa[i])
+            return fprintf(stderr, "opgrad check: --isa %s: this CPU (or OPGRAD_ISA) stops at %s\n",
+                           opgrad_isa_name((opgrad_isa)i), opgrad_isa_name(top)),
+                   2;
+    if (nisa == 0) return fprintf(stderr, "opgrad check: no ISA level to run\n"), 2;
     FILE *json = NULL;
     if (json_path && !(json = fopen(json_path, "w")))
         return fprintf(stderr, "opgrad check: cannot write %s\n", json_path), 2;
 
     int total = 0;
     for (int o = 0; o < ogc_registry_count(); o++)
-        if (wanted(&ops, ogc_registry_get(o)->name)) total += ndt * ogc_layout_count();
+        if (wanted(&ops, ogc_registry_get(o)->name))
+            for (int d = 0; d < ndt; d++)
+                total += (dts[d] == ACL_DOUBLE ? 1 : nisa) * ogc_layout_count();
     bool tty = isatty(2);
     int done = 0, counts[4] = {0};
     ogc_report *failures = calloc((size_t)total + 1, sizeof *failures);
     int nfail = 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    printf("opgrad check: seed %llu, mode %s, isa %s, %d thread(s)\n\n",
-           (unsigned long long)opt.seed, opt.mode == OGC_MODE_FULL ? "full" : "fast",
-           opgrad_isa_name(opgrad_active_isa()), opgrad_get_num_threads());
-    printf("%-12s %-9s %-11s %-10s %9s %9s %9s %8s %9s %9s\n", "op", "dtype", "layout", "status",
-           "max_abs", "max_rel", "max_ulp", "mean_ulp", "MERE", "MARE");
+    printf("opgrad check: seed %llu, mode %s, isa", (unsigned long long)opt.seed,
+           opt.mode == OGC_MODE_FULL ? "full" : "fast");
+    for (int i = 0; i < nisa; i++)
+        printf("%s %s", i ? "," : "", opgrad_isa_name((opgrad_isa)isas[i]));
+    printf(", %d thread(s)\n\n", opgrad_get_num_threads());
+    printf("%-12s %-9s %-10s %-11s %-10s %9s %9s %9s %8s %8s %9s %9s\n", "op", "dtype", "isa",
+           "layout", "status", "max_abs", "max_rel", "max_ulp", "mean_ulp", "bias_ulp", "MERE",
+           "MARE");
     if (json) fprintf(json, "[\n");
     bool first_json = true;
     for (int o = 0; o < ogc_registry_count(); o++) {
         const ogc_op *op = ogc_registry_get(o);
         if (!wanted(&ops, op->name)) continue;
-        int op_fail_by_dtype[4] = {0}, op_cases_by_dtype[4] = {0};
+        int fail_by_dtype[8] = {0}, fail_by_isa[OPGRAD_ISA_COUNT] = {0};
         for (int d = 0; d < ndt; d++) {
-            for (int l = 0; l < ogc_layout_count(); l++) {
-                const char *layout = ogc_layout_name(l);
-                done++;
-                if (!wanted(&layouts, layout)) continue;
-                if (tty)
-                    fprintf(stderr, "\r[%d/%d] %s %s %s ...\033[K", done, total, op->name,
-                            dts[d] == ACL_DOUBLE ? "f64-ref" : og_dtype_name(dts[d]), layout);
-                ogc_report r;
-                if (dts[d] == ACL_DOUBLE)
-                    ogc_check_formula(op, layout, &opt, &r);
-                else
-                    ogc_check_case(op, dts[d], layout, &opt, &r);
-                if (tty) fprintf(stderr, "\r\033[K");
-                if (r.status == OGC_SKIPPED && !strncmp(r.diagnosis, "layout does not apply", 21))
-                    continue; // e.g. broadcast layouts of a one-input operator
-                counts[r.status]++;
-                if (r.status == OGC_SKIPPED) continue;
-                print_row(&r);
-                op_cases_by_dtype[d < 4 ? d : 3]++;
-                if (r.status == OGC_FAIL || r.status == OGC_MISTRUSTED) {
-                    failures[nfail++] = r;
-                    if (r.status == OGC_FAIL) op_fail_by_dtype[d < 4 ? d : 3]++;
-                }
-                if (json) {
-                    fprintf(json, "%s  ", first_json ? "" : ",\n");
-                    ogc_report_json(json, &r);
-                    first_json = false;
+            bool formula = dts[d] == ACL_DOUBLE;
+            for (int v = 0; v < (formula ? 1 : nisa); v++) {
+                if (!formula) opgrad_set_max_isa((opgrad_isa)isas[v]);
+                for (int l = 0; l < ogc_layout_count(); l++) {
+                    const char *layout = ogc_layout_name(l);
+                    done++;
+                    if (!wanted(&layouts, layout)) continue;
+                    if (tty)
+                        fprintf(stderr, "\r[%d/%d] %s %s %s %s ...\033[K", done, total, op->name,
+                                formula ? "f64-ref" : og_dtype_name(dts[d]),
+                                formula ? "-" : opgrad_isa_name((opgrad_isa)isas[v]), layout);
+                    ogc_report r;
+                    if (formula)
+                        ogc_check_formula(op, layout, &opt, &r);
+                    else
+                        ogc_check_case(op, dts[d], layout, &opt, &r);
+                    if (tty) fprintf(stderr, "\r\033[K");
+                    if (r.status == OGC_SKIPPED &&
+                        !strncmp(r.diagnosis, "layout does not apply", 21))
+                        continue; // e.g. broadcast layouts of a one-input operator
+                    counts[r.status]++;
+                    if (r.status == OGC_SKIPPED) continue;
+                    print_row(&r);
+                    if (r.status == OGC_FAIL || r.status == OGC_MISTRUSTED) failures[nfail++] = r;
+                    if (r.status == OGC_FAIL) {
+                        fail_by_dtype[d]++;
+                        if (!formula) fail_by_isa[isas[v]]++;
+                    }
+                    if (json) {
+                        fprintf(json, "%s  ", first_json ? "" : ",\n");
+                        ogc_report_json(json, &r);
+                        first_json = false;
+                    }
                 }
             }
         }
-        int failing_dtypes = 0, which = -1;
-        for (int d = 0; d < ndt && d < 4; d++)
-            if (op_fail_by_dtype[d]) failing_dtypes++, which = d;
-        if (failing_dtypes == 1 && ndt > 1)
+        opgrad_set_max_isa(top);
+        // Where an operator fails in one dtype or at one ISA level only, say so: the cause is in
+        // that path (a conversion, one ISA's kernel), not in the formula.
+        int failing = 0, which = -1;
+        for (int d = 0; d < ndt; d++)
+            if (fail_by_dtype[d]) failing++, which = d;
+        if (failing == 1 && ndt > 1)
             printf("%-12s note: fails only in %s; the other dtypes pass\n", op->name,
                    dts[which] == ACL_DOUBLE ? "the float64 formula check"
                                             : og_dtype_name(dts[which]));
+        failing = 0;
+        for (int v = 0; v < nisa; v++)
+            if (fail_by_isa[isas[v]]) failing++, which = isas[v];
+        if (failing == 1 && nisa > 1)
+            printf("%-12s note: fails only at isa %s; the other ISA levels pass\n", op->name,
+                   opgrad_isa_name((opgrad_isa)which));
     }
     if (json) fprintf(json, "\n]\n"), fclose(json);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (nfail) {
         printf("\nFailures and mistrusted cases:\n");
         for (int i = 0; i < nfail; i++)
-            printf("  %s %s %s %s: %s\n    reproduce: %s\n", ogc_status_name(failures[i].status),
+            printf("  %s %s %s %s %s: %s\n    reproduce: %s\n", ogc_status_name(failures[i].status),
                    failures[i].op,
                    failures[i].dtype == ACL_DOUBLE ? "f64-ref" : og_dtype_name(failures[i].dtype),
+                   failures[i].isa < 0 ? "-" : opgrad_isa_name((opgrad_isa)failures[i].isa),
                    failures[i].layout, failures[i].diagnosis, failures[i].repro);
     }
     printf("\n%d passed, %d failed, %d mistrusted, %d skipped in %.1f s\n", counts[OGC_PASS],

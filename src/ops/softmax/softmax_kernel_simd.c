@@ -56,6 +56,7 @@
  * (its own output for fp32): rounding it to 16 bits before the scaling would round twice. */
 #include <float.h>
 
+#include "engine/blocking.h"
 #include "engine/simd/vec16.h"
 #include "engine/simd/vmath.h"
 #include "ops/softmax/softmax_kernel.h"
@@ -257,6 +258,9 @@ static inline vf log_softmax_y(vf x, vf unused, const row_k *k) {
 // 4 sqrt(n) 2^-24: flushing keeps the error at BWD_G 2^-24 whatever n (a plain float sum of
 // a constant g over 100000 values used 0.82 of the tolerance).
 #define BWD_G 16
+_Static_assert(BWD_G *LANES <= OG_BLOCK_MAX_ROW_STEP, "declare the step in engine/blocking.h");
+_Static_assert(MAXV *VLEN <= OG_BLOCK_MAX_ROW_STEP && VLEN <= OG_BLOCK_MAX_VLEN,
+               "declare the step in engine/blocking.h");
 
 // k: dot.
 static inline vf softmax_dx(vf g, vf y, const row_k *k) { return vmul(y, vsub(g, k->a)); }

@@ -1,0 +1,28 @@
+/* The sizes at which the engines change code path, declared in one place for the checker's
+ * shapes (src/check/layouts.c) and the tests. A shape derived from them reaches every path: a sum
+ * over several reduction blocks (block sums combined across threads), several ranges per thread
+ * in the elementwise and row tilings, rows and strips wider than every vector unroll with a tail
+ * that is not a multiple of any vector width.
+ *
+ * An engine or kernel family that adds a block size, an unroll or a step declares it here (and
+ * static-asserts its own constant against it), so that the checker's shapes grow with it: see
+ * docs/architecture.md, "Checking the checker". */
+#ifndef OG_BLOCKING_H
+#define OG_BLOCKING_H
+
+#include "engine/reduce.h" // OG_RED_CHUNK, OG_RED_BLOCK, OG_RED_STRIP, OG_RED_STRIP_WIDE
+#include "engine/tiling.h" // OG_MIN_CORE_BYTES, OG_CORES_PER_THREAD
+
+/// fp32 lanes of the widest vector any kernel uses (AVX-512).
+#define OG_BLOCK_MAX_VLEN 16
+/// The widest step a row kernel takes along a row at once, including its partial-sum flush
+/// groups (softmax backward: 16 groups of 16 lanes).
+#define OG_BLOCK_MAX_ROW_STEP 256
+/// Summands of one reduction block (a block's sum is a pairwise tree over its chunks; block sums
+/// are combined in a second pass when cores share one output).
+#define OG_BLOCK_REDUCE_TERMS ((int64_t)OG_RED_CHUNK * OG_RED_BLOCK)
+/// Thread counts the checker compares results on (with the default count): the tilings of 1, 2
+/// and 3 threads cut the same work into different ranges.
+#define OG_BLOCK_CHECK_THREADS 3
+
+#endif
