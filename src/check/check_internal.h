@@ -19,6 +19,8 @@ typedef struct ogc_layout {
     bool engine; // engine-sized (large, wide, bcast_wide): checks the kernels at every thread
                  // count; the float64 formula is checked on the small layouts
     bool sweep;  // the inputs densely cover the operator's special regions (no random draws)
+    bool gated;  // the engines' size gates lowered for the case (engine/blocking.h): the paths
+                 // of tensors of 4-16 MiB and more run on this layout
 } ogc_layout;
 
 /// Fills a layout for an operator with nin inputs; false when the layout does not apply.

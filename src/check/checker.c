@@ -1001,8 +1001,11 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
     case_state cs = {.op = op, .dt = dt};
     if (!case_applies(&cs, layout, rep)) return rep->status;
     case_alloc(&cs, opt->seed, layout);
+    og_size_gates gates = og_size_gates_get();
+    if (cs.l.gated) og_size_gates_set(&(og_size_gates){1, 1, 1});
     for (size_t i = 0; i < sizeof case_stages / sizeof *case_stages; i++)
         if (!case_stages[i](&cs, rep)) break;
+    if (cs.l.gated) og_size_gates_set(&gates);
     finish_stats(rep, &cs.s);
     case_free(&cs);
     return rep->status;

@@ -11,7 +11,8 @@ static const char *const layout_names[] = {
 
 // Engine-sized shapes, from the engines' own block sizes (engine/blocking.h), as small as reaching
 // every path allows (the checker's float64 work per element is what a case costs).
-// large: 1-d, three full reduction blocks and a partial one (half a block, half a chunk, half a
+// large: 1-d, with the size gates lowered (the large-tensor paths run); three full reduction
+// blocks and a partial one (half a block, half a chunk, half a
 // vector and 3), so a sum over it combines blocks across threads; the elementwise tiling cuts it
 // into a range per thread on every thread count, each of many tiles.
 #define LARGE_N                                                                                    \
@@ -42,6 +43,7 @@ bool ogc_layout_build(const char *name, int nin, ogc_layout *l) {
     static const int64_t base[] = {5, 7};
     l->engine = !strcmp(name, "large") || !strcmp(name, "wide") || !strcmp(name, "bcast_wide");
     l->sweep = !strcmp(name, "sweep");
+    l->gated = !strcmp(name, "large");
     for (int k = 0; k < nin; k++) l->view[k] = OGC_VIEW_CONTIGUOUS;
     for (int k = 0; k < nin; k++) {
         if (!strcmp(name, "contiguous"))

@@ -10,6 +10,8 @@
 #ifndef OG_BLOCKING_H
 #define OG_BLOCKING_H
 
+#include <stdint.h>
+
 #include "engine/reduce.h" // OG_RED_CHUNK, OG_RED_BLOCK, OG_RED_STRIP, OG_RED_STRIP_WIDE
 #include "engine/tiling.h" // OG_MIN_CORE_BYTES, OG_CORES_PER_THREAD
 
@@ -24,5 +26,19 @@
 /// Thread counts the checker compares results on (with the default count): the tilings of 1, 2
 /// and 3 threads cut the same work into different ranges.
 #define OG_BLOCK_CHECK_THREADS 3
+
+/// Paths an engine takes only from a total size on: large-tensor optimisations whose results are
+/// the same bits either way. Non-temporal CopyOut from `nt_out_bytes` of output (OPGRAD_NT_BYTES,
+/// default 16 MiB), streamed CopyIn (side-by-side conversion, next tile prefetched) from
+/// `stream_in_bytes` per thread (4 MiB), next-row prefetch from `row_prefetch_bytes` of input
+/// (16 MiB). Sizes that large cost the checker seconds per case in float64 work, so it lowers the
+/// gates to 1 byte for its `large` layout (every gated path runs there) and restores them. Set
+/// them only while no other thread plans an executor.
+typedef struct og_size_gates {
+    int64_t nt_out_bytes, stream_in_bytes, row_prefetch_bytes;
+} og_size_gates;
+og_size_gates og_size_gates_get(void);
+/// Sets the gates; NULL restores the defaults.
+void og_size_gates_set(const og_size_gates *gates);
 
 #endif

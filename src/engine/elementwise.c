@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/blocking.h"
 #include "engine/convert.h"
 #include "engine/program.h"
 #include "runtime/cpu.h"
@@ -14,10 +15,7 @@ enum {
     BLOCK_BYTES = 64, // every core starts on a cache-line multiple
 };
 
-int64_t og_ew_nt_threshold(void) {
-    const char *env = getenv("OPGRAD_NT_BYTES");
-    return env ? atoll(env) : (int64_t)16 << 20;
-}
+int64_t og_ew_nt_threshold(void) { return og_size_gates_get().nt_out_bytes; }
 
 // Strides of tensor t over the output shape (right-aligned), 0 where t broadcasts.
 static void strides_over(const aclTensor *t, const int64_t *dims, int ndim, int64_t *strides) {
@@ -120,8 +118,8 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
         .block = BLOCK_BYTES / (int64_t)min_elem,
         .bytes_per_elem = bytes_per_elem,
     });
-    plan->stream_in =
-        total / (max_cores > 0 ? max_cores : 1) * bytes_per_elem >= OG_EW_STREAM_IN_BYTES;
+    plan->stream_in = total / (max_cores > 0 ? max_cores : 1) * bytes_per_elem >=
+                      og_size_gates_get().stream_in_bytes;
     if (op->params_size) memcpy(plan->params, op->params, op->params_size);
 }
 

@@ -28,10 +28,9 @@
 /// room for both in a 32-48 KiB L1d (32 KiB made bf16 ops ~1.3x slower on a 48 KiB L1d). A plan
 /// without buffers (every operand fp32 and used in place) tiles as if it had 2x this budget.
 #define OG_EW_TILE_BUDGET (16 * 1024)
-/// Bytes per thread (all operands) from which the inputs come from beyond L2: 16-bit inputs are
-/// then converted side by side and the next tile is prefetched (1.05-1.3x); below it that costs
-/// ~20%.
-#define OG_EW_STREAM_IN_BYTES ((int64_t)4 << 20)
+// From og_size_gates' stream_in_bytes per thread (all operands; 4 MiB, engine/blocking.h) the
+// inputs come from beyond L2: 16-bit inputs are then converted side by side and the next tile is
+// prefetched (1.05-1.3x); below it that costs ~20%.
 
 /// in[k] / out[k] point at n contiguous fp32 values; out may alias in.
 typedef void (*og_ew_compute_fn)(size_t n, const float *const *in, float *const *out,
@@ -119,7 +118,7 @@ typedef struct og_ew_plan {
     bool fused16;    // every operand linear and of the compute dtype
                      // (bf16 / fp16): compute16 runs on the data,
                      // no CopyIn / CopyOut
-    bool stream_in;  // more than OG_EW_STREAM_IN_BYTES per thread:
+    bool stream_in;  // past the stream-in size gate per thread:
                      // 16-bit inputs converted side by side and
                      // the next tile prefetched
     opgrad_isa isa;

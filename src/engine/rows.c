@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/blocking.h"
 #include "engine/convert.h"
 #include "engine/tiling.h"
 #include "runtime/pool.h"
@@ -82,7 +83,7 @@ void og_rows_make_plan(const og_rows_op *op, int max_cores, opgrad_isa isa, og_r
     int64_t in_bytes = 0;
     for (int k = 0; k < op->nin; k++)
         in_bytes += op->in[k]->numel * (int64_t)aclDataTypeSize(op->in[k]->dtype);
-    p->prefetch = op->prefetch && in_bytes >= OG_ROWS_PREFETCH_FROM;
+    p->prefetch = op->prefetch && in_bytes >= og_size_gates_get().row_prefetch_bytes;
     int64_t bytes_per_row = 0;
     for (int k = 0; k < nops; k++) {
         og_rows_operand *o = ops[k];

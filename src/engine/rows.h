@@ -35,7 +35,6 @@
 #define OG_ROWS_MAX_OUT 2
 #define OG_ROWS_MAX_STATS 2
 #define OG_ROWS_MAX_PARAMS 64
-#define OG_ROWS_PREFETCH_FROM ((int64_t)16 << 20) // input bytes from which rows are prefetched
 
 /// A row operator, as an operator describes it after checking its arguments.
 typedef struct og_rows_op {
@@ -52,7 +51,7 @@ typedef struct og_rows_op {
     const void *params;
     size_t params_size;
     // The kernel computes long enough on a row (several passes, exps) for the next row's inputs
-    // to arrive meanwhile: prefetch them (for inputs of OG_ROWS_PREFETCH_FROM bytes or more). A
+    // to arrive meanwhile: prefetch them (from og_size_gates' row_prefetch_bytes of input on). A
     // light memory-bound kernel does better with the hardware prefetcher alone (SoftmaxBackward
     // fp32 at 2^24: 13% slower with it).
     bool prefetch;
@@ -79,7 +78,7 @@ typedef struct og_rows_plan {
     int64_t rdims[OG_MAX_DIMS];
     int nin, nout, nstats;
     og_rows_operand in[OG_ROWS_MAX_IN], out[OG_ROWS_MAX_OUT], stats[OG_ROWS_MAX_STATS];
-    bool prefetch;       // inputs of OG_ROWS_PREFETCH_FROM bytes or more: prefetch a row ahead
+    bool prefetch;       // inputs past the row-prefetch size gate: prefetch a row ahead
     bool fused16;        // every row operand contiguous along the axis, of the 16-bit compute
                          // dtype: kernel16 on the data in place (no CopyIn / CopyOut)
     int core_num, slots; // ranges of rows and the threads that run them

@@ -417,9 +417,9 @@ static void test_special_rows(void) {
     aclrtFree(lx), aclrtFree(ly);
 }
 
-// Inputs of OG_ROWS_PREFETCH_FROM bytes (16 MiB) and more: the engine prefetches each row's inputs
-// a row ahead for the forwards. Rows are independent, so the whole tensor gives the bits of its
-// two halves run apart (8 MiB each: no prefetching).
+// Inputs of 16 MiB (the row-prefetch size gate, engine/blocking.h) and more: the engine prefetches
+// each row's inputs a row ahead for the forwards. Rows are independent, so the whole tensor gives
+// the bits of its two halves run apart (8 MiB each: no prefetching).
 static void test_prefetched_rows(void) {
     int64_t dims[2] = {4096, 1024}, half[2] = {2048, 1024};
     int64_t n = dims[0] * dims[1];

@@ -10,11 +10,10 @@
  *    the same values widened to fp32, bitwise, for every thread count and ISA; with a 16-bit
  *    output it is that sum rounded once;
  *  - elementwise ops on 16-bit operands (tile and step boundaries, broadcast and mixed dtypes,
- *    non-temporal CopyOut, and sizes past OG_EW_STREAM_IN_BYTES per core, where linear inputs are
- *    converted side by side and prefetched) give the exactly rounded fp32 result on every ISA and
- *    thread count.
- * The fused 16-bit path of every operator against its buffered path (OPGRAD_FUSED16=0) is in
- * test_elementwise, derived from the operator list. */
+ *    non-temporal CopyOut, and sizes past the stream-in size gate (4 MiB) per core, where linear
+ * inputs are converted side by side and prefetched) give the exactly rounded fp32 result on every
+ * ISA and thread count. The fused 16-bit path of every operator against its buffered path
+ * (OPGRAD_FUSED16=0) is in test_elementwise, derived from the operator list. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -372,8 +371,8 @@ static void test_elementwise16(void) {
             &bad); // fp32 rounded to bf16
     ew_case(ACL_BF16, ACL_BF16, ACL_FLOAT16, 7, 777, false, false, &runs,
             &bad); // bf16 result -> fp16
-    // more than OG_EW_STREAM_IN_BYTES per core on 1-3 threads: inputs converted side by side,
-    // next tiles prefetched
+    // more than the stream-in size gate (4 MiB) per core on 1-3 threads: inputs converted side by
+    // side, next tiles prefetched
     ew_case(ACL_BF16, ACL_BF16, ACL_BF16, 1, (3 << 20) + 77, false, false, &runs, &bad);
     ew_case(ACL_BF16, ACL_FLOAT, ACL_FLOAT, 2, (1 << 20) + 5, false, true, &runs, &bad);
     CHECKF(bad == 0, "%ld wrong elements", bad);

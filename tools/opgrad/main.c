@@ -414,8 +414,18 @@ static int cmd_check(int argc, char **argv) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
         if (!strcmp(a, "--list")) {
-            for (int k = 0; k < ogc_registry_count(); k++)
-                printf("%-12s %s\n", ogc_registry_get(k)->name, ogc_registry_get(k)->api);
+            // name, what it runs, and the rule its results are held to
+            for (int k = 0; k < ogc_registry_count(); k++) {
+                const ogc_op *op = ogc_registry_get(k);
+                int rf = op->fwd_roundings16 > 0 ? op->fwd_roundings16 : 1;
+                int rb = op->bwd_roundings16 > 0 ? op->bwd_roundings16 : 1;
+                printf("%-17s %s%s\n%17s   rule: fp32 within %g ulp; 16-bit ", op->name, op->api,
+                       op->forward_inplace ? " (+ in-place form)" : "", "", op->fp32_ulps);
+                if (rf == 1 && rb == 1)
+                    printf("correctly rounded from fp32\n");
+                else
+                    printf("rounded %d (forward) / %d (backward) times from fp32\n", rf, rb);
+            }
             return 0;
         } else if (!strcmp(a, "--op") && has_value) {
             while (i + 1 < argc && argv[i + 1][0] != '-')

@@ -1,0 +1,23 @@
+/* The engines' size gates (engine/blocking.h). */
+#include "engine/blocking.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+static og_size_gates overridden;
+static bool is_overridden;
+
+og_size_gates og_size_gates_get(void) {
+    if (is_overridden) return overridden;
+    const char *env = getenv("OPGRAD_NT_BYTES");
+    return (og_size_gates){
+        .nt_out_bytes = env ? atoll(env) : (int64_t)16 << 20,
+        .stream_in_bytes = (int64_t)4 << 20,
+        .row_prefetch_bytes = (int64_t)16 << 20,
+    };
+}
+
+void og_size_gates_set(const og_size_gates *gates) {
+    is_overridden = gates != NULL;
+    if (gates) overridden = *gates;
+}
