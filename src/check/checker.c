@@ -120,11 +120,28 @@ static void sweep_values(const ogc_op *op, int64_t n, double *x) {
     }
 }
 
-// The inputs of a case (input-shaped, row-major): test points from the case's stream, or for the
-// sweep layout the sweep's values (input 0 in order, the others permuted by the stream).
+// The inputs of a case (input-shaped, row-major): test points from the case's stream (on the
+// engine-sized layouts mostly uniform values), or for the sweep layout the sweep's values (input
+// 0 in order, the others permuted by the stream).
 static void draw_inputs(const ogc_op *op, const ogc_layout *l, og_rng *r, double *const *x) {
     for (int k = 0; k < op->nin; k++) {
         int64_t nk = ogc_numel(&l->in[k]);
+        if (l->engine && op->lo < 0 && op->hi > 0) {
+            // engine-sized: test points, but the first reduction block near the top of the
+            // domain and the third near its bottom. Their sums cancel, so a sum over the tensor
+            // keeps or loses the low bits of the blocks between and after them depending on the
+            // order it adds the block sums in: a changed order shows in the bits (sums of values
+            // of one binade are mostly exact whatever their order).
+            double top = fmin(op->hi, 4), bottom = fmax(op->lo, -4);
+            for (int64_t i = 0; i < nk; i++) {
+                int64_t block = i / OG_BLOCK_REDUCE_TERMS;
+                x[k][i] = block == 0   ? og_rng_uniform(r, top / 2, top)
+                          : block == 2 ? og_rng_uniform(r, bottom, bottom / 2)
+                                       : test_point(op, r);
+                x[k][i] = off_kinks(op, x[k][i]);
+            }
+            continue;
+        }
         if (!l->sweep) {
             for (int64_t i = 0; i < nk; i++) x[k][i] = test_point(op, r);
             continue;

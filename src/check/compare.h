@@ -40,7 +40,7 @@ double ogc_tolerance_rule(ogc_rule rule, aclDataType dt, double ref, double mag,
 /// ogc_tolerance_rule with roundings16 = 0.
 double ogc_tolerance(double fp32_ulps, aclDataType dt, double ref, double mag, int64_t terms);
 
-#define OGC_BAD_KEPT 16
+#define OGC_BAD_KEPT 64
 
 typedef struct ogc_stats {
     double max_abs, max_rel, max_ulp, sum_ulp, sum_re, max_re;

@@ -11,19 +11,20 @@ static const char *const layout_names[] = {
 
 // Engine-sized shapes, from the engines' own block sizes (engine/blocking.h), as small as reaching
 // every path allows (the checker's float64 work per element is what a case costs).
-// large: 1-d, with the size gates lowered (the large-tensor paths run); three full reduction
-// blocks and a partial one (half a block, half a chunk, half a
-// vector and 3), so a sum over it combines blocks across threads; the elementwise tiling cuts it
-// into a range per thread on every thread count, each of many tiles.
+// large: 1-d, with the size gates lowered (the large-tensor paths run); four full reduction
+// blocks and a partial one (half a block, half a chunk, half a vector and 3), so a sum over it
+// combines 5 block sums across threads (not a power of 2: a pairwise combine of 4 is symmetric,
+// and reversing it changes no bit; checker.c sets data whose sums show a changed order); the
+// elementwise tiling cuts it into a range per thread on every thread count, each of many tiles.
 #define LARGE_N                                                                                    \
-    (3 * OG_BLOCK_REDUCE_TERMS + OG_BLOCK_REDUCE_TERMS / 2 + OG_RED_CHUNK / 2 +                    \
+    (4 * OG_BLOCK_REDUCE_TERMS + OG_BLOCK_REDUCE_TERMS / 2 + OG_RED_CHUNK / 2 +                    \
      OG_BLOCK_MAX_VLEN / 2 + 3)
 // wide: rows longer than the widest reduction strip and four row-kernel steps, with a tail that
 // is no multiple of any vector, and more rows than reduction lanes and checked thread counts (a
 // column sum wraps its lanes; each thread count cuts the rows into different ranges).
 #define WIDE_W (OG_RED_STRIP_WIDE + OG_RED_STRIP / 8 + OG_BLOCK_MAX_VLEN - 3)
 #define WIDE_R (OG_RED_LANES + 2 * OG_BLOCK_CHECK_THREADS - 1)
-_Static_assert(LARGE_N > 3 * OG_BLOCK_REDUCE_TERMS, "large crosses several reduction blocks");
+_Static_assert(LARGE_N > 4 * OG_BLOCK_REDUCE_TERMS, "large crosses several reduction blocks");
 _Static_assert(WIDE_W > 4 * OG_BLOCK_MAX_ROW_STEP, "wide rows span several row-kernel steps");
 static const int64_t large_n = LARGE_N, wide_w = WIDE_W, wide_r = WIDE_R;
 // sweep: 1-d, the operator's special regions densely (checker.c draws the values)

@@ -1,0 +1,463 @@
+r"""Planted bugs for the mutation harness (tests/mutation/run.py; format: tests/mutation/README.md).
+
+Each mutant is one realistic kernel or engine bug, planted by replacing `find` (which must occur
+exactly once in `file`) with `replace`. `expect` is a regex that the output of the default
+`opgrad check` must match when the checker kills the mutant: it names the operator that must fail
+(or, where the diagnosis is specific, the diagnosis). `isa` is the lowest ISA level whose code the
+mutant touches and that the CPU must have for the mutant to matter. `fast` mutants form the quick
+CI subset (`run.py --fast`): each is killed by the checker today and rebuilds in seconds.
+
+`opgrad check` prints one summary line per failing case, "  FAIL <op> <dtype> [<isa>] <layout>:
+<why>" (the isa column since the checker runs every ISA level), so r"FAIL +softplus\b" means
+"some softplus case fails" (and not softplus_default), and a layout is matched as
+r"FAIL +\w+ +\w+ +(\w+ +)?strided\b".
+"""
+
+MUTANTS = [
+    # ---------------------------------------------------------------- coefficient typo
+    {
+        "id": "softplus-log1p-coef",
+        "cls": "coefficient typo",
+        "file": "src/engine/simd/vmath.h",
+        "find": "q = vfma(q, e, vset(-1.534873396e-01f));",
+        "replace": "q = vfma(q, e, vset(-1.534973396e-01f));",
+        "expect": r"FAIL +softplus\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "one digit of the e^5 coefficient of the log1p(e)/e minimax polynomial (5th "
+               "significant digit): softplus loses ~1e-5 relative where e = exp(-|beta x|) is large",
+    },
+    {
+        "id": "gelu-exp-estrin-coef",
+        "cls": "coefficient typo",
+        "file": "src/ops/activation/gelu/gelu_kernel_simd.c",
+        "find": "vf a = vfma(vset(1.6666665459e-1f), r, vset(5.0000001201e-1f));",
+        "replace": "vf a = vfma(vset(1.6666665459e-1f), r, vset(5.0001001201e-1f));",
+        "expect": r"FAIL +gelu\b",
+        "isa": "scalar",
+        "fast": True,
+        "why": "the r^2 coefficient of GELU's private Estrin copy of the expf polynomial mistyped "
+               "(5.0000 -> 5.0001): e^r off by up to 1.2e-6 relative in both tanh-form kernels",
+    },
+    {
+        "id": "elu-expm1-taylor-coef",
+        "cls": "coefficient typo",
+        "file": "src/ops/activation/elu/elu_kernel_simd.c",
+        "find": "q = vfma(q, r, vset(3.333333333e-1f)); // 2 / 3!",
+        "replace": "q = vfma(q, r, vset(3.333433333e-1f)); // 2 / 3!",
+        "expect": r"FAIL +elu_(scaled|selu)\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the r^3 term of the expm1 Taylor polynomial in ELU's float fast path (non-default "
+               "attributes and every backward from the input) off by 3e-5: a few ulp near |r| = ln2/2",
+    },
+    # ---------------------------------------------------------------- branch sign/factor
+    {
+        "id": "leaky-bwd-neg-sign",
+        "cls": "branch sign/factor",
+        "file": "src/ops/activation/leaky_relu/leaky_relu_kernel_simd.c",
+        "find": "vstore(outs[0], vsel(vgt(vload(ins[1]), vset(0.0f)), g, vmul(g, c.slope)));",
+        "replace": "vstore(outs[0], vsel(vgt(vload(ins[1]), vset(0.0f)), g, "
+                   "vsub(vset(0.0f), vmul(g, c.slope))));",
+        "expect": r"FAIL +leaky_(relu|neg|out)\b",
+        "isa": "scalar",
+        "fast": True,
+        "why": "LeakyReluBackward negates the x <= 0 branch (g * -slope): only half the gradient "
+               "is wrong, so it is no global sign flip",
+    },
+    {
+        "id": "hardswish-bwd-mid-sign",
+        "cls": "branch sign/factor",
+        "file": "src/ops/activation/hardswish/hardswish_kernel_simd.c",
+        "find": "vd slope = vdfma(vwiden(x), vdset(2.0), vdset(3.0)); // 2x + 3",
+        "replace": "vd slope = vdfma(vwiden(x), vdset(2.0), vdset(-3.0)); // 2x + 3",
+        "expect": r"FAIL +hardswish\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "hardswish' middle piece (2x - 3) / 6 instead of (2x + 3) / 6: wrong on (-3, 3) only, "
+               "the outer branches stay right",
+    },
+    {
+        "id": "softplus-above-threshold-z",
+        "cls": "branch sign/factor",
+        "file": "src/ops/activation/softplus/softplus_kernel_simd.c",
+        "find": "y = vsel(c.above, x, y);",
+        "replace": "y = vsel(c.above, vmul(beta, x), y);",
+        "expect": r"FAIL +softplus\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the beta x > threshold branch of the forward returns z = beta x instead of x (off "
+               "by the factor beta there only; invisible at beta = 1)",
+    },
+    {
+        "id": "elu-result-neg-sign",
+        "cls": "branch sign/factor",
+        "file": "src/ops/activation/elu/elu_kernel_simd.c",
+        "find": "vdadd(vwiden(y), negcoef)",
+        "replace": "vdadd(vwiden(y), vdmul(negcoef, vdset(-1.0)))",
+        "expect": r"FAIL +elu_out\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "EluBackward from the result uses inputScale (y - alpha scale) in the y <= 0 "
+               "branch instead of inputScale (y + alpha scale)",
+    },
+    # ---------------------------------------------------------------- tail handling
+    {
+        "id": "ew-loop-tail-last",
+        "cls": "tail handling",
+        "file": "src/engine/simd/vec.h",
+        "find": "memcpy((out)[k] + og_i, tout[k], rest * sizeof(float));",
+        "replace": "memcpy((out)[k] + og_i, tout[k], (rest - 1) * sizeof(float));",
+        "expect": r"FAIL +softplus\b",
+        "isa": "avx2",
+        "fast": False,
+        "why": "OG_EW_LOOP's remainder copies back one element too few: the last element of every "
+               "fp32 kernel call whose length is not a multiple of VLEN is never written",
+    },
+    {
+        "id": "ew-loop16-tail-last",
+        "cls": "tail handling",
+        "file": "src/engine/simd/vec16.h",
+        "find": "for (size_t og_j = 0; og_j < rest; og_j++)",
+        "replace": "for (size_t og_j = 0; og_j + 1 < rest; og_j++)",
+        "expect": r"FAIL +mish +(bfloat16|float16)\b",
+        "isa": "avx2",
+        "fast": False,
+        "why": "the fused 16-bit loop's tail stores one element too few: the last bf16/fp16 output "
+               "of a fused call is left unwritten",
+    },
+    {
+        "id": "reduce-lanes-tail",
+        "cls": "tail handling",
+        "file": "src/engine/reduce_kernels.inc",
+        "find": "t[j] = i + (size_t)j < n ? x[i + (size_t)j] : RED_IDENTITY;",
+        "replace": "t[j] = i + (size_t)j + 1 < n ? x[i + (size_t)j] : RED_IDENTITY;",
+        "expect": r"FAIL +reduce_sum\w*",
+        "isa": "scalar",
+        "fast": True,
+        "why": "the lanes kernel's partial last group drops its last summand (padded with the "
+               "identity instead): sums over a count that is not a multiple of 16 lose one term",
+    },
+    {
+        "id": "softmax-row-tail-pad",
+        "cls": "tail handling",
+        "file": "src/ops/softmax/softmax_rows.inc",
+        "find": "t[k] = k < rest ? LD1(x + k) : pad;",
+        "replace": "t[k] = k + 1 < rest ? LD1(x + k) : pad;",
+        "expect": r"FAIL +(log_)?softmax\w*",
+        "isa": "scalar",
+        "fast": False,
+        "why": "a softmax row's tail is padded one element early: the last value of a row whose "
+               "length is not a multiple of the step is replaced by the padding",
+    },
+    {
+        "id": "nt-copy-tail",
+        "cls": "tail handling",
+        "file": "src/engine/convert_simd.c",
+        "find": "for (; i < n; i++) dst[i] = src[i];",
+        "replace": "for (; i + 1 < n; i++) dst[i] = src[i];",
+        "expect": r"FAIL +\w+ +float32 +\w+ +large\b",
+        "isa": "avx2",
+        "fast": True,
+        "why": "the non-temporal fp32 CopyOut (outputs of 16 MiB and more) skips the last element "
+               "of its scalar remainder: only large outputs whose tile is not a multiple of VLEN",
+    },
+    # ---------------------------------------------------------------- ISA-only
+    {
+        "id": "avx2-vround-trunc",
+        "cls": "ISA-only",
+        "file": "src/engine/simd/vec.h",
+        "find": "return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);",
+        "replace": "return _mm256_round_ps(a, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);",
+        "expect": r"FAIL +(gelu\w*|mish_tanhx)\b",
+        "isa": "avx2",
+        "fast": False,
+        "why": "AVX2's vround truncates instead of rounding to nearest: every range reduction "
+               "(n = round(v / ln2)) leaves |r| up to ln2, outside its polynomial's range, on AVX2 only",
+    },
+    {
+        "id": "avx2-tree8-half",
+        "cls": "ISA-only",
+        "file": "src/engine/reduce_kernels.inc",
+        "find": "a = VCOMB(a, _mm256_permute2f128_ps(a, a, 1));",
+        "replace": "a = VCOMB(a, _mm256_permute2f128_ps(a, a, 0));",
+        "expect": r"FAIL +reduce_sum\w*",
+        "isa": "avx2",
+        "fast": False,
+        "why": "the AVX2 lane tree of the 4-chunk group kernel adds the low 128-bit half to itself "
+               "instead of the high half: chunk sums of >= 1024 contiguous summands wrong on AVX2",
+    },
+    {
+        "id": "scalar-chunks-group-offset",
+        "cls": "ISA-only",
+        "file": "src/engine/reduce_kernels.inc",
+        "find": "l[i % OG_RED_LANES] = SCOMB(l[i % OG_RED_LANES], "
+                "LOAD(base + g * OG_RED_CHUNK + i));",
+        "replace": "l[i % OG_RED_LANES] = SCOMB(l[i % OG_RED_LANES], LOAD(base + i));",
+        "expect": r"FAIL +reduce_sum\w*",
+        "isa": "scalar",
+        "fast": False,
+        "why": "copy-paste in the scalar build's 4-chunk group: every chunk of a group sums the "
+               "group's first chunk (scalar kernel only; AVX2 / AVX-512 are right)",
+    },
+    {
+        "id": "avx512-tree16-shuffle",
+        "cls": "ISA-only",
+        "file": "src/engine/reduce_kernels.inc",
+        "find": "a = VCOMB(a, _mm512_shuffle_f32x4(a, a, 0x4E)); // + lanes 8..15",
+        "replace": "a = VCOMB(a, _mm512_shuffle_f32x4(a, a, 0xB1)); // + lanes 8..15",
+        "expect": r"FAIL +reduce_sum\w*",
+        "isa": "avx512",
+        "fast": False,
+        "why": "the AVX-512 16-lane tree's last step uses the previous step's shuffle: lanes 8..15 "
+               "never reach lane 0 (AVX-512 builds only)",
+    },
+    # ---------------------------------------------------------------- 16-bit rounding
+    {
+        "id": "bf16-avx2-truncate",
+        "cls": "16-bit rounding",
+        "file": "src/engine/simd/vec16.h",
+        "find": "_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);",
+        "replace": "u, 16);",
+        "expect": r"FAIL +\w+ +bfloat16 ",
+        "isa": "avx2",
+        "fast": False,
+        "why": "AVX2 fp32 -> bf16 (fused 16-bit stores and the CopyOut converter) truncates "
+               "instead of rounding to nearest even: every bf16 result up to 1 ulp low in magnitude",
+    },
+    {
+        "id": "f16-scalar-truncate",
+        "cls": "16-bit rounding",
+        "file": "src/tensor/dtype.c",
+        "find": "abs += 0xc8000fffu + mant_odd;",
+        "replace": "abs += 0xc8000000u;",
+        "expect": r"FAIL +\w+ +float16 .*truncates instead of rounding to nearest even",
+        "isa": "scalar",
+        "fast": True,
+        "why": "og_f32_to_f16 truncates normal results: scalar kernels, vector tails, strided and "
+               "per-element stores (reductions, row statistics) round fp16 toward zero",
+    },
+    {
+        "id": "f16-avx2-copyout-truncate",
+        "cls": "16-bit rounding",
+        "file": "src/engine/convert_simd.c",
+        "find": "_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);",
+        "replace": "_MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);",
+        "expect": r"FAIL +\w+ +float16 ",
+        "isa": "avx2",
+        "fast": False,
+        "why": "the AVX2 fp32 -> fp16 CopyOut converter (vcvtps2ph) rounds toward zero: buffered "
+               "fp16 outputs and round-through-fp16 steps up to 1 ulp off",
+    },
+    {
+        "id": "avx512-bf16-round-bias",
+        "cls": "16-bit rounding",
+        "file": "src/engine/simd/vec16.h",
+        "find": "__m512i r = _mm512_add_epi32(u, _mm512_set1_epi32(0x7fff));",
+        "replace": "__m512i r = _mm512_add_epi32(u, _mm512_set1_epi32(0x0000));",
+        "expect": r"FAIL +\w+ +bfloat16 ",
+        "isa": "avx512",
+        "fast": False,
+        "why": "the AVX-512 bf16 rounding loses its 0x7fff bias: truncation except that odd "
+               "results are bumped up (AVX-512 fused stores and CopyOut)",
+    },
+    # ---------------------------------------------------------------- reduction order
+    {
+        "id": "reduce-combine-reversed",
+        "cls": "reduction order",
+        "file": "src/engine/reduce.c",
+        "find": "        for (int64_t b = 0; b < p->nblocks; b++)\n"
+                "            ps_push(&m.total, partial_at(c, u * p->nblocks + b), c->k);\n",
+        "replace": "        for (int64_t b = p->nblocks - 1; b >= 0; b--)\n"
+                   "            ps_push(&m.total, partial_at(c, u * p->nblocks + b), c->k);\n",
+        "expect": r"depends on the thread count",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the combine pass of a split reduction (few outputs, > 16384 summands, > 1 thread) "
+               "pushes the block sums last to first: results differ from the 1-thread order",
+    },
+    {
+        "id": "reduce-combine-sequential",
+        "cls": "reduction order",
+        "file": "src/engine/reduce.c",
+        "find": "        for (int64_t b = 0; b < p->nblocks; b++)\n"
+                "            ps_push(&m.total, partial_at(c, u * p->nblocks + b), c->k);\n"
+                "        store_unit(c, &m, &up, ps_finish(&m.total, c->k));\n",
+        "replace": "        float *acc = partial_at(c, u * p->nblocks); // running sum, block by block\n"
+                   "        for (int64_t b = 1; b < p->nblocks; b++)\n"
+                   "            c->k->add(acc, partial_at(c, u * p->nblocks + b), acc, (size_t)up.w);\n"
+                   "        store_unit(c, &m, &up, acc);\n",
+        "expect": r"depends on the thread count",
+        "isa": "scalar",
+        "fast": True,
+        "why": "the combine pass of a split reduction adds the block sums left to right instead of "
+               "the pairwise order: 1 thread and N threads differ from 4 blocks (65537 summands) on",
+    },
+    # ---------------------------------------------------------------- stride
+    {
+        "id": "ew-walk-carry-stride",
+        "cls": "stride",
+        "file": "src/engine/elementwise.c",
+        "find": "offset += o->strides[d - 1];",
+        "replace": "offset += o->strides[d];",
+        "expect": r"FAIL +\w+ +\w+ +(\w+ +)?strided\b",
+        "isa": "scalar",
+        "fast": True,
+        "why": "the elementwise gather/scatter odometer carries into the next dim with the inner "
+               "dim's stride: every non-linear operand is read or written at wrong addresses "
+               "after its first row",
+    },
+    {
+        "id": "load-run-16bit-byte-stride",
+        "cls": "stride",
+        "file": "src/engine/copy.c",
+        "find": "dst[i] = og_load_elem(src + i * stride * (int64_t)es, dt);",
+        "replace": "dst[i] = og_load_elem(src + i * stride, dt);",
+        "expect": r"FAIL +\w+ +(bfloat16|float16) +(\w+ +)?strided\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the strided 16-bit CopyIn path steps by `stride` bytes instead of stride elements "
+               "(fp32 strided loads have their own path and stay right)",
+    },
+    {
+        "id": "reduce-bcast-size1-stride",
+        "cls": "stride",
+        "file": "src/engine/reduce.c",
+        "find": "return (td < 0 || t->dims[td] == 1 || dims[d] == 1) ? 0 : t->strides[td];",
+        "replace": "return (td < 0 || dims[d] == 1) ? 0 : t->strides[td];",
+        "expect": r"FAIL +fused_add_scale1\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the reduction engine's broadcast stride ignores size-1 dims of an input: a [1] "
+               "scale read along a C-wide dim walks past its one element",
+    },
+    # ---------------------------------------------------------------- promotion
+    {
+        "id": "softmax-bwd-output-dtype",
+        "cls": "promotion",
+        "file": "src/ops/softmax/softmax_api.c",
+        "find": "return plan_rows(op, kernels, kernels16, 2, ins, out, axis, promoted, names, "
+                "workspaceSize,",
+        "replace": "return plan_rows(op, kernels, kernels16, 2, ins, out, axis, output->dtype, names, "
+                   "workspaceSize,",
+        "expect": r"FAIL +(log_)?softmax\w* +\w+ +(\w+ +)?mixed\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the softmax backwards compute in the output's dtype instead of the promoted one: "
+               "an fp32 gradOutput for a 16-bit forward is rounded to 16 bits before the row sums",
+    },
+    {
+        "id": "fas-gradbias-from-16bit-gradx",
+        "cls": "promotion",
+        "file": "src/ops/math/fused_add_scale/fused_add_scale_api.c",
+        "find": "    if (gradX->dtype == ACL_FLOAT)\n",
+        "replace": "",
+        "expect": r"FAIL +fused_add_scale1? +(bfloat16|float16) ",
+        "isa": "scalar",
+        "fast": False,
+        "why": "FusedAddScaleBackward sums gradBias from gradX even when gradX is 16-bit: the "
+               "products are rounded to bf16/fp16 before the fp32 sum",
+    },
+    # ---------------------------------------------------------------- attribute ignored
+    {
+        "id": "softplus-bwd-beta-ignored",
+        "cls": "attribute ignored",
+        "file": "src/ops/activation/softplus/softplus_kernel_simd.c",
+        "find": "    if (p->beta == 1.0f)\n        OG_EW_LOOP(n, 2, in, 1, out, {",
+        "replace": "    if (1) /* the beta = 1 instance */\n        OG_EW_LOOP(n, 2, in, 1, out, {",
+        "expect": r"FAIL +softplus\b",
+        "isa": "scalar",
+        "fast": True,
+        "why": "SoftplusBackward always dispatches its beta = 1 loop: beta is ignored by the "
+               "backward only (the forward still honours it)",
+    },
+    {
+        "id": "elu-bwd-inputscale-dropped",
+        "cls": "attribute ignored",
+        "file": "src/ops/activation/elu/elu_kernel.h",
+        "find": "p.grad_coef = (double)input_scale * p.negcoef;",
+        "replace": "p.grad_coef = p.negcoef;",
+        "expect": r"FAIL +elu_scaled\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "EluBackward's x <= 0 coefficient forgets the chain-rule factor inputScale "
+               "(alpha scale e^(x inputScale) instead of inputScale alpha scale e^(...))",
+    },
+    {
+        "id": "leaky-bwd-default-slope",
+        "cls": "attribute ignored",
+        "file": "src/ops/activation/leaky_relu/leaky_relu_api.c",
+        "find": "LEAKY_BWD_SCALAR_DTS, &p.slope));",
+        "replace": "LEAKY_BWD_SCALAR_DTS, &p.slope));\n    p.slope = 0.01f; // negativeSlope's default",
+        "expect": r"FAIL +leaky_(neg|out)\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "LeakyReluBackward takes negativeSlope at its default 0.01 whatever the caller "
+               "passes (the forward honours it)",
+    },
+    {
+        "id": "softmax-fwd-dim-ignored",
+        "cls": "attribute ignored",
+        "file": "src/ops/softmax/softmax_api.c",
+        "find": "return plan_rows(op, kernels, kernels16, 1, ins, out, axis, compute, names, "
+                "workspaceSize,",
+        "replace": "return plan_rows(op, kernels, kernels16, 1, ins, out, self->ndim > 0 ? "
+                   "self->ndim - 1 : 0, compute, names, workspaceSize,",
+        "expect": r"FAIL +(log_)?softmax_dim0\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the softmax forwards always run along the last dim: `dim` is checked, then ignored",
+    },
+    # ---------------------------------------------------------------- tiling boundary
+    {
+        "id": "tiling-last-core-short",
+        "cls": "tiling boundary",
+        "file": "src/engine/tiling.c",
+        "find": "if (n > t->total - s) n = t->total - s; // the last block may be partial",
+        "replace": "if (n > t->total - s) n = t->total - s - 1; // the last block may be partial",
+        "expect": r"FAIL +\w+ +\w+ +(\w+ +)?large\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the elementwise tiling clips the last core's partial block one element short: the "
+               "last element of an output whose block count is not a multiple of the cores",
+    },
+    {
+        "id": "rows-range-start",
+        "cls": "tiling boundary",
+        "file": "src/engine/rows.c",
+        "find": "*start = core * base + (core < extra ? core : extra);",
+        "replace": "*start = core * base + (core < extra ? core : 0);",
+        "expect": r"FAIL +(log_)?softmax\w*",
+        "isa": "scalar",
+        "fast": True,
+        "why": "the row engine's ranges after the big ones start `extra` rows early: rows at the "
+               "end are never computed when rows do not divide evenly over the ranges",
+    },
+    # ---------------------------------------------------------------- in-place
+    {
+        "id": "inplace-elu-attr-order",
+        "cls": "in-place",
+        "file": "src/ops/activation/elu/elu_api.c",
+        "find": "return plan_elu(&og_op_InplaceElu, \"selfRef\", selfRef, alpha, scale, inputScale,",
+        "replace": "return plan_elu(&og_op_InplaceElu, \"selfRef\", selfRef, alpha, inputScale, scale,",
+        "expect": r"FAIL +elu\w*",
+        "isa": "scalar",
+        "fast": False,
+        "why": "aclnnInplaceElu passes scale and inputScale in swapped order (aclnnElu is right): "
+               "wrong whenever scale != inputScale",
+    },
+    {
+        "id": "inplace-add-operand-order",
+        "cls": "in-place",
+        "file": "src/ops/math/add/add_api.c",
+        "find": "return plan_add(&og_op_InplaceAdd, selfRef, other, alpha, selfRef, names, "
+                "workspaceSize,",
+        "replace": "return plan_add(&og_op_InplaceAdd, other, selfRef, alpha, selfRef, names, "
+                   "workspaceSize,",
+        "expect": r"FAIL +add\w*",
+        "isa": "scalar",
+        "fast": False,
+        "why": "aclnnInplaceAdd computes other + alpha selfRef instead of selfRef + alpha other "
+               "(right only for alpha = 1)",
+    },
+]
