@@ -3,6 +3,8 @@
 #   0. clang-format in check mode over every C / C++ file (scripts/format.sh)
 #   1. gcc Release build, the whole CTest suite (kernel, tiling, api, check, examples),
 #      `opgrad selfcheck` and `opgrad check` (fast and full mode)
+#   1b. mutation testing, the fast subset (tests/mutation/run.py --fast): each planted kernel bug
+#      must make the default `opgrad check` fail with its expected diagnosis
 #   2. clang build (warnings are errors), the whole suite
 #   3. AddressSanitizer + UndefinedBehaviorSanitizer build with clang (every finding stops the
 #      test: -fno-sanitize-recover=all, UBSAN_OPTIONS=halt_on_error=1), the whole suite
@@ -56,6 +58,10 @@ ctest --test-dir "$out/gcc" --output-on-failure -j "$jobs"
 "$out/gcc/bin/opgrad" selfcheck
 "$out/gcc/bin/opgrad" check --json "$out/check.json"
 "$out/gcc/bin/opgrad" check --mode full --seed 2 | tail -1
+
+step "mutation testing: the fast subset (tests/mutation/run.py --fast)"
+mkdir -p "$out/mutation"
+python3 tests/mutation/run.py --fast --scratch "$out/mutation"
 
 step "PyTorch: opgrad.torch tests, consistency table, digits training"
 (

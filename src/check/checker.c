@@ -701,6 +701,18 @@ static int other_thread_counts(const case_state *cs, int *counts) {
     return n;
 }
 
+// A rerun of `what` that differed from the first run: at the same thread count (other = 0), or at
+// `other` threads against the default `threads`.
+static void report_nondeterminism(ogc_report *rep, const char *what, int other, int threads) {
+    if (other == 0)
+        report_fail(rep, OGC_FAIL, RANK_DETERMINISM,
+                    "%s is not deterministic: two runs on the same data differ", what);
+    else
+        report_fail(rep, OGC_FAIL, RANK_DETERMINISM,
+                    "%s depends on the thread count: %d thread%s differ%s from %d", what, other,
+                    other == 1 ? "" : "s", other == 1 ? "s" : "", threads);
+}
+
 // The forward again: twice, then at the other thread counts, bitwise equal to the first run (a
 // reduction must sum in a fixed order). Skipped after a failure; never stops the case.
 static bool stage_forward_determinism(case_state *cs, ogc_report *rep) {
@@ -717,16 +729,8 @@ static bool stage_forward_determinism(case_state *cs, ogc_report *rep) {
         ogc_call call = {.op = op, .dtype = cs->dt, .results = again, .nresults = cs->nfwd};
         for (int k = 0; k < op->nin; k++) call.in[k] = cs->in[k].tensor;
         if (op->forward(&call) == 0 && call.nresults == cs->nfwd &&
-            !results_equal(cs->fwd, again, cs->nfwd)) {
-            if (pass == 0)
-                report_fail(rep, OGC_FAIL, RANK_DETERMINISM,
-                            "forward is not deterministic: two runs on the same data differ");
-            else
-                report_fail(rep, OGC_FAIL, RANK_DETERMINISM,
-                            "forward depends on the thread count: %d thread%s differ%s from %d",
-                            counts[pass - 1], counts[pass - 1] == 1 ? "" : "s",
-                            counts[pass - 1] == 1 ? "s" : "", threads);
-        }
+            !results_equal(cs->fwd, again, cs->nfwd))
+            report_nondeterminism(rep, "forward", pass == 0 ? 0 : counts[pass - 1], threads);
     }
     opgrad_set_num_threads(threads);
     return true;
@@ -973,15 +977,8 @@ static bool stage_backward_determinism(case_state *cs, ogc_report *rep) {
     int runs = 1 + other_thread_counts(cs, counts);
     for (int pass = 0; pass < runs && rep->status != OGC_FAIL; pass++) {
         if (pass > 0) opgrad_set_num_threads(counts[pass - 1]);
-        if (run_backward(cs, cs->gy) != 0 || results_equal(cs->bwd, cs->first, cs->nbwd)) continue;
-        if (pass == 0)
-            report_fail(rep, OGC_FAIL, RANK_DETERMINISM,
-                        "backward is not deterministic: two runs on the same data differ");
-        else
-            report_fail(rep, OGC_FAIL, RANK_DETERMINISM,
-                        "backward depends on the thread count: %d thread%s differ%s from %d",
-                        counts[pass - 1], counts[pass - 1] == 1 ? "" : "s",
-                        counts[pass - 1] == 1 ? "s" : "", threads);
+        if (run_backward(cs, cs->gy) == 0 && !results_equal(cs->bwd, cs->first, cs->nbwd))
+            report_nondeterminism(rep, "backward", pass == 0 ? 0 : counts[pass - 1], threads);
     }
     opgrad_set_num_threads(threads);
     return true;

@@ -13,6 +13,7 @@
 #include "aclnnop/aclnn_leaky_relu.h"
 #include "aclnnop/aclnn_mish.h"
 #include "check/check.h"
+#include "check/compare.h"
 #include "check/reference.h"
 #include "opgrad/opgrad.h"
 #include "tensor/dtype.h"
@@ -26,24 +27,9 @@ static int64_t numel(const ogc_result *r) {
     return n;
 }
 
-static double get_elem(const void *p, int64_t i, aclDataType dt) {
-    if (dt == ACL_FLOAT16) return og_f16_to_f32(((const uint16_t *)p)[i]);
-    if (dt == ACL_BF16) return og_bf16_to_f32(((const uint16_t *)p)[i]);
-    return ((const float *)p)[i];
-}
-
-static void set_elem(void *p, int64_t i, aclDataType dt, double v) {
-    if (dt == ACL_FLOAT16)
-        ((uint16_t *)p)[i] = og_f32_to_f16((float)v);
-    else if (dt == ACL_BF16)
-        ((uint16_t *)p)[i] = og_f32_to_bf16((float)v);
-    else
-        ((float *)p)[i] = (float)v;
-}
-
 // Element i of a contiguous input tensor (the layouts used here have contiguous inputs).
 static double input_elem(const aclTensor *t, int64_t i) {
-    return get_elem(t->data, t->offset + i, t->dtype);
+    return ogc_load(t->data, t->offset + i, t->dtype);
 }
 
 // ---- 16-bit rounding
@@ -97,7 +83,7 @@ static int mish_inplace_writes_before(ogc_call *c) {
     aclOpExecutor *ex;
     int st = aclnnInplaceMishGetWorkspaceSize(c->in[0], &ws, &ex);
     if (!st) st = ogc_launch(ws, ex, aclnnInplaceMish);
-    if (c->in[0]->offset > 0) set_elem(c->in[0]->data, c->in[0]->offset - 1, c->dtype, 1.0);
+    if (c->in[0]->offset > 0) ogc_store(c->in[0]->data, c->in[0]->offset - 1, c->dtype, 1.0);
     return st;
 }
 
@@ -134,9 +120,9 @@ static int backward_flips_every_other_call(ogc_call *c) {
 static int backward_clamps_grad(ogc_call *c) {
     ogc_result *r = &c->results[0];
     for (int64_t i = 0; i < numel(r); i++) {
-        double g = get_elem(c->grad_out->data, i, c->grad_out->dtype);
+        double g = ogc_load(c->grad_out->data, i, c->grad_out->dtype);
         g = fmin(fmax(g, -2), 2);
-        set_elem(r->data, i, r->dtype, g * og_ref_mish_grad(input_elem(c->in[0], i)));
+        ogc_store(r->data, i, r->dtype, g * og_ref_mish_grad(input_elem(c->in[0], i)));
     }
     return 0;
 }
@@ -147,7 +133,7 @@ static int backward_adds_constant(ogc_call *c) {
     int st = mish()->backward(c);
     ogc_result *r = &c->results[0];
     for (int64_t i = 0; i < numel(r); i++)
-        set_elem(r->data, i, r->dtype, get_elem(r->data, i, r->dtype) + 1e-30);
+        ogc_store(r->data, i, r->dtype, ogc_load(r->data, i, r->dtype) + 1e-30);
     return st;
 }
 

@@ -9,6 +9,7 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_mul.h"
 #include "check/check.h"
+#include "check/compare.h"
 #include "opgrad/opgrad.h"
 #include "tensor/dtype.h"
 #include "test.h"
@@ -20,21 +21,6 @@ static const ogc_op *entry(const char *name) {
         abort();
     }
     return op;
-}
-
-static double get_elem(const void *p, int64_t i, aclDataType dt) {
-    if (dt == ACL_FLOAT16) return og_f16_to_f32(((const uint16_t *)p)[i]);
-    if (dt == ACL_BF16) return og_bf16_to_f32(((const uint16_t *)p)[i]);
-    return ((const float *)p)[i];
-}
-
-static void set_elem(void *p, int64_t i, aclDataType dt, double v) {
-    if (dt == ACL_FLOAT16)
-        ((uint16_t *)p)[i] = og_f32_to_f16((float)v);
-    else if (dt == ACL_BF16)
-        ((uint16_t *)p)[i] = og_f32_to_bf16((float)v);
-    else
-        ((float *)p)[i] = (float)v;
 }
 
 static int64_t numel(const ogc_result *r) {
@@ -50,7 +36,7 @@ static double tensor_elem(const aclTensor *t, int64_t i) {
         pos += i % t->dims[d] * t->strides[d];
         i /= t->dims[d];
     }
-    return get_elem(t->data, pos, t->dtype);
+    return ogc_load(t->data, pos, t->dtype);
 }
 
 // out (a result, reshaped to grad_output's shape) = grad_output * t, through aclnnMul.
@@ -83,9 +69,9 @@ static int fas_scale_unreduced(ogc_call *c) {
     for (int d = 0; d < r->ndim; d++) r->dims[d] = c->grad_out->dims[d];
     int64_t cdim = c->in[1]->dims[0];
     for (int64_t i = 0; i < numel(r); i++)
-        set_elem(r->data, i, r->dtype,
-                 get_elem(c->grad_out->data, i, c->grad_out->dtype) *
-                     (tensor_elem(c->in[0], i) + tensor_elem(c->in[1], i % cdim)));
+        ogc_store(r->data, i, r->dtype,
+                  ogc_load(c->grad_out->data, i, c->grad_out->dtype) *
+                      (tensor_elem(c->in[0], i) + tensor_elem(c->in[1], i % cdim)));
     return 0;
 }
 
@@ -105,9 +91,9 @@ static int fas_scale_without_bias(ogc_call *c) {
     for (int64_t j = 0; j < cdim; j++) {
         double s = 0;
         for (int64_t i = 0; i < rows; i++)
-            s += get_elem(c->grad_out->data, i * cdim + j, c->grad_out->dtype) *
+            s += ogc_load(c->grad_out->data, i * cdim + j, c->grad_out->dtype) *
                  tensor_elem(c->in[0], i * cdim + j);
-        set_elem(r->data, j, r->dtype, s);
+        ogc_store(r->data, j, r->dtype, s);
     }
     return 0;
 }
@@ -121,7 +107,7 @@ static int add_no_alpha(ogc_call *c) {
     double alpha = c->op->attrs[0];
     ogc_result *r = &c->results[1];
     for (int64_t i = 0; i < numel(r); i++)
-        set_elem(r->data, i, r->dtype, get_elem(r->data, i, r->dtype) / alpha);
+        ogc_store(r->data, i, r->dtype, ogc_load(r->data, i, r->dtype) / alpha);
     return 0;
 }
 
@@ -144,7 +130,7 @@ static int rs_unexpanded(ogc_call *c) {
     r->ndim = c->grad_out->ndim;
     for (int d = 0; d < r->ndim; d++) r->dims[d] = c->grad_out->dims[d];
     for (int64_t i = 0; i < numel(r); i++)
-        set_elem(r->data, i, r->dtype, get_elem(c->grad_out->data, i, c->grad_out->dtype));
+        ogc_store(r->data, i, r->dtype, ogc_load(c->grad_out->data, i, c->grad_out->dtype));
     return 0;
 }
 
@@ -169,7 +155,7 @@ static int rs_accumulates_in_dtype(ogc_call *c) {
         acc += (float)tensor_elem(x, i);
         if (y->dtype == ACL_FLOAT16) acc = og_f16_to_f32(og_f32_to_f16(acc));
     }
-    set_elem(y->data, 0, y->dtype, acc);
+    ogc_store(y->data, 0, y->dtype, acc);
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check/check.h"
+#include "check/compare.h"
 #include "check/reference.h"
 #include "tensor/dtype.h"
 #include "test.h"
@@ -14,24 +15,6 @@
 static const ogc_op *mish(void) { return ogc_registry_find("mish"); }
 
 // ---- element access on the checker's tensors and results
-
-static double get_elem(const void *p, int64_t i, aclDataType dt) {
-    if (dt == ACL_FLOAT16) return og_f16_to_f32(((const uint16_t *)p)[i]);
-    if (dt == ACL_BF16) return og_bf16_to_f32(((const uint16_t *)p)[i]);
-    if (dt == ACL_DOUBLE) return ((const double *)p)[i];
-    return ((const float *)p)[i];
-}
-
-static void set_elem(void *p, int64_t i, aclDataType dt, double v) {
-    if (dt == ACL_FLOAT16)
-        ((uint16_t *)p)[i] = og_f32_to_f16((float)v);
-    else if (dt == ACL_BF16)
-        ((uint16_t *)p)[i] = og_f32_to_bf16((float)v);
-    else if (dt == ACL_DOUBLE)
-        ((double *)p)[i] = v;
-    else
-        ((float *)p)[i] = (float)v;
-}
 
 static int64_t result_numel(const ogc_result *r) {
     int64_t n = 1;
@@ -48,7 +31,7 @@ static double read_bcast(const aclTensor *t, const int64_t *out_dims, int out_nd
         int td = t->ndim - out_ndim + d;
         if (td >= 0 && t->dims[td] != 1) pos += i * t->strides[td];
     }
-    return get_elem(t->data, pos, t->dtype);
+    return ogc_load(t->data, pos, t->dtype);
 }
 
 // ---- a plain-C multiply y = a * b with broadcasting, correct and broken variants
@@ -69,9 +52,9 @@ static void mul_ref_backward(const ogc_op *op, const double *x, const double *sa
 static int mul_forward(ogc_call *c) {
     ogc_result *y = &c->results[0];
     for (int64_t i = 0; i < result_numel(y); i++)
-        set_elem(y->data, i, y->dtype,
-                 read_bcast(c->in[0], y->dims, y->ndim, i) *
-                     read_bcast(c->in[1], y->dims, y->ndim, i));
+        ogc_store(y->data, i, y->dtype,
+                  read_bcast(c->in[0], y->dims, y->ndim, i) *
+                      read_bcast(c->in[1], y->dims, y->ndim, i));
     return 0;
 }
 
@@ -108,10 +91,10 @@ static int mul_backward(ogc_call *c) {
                     stride *= r->dims[rd];
                 }
             }
-            double gv = get_elem(g->data, g->offset + i, g->dtype);
+            double gv = ogc_load(g->data, g->offset + i, g->dtype);
             acc[pos] += gv * read_bcast(c->in[1 - k], od, nd, i);
         }
-        for (int64_t j = 0; j < rn; j++) set_elem(r->data, j, r->dtype, acc[j]);
+        for (int64_t j = 0; j < rn; j++) ogc_store(r->data, j, r->dtype, acc[j]);
         free(acc);
     }
     if (mul_bug == MUL_ONE_GRAD) c->nresults = 1;
@@ -151,13 +134,13 @@ static void scale3_ref_backward(const ogc_op *op, const double *x, const double 
 static int scale3_forward(ogc_call *c) {
     ogc_result *y = &c->results[0];
     for (int64_t i = 0; i < result_numel(y); i++)
-        set_elem(y->data, i, y->dtype, 3 * read_bcast(c->in[0], y->dims, y->ndim, i));
+        ogc_store(y->data, i, y->dtype, 3 * read_bcast(c->in[0], y->dims, y->ndim, i));
     return 0;
 }
 static int scale3_backward_missing_factor(ogc_call *c) {
     ogc_result *r = &c->results[0];
     for (int64_t i = 0; i < result_numel(r); i++)
-        set_elem(r->data, i, r->dtype, get_elem(c->grad_out->data, i, c->grad_out->dtype));
+        ogc_store(r->data, i, r->dtype, ogc_load(c->grad_out->data, i, c->grad_out->dtype));
     return 0;
 }
 
@@ -167,14 +150,15 @@ static int negate_after(ogc_call *c) {
     int st = mish()->backward(c);
     ogc_result *r = &c->results[0];
     for (int64_t i = 0; i < result_numel(r); i++)
-        set_elem(r->data, i, r->dtype, -get_elem(r->data, i, r->dtype));
+        ogc_store(r->data, i, r->dtype, -ogc_load(r->data, i, r->dtype));
     return st;
 }
 
 static int ignore_grad_output(ogc_call *c) { // computes mish'(x), as if grad_output were 1
     ogc_result *r = &c->results[0];
     for (int64_t i = 0; i < result_numel(r); i++)
-        set_elem(r->data, i, r->dtype, og_ref_mish_grad(read_bcast(c->in[0], r->dims, r->ndim, i)));
+        ogc_store(r->data, i, r->dtype,
+                  og_ref_mish_grad(read_bcast(c->in[0], r->dims, r->ndim, i)));
     return 0;
 }
 
@@ -202,7 +186,7 @@ static int forward_tile_off_by_one(ogc_call *c) {
     ogc_result *y = &c->results[0];
     int64_t n = result_numel(y);
     for (int64_t end = 4096; end < n; end += 4096)
-        set_elem(y->data, end - 1, y->dtype, get_elem(y->data, end, y->dtype));
+        ogc_store(y->data, end - 1, y->dtype, ogc_load(y->data, end, y->dtype));
     return st;
 }
 
@@ -212,8 +196,8 @@ static int backward_fp16_bug(ogc_call *c) {
     ogc_result *r = &c->results[0];
     if (r->dtype == ACL_FLOAT16)
         for (int64_t i = 0; i < result_numel(r); i++)
-            set_elem(r->data, i, r->dtype,
-                     og_bf16_to_f32(og_f32_to_bf16((float)get_elem(r->data, i, r->dtype))));
+            ogc_store(r->data, i, r->dtype,
+                      og_bf16_to_f32(og_f32_to_bf16((float)ogc_load(r->data, i, r->dtype))));
     return st;
 }
 
@@ -223,9 +207,9 @@ static int backward_follows_grad_dtype(ogc_call *c) {
     ogc_result *r = &c->results[0];
     r->dtype = c->grad_out->dtype;
     for (int64_t i = 0; i < result_numel(r); i++)
-        set_elem(r->data, i, r->dtype,
-                 get_elem(c->grad_out->data, i, c->grad_out->dtype) *
-                     og_ref_mish_grad(read_bcast(c->in[0], r->dims, r->ndim, i)));
+        ogc_store(r->data, i, r->dtype,
+                  ogc_load(c->grad_out->data, i, c->grad_out->dtype) *
+                      og_ref_mish_grad(read_bcast(c->in[0], r->dims, r->ndim, i)));
     return 0;
 }
 

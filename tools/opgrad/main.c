@@ -22,6 +22,7 @@
 #include "aclnnop/aclnn_mish.h"
 #include "aclnnop/aclnn_mish_backward.h"
 #include "check/check.h"
+#include "check/compare.h"
 #include "check/reference.h"
 #include "custom/custom_check.h"
 #include "opgrad/opgrad.h"
@@ -37,21 +38,6 @@ static int cmd_info(void) {
 }
 
 enum { N = 4096 };
-
-static double decode(const void *p, int64_t i, aclDataType dt) {
-    if (dt == ACL_FLOAT16) return og_f16_to_f32(((const uint16_t *)p)[i]);
-    if (dt == ACL_BF16) return og_bf16_to_f32(((const uint16_t *)p)[i]);
-    return ((const float *)p)[i];
-}
-
-static void encode(void *p, int64_t i, aclDataType dt, double v) {
-    if (dt == ACL_FLOAT16)
-        ((uint16_t *)p)[i] = og_f32_to_f16((float)v);
-    else if (dt == ACL_BF16)
-        ((uint16_t *)p)[i] = og_f32_to_bf16((float)v);
-    else
-        ((float *)p)[i] = (float)v;
-}
 
 // ulps of dt between got and the exact value ref.
 static double ulps(aclDataType dt, double got, double ref) {
@@ -77,8 +63,8 @@ static result run_case(opgrad_isa isa, aclDataType dt) {
     static const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, 1e-30, -1e-30, -90, 90};
     for (int i = 0; i < N; i++) {
         double x = i < 8 ? specials[i] : -20.0 + 40.0 * i / N;
-        encode(xs, i, dt, x);
-        encode(gs, i, dt, (i % 7 - 3) * 0.75);
+        ogc_store(xs, i, dt, x);
+        ogc_store(gs, i, dt, (i % 7 - 3) * 0.75);
     }
     int64_t shape[1] = {N};
     aclTensor *x = aclCreateTensor(shape, 1, dt, NULL, 0, ACL_FORMAT_ND, shape, 1, xs);
@@ -97,15 +83,15 @@ static result run_case(opgrad_isa isa, aclDataType dt) {
     if (!r.status) r.status = aclnnMishBackward(work, ws, ex, NULL);
     if (work) aclrtFree(work);
     for (int i = 0; !r.status && i < N; i++) {
-        double xv = decode(xs, i, dt), gv = decode(gs, i, dt);
-        double uf = ulps(dt, decode(ys, i, dt), og_ref_mish(xv));
+        double xv = ogc_load(xs, i, dt), gv = ogc_load(gs, i, dt);
+        double uf = ulps(dt, ogc_load(ys, i, dt), og_ref_mish(xv));
         double ref_b = gv * og_ref_mish_grad(xv);
         // Near the root of mish' (x ~ -1.19) fp32 errors are measured against the magnitude of
         // the terms that cancel there, in ulps of that magnitude.
         double mag = fabs(gv) * (fabs(og_ref_mish_tanhx(xv)) + fabs(xv) * og_ref_sigmoid(xv));
-        double ub = ulps(dt, decode(ds, i, dt), ref_b);
+        double ub = ulps(dt, ogc_load(ds, i, dt), ref_b);
         if (dt == ACL_FLOAT && xv > -1.4 && xv < -1.0)
-            ub = fmin(ub, ulps(dt, decode(ds, i, dt) - ref_b + mag, mag));
+            ub = fmin(ub, ulps(dt, ogc_load(ds, i, dt) - ref_b + mag, mag));
         if (uf > r.fwd) r.fwd = uf;
         if (ub > r.bwd) r.bwd = ub;
     }
