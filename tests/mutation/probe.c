@@ -169,13 +169,31 @@ static void launch(const char *what, aclnnStatus st, uint64_t ws, aclOpExecutor 
 // Elementwise operators: forward, backward (from the input or the output), in-place
 
 enum {
-    MISH, GELU, GELU_ERF, GELU_TANH, SILU, SIGMOID, TANH, SOFTPLUS, SOFTPLUS1, RELU, LEAKY,
-    LEAKY_NEG, HARDSWISH, HARDSIGMOID, ELU, ELU_SCALED, ELU_SELU, NUNARY
+    MISH,
+    GELU,
+    GELU_ERF,
+    GELU_TANH,
+    SILU,
+    SIGMOID,
+    TANH,
+    SOFTPLUS,
+    SOFTPLUS1,
+    RELU,
+    LEAKY,
+    LEAKY_NEG,
+    HARDSWISH,
+    HARDSIGMOID,
+    ELU,
+    ELU_SCALED,
+    ELU_SELU,
+    NUNARY
 };
 static const char *const unary_names[NUNARY] = {
-    "mish", "gelu", "gelu_erf", "gelu_tanh", "silu", "sigmoid", "tanh", "softplus", "softplus1",
-    "relu", "leaky", "leaky_neg", "hardswish", "hardsigmoid", "elu", "elu_scaled", "elu_selu"};
-static const double unary_range[NUNARY] = {12, 10, 10, 10, 12, 12, 8, 12, 24, 8, 8, 8, 5, 4, 8, 8, 8};
+    "mish",      "gelu",        "gelu_erf",  "gelu_tanh",  "silu",    "sigmoid",
+    "tanh",      "softplus",    "softplus1", "relu",       "leaky",   "leaky_neg",
+    "hardswish", "hardsigmoid", "elu",       "elu_scaled", "elu_selu"};
+static const double unary_range[NUNARY] = {12, 10, 10, 10, 12, 12, 8, 12, 24,
+                                           8,  8,  8,  5,  4,  8,  8, 8};
 
 static void elu_attrs(int op, float *alpha, float *scale, float *is) {
     *alpha = 1, *scale = 1, *is = 1;
@@ -188,26 +206,46 @@ static void forward(int op, const T *x, T *y) {
     aclScalar *s1 = NULL, *s2 = NULL, *s3 = NULL;
     float a, b, c;
     switch (op) {
-    case MISH: RUN(w, aclnnMish, x->t, y->t); break;
-    case GELU: RUN(w, aclnnGelu, x->t, y->t); break;
-    case GELU_ERF: RUN(w, aclnnGeluV2, x->t, 0, y->t); break;
-    case GELU_TANH: RUN(w, aclnnGeluV2, x->t, 1, y->t); break;
-    case SILU: RUN(w, aclnnSilu, x->t, y->t); break;
-    case SIGMOID: RUN(w, aclnnSigmoid, x->t, y->t); break;
-    case TANH: RUN(w, aclnnTanh, x->t, y->t); break;
+    case MISH:
+        RUN(w, aclnnMish, x->t, y->t);
+        break;
+    case GELU:
+        RUN(w, aclnnGelu, x->t, y->t);
+        break;
+    case GELU_ERF:
+        RUN(w, aclnnGeluV2, x->t, 0, y->t);
+        break;
+    case GELU_TANH:
+        RUN(w, aclnnGeluV2, x->t, 1, y->t);
+        break;
+    case SILU:
+        RUN(w, aclnnSilu, x->t, y->t);
+        break;
+    case SIGMOID:
+        RUN(w, aclnnSigmoid, x->t, y->t);
+        break;
+    case TANH:
+        RUN(w, aclnnTanh, x->t, y->t);
+        break;
     case SOFTPLUS:
     case SOFTPLUS1:
         s1 = fscalar(op == SOFTPLUS ? 1.5f : 1.0f), s2 = fscalar(op == SOFTPLUS ? 12.0f : 20.0f);
         RUN(w, aclnnSoftplus, x->t, s1, s2, y->t);
         break;
-    case RELU: RUN(w, aclnnRelu, x->t, y->t); break;
+    case RELU:
+        RUN(w, aclnnRelu, x->t, y->t);
+        break;
     case LEAKY:
     case LEAKY_NEG:
         s1 = fscalar(op == LEAKY ? 0.01f : -0.25f);
         RUN(w, aclnnLeakyRelu, x->t, s1, y->t);
         break;
-    case HARDSWISH: RUN(w, aclnnHardswish, x->t, y->t); break;
-    case HARDSIGMOID: RUN(w, aclnnHardsigmoid, x->t, y->t); break;
+    case HARDSWISH:
+        RUN(w, aclnnHardswish, x->t, y->t);
+        break;
+    case HARDSIGMOID:
+        RUN(w, aclnnHardsigmoid, x->t, y->t);
+        break;
     default:
         elu_attrs(op, &a, &b, &c);
         s1 = fscalar(a), s2 = fscalar(b), s3 = fscalar(c);
@@ -225,13 +263,27 @@ static void backward(int op, const T *g, const T *x, const T *y, bool from_resul
     aclScalar *s1 = NULL, *s2 = NULL, *s3 = NULL;
     float a, b, c;
     switch (op) {
-    case MISH: RUN(w, aclnnMishBackward, g->t, x->t, dx->t); break;
-    case GELU: RUN(w, aclnnGeluBackward, g->t, x->t, dx->t); break;
-    case GELU_ERF: RUN(w, aclnnGeluBackwardV2, g->t, x->t, (char *)"none", dx->t); break;
-    case GELU_TANH: RUN(w, aclnnGeluBackwardV2, g->t, x->t, (char *)"tanh", dx->t); break;
-    case SILU: RUN(w, aclnnSiluBackward, g->t, x->t, dx->t); break;
-    case SIGMOID: RUN(w, aclnnSigmoidBackward, g->t, y->t, dx->t); break;
-    case TANH: RUN(w, aclnnTanhBackward, g->t, y->t, dx->t); break;
+    case MISH:
+        RUN(w, aclnnMishBackward, g->t, x->t, dx->t);
+        break;
+    case GELU:
+        RUN(w, aclnnGeluBackward, g->t, x->t, dx->t);
+        break;
+    case GELU_ERF:
+        RUN(w, aclnnGeluBackwardV2, g->t, x->t, (char *)"none", dx->t);
+        break;
+    case GELU_TANH:
+        RUN(w, aclnnGeluBackwardV2, g->t, x->t, (char *)"tanh", dx->t);
+        break;
+    case SILU:
+        RUN(w, aclnnSiluBackward, g->t, x->t, dx->t);
+        break;
+    case SIGMOID:
+        RUN(w, aclnnSigmoidBackward, g->t, y->t, dx->t);
+        break;
+    case TANH:
+        RUN(w, aclnnTanhBackward, g->t, y->t, dx->t);
+        break;
     case SOFTPLUS:
     case SOFTPLUS1:
         s1 = fscalar(op == SOFTPLUS ? 1.5f : 1.0f), s2 = fscalar(op == SOFTPLUS ? 12.0f : 20.0f);
@@ -248,8 +300,12 @@ static void backward(int op, const T *g, const T *x, const T *y, bool from_resul
         RUN(w, aclnnLeakyReluBackward, g->t, (from_result && op == LEAKY) ? y->t : x->t, s1,
             from_result && op == LEAKY, dx->t);
         break;
-    case HARDSWISH: RUN(w, aclnnHardswishBackward, g->t, x->t, dx->t); break;
-    case HARDSIGMOID: RUN(w, aclnnHardsigmoidBackward, g->t, x->t, dx->t); break;
+    case HARDSWISH:
+        RUN(w, aclnnHardswishBackward, g->t, x->t, dx->t);
+        break;
+    case HARDSIGMOID:
+        RUN(w, aclnnHardsigmoidBackward, g->t, x->t, dx->t);
+        break;
     default:
         elu_attrs(op, &a, &b, &c);
         s1 = fscalar(a), s2 = fscalar(b), s3 = fscalar(c);
@@ -268,17 +324,29 @@ static bool inplace(int op, T *x) {
     float a, b, c;
     bool has = true;
     switch (op) {
-    case MISH: RUN(w, aclnnInplaceMish, x->t); break;
-    case SIGMOID: RUN(w, aclnnInplaceSigmoid, x->t); break;
-    case TANH: RUN(w, aclnnInplaceTanh, x->t); break;
-    case RELU: RUN(w, aclnnInplaceRelu, x->t); break;
+    case MISH:
+        RUN(w, aclnnInplaceMish, x->t);
+        break;
+    case SIGMOID:
+        RUN(w, aclnnInplaceSigmoid, x->t);
+        break;
+    case TANH:
+        RUN(w, aclnnInplaceTanh, x->t);
+        break;
+    case RELU:
+        RUN(w, aclnnInplaceRelu, x->t);
+        break;
     case LEAKY:
     case LEAKY_NEG:
         s1 = fscalar(op == LEAKY ? 0.01f : -0.25f);
         RUN(w, aclnnInplaceLeakyRelu, x->t, s1);
         break;
-    case HARDSWISH: RUN(w, aclnnInplaceHardswish, x->t); break;
-    case HARDSIGMOID: RUN(w, aclnnInplaceHardsigmoid, x->t); break;
+    case HARDSWISH:
+        RUN(w, aclnnInplaceHardswish, x->t);
+        break;
+    case HARDSIGMOID:
+        RUN(w, aclnnInplaceHardsigmoid, x->t);
+        break;
     case ELU:
     case ELU_SCALED:
     case ELU_SELU:
@@ -286,7 +354,9 @@ static bool inplace(int op, T *x) {
         s1 = fscalar(a), s2 = fscalar(b), s3 = fscalar(c);
         RUN(w, aclnnInplaceElu, x->t, s1, s2, s3);
         break;
-    default: has = false; break;
+    default:
+        has = false;
+        break;
     }
     if (s1) aclDestroyScalar(s1);
     if (s2) aclDestroyScalar(s2);
@@ -327,8 +397,8 @@ static void unary_case(int op, aclDataType dt, const char *tag, int nd, const in
 /// Mixed-dtype gradients: grad_output fp32 for a 16-bit x, and bf16 for an fp32 x.
 static void mixed_case(int op, uint64_t seed) {
     static const int64_t dims[2] = {13, 67};
-    const aclDataType pairs[3][2] = {{ACL_FLOAT, ACL_BF16}, {ACL_FLOAT, ACL_FLOAT16},
-                                     {ACL_BF16, ACL_FLOAT}};
+    const aclDataType pairs[3][2] = {
+        {ACL_FLOAT, ACL_BF16}, {ACL_FLOAT, ACL_FLOAT16}, {ACL_BF16, ACL_FLOAT}};
     for (int k = 0; k < 3; k++) {
         char label[128];
         double r = unary_range[op];
@@ -348,7 +418,8 @@ static void mixed_case(int op, uint64_t seed) {
 // ---------------------------------------------------------------------------------------------
 // Arithmetic: Add / Mul (broadcast [C] and [1, C]), the scalar and in-place forms, FusedAddScale
 
-static void arith_cases(aclDataType dt, int64_t rows, int64_t cols, const char *tag, uint64_t seed) {
+static void arith_cases(aclDataType dt, int64_t rows, int64_t cols, const char *tag,
+                        uint64_t seed) {
     char label[128];
     const int64_t full[2] = {rows, cols}, row[1] = {cols}, row2[2] = {1, cols};
     T a = mk(dt, 2, full, NULL, 0), b = mk(dt, 1, row, NULL, 0), b2 = mk(dt, 2, row2, NULL, 0);
@@ -416,7 +487,8 @@ static void arith_cases(aclDataType dt, int64_t rows, int64_t cols, const char *
 // outputs), strips, keepDims, and output dtypes other than the input's
 
 static void reduce_case(aclDataType in_dt, aclDataType out_dt, int nd, const int64_t *dims,
-                        int ndims, const int64_t *rdims, bool keep, const char *tag, uint64_t seed) {
+                        int ndims, const int64_t *rdims, bool keep, const char *tag,
+                        uint64_t seed) {
     char label[160];
     int64_t odims[8];
     int ond = 0;
