@@ -121,8 +121,8 @@ static void sweep_values(const ogc_op *op, int64_t n, double *x) {
 }
 
 // The inputs of a case (input-shaped, row-major): test points from the case's stream (on the
-// engine-sized layouts mostly uniform values), or for the sweep layout the sweep's values (input
-// 0 in order, the others permuted by the stream).
+// engine-sized layouts with two reduction blocks set to cancel, see below), or for the sweep
+// layout the sweep's values (input 0 in order, the others permuted by the stream).
 static void draw_inputs(const ogc_op *op, const ogc_layout *l, og_rng *r, double *const *x) {
     for (int k = 0; k < op->nin; k++) {
         int64_t nk = ogc_numel(&l->in[k]);
@@ -747,12 +747,13 @@ static bool stage_inplace(case_state *cs, ogc_report *rep) {
     double *values = malloc(((size_t)n + 1) * sizeof *values);
     int64_t *pos = malloc(((size_t)n + 1) * sizeof *pos);
     input self = {0};
-    memcpy(values, cs->xq[0], (size_t)n * sizeof *values);
-    if (!values || !pos || !make_input(cs->dt, &cs->l.in[0], cs->l.view[0], values, &self)) {
+    unsigned char *before = NULL;
+    if (values) memcpy(values, cs->xq[0], (size_t)n * sizeof *values);
+    if (!values || !pos || !make_input(cs->dt, &cs->l.in[0], cs->l.view[0], values, &self) ||
+        !(before = malloc((size_t)self.extent * es + 1))) {
         report_fail(rep, OGC_FAIL, RANK_CONTRACT, "internal: cannot build the in-place input");
         goto done;
     }
-    unsigned char *before = malloc((size_t)self.extent * es + 1);
     memcpy(before, self.storage, (size_t)self.extent * es);
     ogc_call call = {.op = op, .dtype = cs->dt};
     for (int k = 0; k < op->nin; k++) call.in[k] = k == 0 ? self.tensor : cs->in[k].tensor;
@@ -764,14 +765,17 @@ static bool stage_inplace(case_state *cs, ogc_report *rep) {
         // the view's elements, gathered dense; then everything else must be as it was
         view_positions(&self, &cs->l.in[0], pos);
         unsigned char *got = malloc((size_t)n * es + 1);
-        for (int64_t i = 0; i < n; i++) {
+        for (int64_t i = 0; got && i < n; i++) {
             memcpy(got + (size_t)i * es, (unsigned char *)self.storage + (size_t)pos[i] * es, es);
             memcpy(before + (size_t)pos[i] * es, got + (size_t)i * es, es);
         }
         ogc_stats is = {0};
-        ogc_compare(fwd_rule(op), cs->dt, got, cs->ref.y, cs->ref.ymag, cs->ref.yterms, n, &is);
+        if (got)
+            ogc_compare(fwd_rule(op), cs->dt, got, cs->ref.y, cs->ref.ymag, cs->ref.yterms, n, &is);
         add_stats(&cs->s, &is);
-        if (is.bad)
+        if (!got)
+            report_fail(rep, OGC_FAIL, RANK_CONTRACT, "internal: out of memory (in-place form)");
+        else if (is.bad)
             report_mismatch(rep, "in-place form: ", "output", &is, fwd_rule(op), cs->dt, got,
                             cs->ref.y, cs->ref.ymag, cs->ref.yterms, n);
         else if (memcmp(before, self.storage, (size_t)self.extent * es))
@@ -781,8 +785,8 @@ static bool stage_inplace(case_state *cs, ogc_report *rep) {
                         cs->l.name);
         free(got);
     }
-    free(before);
 done:
+    free(before);
     if (self.storage) free_input(&self);
     free(values);
     free(pos);
