@@ -125,6 +125,21 @@ void og_prog_rows(og_prog *p, const og_rows_op *op) {
     add_scratch(p, s, (uint64_t)s->plan.rows.slots * (uint64_t)s->plan.rows.slot_bytes);
 }
 
+void og_prog_gemm(og_prog *p, const og_gemm_op *op) {
+    og_step *s = new_step(p, OG_STEP_GEMM);
+    if (!s) return;
+    if (!og_gemm_make_plan(op, og_num_threads(), og_isa(), &s->plan.gemm)) {
+        fail(p, ACLNN_ERR_PARAM_INVALID, "the matrix product's workspace would overflow 64 bits");
+        return;
+    }
+    const og_gemm_mat *mats[] = {&op->a, &op->b, &op->c, &op->d, &op->e, &op->f, &op->c2};
+    int slots[7], n = 0;
+    for (int k = 0; k < 7; k++)
+        if (mats[k]->present) slots[n++] = mats[k]->slot;
+    if (!slots_ok(p, slots, n)) return;
+    add_scratch(p, s, og_gemm_scratch_bytes(&s->plan.gemm));
+}
+
 void og_prog_discard(og_prog *p) {
     for (int t = 0; t < p->ntemps; t++) free(p->temps[t]);
     free(p->temps);
@@ -215,6 +230,9 @@ void og_program_run(const aclOpExecutor *e, char *workspace) {
             break;
         case OG_STEP_ROWS:
             og_rows_run(e, &s->plan.rows, scratch);
+            break;
+        case OG_STEP_GEMM:
+            og_gemm_run(e, &s->plan.gemm, scratch);
             break;
         }
     }

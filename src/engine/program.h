@@ -6,7 +6,8 @@
  * reads. A step is
  *   MAP     an elementwise map (engine/elementwise.h): broadcasting, strides, dtypes, tiling;
  *   REDUCE  a reduction along any dims, sum / mean / max / min (engine/reduce.h), deterministic;
- *   ROWS    a row kernel along one axis (engine/rows.h): softmax, norms, losses.
+ *   ROWS    a row kernel along one axis (engine/rows.h): softmax, norms, losses;
+ *   GEMM    a batched matrix product with its epilogue (engine/gemm.h).
  * There is no fixed limit on slots or steps; every slot a step names is checked against the
  * program when the step is added (a bad one is an internal error, reported by og_prog_publish).
  * The workspace is laid out as [temporaries][scratch], the scratch being the largest any one step
@@ -26,10 +27,11 @@
 
 #include "engine/elementwise.h"
 #include "engine/executor.h"
+#include "engine/gemm.h"
 #include "engine/reduce.h"
 #include "engine/rows.h"
 
-typedef enum { OG_STEP_MAP, OG_STEP_REDUCE, OG_STEP_ROWS } og_step_kind;
+typedef enum { OG_STEP_MAP, OG_STEP_REDUCE, OG_STEP_ROWS, OG_STEP_GEMM } og_step_kind;
 
 typedef struct og_step {
     og_step_kind kind;
@@ -38,6 +40,7 @@ typedef struct og_step {
         og_ew_plan map;
         og_reduce_plan reduce;
         og_rows_plan rows;
+        og_gemm_plan gemm;
     } plan;
 } og_step;
 
@@ -65,6 +68,8 @@ int og_prog_temp(og_prog *p, aclDataType dt, int ndim, const int64_t *dims, cons
 void og_prog_map(og_prog *p, const og_ew_op *op);
 void og_prog_reduce(og_prog *p, const og_reduce_op *op);
 void og_prog_rows(og_prog *p, const og_rows_op *op);
+/// A GEMM step; fails the builder (161002, naming the operator) when a size overflows.
+void og_prog_gemm(og_prog *p, const og_gemm_op *op);
 /// Makes the executor (binds the user slots, sizes the workspace) and frees the builder; returns
 /// the first failure of the building instead, if any.
 aclnnStatus og_prog_publish(og_prog *p, uint64_t *workspaceSize, aclOpExecutor **executor);

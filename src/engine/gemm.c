@@ -1,0 +1,416 @@
+/* The GEMM engine's host side: the planner, the packing (CopyIn), the loops around the
+ * micro-kernel, the epilogue (CopyOut). See gemm.h. */
+#include "engine/gemm.h"
+
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/convert.h"
+#include "engine/isa_table.h"
+#include "runtime/pool.h"
+#include "tensor/dtype.h"
+
+#define DECLARE_KERNEL(sfx)                                                                        \
+    void og_gemm_ukr__##sfx(int64_t, const float *, const float *, float *, int64_t, bool);        \
+    extern const int og_gemm_mr__##sfx, og_gemm_nr__##sfx;
+DECLARE_KERNEL(scalar)
+DECLARE_KERNEL(avx2)
+DECLARE_KERNEL(avx512)
+
+og_gemm_kernel og_gemm_kernel_at(opgrad_isa isa) {
+    switch (og_isa_build(isa)) {
+    case OPGRAD_ISA_SCALAR:
+        return (og_gemm_kernel){og_gemm_ukr__scalar, og_gemm_mr__scalar, og_gemm_nr__scalar};
+    case OPGRAD_ISA_AVX2:
+        return (og_gemm_kernel){og_gemm_ukr__avx2, og_gemm_mr__avx2, og_gemm_nr__avx2};
+    default:
+        return (og_gemm_kernel){og_gemm_ukr__avx512, og_gemm_mr__avx512, og_gemm_nr__avx512};
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Block sizes
+
+static og_gemm_blocking blocking_override; // zero fields: from the caches
+
+og_gemm_blocking og_gemm_blocking_get(void) { return blocking_override; }
+
+void og_gemm_blocking_set(const og_gemm_blocking *b) {
+    blocking_override = b ? *b : (og_gemm_blocking){0};
+}
+
+static int64_t cache_bytes(int name, int64_t fallback) {
+    long v = sysconf(name);
+    return v > 0 ? v : fallback;
+}
+
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+// The packed B bytes one chunk/group may take: large enough that a square 4096 product packs
+// half of B at once (few barriers), small enough to stay a minor part of the workspace.
+#define DEFAULT_PACK_BUDGET ((int64_t)32 << 20)
+
+// Block sizes for a kernel with MR x NR tiles. KC: a B micro-panel (KC x NR fp32) takes half of
+// L1d, leaving the other half to the A values and C rows streaming through. MC: an A block
+// (MC x KC) takes half of L2. NC: a unit's C tile is MC x NC; 512 columns amortise the A packing
+// (each A block is packed once per NC columns) to well under 1% of the flops.
+static og_gemm_blocking cache_blocking(int mr, int nr) {
+    int64_t l1 = cache_bytes(_SC_LEVEL1_DCACHE_SIZE, 32 << 10);
+    int64_t l2 = cache_bytes(_SC_LEVEL2_CACHE_SIZE, 512 << 10);
+    og_gemm_blocking b;
+    b.kc = clamp64(l1 / 2 / (nr * 4) / 8 * 8, 32, 512);
+    b.mc = clamp64(l2 / 2 / (b.kc * 4) / mr * mr, mr, 64 * mr);
+    b.nc = round_up(512, nr);
+    b.pack_budget = DEFAULT_PACK_BUDGET;
+    return b;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Planning
+
+static bool mul_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflow(a, b, r); }
+
+static og_gemm_mat *mat_at(og_gemm_op *op, int k) {
+    og_gemm_mat *m[] = {&op->a, &op->b, &op->c, &op->d, &op->e, &op->f, &op->c2};
+    return m[k];
+}
+#define NMATS 7
+
+// Drops batch dims of size 1 and merges neighbours that every operand steps through as one.
+static void coalesce_batch(og_gemm_plan *p) {
+    og_gemm_op *op = &p->op;
+    int nb = 0;
+    for (int d = 0; d < op->nbatch; d++) {
+        if (op->batch[d] == 1) continue;
+        bool merge = nb > 0;
+        for (int k = 0; k < NMATS && merge; k++) {
+            og_gemm_mat *m = mat_at(op, k);
+            if (m->present && m->bstride[nb - 1] != m->bstride[d] * op->batch[d]) merge = false;
+        }
+        if (merge) {
+            p->batch[nb - 1] *= op->batch[d];
+            for (int k = 0; k < NMATS; k++)
+                mat_at(op, k)->bstride[nb - 1] = mat_at(op, k)->bstride[d];
+            continue;
+        }
+        p->batch[nb] = op->batch[d];
+        for (int k = 0; k < NMATS; k++) mat_at(op, k)->bstride[nb] = mat_at(op, k)->bstride[d];
+        nb++;
+    }
+    p->nbatch = nb;
+    p->nbatches = 1;
+    for (int d = 0; d < nb; d++) p->nbatches *= p->batch[d];
+}
+
+bool og_gemm_make_plan(const og_gemm_op *op, int max_threads, opgrad_isa isa, og_gemm_plan *p) {
+    memset(p, 0, sizeof *p);
+    p->op = *op;
+    coalesce_batch(p);
+    p->isa = isa;
+    p->kernel = og_gemm_kernel_at(isa);
+    if (op->epi == OG_GEMM_EPI_ACT || op->epi == OG_GEMM_EPI_ACT_GRAD)
+        p->act = op->act_kernels[isa];
+    const int64_t mr = p->kernel.mr, nr = p->kernel.nr, M = op->M, N = op->N, K = op->K;
+    if (M <= 0 || N <= 0 || p->nbatches <= 0) return true; // nothing to run
+
+    og_gemm_blocking bl = cache_blocking((int)mr, (int)nr), want = blocking_override;
+    if (want.kc > 0) bl.kc = want.kc;
+    if (want.mc > 0) bl.mc = round_up(want.mc, mr);
+    if (want.nc > 0) bl.nc = round_up(want.nc, nr);
+    if (want.pack_budget > 0) bl.pack_budget = want.pack_budget;
+
+    p->b_shared = true;
+    for (int d = 0; d < p->nbatch; d++)
+        if (p->op.b.bstride[d] != 0) p->b_shared = false;
+    const int64_t Kp = K > 0 ? K : 1;
+    p->kc = bl.kc < Kp ? bl.kc : Kp;
+    p->mc = bl.mc < round_up(M, mr) ? bl.mc : round_up(M, mr);
+    int64_t npad, panel_bytes, full;
+    if (!mul_ok(Kp, nr * 4, &panel_bytes) || !mul_ok(round_up(N, nr) / nr, panel_bytes, &full))
+        return false;
+    npad = round_up(N, nr);
+    // Columns packed at once: all of N when one B fits the budget, else as many panels as fit.
+    p->chunk_n =
+        full <= bl.pack_budget ? npad : clamp64(bl.pack_budget / panel_bytes, 1, npad / nr) * nr;
+    p->nc = bl.nc < p->chunk_n ? bl.nc : p->chunk_n;
+    int64_t chunk_bytes = p->chunk_n / nr * panel_bytes;
+    p->group = p->b_shared ? p->nbatches : clamp64(bl.pack_budget / chunk_bytes, 1, p->nbatches);
+    if (!mul_ok(p->b_shared ? 1 : p->group, chunk_bytes, &p->pack_bytes)) return false;
+
+    // Threads: about 1 MFLOP of work each at least (a launch costs microseconds), and enough
+    // units to share: narrow the units (down to one NR panel) before the threads idle.
+    double flops = 2.0 * (double)M * (double)N * (double)K * (double)p->nbatches;
+    int threads = max_threads < 1 ? 1 : max_threads;
+    if (flops < (double)threads * 1e6) threads = (int)(flops / 1e6) > 1 ? (int)(flops / 1e6) : 1;
+    p->mblocks = (M + p->mc - 1) / p->mc;
+    for (; threads > 1;) {
+        int64_t units = p->group * p->mblocks * ((p->chunk_n + p->nc - 1) / p->nc);
+        if (units >= 4 * (int64_t)threads || p->nc <= nr) break;
+        p->nc = round_up(p->nc / 2, nr);
+    }
+    // Units are counted in int (the pool's unit index): a group of shared-B batches is cut to fit.
+    int64_t per_batch = p->mblocks * ((p->chunk_n + p->nc - 1) / p->nc);
+    if (per_batch > INT32_MAX) return false;
+    if (p->group > INT32_MAX / per_batch) p->group = INT32_MAX / per_batch;
+    int64_t units = p->group * per_batch;
+    p->slots = units < threads ? (int)units : threads;
+
+    // Per thread: the A block, the C tile, three epilogue rows, 64-byte aligned each.
+    int64_t a_bytes = round_up(p->mc * p->kc * 4, 64), c_bytes = round_up(p->mc * p->nc * 4, 64);
+    p->slot_bytes = a_bytes + c_bytes + 3 * round_up(p->nc * 4, 64);
+    return true;
+}
+
+uint64_t og_gemm_scratch_bytes(const og_gemm_plan *p) {
+    if (p->slots == 0) return 0;
+    return (uint64_t)p->pack_bytes + (uint64_t)p->slots * (uint64_t)p->slot_bytes;
+}
+
+// ---------------------------------------------------------------------------------------------
+// CopyIn: packing with conversion
+
+// A matrix's elements by (row, column) from its first element; 16-bit values widen exactly.
+#define PACK_LOOP(T, LOAD)                                                                         \
+    do {                                                                                           \
+        const T *src = (const T *)base;                                                            \
+        for (int64_t r = 0; r < nrows; r++)                                                        \
+            for (int64_t c = 0; c < ncols; c++) dst[r * dr + c * dc] = LOAD(src[r * rs + c * cs]); \
+    } while (0)
+#define LOAD_F32(x) (x)
+
+// dst[r * dr + c * dc] = M[r, c] for r < nrows, c < ncols, rounded through `round` when it is
+// a 16-bit dtype.
+static void pack_block(const char *base, aclDataType dt, int64_t rs, int64_t cs, int64_t nrows,
+                       int64_t ncols, float *dst, int64_t dr, int64_t dc, aclDataType round) {
+    // The common layouts get loops the compiler vectorizes: fp32 lines copied whole (a B panel of
+    // a row-major B, an A panel of a column-major A), or rows of a row-major A interleaved.
+    if (dt == ACL_FLOAT && cs == 1 && dc == 1) {
+        for (int64_t r = 0; r < nrows; r++)
+            memcpy(dst + r * dr, (const float *)base + r * rs, (size_t)ncols * 4);
+    } else if (dt == ACL_FLOAT && rs == 1 && dr == 1) {
+        for (int64_t c = 0; c < ncols; c++)
+            memcpy(dst + c * dc, (const float *)base + c * cs, (size_t)nrows * 4);
+    } else if (dt == ACL_FLOAT && cs == 1 && dr == 1 && nrows == 4 && dc == 4) {
+        const float *s0 = (const float *)base, *s1 = s0 + rs, *s2 = s1 + rs, *s3 = s2 + rs;
+        for (int64_t c = 0; c < ncols; c++) {
+            dst[4 * c] = s0[c];
+            dst[4 * c + 1] = s1[c];
+            dst[4 * c + 2] = s2[c];
+            dst[4 * c + 3] = s3[c];
+        }
+    } else
+        switch (dt) {
+        case ACL_FLOAT16:
+            PACK_LOOP(uint16_t, og_f16_to_f32);
+            break;
+        case ACL_BF16:
+            PACK_LOOP(uint16_t, og_bf16_to_f32);
+            break;
+        default:
+            PACK_LOOP(float, LOAD_F32);
+            break;
+        }
+    if (round == ACL_FLOAT16 || round == ACL_BF16)
+        for (int64_t r = 0; r < nrows; r++)
+            for (int64_t c = 0; c < ncols; c++) {
+                float *v = &dst[r * dr + c * dc];
+                *v = round == ACL_FLOAT16 ? og_f16_to_f32(og_f32_to_f16(*v))
+                                          : og_bf16_to_f32(og_f32_to_bf16(*v));
+            }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Phase 2
+
+typedef struct run_ctx {
+    const og_gemm_plan *p;
+    const char *base[NMATS]; // each operand's first element
+    char *scratch;
+    int64_t n0, cw;    // the chunk of columns
+    int64_t b0, count; // the group of batches
+    int64_t panels;    // NR panels of the chunk
+    int64_t nblocks;   // units across the chunk
+} run_ctx;
+
+static const og_gemm_mat *mat_of(const og_gemm_plan *p, int k) {
+    return mat_at((og_gemm_op *)&p->op, k);
+}
+
+// Byte offset of batch `bi` in operand k.
+static int64_t batch_offset(const og_gemm_plan *p, int k, int64_t bi) {
+    const og_gemm_mat *m = mat_of(p, k);
+    int64_t off = 0;
+    for (int d = p->nbatch - 1; d >= 0; d--) {
+        off += bi % p->batch[d] * m->bstride[d];
+        bi /= p->batch[d];
+    }
+    return off * (int64_t)aclDataTypeSize(m->dtype);
+}
+
+// Element (row, col) of operand k in batch bi.
+static const char *elem(const run_ctx *x, int k, int64_t bi, int64_t row, int64_t col) {
+    const og_gemm_mat *m = mat_of(x->p, k);
+    return x->base[k] + batch_offset(x->p, k, bi) +
+           (row * m->rs + col * m->cs) * (int64_t)aclDataTypeSize(m->dtype);
+}
+
+enum { MA, MB, MC_, MD, ME, MF, MC2 };
+
+static float *b_panel_area(const run_ctx *x, int64_t g) {
+    const og_gemm_plan *p = x->p;
+    int64_t Kp = p->op.K > 0 ? p->op.K : 1;
+    return (float *)x->scratch + (p->b_shared ? 0 : g) * Kp * (p->chunk_n);
+}
+
+// Packs NR-column panel `unit % panels` of B for batch b0 + unit / panels: K x NR, k-major, the
+// columns past the chunk zero.
+static void pack_b_unit(void *ctx, int unit, int slot) {
+    (void)slot;
+    const run_ctx *x = ctx;
+    const og_gemm_plan *p = x->p;
+    const int64_t nr = p->kernel.nr, K = p->op.K;
+    int64_t g = unit / x->panels, panel = unit % x->panels;
+    float *dst = b_panel_area(x, g) + panel * K * nr;
+    int64_t col = panel * nr, ncols = x->cw - col < nr ? x->cw - col : nr;
+    if (ncols < nr)
+        for (int64_t k = 0; k < K; k++) memset(dst + k * nr + ncols, 0, (size_t)(nr - ncols) * 4);
+    const og_gemm_mat *b = &p->op.b;
+    pack_block(elem(x, MB, x->b0 + g, 0, x->n0 + col), b->dtype, b->rs, b->cs, K, ncols, dst, nr, 1,
+               p->op.round_ab);
+}
+
+// One epilogue operand's row (n values from column col) as fp32: in place when it is fp32 and
+// contiguous, else converted into buf.
+static const float *load_row(const run_ctx *x, int k, int64_t bi, int64_t row, int64_t col,
+                             int64_t n, float *buf) {
+    const og_gemm_mat *m = mat_of(x->p, k);
+    const char *src = elem(x, k, bi, row, col);
+    if (m->dtype == ACL_FLOAT && m->cs == 1) return (const float *)src;
+    og_load_run(&og_convert[x->p->isa], src, m->dtype, m->cs, buf, n);
+    return buf;
+}
+
+static void store_row(const run_ctx *x, int k, int64_t bi, int64_t row, int64_t col, int64_t n,
+                      const float *z) {
+    const og_gemm_mat *m = mat_of(x->p, k);
+    og_store_run(&og_convert[x->p->isa], (char *)elem(x, k, bi, row, col), m->dtype, m->cs, z, n,
+                 false);
+}
+
+// CopyOut of one finished row of the C tile: z (n values) -> epilogue -> C (and C2).
+static void epilogue_row(const run_ctx *x, int64_t bi, int64_t row, int64_t col, int64_t n,
+                         float *z, float *buf) {
+    const og_gemm_op *op = &x->p->op;
+    float *bd = buf, *be = buf + round_up(n, 16), *bf = be + round_up(n, 16);
+    if (op->alpha != 1.0) {
+        float alpha = (float)op->alpha;
+        for (int64_t j = 0; j < n; j++) z[j] *= alpha;
+    }
+    if (op->d.present) {
+        const float *d = load_row(x, MD, bi, row, col, n, bd);
+        float beta = (float)op->beta;
+        if (op->beta == 1.0)
+            for (int64_t j = 0; j < n; j++) z[j] += d[j];
+        else
+            for (int64_t j = 0; j < n; j++) z[j] += beta * d[j];
+    }
+    const float *e = NULL, *f = NULL;
+    if (op->epi != OG_GEMM_EPI_NONE && op->epi != OG_GEMM_EPI_ACT)
+        e = load_row(x, ME, bi, row, col, n, be);
+    switch (op->epi) {
+    case OG_GEMM_EPI_NONE:
+        break;
+    case OG_GEMM_EPI_ACT: {
+        const float *in[1] = {z};
+        float *out[1] = {z};
+        x->p->act((size_t)n, in, out, op->act_params);
+        break;
+    }
+    case OG_GEMM_EPI_ACT_GRAD: {
+        const float *in[2] = {e, z};
+        float *out[1] = {z};
+        x->p->act((size_t)n, in, out, op->act_params);
+        break;
+    }
+    case OG_GEMM_EPI_ADD:
+        for (int64_t j = 0; j < n; j++) z[j] += e[j];
+        break;
+    case OG_GEMM_EPI_MUL:
+        for (int64_t j = 0; j < n; j++) z[j] *= e[j];
+        break;
+    case OG_GEMM_EPI_MUL_GRAD:
+        f = load_row(x, MF, bi, row, col, n, bf);
+        for (int64_t j = 0; j < n; j++) bd[j] = e[j] * z[j];
+        store_row(x, MC2, bi, row, col, n, bd);
+        for (int64_t j = 0; j < n; j++) z[j] = e[j] * f[j];
+        break;
+    }
+    store_row(x, MC_, bi, row, col, n, z);
+}
+
+// One unit: the C tile of batch b0 + g, rows [m0, m0 + mc), chunk columns [j0, j0 + nc).
+static void compute_unit(void *ctx, int unit, int slot) {
+    const run_ctx *x = ctx;
+    const og_gemm_plan *p = x->p;
+    const og_gemm_op *op = &p->op;
+    const int64_t mr = p->kernel.mr, nr = p->kernel.nr, K = op->K;
+    int64_t nb = x->nblocks, g = unit / (p->mblocks * nb), rem = unit % (p->mblocks * nb);
+    int64_t m0 = rem / nb * p->mc, j0 = rem % nb * p->nc;
+    int64_t mcur = op->M - m0 < p->mc ? op->M - m0 : p->mc;
+    int64_t ncur = x->cw - j0 < p->nc ? x->cw - j0 : p->nc;
+    int64_t mpad = round_up(mcur, mr), npad = round_up(ncur, nr), bi = x->b0 + g;
+
+    char *mine = x->scratch + p->pack_bytes + (int64_t)slot * p->slot_bytes;
+    float *apack = (float *)mine;
+    float *ctile = (float *)(mine + round_up(p->mc * p->kc * 4, 64));
+    float *rows = (float *)((char *)ctile + round_up(p->mc * p->nc * 4, 64));
+    const float *bpack = b_panel_area(x, g) + j0 / nr * K * nr;
+    const int64_t ldc = npad;
+
+    if (K == 0) memset(ctile, 0, (size_t)(mpad * ldc) * 4);
+    for (int64_t pc = 0; pc < K; pc += p->kc) {
+        int64_t kcur = K - pc < p->kc ? K - pc : p->kc;
+        // CopyIn A: MR-row panels, k-major; rows past M are zero.
+        for (int64_t ir = 0; ir < mpad; ir += mr) {
+            float *dst = apack + ir * kcur;
+            int64_t nrows = mcur - ir < mr ? mcur - ir : mr;
+            if (nrows < mr)
+                for (int64_t k = 0; k < kcur; k++)
+                    memset(dst + k * mr + nrows, 0, (size_t)(mr - nrows) * 4);
+            pack_block(elem(x, MA, bi, m0 + ir, pc), op->a.dtype, op->a.rs, op->a.cs, nrows, kcur,
+                       dst, 1, mr, op->round_ab);
+        }
+        // Compute: each B micro-panel stays in L1 while the A block streams from L2.
+        for (int64_t jr = 0; jr < npad; jr += nr) {
+            const float *bp = bpack + jr / nr * K * nr + pc * nr;
+            for (int64_t ir = 0; ir < mpad; ir += mr)
+                p->kernel.fn(kcur, apack + ir * kcur, bp, ctile + ir * ldc + jr, ldc, pc > 0);
+        }
+    }
+    for (int64_t i = 0; i < mcur; i++)
+        epilogue_row(x, bi, m0 + i, x->n0 + j0, ncur, ctile + i * ldc, rows);
+}
+
+void og_gemm_run(const aclOpExecutor *e, const og_gemm_plan *p, char *scratch) {
+    if (p->slots == 0) return;
+    run_ctx x = {.p = p, .scratch = scratch};
+    for (int k = 0; k < NMATS; k++) {
+        const og_gemm_mat *m = mat_of(p, k);
+        x.base[k] = m->present ? og_executor_addr(e, m->slot) : NULL;
+    }
+    const int64_t nr = p->kernel.nr, N = p->op.N;
+    for (x.n0 = 0; x.n0 < N; x.n0 += p->chunk_n) {
+        x.cw = N - x.n0 < p->chunk_n ? N - x.n0 : p->chunk_n;
+        x.panels = round_up(x.cw, nr) / nr;
+        x.nblocks = (x.cw + p->nc - 1) / p->nc;
+        for (x.b0 = 0; x.b0 < p->nbatches; x.b0 += p->group) {
+            x.count = p->nbatches - x.b0 < p->group ? p->nbatches - x.b0 : p->group;
+            if (p->op.K > 0)
+                og_parallel_for((int)((p->b_shared ? 1 : x.count) * x.panels), p->slots,
+                                pack_b_unit, &x);
+            og_parallel_for((int)(x.count * p->mblocks * x.nblocks), p->slots, compute_unit, &x);
+        }
+    }
+}

@@ -1,0 +1,125 @@
+/* The GEMM engine: C = epilogue(alpha * A @ B + beta * D) over a batch, for matmul, linear,
+ * convolution (implicit GEMM) and attention. Built the BLIS / GotoBLAS way:
+ *
+ *   phase 1 (og_gemm_make_plan): block sizes from the CPU's caches (KC: a B micro-panel fills
+ *     half of L1d; MC: an A block fills half of L2), the N chunks and batch groups whose packed B
+ *     fits the pack budget, the units of work (batch x MC rows x NC columns) and the threads;
+ *   phase 2 (og_gemm_run), per chunk of N and group of batches:
+ *     CopyIn B: every thread packs NR-column panels of B (any strides, any float dtype, widened
+ *       to fp32, optionally rounded through a 16-bit dtype) into the shared pack area;
+ *     per unit: for each KC slice of K, CopyIn A (MR-row panels of the unit's MC rows) into the
+ *       thread's scratch, then the micro-kernel (MR x NR, fp32 FMA) on every micro-tile of the
+ *       unit, accumulating in the thread's fp32 C tile;
+ *     CopyOut: the epilogue on each finished row of the tile (alpha, beta * D, an activation or
+ *       its derivative, a product or a sum with E) and the store to C's dtype and strides.
+ *
+ * Determinism. Every element of C is one FMA chain c = fma(a_k, b_k, c), k = 0 .. K-1 in order,
+ * starting from 0: a micro-kernel loads the partial sums of the previous KC slice into its
+ * accumulators rather than adding a partial result to them. The block sizes, the micro-tile
+ * shape, the ISA and the thread count change which code computes an element, never the order of
+ * its operations, so C is bitwise the same for all of them (tests/kernel/test_gemm.c proves it
+ * against the plain chain). Units partition C, so threads never combine partial sums.
+ *
+ * Operands are described as matrices: a batch offset per batch dim (0 where it broadcasts), a row
+ * stride and a column stride, in elements. A transposed view is a matrix with swapped strides and
+ * is read in place by the packing; a bias [N] is a matrix with row stride 0. */
+#ifndef OG_GEMM_H
+#define OG_GEMM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/elementwise.h"
+#include "engine/executor.h"
+#include "opgrad/opgrad.h"
+#include "tensor/tensor.h"
+
+/// One matrix operand of a GEMM step.
+typedef struct og_gemm_mat {
+    bool present;
+    int slot;                       // executor slot
+    aclDataType dtype;              // FLOAT, FLOAT16, BFLOAT16
+    int64_t bstride[OG_MAX_DIMS];   // per batch dim (0: broadcast)
+    int64_t rs, cs;                 // row and column strides (0: broadcast)
+} og_gemm_mat;
+
+/// What the epilogue does with z = alpha * acc + beta * D (all in fp32, rounded once to C).
+typedef enum og_gemm_epi_kind {
+    OG_GEMM_EPI_NONE,     // C = z
+    OG_GEMM_EPI_ACT,      // C = act(z): act_kernels with in = {z}
+    OG_GEMM_EPI_ACT_GRAD, // C = act'(z) * E: act_kernels with in = {E, z} (a backward kernel)
+    OG_GEMM_EPI_ADD,      // C = z + E
+    OG_GEMM_EPI_MUL,      // C = z * E
+    OG_GEMM_EPI_MUL_GRAD, // C = E * F and C2 = E * z (the backward of z * x3: E = dL/dy, F = x3)
+} og_gemm_epi_kind;
+
+#define OG_GEMM_MAX_PARAMS 16
+
+/// A GEMM step as an operator describes it.
+typedef struct og_gemm_op {
+    int nbatch;                  // batch dims (0..OG_MAX_DIMS-2)
+    int64_t batch[OG_MAX_DIMS];  // C's batch shape
+    int64_t M, N, K;
+    og_gemm_mat a, b;            // A [M,K], B [K,N]
+    og_gemm_mat c;               // C [M,N], written (must not alias A or B)
+    og_gemm_mat d;               // optional addend (beta * D); may be C itself (in-place addmm)
+    og_gemm_mat e, f;            // optional epilogue operands
+    og_gemm_mat c2;              // second output (MUL_GRAD)
+    double alpha, beta;          // alpha 1 and beta 0 skip their operations
+    aclDataType round_ab;        // round A and B through this dtype when packing (ACL_FLOAT: no)
+    og_gemm_epi_kind epi;
+    const og_ew_compute_fn *act_kernels; // [OPGRAD_ISA_COUNT], for ACT / ACT_GRAD
+    unsigned char act_params[OG_GEMM_MAX_PARAMS];
+} og_gemm_op;
+
+/// The micro-kernel: C[MR x NR] (row stride ldc) = (accumulate ? C : 0) + A panel @ B panel, one
+/// fma per k in k order. A panel: kc x MR, k-major; B panel: kc x NR, k-major.
+typedef void (*og_gemm_ukr_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                               bool accumulate);
+
+typedef struct og_gemm_kernel {
+    og_gemm_ukr_fn fn;
+    int mr, nr;
+} og_gemm_kernel;
+
+/// The micro-kernel that runs at ISA level `isa` (gemm_simd.c).
+og_gemm_kernel og_gemm_kernel_at(opgrad_isa isa);
+
+/// Block sizes. Zero fields are chosen from the CPU's caches; the checker and the tests set tiny
+/// ones so that small shapes cross every block boundary (the results are the same bits).
+typedef struct og_gemm_blocking {
+    int64_t mc, kc, nc;   // rows of a unit (multiple of MR), K slice, columns of a unit (of NR)
+    int64_t pack_budget;  // bytes of packed B per chunk/group (at least one K x NR panel)
+} og_gemm_blocking;
+og_gemm_blocking og_gemm_blocking_get(void);
+/// Overrides the block sizes of later plans (NULL: back to the CPU's). Set it only while no other
+/// thread plans an executor.
+void og_gemm_blocking_set(const og_gemm_blocking *b);
+
+/// A GEMM plan (plain data).
+typedef struct og_gemm_plan {
+    og_gemm_op op;
+    int nbatch;
+    int64_t batch[OG_MAX_DIMS], nbatches; // C's batch dims, coalesced; their product
+    bool b_shared;                        // B is the same matrix for every batch
+    int64_t mc, kc, nc;                   // block sizes
+    int64_t chunk_n;                      // columns of B packed at once (a multiple of nc)
+    int64_t group;                        // batches whose B is packed at once
+    int64_t mblocks;                      // ceil(M / mc)
+    int64_t pack_bytes;                   // the shared pack area
+    int64_t slot_bytes;                   // scratch per thread: A block, C tile, epilogue rows
+    int slots;                            // threads
+    opgrad_isa isa;
+    og_gemm_kernel kernel;
+    og_ew_compute_fn act;
+} og_gemm_plan;
+
+/// The pure planner (no data touched): fills *plan for max_threads threads at ISA level `isa`.
+/// Returns false when a size overflows (the caller reports it).
+bool og_gemm_make_plan(const og_gemm_op *op, int max_threads, opgrad_isa isa, og_gemm_plan *plan);
+/// Workspace bytes a plan needs (pack area + every thread's scratch).
+uint64_t og_gemm_scratch_bytes(const og_gemm_plan *p);
+/// Runs a plan (phase 2) with executor e's addresses; `scratch` holds og_gemm_scratch_bytes.
+void og_gemm_run(const aclOpExecutor *e, const og_gemm_plan *p, char *scratch);
+
+#endif

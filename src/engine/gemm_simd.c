@@ -1,0 +1,65 @@
+/* The GEMM micro-kernels, compiled once per ISA (see CMakeLists.txt). One kernel computes an
+ * MR x NR tile of C from a k-major A panel (MR values per k) and a k-major B panel (NR values per
+ * k): the MR x NR/VLEN accumulators stay in registers for the whole K slice, each k broadcasts MR
+ * values of A against NR/VLEN vectors of B. Every accumulator is one FMA chain in k order, on
+ * every ISA (engine/gemm.h, "Determinism").
+ *
+ *   AVX-512  12 x 32: 24 accumulators + 2 B vectors + 1 broadcast of the 32 zmm registers
+ *   AVX2      6 x 16: 12 accumulators + 2 B vectors + 1 broadcast of the 16 ymm registers
+ *   scalar    4 x 4:  the reference (fmaf) */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/gemm.h"
+#include "engine/simd/vec.h"
+
+#if defined(OG_ISA_AVX512)
+#define MR 12
+#define NV 2
+#elif defined(OG_ISA_AVX2)
+#define MR 4
+#define NV 3
+#else
+#define MR 4
+#define NV 4
+#endif
+#define NR (NV * VLEN)
+
+void OG_FN(og_gemm_ukr)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                        bool accumulate);
+const int OG_FN(og_gemm_mr) = MR;
+const int OG_FN(og_gemm_nr) = NR;
+
+void OG_FN(og_gemm_ukr)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                        bool accumulate) {
+    vf acc[MR][NV];
+    if (accumulate) {
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; i++)
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; j++) acc[i][j] = vload(c + i * ldc + j * VLEN);
+    } else {
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; i++)
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; j++) acc[i][j] = vset(0.0f);
+    }
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; k++) {
+        vf bv[NV];
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; j++) bv[j] = vload(b + j * VLEN);
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; i++) {
+            vf ai = vset(a[i]);
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; j++) acc[i][j] = vfma(ai, bv[j], acc[i][j]);
+        }
+        a += MR;
+        b += NR;
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; j++) vstore(c + i * ldc + j * VLEN, acc[i][j]);
+}
