@@ -52,15 +52,16 @@ static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo :
 // half of B at once (few barriers), small enough to stay a minor part of the workspace.
 #define DEFAULT_PACK_BUDGET ((int64_t)32 << 20)
 
-// Block sizes for a kernel with MR x NR tiles. KC: a B micro-panel (KC x NR fp32) takes half of
-// L1d, leaving the other half to the A values and C rows streaming through. MC: an A block
-// (MC x KC) takes half of L2. NC: a unit's C tile is MC x NC; 512 columns amortise the A packing
-// (each A block is packed once per NC columns) to well under 1% of the flops.
+// Block sizes for a kernel with MR x NR tiles. KC: the summation slice (a constant, so that the
+// order of the sums does not depend on the machine); a B micro-panel of KC x NR fp32 then fills
+// half to all of L1d, the A values and C rows stream past it. MC: an A block (MC x KC) takes half
+// of L2. NC: a unit's C tile is MC x NC; 512 columns amortise the A packing (each A block is
+// packed once per NC columns) to well under 1% of the flops.
 static og_gemm_blocking cache_blocking(int mr, int nr) {
-    int64_t l1 = cache_bytes(_SC_LEVEL1_DCACHE_SIZE, 32 << 10);
+    (void)nr;
     int64_t l2 = cache_bytes(_SC_LEVEL2_CACHE_SIZE, 512 << 10);
-    og_gemm_blocking b;
-    b.kc = clamp64(l1 / 2 / (nr * 4) / 8 * 8, 32, 512);
+    og_gemm_blocking b = {0};
+    b.kc = OG_GEMM_KC;
     b.mc = clamp64(l2 / 2 / (b.kc * 4) / mr * mr, mr, 64 * mr);
     b.nc = round_up(512, nr);
     b.pack_budget = DEFAULT_PACK_BUDGET;
@@ -99,6 +100,20 @@ static void coalesce_batch(og_gemm_plan *p) {
         for (int k = 0; k < NMATS; k++) mat_at(op, k)->bstride[nb] = mat_at(op, k)->bstride[d];
         nb++;
     }
+    // A batch over a shared B whose other operands step from one batch to the next as from one
+    // block of M rows to the next (x [B,S,K] @ W [K,N], a Linear layer) is one taller product:
+    // one set of units over B·S rows instead of small products per batch.
+    if (nb == 1 && op->b.bstride[0] == 0) {
+        bool fold = true;
+        for (int k = 0; k < NMATS && fold; k++) {
+            og_gemm_mat *m = mat_at(op, k);
+            if (k != 1 && m->present && m->bstride[0] != op->M * m->rs) fold = false;
+        }
+        if (fold) {
+            op->M *= p->batch[0];
+            nb = 0;
+        }
+    }
     p->nbatch = nb;
     p->nbatches = 1;
     for (int d = 0; d < nb; d++) p->nbatches *= p->batch[d];
@@ -112,7 +127,7 @@ bool og_gemm_make_plan(const og_gemm_op *op, int max_threads, opgrad_isa isa, og
     p->kernel = og_gemm_kernel_at(isa);
     if (op->epi == OG_GEMM_EPI_ACT || op->epi == OG_GEMM_EPI_ACT_GRAD)
         p->act = op->act_kernels[isa];
-    const int64_t mr = p->kernel.mr, nr = p->kernel.nr, M = op->M, N = op->N, K = op->K;
+    const int64_t mr = p->kernel.mr, nr = p->kernel.nr, M = p->op.M, N = p->op.N, K = p->op.K;
     if (M <= 0 || N <= 0 || p->nbatches <= 0) return true; // nothing to run
 
     og_gemm_blocking bl = cache_blocking((int)mr, (int)nr), want = blocking_override;
@@ -120,6 +135,7 @@ bool og_gemm_make_plan(const og_gemm_op *op, int max_threads, opgrad_isa isa, og
     if (want.mc > 0) bl.mc = round_up(want.mc, mr);
     if (want.nc > 0) bl.nc = round_up(want.nc, nr);
     if (want.pack_budget > 0) bl.pack_budget = want.pack_budget;
+    double thread_flops = want.thread_flops > 0 ? want.thread_flops : 1e6;
 
     p->b_shared = true;
     for (int d = 0; d < p->nbatch; d++)
@@ -139,21 +155,34 @@ bool og_gemm_make_plan(const og_gemm_op *op, int max_threads, opgrad_isa isa, og
     p->group = p->b_shared ? p->nbatches : clamp64(bl.pack_budget / chunk_bytes, 1, p->nbatches);
     if (!mul_ok(p->b_shared ? 1 : p->group, chunk_bytes, &p->pack_bytes)) return false;
 
-    // Threads: about 1 MFLOP of work each at least (a launch costs microseconds), and enough
+    // Threads: about 1 MFLOP of work each at least (a launch costs microseconds; the checker
+    // and the tests lower it so that small shapes run on several threads), and enough
     // units to share: narrow the units (down to one NR panel) before the threads idle.
     double flops = 2.0 * (double)M * (double)N * (double)K * (double)p->nbatches;
     int threads = max_threads < 1 ? 1 : max_threads;
-    if (flops < (double)threads * 1e6) threads = (int)(flops / 1e6) > 1 ? (int)(flops / 1e6) : 1;
+    if (flops < (double)threads * thread_flops)
+        threads = flops / thread_flops > 1 ? (int)(flops / thread_flops) : 1;
     p->mblocks = (M + p->mc - 1) / p->mc;
+    // Rows first: B is packed once for all units, but each unit packs its own A block, so
+    // narrower units would pack A more times.
     for (; threads > 1;) {
+        p->mblocks = (M + p->mc - 1) / p->mc;
         int64_t units = p->group * p->mblocks * ((p->chunk_n + p->nc - 1) / p->nc);
-        if (units >= 4 * (int64_t)threads || p->nc <= nr) break;
-        p->nc = round_up(p->nc / 2, nr);
+        if (units >= 3 * (int64_t)threads) break;
+        if (p->mc > 4 * mr)
+            p->mc = round_up(p->mc / 2, mr);
+        else if (p->nc > nr)
+            p->nc = round_up(p->nc / 2, nr);
+        else
+            break;
     }
-    // Units are counted in int (the pool's unit index): a group of shared-B batches is cut to fit.
+    p->mblocks = (M + p->mc - 1) / p->mc;
+    // A launch of more than 65535 units runs on the calling thread alone (the pool's runs hold
+    // 16-bit unit numbers), so a group of shared-B batches is cut to fit.
     int64_t per_batch = p->mblocks * ((p->chunk_n + p->nc - 1) / p->nc);
     if (per_batch > INT32_MAX) return false;
-    if (p->group > INT32_MAX / per_batch) p->group = INT32_MAX / per_batch;
+    int64_t panels = p->chunk_n / nr, cap = 0xffff / (per_batch > panels ? per_batch : panels);
+    if (p->group > cap) p->group = cap > 1 ? cap : 1;
     int64_t units = p->group * per_batch;
     p->slots = units < threads ? (int)units : threads;
 
@@ -171,28 +200,27 @@ uint64_t og_gemm_scratch_bytes(const og_gemm_plan *p) {
 // ---------------------------------------------------------------------------------------------
 // CopyIn: packing with conversion
 
-// A matrix's elements by (row, column) from its first element; 16-bit values widen exactly.
-#define PACK_LOOP(T, LOAD)                                                                         \
-    do {                                                                                           \
-        const T *src = (const T *)base;                                                            \
-        for (int64_t r = 0; r < nrows; r++)                                                        \
-            for (int64_t c = 0; c < ncols; c++) dst[r * dr + c * dc] = LOAD(src[r * rs + c * cs]); \
-    } while (0)
-#define LOAD_F32(x) (x)
+// n contiguous values of dt as fp32 (16-bit values widen exactly).
+static void load_line(const og_convert_table *cv, const char *src, aclDataType dt, float *dst,
+                      int64_t n) {
+    if (dt == ACL_FLOAT16)
+        cv->f16_to_f32((const uint16_t *)src, dst, (size_t)n);
+    else if (dt == ACL_BF16)
+        cv->bf16_to_f32((const uint16_t *)src, dst, (size_t)n);
+    else
+        memcpy(dst, src, (size_t)n * 4);
+}
 
-// dst[r * dr + c * dc] = M[r, c] for r < nrows, c < ncols, rounded through `round` when it is
-// a 16-bit dtype.
-static void pack_block(const char *base, aclDataType dt, int64_t rs, int64_t cs, int64_t nrows,
-                       int64_t ncols, float *dst, int64_t dr, int64_t dc, aclDataType round) {
-    // The common layouts get loops the compiler vectorizes: fp32 lines copied whole (a B panel of
-    // a row-major B, an A panel of a column-major A), or rows of a row-major A interleaved.
-    if (dt == ACL_FLOAT && cs == 1 && dc == 1) {
-        for (int64_t r = 0; r < nrows; r++)
-            memcpy(dst + r * dr, (const float *)base + r * rs, (size_t)ncols * 4);
-    } else if (dt == ACL_FLOAT && rs == 1 && dr == 1) {
-        for (int64_t c = 0; c < ncols; c++)
-            memcpy(dst + c * dc, (const float *)base + c * cs, (size_t)nrows * 4);
-    } else if (dt == ACL_FLOAT && cs == 1 && dr == 1 && nrows == 4 && dc == 4) {
+// dst[r * dr + c * dc] = M[r, c] for r < nrows, c < ncols (M: rows rs, columns cs apart from
+// base), rounded through `round` when it is a 16-bit dtype. A matrix with a unit stride is read
+// line by line along it with the vector converters; a line whose destination is strided (the
+// rows of a row-major A, interleaved into MR-row panels) goes through a small buffer.
+static void pack_block(const og_convert_table *cv, const char *base, aclDataType dt, int64_t rs,
+                       int64_t cs, int64_t nrows, int64_t ncols, float *dst, int64_t dr, int64_t dc,
+                       aclDataType round) {
+    const int64_t esz = (int64_t)aclDataTypeSize(dt);
+    if (dt == ACL_FLOAT && cs == 1 && dr == 1 && nrows == 4 && dc == 4) {
+        // A full AVX2 A panel of a row-major fp32 A: the four rows interleaved directly.
         const float *s0 = (const float *)base, *s1 = s0 + rs, *s2 = s1 + rs, *s3 = s2 + rs;
         for (int64_t c = 0; c < ncols; c++) {
             dst[4 * c] = s0[c];
@@ -200,18 +228,30 @@ static void pack_block(const char *base, aclDataType dt, int64_t rs, int64_t cs,
             dst[4 * c + 2] = s2[c];
             dst[4 * c + 3] = s3[c];
         }
-    } else
-        switch (dt) {
-        case ACL_FLOAT16:
-            PACK_LOOP(uint16_t, og_f16_to_f32);
-            break;
-        case ACL_BF16:
-            PACK_LOOP(uint16_t, og_bf16_to_f32);
-            break;
-        default:
-            PACK_LOOP(float, LOAD_F32);
-            break;
+    } else if (cs == 1 || rs == 1) {
+        bool by_row = cs == 1;
+        int64_t nlines = by_row ? nrows : ncols, len = by_row ? ncols : nrows;
+        int64_t lstride = (by_row ? rs : cs) * esz, dline = by_row ? dr : dc;
+        int64_t delem = by_row ? dc : dr;
+        float line[256];
+        for (int64_t l = 0; l < nlines; l++) {
+            const char *src = base + l * lstride;
+            float *out = dst + l * dline;
+            if (delem == 1) {
+                load_line(cv, src, dt, out, len);
+                continue;
+            }
+            for (int64_t c0 = 0; c0 < len; c0 += 256) {
+                int64_t n = len - c0 < 256 ? len - c0 : 256;
+                load_line(cv, src + c0 * esz, dt, line, n);
+                for (int64_t c = 0; c < n; c++) out[(c0 + c) * delem] = line[c];
+            }
         }
+    } else {
+        for (int64_t r = 0; r < nrows; r++)
+            for (int64_t c = 0; c < ncols; c++)
+                dst[r * dr + c * dc] = og_load_elem(base + (r * rs + c * cs) * esz, dt);
+    }
     if (round == ACL_FLOAT16 || round == ACL_BF16)
         for (int64_t r = 0; r < nrows; r++)
             for (int64_t c = 0; c < ncols; c++) {
@@ -277,8 +317,8 @@ static void pack_b_unit(void *ctx, int unit, int slot) {
     if (ncols < nr)
         for (int64_t k = 0; k < K; k++) memset(dst + k * nr + ncols, 0, (size_t)(nr - ncols) * 4);
     const og_gemm_mat *b = &p->op.b;
-    pack_block(elem(x, MB, x->b0 + g, 0, x->n0 + col), b->dtype, b->rs, b->cs, K, ncols, dst, nr, 1,
-               p->op.round_ab);
+    pack_block(&og_convert[p->isa], elem(x, MB, x->b0 + g, 0, x->n0 + col), b->dtype, b->rs, b->cs,
+               K, ncols, dst, nr, 1, p->op.round_ab);
 }
 
 // One epilogue operand's row (n values from column col) as fp32: in place when it is fp32 and
@@ -342,8 +382,10 @@ static void epilogue_row(const run_ctx *x, int64_t bi, int64_t row, int64_t col,
         break;
     case OG_GEMM_EPI_MUL_GRAD:
         f = load_row(x, MF, bi, row, col, n, bf);
-        for (int64_t j = 0; j < n; j++) bd[j] = e[j] * z[j];
-        store_row(x, MC2, bi, row, col, n, bd);
+        if (op->c2.present) {
+            for (int64_t j = 0; j < n; j++) bd[j] = e[j] * z[j];
+            store_row(x, MC2, bi, row, col, n, bd);
+        }
         for (int64_t j = 0; j < n; j++) z[j] = e[j] * f[j];
         break;
     }
@@ -367,9 +409,12 @@ static void compute_unit(void *ctx, int unit, int slot) {
     float *ctile = (float *)(mine + round_up(p->mc * p->kc * 4, 64));
     float *rows = (float *)((char *)ctile + round_up(p->mc * p->nc * 4, 64));
     const float *bpack = b_panel_area(x, g) + j0 / nr * K * nr;
+    // The C tile is a buffer of its own even for an fp32 C: accumulating in C itself ran 1.2-1.8x
+    // slower on Zen3 (its rows are a page apart for N >= 1024: TLB and 4K-aliasing misses).
     const int64_t ldc = npad;
 
-    if (K == 0) memset(ctile, 0, (size_t)(mpad * ldc) * 4);
+    if (K == 0)
+        for (int64_t i = 0; i < mpad; i++) memset(ctile + i * ldc, 0, (size_t)npad * 4);
     for (int64_t pc = 0; pc < K; pc += p->kc) {
         int64_t kcur = K - pc < p->kc ? K - pc : p->kc;
         // CopyIn A: MR-row panels, k-major; rows past M are zero.
@@ -379,14 +424,24 @@ static void compute_unit(void *ctx, int unit, int slot) {
             if (nrows < mr)
                 for (int64_t k = 0; k < kcur; k++)
                     memset(dst + k * mr + nrows, 0, (size_t)(mr - nrows) * 4);
-            pack_block(elem(x, MA, bi, m0 + ir, pc), op->a.dtype, op->a.rs, op->a.cs, nrows, kcur,
-                       dst, 1, mr, op->round_ab);
+            pack_block(&og_convert[p->isa], elem(x, MA, bi, m0 + ir, pc), op->a.dtype, op->a.rs,
+                       op->a.cs, nrows, kcur, dst, 1, mr, op->round_ab);
         }
         // Compute: each B micro-panel stays in L1 while the A block streams from L2.
         for (int64_t jr = 0; jr < npad; jr += nr) {
             const float *bp = bpack + jr / nr * K * nr + pc * nr;
-            for (int64_t ir = 0; ir < mpad; ir += mr)
+            for (int64_t ir = 0; ir < mpad; ir += mr) {
+                // The next micro-tile's partial sums were written one KC slice ago and have left
+                // L2 (the C tile is larger): fetch them while this one computes.
+                if (pc > 0) {
+                    float *next = ir + mr < mpad ? ctile + (ir + mr) * ldc + jr
+                                                 : ctile + (jr + nr < npad ? jr + nr : 0);
+                    for (int64_t i = 0; i < mr; i++)
+                        for (int64_t j = 0; j < nr; j += 16)
+                            __builtin_prefetch(next + i * ldc + j, 1);
+                }
                 p->kernel.fn(kcur, apack + ir * kcur, bp, ctile + ir * ldc + jr, ldc, pc > 0);
+            }
         }
     }
     for (int64_t i = 0; i < mcur; i++)

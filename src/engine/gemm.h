@@ -13,12 +13,14 @@
  *     CopyOut: the epilogue on each finished row of the tile (alpha, beta * D, an activation or
  *       its derivative, a product or a sum with E) and the store to C's dtype and strides.
  *
- * Determinism. Every element of C is one FMA chain c = fma(a_k, b_k, c), k = 0 .. K-1 in order,
- * starting from 0: a micro-kernel loads the partial sums of the previous KC slice into its
- * accumulators rather than adding a partial result to them. The block sizes, the micro-tile
- * shape, the ISA and the thread count change which code computes an element, never the order of
- * its operations, so C is bitwise the same for all of them (tests/kernel/test_gemm.c proves it
- * against the plain chain). Units partition C, so threads never combine partial sums.
+ * Determinism and accuracy. K is summed in slices of KC (OG_GEMM_KC = 256, a constant, not a
+ * cache size): within a slice every element of C is one FMA chain p = fma(a_k, b_k, p) in k order
+ * from 0, and the slices' sums are added in order, c = p_0, c = c + p_1, ... The block sizes of
+ * M and N, the micro-tile shape, the ISA and the thread count change which code computes an
+ * element, never the order of its operations, so C is bitwise the same for all of them
+ * (tests/kernel/test_gemm.c proves it against the plain loops). The slices keep the worst-case
+ * error at (KC + K/KC) * 2^-24 * sum |a_k b_k| instead of K * 2^-24 * ..., as blocked BLAS sums
+ * are. Units partition C, so threads never combine partial sums.
  *
  * Operands are described as matrices: a batch offset per batch dim (0 where it broadcasts), a row
  * stride and a column stride, in elements. A transposed view is a matrix with swapped strides and
@@ -37,10 +39,10 @@
 /// One matrix operand of a GEMM step.
 typedef struct og_gemm_mat {
     bool present;
-    int slot;                       // executor slot
-    aclDataType dtype;              // FLOAT, FLOAT16, BFLOAT16
-    int64_t bstride[OG_MAX_DIMS];   // per batch dim (0: broadcast)
-    int64_t rs, cs;                 // row and column strides (0: broadcast)
+    int slot;                     // executor slot
+    aclDataType dtype;            // FLOAT, FLOAT16, BFLOAT16
+    int64_t bstride[OG_MAX_DIMS]; // per batch dim (0: broadcast)
+    int64_t rs, cs;               // row and column strides (0: broadcast)
 } og_gemm_mat;
 
 /// What the epilogue does with z = alpha * acc + beta * D (all in fp32, rounded once to C).
@@ -57,23 +59,23 @@ typedef enum og_gemm_epi_kind {
 
 /// A GEMM step as an operator describes it.
 typedef struct og_gemm_op {
-    int nbatch;                  // batch dims (0..OG_MAX_DIMS-2)
-    int64_t batch[OG_MAX_DIMS];  // C's batch shape
+    int nbatch;                 // batch dims (0..OG_MAX_DIMS-2)
+    int64_t batch[OG_MAX_DIMS]; // C's batch shape
     int64_t M, N, K;
-    og_gemm_mat a, b;            // A [M,K], B [K,N]
-    og_gemm_mat c;               // C [M,N], written (must not alias A or B)
-    og_gemm_mat d;               // optional addend (beta * D); may be C itself (in-place addmm)
-    og_gemm_mat e, f;            // optional epilogue operands
-    og_gemm_mat c2;              // second output (MUL_GRAD)
-    double alpha, beta;          // alpha 1 and beta 0 skip their operations
-    aclDataType round_ab;        // round A and B through this dtype when packing (ACL_FLOAT: no)
+    og_gemm_mat a, b;     // A [M,K], B [K,N]
+    og_gemm_mat c;        // C [M,N], written (must not alias A or B)
+    og_gemm_mat d;        // optional addend (beta * D); may be C itself (in-place addmm)
+    og_gemm_mat e, f;     // optional epilogue operands
+    og_gemm_mat c2;       // second output (MUL_GRAD)
+    double alpha, beta;   // alpha 1 and beta 0 skip their operations
+    aclDataType round_ab; // round A and B through this dtype when packing (ACL_FLOAT: no)
     og_gemm_epi_kind epi;
     const og_ew_compute_fn *act_kernels; // [OPGRAD_ISA_COUNT], for ACT / ACT_GRAD
     unsigned char act_params[OG_GEMM_MAX_PARAMS];
 } og_gemm_op;
 
-/// The micro-kernel: C[MR x NR] (row stride ldc) = (accumulate ? C : 0) + A panel @ B panel, one
-/// fma per k in k order. A panel: kc x MR, k-major; B panel: kc x NR, k-major.
+/// The micro-kernel: C[MR x NR] (row stride ldc) = (accumulate ? C + p : p), p = A panel @ B panel
+/// summed by one fma per k in k order from 0. A panel: kc x MR, k-major; B panel: kc x NR, k-major.
 typedef void (*og_gemm_ukr_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                                bool accumulate);
 
@@ -85,11 +87,18 @@ typedef struct og_gemm_kernel {
 /// The micro-kernel that runs at ISA level `isa` (gemm_simd.c).
 og_gemm_kernel og_gemm_kernel_at(opgrad_isa isa);
 
-/// Block sizes. Zero fields are chosen from the CPU's caches; the checker and the tests set tiny
-/// ones so that small shapes cross every block boundary (the results are the same bits).
+/// The summation slice of K (see "Determinism and accuracy"); also the K cache block: a B
+/// micro-panel of 256 x 24 fp32 (AVX2) takes 24 KiB of a 32 KiB L1d.
+#define OG_GEMM_KC 256
+
+/// Block sizes. Zero fields take the defaults: kc OG_GEMM_KC, mc and nc from the CPU's caches.
+/// The checker and the tests set tiny ones so that small shapes cross every block boundary: mc
+/// and nc leave the results the same bits; kc changes the slices of K (the order is then that
+/// kc's, the same for every ISA and thread count).
 typedef struct og_gemm_blocking {
-    int64_t mc, kc, nc;   // rows of a unit (multiple of MR), K slice, columns of a unit (of NR)
-    int64_t pack_budget;  // bytes of packed B per chunk/group (at least one K x NR panel)
+    int64_t mc, kc, nc;  // rows of a unit (multiple of MR), K slice, columns of a unit (of NR)
+    int64_t pack_budget; // bytes of packed B per chunk/group (at least one K x NR panel)
+    double thread_flops; // the least work worth one more thread (default 1e6 flops)
 } og_gemm_blocking;
 og_gemm_blocking og_gemm_blocking_get(void);
 /// Overrides the block sizes of later plans (NULL: back to the CPU's). Set it only while no other

@@ -1,9 +1,10 @@
 /* The GEMM engine (engine/gemm.h), white-box: plans run on a hand-made executor.
  *
- *  - Determinism as documented: every element of C is bitwise the plain FMA chain
- *    c = fma(a_k, b_k, c), k in order from 0, followed by the epilogue's fp32 operations, for
- *    every ISA level this CPU has, the CPU's block sizes and tiny ones (every block boundary,
- *    N chunks and batch groups crossed), 1, 2 and 3 threads;
+ *  - Determinism as documented: every element of C is bitwise the plain loops' sum: FMA chains
+ *    p = fma(a_k, b_k, p) from 0 over slices of K of the plan's kc, the slices added in order,
+ *    then the epilogue's fp32 operations, for every ISA level this CPU has, the default block
+ *    sizes and tiny ones (every block boundary, N chunks and batch groups crossed), 1, 2 and 3
+ *    threads;
  *  - operands of any strides (transposed, broadcast rows, batch broadcast), fp32/bf16/fp16 inputs
  *    and outputs, inputs rounded through fp16 (cubeMathType USE_FP16), K = 0, alpha/beta with an
  *    addend, the ADD / MUL / MUL_GRAD epilogues;
@@ -23,12 +24,14 @@
 
 enum { MA, MB, MC, MD, ME, MF, MC2, NMATS };
 
+static bool tight_batch; // the next operands' batches follow each other without a gap
+
 // A matrix operand in its own buffer: logical [nb][rows][cols] with the given strides.
 typedef struct mat {
     aclDataType dt;
-    int64_t nb, rows, cols;      // batch extent as stored (1 = broadcast)
-    int64_t bs, rs, cs;          // strides in elements
-    int64_t span;                // elements spanned
+    int64_t nb, rows, cols; // batch extent as stored (1 = broadcast)
+    int64_t bs, rs, cs;     // strides in elements
+    int64_t span;           // elements spanned
     gbuf buf;
 } mat;
 
@@ -41,7 +44,9 @@ static mat mat_new(aclDataType dt, int64_t nb, int64_t rows, int64_t cols, bool 
         m.cs = rows + 1, m.rs = 1;
     else
         m.rs = cols + 1, m.cs = 1;
-    m.bs = (transposed ? (cols ? cols : 1) * m.cs : (rows ? rows : 1) * m.rs) + 3;
+    // Batches a few elements apart, or back to back (a batch that folds into the rows).
+    m.bs =
+        (transposed ? (cols ? cols : 1) * m.cs : (rows ? rows : 1) * m.rs) + (tight_batch ? 0 : 3);
     m.span = nb * m.bs + 8;
     m.buf = gbuf_new((size_t)m.span, aclDataTypeSize(dt));
     test_fill(m.buf.data, 0, m.span, dt, r, -2, 2);
@@ -53,8 +58,8 @@ static double get(const mat *m, int64_t b, int64_t i, int64_t j) {
 }
 
 static og_gemm_mat desc(const mat *m, int slot) {
-    og_gemm_mat d = {.present = true, .slot = slot, .dtype = m->dt, .rs = m->rows > 1 ? m->rs : 0,
-                     .cs = m->cs};
+    og_gemm_mat d = {
+        .present = true, .slot = slot, .dtype = m->dt, .rs = m->rows > 1 ? m->rs : 0, .cs = m->cs};
     d.bstride[0] = m->nb > 1 ? m->bs : 0;
     return d;
 }
@@ -75,13 +80,14 @@ static float to_dtype(float v, aclDataType dt) {
 typedef struct gcase {
     int64_t nb, M, N, K;
     aclDataType in_dt, out_dt;
-    bool ta, tb;      // transposed views
-    bool a_bcast;     // A broadcasts over the batch (stored once)
-    bool b_bcast;     // B broadcasts over the batch
-    bool bias_row;    // D is a bias row [N] (row stride 0) instead of [M,N]
+    bool ta, tb;   // transposed views
+    bool a_bcast;  // A broadcasts over the batch (stored once)
+    bool b_bcast;  // B broadcasts over the batch
+    bool bias_row; // D is a bias row [N] (row stride 0) instead of [M,N]
     double alpha, beta;
     og_gemm_epi_kind epi;
     aclDataType round;
+    bool tight; // batches back to back: with a shared B the engine folds the batch into M
 } gcase;
 
 // Runs the case with the current blocking / ISA / threads; checks C (and C2) bitwise against the
@@ -89,6 +95,7 @@ typedef struct gcase {
 static int run_case(const gcase *g, uint64_t seed) {
     test_rng r;
     test_rng_seed(&r, seed);
+    tight_batch = g->tight;
     mat m[NMATS];
     memset(m, 0, sizeof m);
     m[MA] = mat_new(g->in_dt, g->a_bcast ? 1 : g->nb, g->M, g->K, g->ta, &r);
@@ -105,8 +112,14 @@ static int run_case(const gcase *g, uint64_t seed) {
     unsigned char *c_before = malloc(cbytes);
     memcpy(c_before, m[MC].buf.data, cbytes);
 
-    og_gemm_op op = {.nbatch = 1, .M = g->M, .N = g->N, .K = g->K, .alpha = g->alpha,
-                     .beta = g->beta, .round_ab = g->round, .epi = g->epi};
+    og_gemm_op op = {.nbatch = 1,
+                     .M = g->M,
+                     .N = g->N,
+                     .K = g->K,
+                     .alpha = g->alpha,
+                     .beta = g->beta,
+                     .round_ab = g->round,
+                     .epi = g->epi};
     op.batch[0] = g->nb;
     op.a = desc(&m[MA], MA);
     op.b = desc(&m[MB], MB);
@@ -130,10 +143,15 @@ static int run_case(const gcase *g, uint64_t seed) {
     for (int64_t b = 0; b < g->nb; b++)
         for (int64_t i = 0; i < g->M; i++)
             for (int64_t j = 0; j < g->N; j++) {
+                // slices of plan.kc: a chain from 0 each, the slices' sums added in order
                 float c = 0.0f;
-                for (int64_t k = 0; k < g->K; k++)
-                    c = fmaf(widen_round(get(&m[MA], b, i, k), g->round),
-                             widen_round(get(&m[MB], b, k, j), g->round), c);
+                for (int64_t k0 = 0; k0 < g->K; k0 += plan.kc) {
+                    float part = 0.0f;
+                    for (int64_t k = k0; k < g->K && k < k0 + plan.kc; k++)
+                        part = fmaf(widen_round(get(&m[MA], b, i, k), g->round),
+                                    widen_round(get(&m[MB], b, k, j), g->round), part);
+                    c = k0 == 0 ? part : c + part;
+                }
                 if (g->alpha != 1.0) c *= (float)g->alpha;
                 if (has_d) {
                     float d = (float)get(&m[MD], b, g->bias_row ? 0 : i, j);
@@ -177,29 +195,42 @@ static int run_case(const gcase *g, uint64_t seed) {
 }
 
 static const gcase CASES[] = {
-    {1, 1, 1, 1, ACL_FLOAT, ACL_FLOAT, false, false, false, false, false, 1, 0, 0, ACL_FLOAT},
-    {1, 67, 131, 259, ACL_FLOAT, ACL_FLOAT, false, false, false, false, false, 1, 0, 0, ACL_FLOAT},
-    {1, 29, 37, 45, ACL_FLOAT, ACL_FLOAT, true, true, false, false, false, 1, 0, 0, ACL_FLOAT},
-    {1, 13, 33, 0, ACL_FLOAT, ACL_BF16, false, false, false, false, false, 1, 0.5, 0, ACL_FLOAT},
-    {3, 17, 21, 40, ACL_BF16, ACL_FLOAT, false, true, false, true, false, 1, 0, 0, ACL_FLOAT},
-    {4, 9, 50, 19, ACL_FLOAT16, ACL_FLOAT16, true, false, true, false, false, 1, 0, 0, ACL_FLOAT},
-    {2, 23, 27, 70, ACL_FLOAT, ACL_FLOAT, false, false, false, false, true, 0.75, 1, 0, ACL_FLOAT},
-    {2, 23, 27, 70, ACL_FLOAT, ACL_BF16, false, true, false, false, false, -2, 0.25, 0,
-     ACL_FLOAT},
-    {1, 31, 18, 33, ACL_FLOAT, ACL_FLOAT, false, false, false, false, false, 1, 0, 0,
-     ACL_FLOAT16},
-    {2, 11, 40, 25, ACL_BF16, ACL_BF16, false, false, false, false, true, 1, 1,
-     OG_GEMM_EPI_ADD, ACL_FLOAT},
+    {1, 1, 1, 1, ACL_FLOAT, ACL_FLOAT, false, false, false, false, false, 1, 0, 0, ACL_FLOAT,
+     false},
+    {1, 67, 131, 259, ACL_FLOAT, ACL_FLOAT, false, false, false, false, false, 1, 0, 0, ACL_FLOAT,
+     false},
+    {1, 29, 37, 45, ACL_FLOAT, ACL_FLOAT, true, true, false, false, false, 1, 0, 0, ACL_FLOAT,
+     false},
+    {1, 13, 33, 0, ACL_FLOAT, ACL_BF16, false, false, false, false, false, 1, 0.5, 0, ACL_FLOAT,
+     false},
+    {3, 17, 21, 40, ACL_BF16, ACL_FLOAT, false, true, false, true, false, 1, 0, 0, ACL_FLOAT,
+     false},
+    {4, 9, 50, 19, ACL_FLOAT16, ACL_FLOAT16, true, false, true, false, false, 1, 0, 0, ACL_FLOAT,
+     false},
+    {2, 23, 27, 70, ACL_FLOAT, ACL_FLOAT, false, false, false, false, true, 0.75, 1, 0, ACL_FLOAT,
+     false},
+    {2, 23, 27, 70, ACL_FLOAT, ACL_BF16, false, true, false, false, false, -2, 0.25, 0, ACL_FLOAT,
+     false},
+    {1, 31, 18, 33, ACL_FLOAT, ACL_FLOAT, false, false, false, false, false, 1, 0, 0, ACL_FLOAT16,
+     false},
+    {2, 11, 40, 25, ACL_BF16, ACL_BF16, false, false, false, false, true, 1, 1, OG_GEMM_EPI_ADD,
+     ACL_FLOAT, false},
     {1, 11, 40, 25, ACL_FLOAT, ACL_FLOAT, true, false, false, false, false, 1, 0, OG_GEMM_EPI_MUL,
-     ACL_FLOAT},
+     ACL_FLOAT, false},
     {2, 14, 35, 26, ACL_FLOAT16, ACL_FLOAT, false, false, false, false, true, 1, 1,
-     OG_GEMM_EPI_MUL_GRAD, ACL_FLOAT},
+     OG_GEMM_EPI_MUL_GRAD, ACL_FLOAT, false},
+    {3, 10, 29, 31, ACL_FLOAT, ACL_FLOAT, false, false, false, true, false, 1, 0, 0, ACL_FLOAT,
+     true},
+    {3, 10, 29, 31, ACL_BF16, ACL_FLOAT, false, false, false, true, false, 1, 0, OG_GEMM_EPI_MUL,
+     ACL_FLOAT, true},
 };
 enum { NCASES = sizeof CASES / sizeof CASES[0] };
 
 // Every case at every ISA level, blocking and thread count.
 static void test_gemm_bitwise_fma_chain(void) {
-    og_gemm_blocking tiny[] = {{0, 0, 0, 0}, {1, 3, 1, 1}, {7, 16, 20, 4096}, {12, 5, 40, 1 << 14}};
+    // thread_flops 1: the small cases run on as many threads as asked
+    og_gemm_blocking tiny[] = {
+        {0, 0, 0, 0, 1}, {1, 3, 1, 1, 1}, {7, 16, 20, 4096, 1}, {12, 5, 40, 1 << 14, 1}};
     int threads[] = {1, 2, 3}, saved = opgrad_get_num_threads();
     for (int isa = OPGRAD_ISA_SCALAR; isa <= test_best_isa(); isa++) {
         if (!test_isa_available(isa)) continue;
@@ -221,13 +252,37 @@ static void test_gemm_bitwise_fma_chain(void) {
     opgrad_set_num_threads(saved);
 }
 
+// x [B,S,K] @ W [K,N] with x and C batches back to back is planned as one [B*S,K] product.
+static void test_gemm_fold_batch(void) {
+    og_gemm_op op = {.nbatch = 1, .M = 10, .N = 29, .K = 31, .alpha = 1};
+    op.batch[0] = 3;
+    op.a = (og_gemm_mat){.present = true, .slot = 0, .dtype = ACL_FLOAT, .rs = 31, .cs = 1};
+    op.a.bstride[0] = 310;
+    op.b = (og_gemm_mat){.present = true, .slot = 1, .dtype = ACL_FLOAT, .rs = 29, .cs = 1};
+    op.c = (og_gemm_mat){.present = true, .slot = 2, .dtype = ACL_FLOAT, .rs = 29, .cs = 1};
+    op.c.bstride[0] = 290;
+    og_gemm_plan p;
+    CHECK(og_gemm_make_plan(&op, 1, OPGRAD_ISA_SCALAR, &p));
+    CHECK(p.nbatch == 0 && p.op.M == 30 && p.nbatches == 1);
+    op.c.bstride[0] = 291; // a gap between C's batches: no fold
+    CHECK(og_gemm_make_plan(&op, 1, OPGRAD_ISA_SCALAR, &p));
+    CHECK(p.nbatch == 1 && p.op.M == 10 && p.nbatches == 3);
+}
+
 // A large product at the CPU's block sizes (several KC slices, MC blocks and units): bitwise the
 // chain too, on the best ISA and 2 threads.
 static void test_gemm_large(void) {
     int saved = opgrad_get_num_threads();
     opgrad_set_num_threads(2);
-    gcase g = {1, 300, 700, 600, ACL_FLOAT, ACL_FLOAT, false, true, false, false, false, 1, 0, 0,
-               ACL_FLOAT};
+    gcase g = {.nb = 1,
+               .M = 300,
+               .N = 700,
+               .K = 600,
+               .in_dt = ACL_FLOAT,
+               .out_dt = ACL_FLOAT,
+               .tb = true,
+               .alpha = 1,
+               .round = ACL_FLOAT};
     if (test_quick_mode()) g.M = 100;
     CHECK_EQ(run_case(&g, 7), 0);
     opgrad_set_num_threads(saved);
@@ -255,6 +310,7 @@ static void test_gemm_plan_blocks(void) {
 
 int main(void) {
     RUN(test_gemm_plan_blocks);
+    RUN(test_gemm_fold_batch);
     RUN(test_gemm_bitwise_fma_chain);
     RUN(test_gemm_large);
     return test_summary();
