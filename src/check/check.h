@@ -103,6 +103,9 @@ typedef struct ogc_op {
     /// out (0 = 1: computed in fp32 and rounded once, so correctly rounded up to the fp32 bound);
     /// more for a composite whose steps each round (e.g. aclnnReduceSum then aclnnMuls).
     int fwd_roundings16, bwd_roundings16;
+    /// The output (and grad_output) is FLOAT whatever the inputs' dtype (FusedMatmul's
+    /// "16cast32": the fp32 result of 16-bit inputs); it is judged as an fp32 result.
+    bool fp32_output;
     /// Intervals [regions[2i], regions[2i+1]] the "sweep" layout covers densely, besides 0, the
     /// kinks, the specials and the domain: thresholds, overflow edges, polynomial ranges.
     const double *regions;
@@ -141,6 +144,11 @@ typedef struct ogc_op {
                                 const double *const *x, const ogc_shape *out,
                                 const double *const *saved, const double *gy, double *const *gx,
                                 double *const *mag, int64_t *terms);
+    /// Tensor-level operators whose non-differentiable points are not at fixed input values (a
+    /// relu of a matrix product): whether the inputs x keep a margin from them. The checker
+    /// redraws data that does not (up to 32 times, from the case's stream), as test points keep
+    /// a margin from `kinks`, in the formula check and the kernel checks. NULL: every draw does.
+    bool (*clear_of_kinks)(const struct ogc_op *op, const ogc_shape *in, const double *const *x);
 } ogc_op;
 
 typedef enum { OGC_MODE_FAST, OGC_MODE_FULL } ogc_mode;

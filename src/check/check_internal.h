@@ -3,6 +3,7 @@
 #define OG_CHECK_INTERNAL_H
 
 #include "check/check.h"
+#include "engine/gemm.h"
 
 typedef enum {
     OGC_VIEW_CONTIGUOUS, // row-major
@@ -21,6 +22,8 @@ typedef struct ogc_layout {
     bool sweep;  // the inputs densely cover the operator's special regions (no random draws)
     bool gated;  // the engines' size gates lowered for the case (engine/blocking.h): the paths
                  // of tensors of 4-16 MiB and more run on this layout
+    og_gemm_blocking gemm; // engine layouts: the tiny GEMM blocks the case runs with
+                           // (engine/blocking.h, OG_BLOCK_GEMM_*)
 } ogc_layout;
 
 /// Fills a layout for an operator with nin inputs; false when the layout does not apply.

@@ -10,6 +10,7 @@
 #include "check/compare.h"
 #include "check/rng.h"
 #include "engine/blocking.h"
+#include "engine/gemm.h"
 #include "opgrad/opgrad.h"
 #include "tensor/dtype.h"
 
@@ -352,6 +353,7 @@ aclTensor *ogc_result_tensor(const ogc_result *r) {
 typedef struct case_state {
     const ogc_op *op;
     aclDataType dt;
+    aclDataType out_dt;  // dtype of the output: dt, or FLOAT (ogc_op.fp32_output)
     aclDataType grad_dt; // dtype of grad_output
     ogc_layout l;
     int64_t n;  // output elements
@@ -514,8 +516,8 @@ static bool exercises_every_input(const ogc_op *op, const ogc_layout *l, double 
     for (int64_t i = 0; i < n; i++) ones[i] = 1;
     ref_backward_all(op, l, x, r.saved, ones, &r);
     bool all = true;
-    for (int k = 0; k < op->nin; k++) {
-        if (!op->in[k].differentiable) continue;
+    for (int k = 0; k < op->nin; k++) { // (an empty input, e.g. K = 0 of a product, has no say)
+        if (!op->in[k].differentiable || ogc_numel(&l->in[k]) == 0) continue;
         bool any = false;
         for (int64_t i = 0; i < ogc_numel(&l->in[k]) && !any; i++) any = r.gx[k][i] != 0;
         all &= any;
@@ -552,7 +554,8 @@ static void case_alloc(case_state *cs, uint64_t seed, const char *layout) {
     const ogc_op *op = cs->op;
     aclDataType dt = cs->dt;
     // mixed precision: a 16-bit forward gets an fp32 grad_output, an fp32 one a bf16 grad_output
-    cs->grad_dt = !cs->l.mixed ? dt : dt == ACL_FLOAT ? ACL_BF16 : ACL_FLOAT;
+    cs->out_dt = op->fp32_output ? ACL_FLOAT : dt;
+    cs->grad_dt = !cs->l.mixed ? cs->out_dt : cs->out_dt == ACL_FLOAT ? ACL_BF16 : ACL_FLOAT;
     og_rng_seed(&cs->rng, case_seed(seed, op->name, dt, layout));
     int64_t n = ogc_numel(&cs->l.out), maxn = n;
     for (int k = 0; k < op->nin; k++)
@@ -582,6 +585,12 @@ static void case_free(case_state *cs) {
 // ---- Stages. Each returns whether the case goes on to the next one; a stage that finds a
 // failure reports it (report_fail keeps the most specific diagnosis).
 
+// Do the inputs keep the operator's margin from its non-differentiable points
+// (ogc_op.clear_of_kinks)?
+static bool clear_of_kinks(const ogc_op *op, const ogc_layout *l, double *const *x) {
+    return !op->clear_of_kinks || op->clear_of_kinks(op, l->in, (const double *const *)x);
+}
+
 // Draws the inputs from the case's stream, quantizes them to the dtype and lays them out.
 static bool stage_inputs(case_state *cs, ogc_report *rep) {
     const ogc_op *op = cs->op;
@@ -594,7 +603,9 @@ static bool stage_inputs(case_state *cs, ogc_report *rep) {
         for (int k = 0; k < op->nin; k++)
             for (int64_t i = 0; i < ogc_numel(&cs->l.in[k]); i++)
                 cs->xq[k][i] = quantize(cs->dt, cs->xq[k][i]);
-        if (cs->l.engine || cs->l.sweep || exercises_every_input(op, &cs->l, cs->xq)) break;
+        if ((cs->l.engine || cs->l.sweep || exercises_every_input(op, &cs->l, cs->xq)) &&
+            clear_of_kinks(op, &cs->l, cs->xq))
+            break;
     }
     for (int k = 0; k < op->nin; k++) {
         if (!make_input(cs->dt, &cs->l.in[k], cs->l.view[k], cs->xq[k], &cs->in[k]))
@@ -607,7 +618,7 @@ static bool stage_inputs(case_state *cs, ogc_report *rep) {
 // Runs the forward; its status, result count, and every result's dtype and shape.
 static bool stage_forward_contract(case_state *cs, ogc_report *rep) {
     const ogc_op *op = cs->op;
-    aclDataType dt = cs->dt;
+    aclDataType dt = cs->out_dt;
     cs->nfwd = 1 + op->nsaved;
     for (int j = 0; j < cs->nfwd; j++)
         declare(&cs->fwd[j], &cs->l.out, dt, (char *)cs->buffers + (size_t)j * cs->capacity,
@@ -666,7 +677,7 @@ static void report_mismatch(ogc_report *rep, const char *prefix, const char *wha
 // zeros in the output. A mismatch does not stop the case: the backward is still checked.
 static bool stage_forward_values(case_state *cs, ogc_report *rep) {
     const ogc_op *op = cs->op;
-    aclDataType dt = cs->dt;
+    aclDataType dt = cs->out_dt;
     int64_t n = cs->n;
     ref_forward_all(op, &cs->l, cs->xq, &cs->ref);
     for (int j = 0; j < cs->nfwd; j++) {
@@ -724,8 +735,8 @@ static bool stage_forward_determinism(case_state *cs, ogc_report *rep) {
     for (int pass = 0; pass < runs && rep->status != OGC_FAIL; pass++) {
         if (pass > 0) opgrad_set_num_threads(counts[pass - 1]);
         for (int j = 0; j < cs->nfwd; j++)
-            declare(&again[j], &cs->l.out, cs->dt, (char *)cs->snap_buf + (size_t)j * cs->capacity,
-                    cs->capacity);
+            declare(&again[j], &cs->l.out, cs->out_dt,
+                    (char *)cs->snap_buf + (size_t)j * cs->capacity, cs->capacity);
         ogc_call call = {.op = op, .dtype = cs->dt, .results = again, .nresults = cs->nfwd};
         for (int k = 0; k < op->nin; k++) call.in[k] = cs->in[k].tensor;
         if (op->forward(&call) == 0 && call.nresults == cs->nfwd &&
@@ -803,7 +814,7 @@ static bool stage_backward_inputs(case_state *cs, ogc_report *rep) {
         const ogc_result *src = op->backward_uses_output ? &cs->fwd[0] : &cs->fwd[1 + si];
         cs->saved_t[si] = ogc_result_tensor(src);
         cs->saved_q[si] = calloc((size_t)n + 1, sizeof(double));
-        for (int64_t i = 0; i < n; i++) cs->saved_q[si][i] = ogc_load(src->data, i, cs->dt);
+        for (int64_t i = 0; i < n; i++) cs->saved_q[si][i] = ogc_load(src->data, i, src->dtype);
     }
     og_rng *r = &cs->rng;
     for (int64_t i = 0; i < n; i++) {
@@ -1020,10 +1031,13 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
     if (!case_applies(&cs, layout, rep)) return rep->status;
     case_alloc(&cs, opt->seed, layout);
     og_size_gates gates = og_size_gates_get();
+    og_gemm_blocking blocking = og_gemm_blocking_get();
     if (cs.l.gated) og_size_gates_set(&(og_size_gates){1, 1, 1});
+    if (cs.l.engine) og_gemm_blocking_set(&cs.l.gemm); // tiny GEMM blocks (engine/blocking.h)
     for (size_t i = 0; i < sizeof case_stages / sizeof *case_stages; i++)
         if (!case_stages[i](&cs, rep)) break;
     if (cs.l.gated) og_size_gates_set(&gates);
+    if (cs.l.engine) og_gemm_blocking_set(&blocking);
     finish_stats(rep, &cs.s);
     case_free(&cs);
     return rep->status;
@@ -1089,6 +1103,8 @@ ogc_status ogc_check_formula(const ogc_op *op, const char *layout, const ogc_opt
     for (int k = 0; k < op->nin; k++)
         x[k] = calloc((size_t)ogc_numel(&l.in[k]) + 1, sizeof(double));
     draw_inputs(op, &l, &r, x);
+    for (int attempt = 1; attempt < 32 && !clear_of_kinks(op, &l, x); attempt++)
+        draw_inputs(op, &l, &r, x);
     double *w = calloc((size_t)n + 1, sizeof(double));
     for (int64_t i = 0; i < n; i++) w[i] = og_rng_uniform(&r, -1, 1);
     refs ref = {0};

@@ -45,6 +45,11 @@ bool ogc_layout_build(const char *name, int nin, ogc_layout *l) {
     l->engine = !strcmp(name, "large") || !strcmp(name, "wide") || !strcmp(name, "bcast_wide");
     l->sweep = !strcmp(name, "sweep");
     l->gated = !strcmp(name, "large");
+    if (l->engine) // tiny GEMM blocks (engine/blocking.h): several N chunks, or batch groups of 2
+        l->gemm = (og_gemm_blocking){OG_BLOCK_GEMM_MC, OG_BLOCK_GEMM_KC, OG_BLOCK_GEMM_NC,
+                                     !strcmp(name, "wide") ? OG_BLOCK_GEMM_PACK_GROUPS
+                                                           : OG_BLOCK_GEMM_PACK_CHUNKS,
+                                     OG_BLOCK_GEMM_THREAD_FLOPS};
     for (int k = 0; k < nin; k++) l->view[k] = OGC_VIEW_CONTIGUOUS;
     for (int k = 0; k < nin; k++) {
         if (!strcmp(name, "contiguous"))

@@ -27,6 +27,29 @@
 /// and 3 threads cut the same work into different ranges.
 #define OG_BLOCK_CHECK_THREADS 3
 
+/// GEMM (engine/gemm.h): the checker forces tiny blocks on its engine-sized layouts (large, wide,
+/// bcast_wide; og_gemm_blocking_set around the case, as it lowers the size gates): MC 1 (one MR
+/// row block per unit), KC 3 (a K slice of 3: many slices and a tail), NC 1 (one NR panel per
+/// unit), and a pack budget small enough that B is packed in several N chunks (large,
+/// bcast_wide: 8 KiB, one to a few panels per chunk at every NR) or that batches of a non-shared
+/// B form several groups of 2 (wide: 44 KiB: 2 of the 3 forward B's of 71 x 53 at NR 4, 24 and
+/// 32). Its engine-sized products are M x K @ K x N = 37 x 71 @ 71 x 53: no multiple of any MR
+/// (4, 12) or NR (4, 24, 32), so every K-slice tail, partial micro-tile and chunk edge is
+/// crossed, in the forward and in both backward products (inner lengths 71, 53 and 37). MC and NC
+/// only choose the code that runs (the same bits); KC 3 also sums K in slices of 3 instead of
+/// OG_GEMM_KC (a different, equally fixed order, judged against float64 like the default).
+/// The thread minimum is lowered to one flop, so these small products run on 1, 2, 3 and N
+/// threads for the determinism check (by default a thread takes 1 MFLOP at least).
+#define OG_BLOCK_GEMM_MC 1
+#define OG_BLOCK_GEMM_KC 3
+#define OG_BLOCK_GEMM_NC 1
+#define OG_BLOCK_GEMM_PACK_CHUNKS ((int64_t)8 << 10)
+#define OG_BLOCK_GEMM_PACK_GROUPS ((int64_t)44 << 10)
+#define OG_BLOCK_GEMM_M 37
+#define OG_BLOCK_GEMM_N 53
+#define OG_BLOCK_GEMM_K 71
+#define OG_BLOCK_GEMM_THREAD_FLOPS 1.0
+
 /// Paths an engine takes only from a total size on: large-tensor optimisations whose results are
 /// the same bits either way. Non-temporal CopyOut from `nt_out_bytes` of output (OPGRAD_NT_BYTES,
 /// default 16 MiB), streamed CopyIn (side-by-side conversion, next tile prefetched) from

@@ -16,7 +16,8 @@
  * past a view is reported. A view whose extent exceeds 1 MiB (or that has more than 2^20
  * elements) is still created, but over a 64-byte block, and phase 2 never runs with it.
  *
- * Contracts checked besides the sanitizers (FUZZ_REQUIRE): a NULL pointer argument -> 161001; a
+ * Contracts checked besides the sanitizers (FUZZ_REQUIRE): a NULL pointer argument -> 161001
+ * (but for an optional tensor, T(name, NULL) / O(name, NULL) in the list); a
  * destroyed handle or one of another kind -> 161002; phase-1 statuses are 0 / 161001 / 161002 and
  * a failure leaves a message naming the operator; a view whose byte extent overflows int64, or
  * that is larger than the aclrtMalloc block it starts at, is refused; the getters give back what
@@ -228,6 +229,9 @@ static i128 mul(i128 a, i128 b) {
     if (abs128(a) > SAT / abs128(b)) return (a < 0) != (b < 0) ? -SAT : SAT;
     return sat(a * b);
 }
+
+// A tensor the list marks optional (T(name, NULL) / O(name, NULL)): NULL is a valid argument.
+static bool optional(const call *c, int k) { return !strcmp(c->info->p[k].def, "NULL"); }
 
 static void make_tensor(fz *f, call *c, int k) {
     tslot *s = &c->ts[k];
@@ -454,7 +458,7 @@ static void make_tensor(fz *f, call *c, int k) {
                      "aclGetViewOffset");
         FUZZ_REQUIRE(aclGetDataType(s->t, &gdt) == ACLNN_SUCCESS && gdt == dt, "aclGetDataType");
     }
-    if (!s->t) c->any_null = true;
+    if (!s->t && !optional(c, k)) c->any_null = true;
     if (s->t && s->unsafe) c->any_unsafe = true;
     if (s->t && s->overflow) c->any_overflow = true;
     if (s->t && s->too_big) c->any_too_big = true;
@@ -637,7 +641,7 @@ static void make_arg(fz *f, call *c, int k) {
                 break;
             case 3: // NULL (the tensor itself is destroyed with the others)
                 a->t = NULL;
-                c->any_null = true;
+                c->any_null |= !optional(c, k);
                 break;
             case 2: { // a scalar where a tensor belongs
                 float one = 1;

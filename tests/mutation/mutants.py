@@ -460,4 +460,102 @@ MUTANTS = [
         "why": "aclnnInplaceAdd computes other + alpha selfRef instead of selfRef + alpha other "
                "(right only for alpha = 1)",
     },
+    # ---------------------------------------------------------------- matmul family (GEMM)
+    {
+        "id": "gemm-pack-b-transposed",
+        "cls": "stride",
+        "file": "src/engine/gemm.c",
+        "find": "b->dtype, b->rs, b->cs",
+        "replace": "b->dtype, b->cs, b->rs",
+        "expect": r"FAIL +matmul\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the GEMM's CopyIn of B swaps its row and column strides: B is read transposed "
+               "(every product whose B is not square and symmetric)",
+    },
+    {
+        "id": "gemm-k-tail",
+        "cls": "tail handling",
+        "file": "src/engine/gemm.c",
+        "find": "int64_t kcur = K - pc < p->kc ? K - pc : p->kc;",
+        "replace": "int64_t kcur = K - pc < p->kc ? K - pc - 1 : p->kc;",
+        "expect": r"FAIL +matmul\b",
+        "isa": "scalar",
+        "fast": True,
+        "why": "the last K slice of the GEMM is one short: the final term of every dot product is "
+               "dropped (with the checker's KC of 3, a tail of 2 of 71 on the engine layouts)",
+    },
+    {
+        "id": "gemm-accumulate-flag",
+        "cls": "tiling boundary",
+        "file": "src/engine/gemm.c",
+        "find": "ldc, pc > 0);",
+        "replace": "ldc, pc > p->kc);",
+        "expect": r"FAIL +matmul +\w+ +\w+ +(large|wide|bcast_wide|sweep)\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the micro-kernel starts from 0 instead of the partial sums on the second K slice: "
+               "the first slice is lost whenever K spans more than one KC block (the engine "
+               "layouts with the checker's tiny KC, the 4101-term dot product of sweep)",
+    },
+    {
+        "id": "gemm-epilogue-beta-twice",
+        "cls": "attribute ignored",
+        "file": "src/engine/gemm.c",
+        "find": "for (int64_t j = 0; j < n; j++) z[j] += beta * d[j];",
+        "replace": "for (int64_t j = 0; j < n; j++) z[j] += beta * beta * d[j];",
+        "expect": r"FAIL +b?addb?mm\b",
+        "isa": "scalar",
+        "fast": True,
+        "why": "the GEMM epilogue applies beta twice to the addend (Addmm / Baddbmm with beta != 1 "
+               "and != 0): beta^2 self instead of beta self",
+    },
+    {
+        "id": "gemm-epilogue-alpha-skipped",
+        "cls": "attribute ignored",
+        "file": "src/engine/gemm.c",
+        "find": "for (int64_t j = 0; j < n; j++) z[j] *= alpha;",
+        "replace": "for (int64_t j = 0; j < n; j++) z[j] *= 1.0f;",
+        "expect": r"FAIL +b?addb?mm\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the GEMM epilogue skips alpha: Addmm / Baddbmm compute beta self + mat1 @ mat2",
+    },
+    {
+        "id": "gemm-avx2-last-row",
+        "cls": "ISA-only",
+        "file": "src/engine/gemm_simd.c",
+        "find": "for (int j = 0; j < NV; j++) vstore(c + i * ldc + j * VLEN, acc[i][j]);",
+        "replace": "for (int j = 0; j < NV; j++)\n"
+                   "            vstore(c + i * ldc + j * VLEN, acc[i == MR - 1 && NV == 3 ? i - 1 : i][j]);",
+        "expect": r"FAIL +matmul +\w+ +avx2 ",
+        "isa": "avx2",
+        "fast": False,
+        "why": "the AVX2 4 x 24 micro-kernel (the only one with 3 vectors per row) stores its last "
+               "row from the row above's accumulators: every 4th row of C is wrong at avx2 only",
+    },
+    {
+        "id": "fused-gradx2-batch-fold",
+        "cls": "broadcast reduction",
+        "file": "src/ops/matmul/fused_matmul_api.c",
+        "find": "g.K = s.M * og_mm_numel(s.batch, s.nbatch);",
+        "replace": "g.K = s.M;",
+        "expect": r"FAIL +fused_matmul\w* +\w+ +\w+ +(size1|large)\b.*gradient of 'x2'",
+        "isa": "scalar",
+        "fast": True,
+        "why": "FusedMatmulBackward's gradX2 of a shared x2 (a Linear layer, x1 [B,M,K] @ x2 "
+               "[K,N]) sums only the first batch: the batch is left out of the folded reduction",
+    },
+    {
+        "id": "mm-cube-fp16-ignored",
+        "cls": "attribute ignored",
+        "file": "src/ops/matmul/matmul_common.c",
+        "find": "return cubeMathType == USE_FP16 && promoted == ACL_FLOAT",
+        "replace": "return cubeMathType == USE_HF32 && promoted == ACL_FLOAT",
+        "expect": r"FAIL +matmul_cube2\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the matmul family tests cubeMathType against the wrong enumerator: USE_FP16 (2) "
+               "computes exact fp32 products, USE_HF32 (3) rounds through fp16",
+    },
 ]
