@@ -24,10 +24,16 @@ class Case:
     """name: row label; og(*ts) / pt(*ts): opgrad's and PyTorch's function of the same tensors;
     nin: tensor inputs; domain: inputs uniform in [lo, hi]; kinks: points where the function is
     not differentiable (gradcheck keeps away from them); shapes(n, m): the inputs' logical shapes
-    for the plain layouts (binary ops broadcast in the 'broadcast' layout)."""
+    for the plain layouts (binary ops broadcast in the 'broadcast' layout); shapes: a function
+    (n, m) -> the inputs' shapes when they are not [n, m] each; k: how many products or terms
+    one result element sums at most (the test bound grows with sqrt(k)); truth: the float64
+    reference when PyTorch's own function is not accurate enough in float64 (default pt); absfn:
+    for sums of products, absfn(xs, abs_xs) is the result's magnitude, the sum of |terms|, a
+    function of the inputs' absolute values (see magnitudes())."""
 
     def __init__(self, name, og, pt, nin=1, domain=(-6.0, 6.0), kinks=(), op=None,
-                 domains=None, torch_has=True, via_ops=None, layouts=None):
+                 domains=None, torch_has=True, via_ops=None, layouts=None, shapes=None, k=None,
+                 truth=None, absfn=None):
         self.name, self.og, self.pt, self.nin = name, og, pt, nin
         self.domain, self.kinks = domain, kinks
         self.domains = domains or [domain] * nin
@@ -36,6 +42,13 @@ class Case:
         # the same computation through torch.ops.opgrad (default: the op called with the tensors)
         self.via_ops = via_ops or (lambda *ts, _n=self.op: getattr(torch.ops.opgrad, _n)(*ts))
         self.layouts = layouts         # None: every layout that applies
+        self.shapes = shapes           # None: [n, m] each (fused_add_scale: its own)
+        self.k = k                     # None: 1 (elementwise); else k(n, m)
+        self.truth = truth or pt       # float64 reference
+        self.absfn = absfn             # None: not a sum of products
+
+    def layouts_or_all(self):
+        return layouts_for(self)
 
 
 SOFTMAX_LAYOUTS = ("contiguous", "transposed", "offset")
@@ -111,7 +124,116 @@ def _list_cases():
 
 LIST_CASES, NO_PEER = _list_cases()
 CASES += LIST_CASES
-BY_NAME = {c.name: c for c in CASES}
+
+
+# The matmul family (kept out of CASES: their results are sums of products, so their bounds grow
+# with the number of terms, Case.k; test_torch_adapter.TestMatmul and consistency.py run them).
+# Domain (-2, 2); n, m: the operands are [n, m] @ [m, n] (matmul, mm), x [n, m] with weight
+# [n, m] (linear: n out features), batches of 3 (bmm / baddbmm: 2).
+def _gelu_erf64(z):
+    """gelu(z) = z Phi(z) through erfc: accurate in float64 where PyTorch's 0.5 z (1 + erf(z /
+    sqrt 2)) cancels to 0 (z < -8: PyTorch gives -0.0 for gelu(-9) = -1.0e-18)."""
+    return 0.5 * z * torch.special.erfc(-z * 0.7071067811865476)
+
+
+def _gelu_tanh64(z):
+    """0.5 z (1 + tanh(u)) = z sigmoid(2u), u = sqrt(2/pi) (z + 0.044715 z^3): without the
+    cancellation of 1 + tanh(u) for z << 0."""
+    return z * torch.sigmoid(1.5957691216057308 * (z + 0.044715 * z * z * z))
+
+
+_LINEAR_ACTS = {  # activation: (PyTorch's function, accurate float64 function)
+    None: (lambda z: z, lambda z: z),
+    "relu": (F.relu, F.relu),
+    "gelu": (F.gelu, _gelu_erf64),
+    "gelu_tanh": (lambda z: F.gelu(z, approximate="tanh"), _gelu_tanh64),
+}
+
+
+def _act_slope(act, z):
+    """|act'(z)| in float64 (a constant: no gradient flows through it)."""
+    if act is None:
+        return torch.ones_like(z)
+    z = z.detach().requires_grad_()
+    with torch.enable_grad():
+        (d,) = torch.autograd.grad(_LINEAR_ACTS[act][1](z).sum(), z)
+    return d.abs()
+
+
+def _linear_case(act, bias=True):
+    pt_act, truth_act = _LINEAR_ACTS[act]
+    name = "linear" + ("[%s]" % act if act else "") + ("" if bias else "[nobias]")
+    if bias:
+        og = lambda x, w, b, _a=act: ot.linear(x, w, b, _a)  # noqa: E731
+        pt = lambda x, w, b, _f=pt_act: _f(F.linear(x, w, b))  # noqa: E731
+        truth = lambda x, w, b, _f=truth_act: _f(F.linear(x, w, b))  # noqa: E731
+        shapes = lambda n, m: [(n, m), (n, m), (n,)]  # noqa: E731
+    else:
+        og = lambda x, w, _a=act: ot.linear(x, w, None, _a)  # noqa: E731
+        pt = lambda x, w, _f=pt_act: _f(F.linear(x, w))  # noqa: E731
+        truth = lambda x, w, _f=truth_act: _f(F.linear(x, w))  # noqa: E731
+        shapes = lambda n, m: [(n, m), (n, m)]  # noqa: E731
+
+    def absfn(xs, ax, _a=act):  # |act'(z)| (|x| @ |w|^T + |b|)
+        return _act_slope(_a, F.linear(*xs)) * F.linear(*ax)
+
+    return Case(name, og, pt, nin=3 if bias else 2, domain=(-2.0, 2.0), op="fused_matmul",
+                shapes=shapes, k=lambda n, m: max(n, m), kinks=(),
+                layouts=("contiguous", "transposed", "offset"), via_ops=og, truth=truth,
+                absfn=absfn)
+
+
+def _bilinear(f):
+    return lambda xs, ax: f(*ax)
+
+
+MATMUL_CASES = [
+    Case("matmul", ot.matmul, torch.matmul, nin=2, domain=(-2.0, 2.0),
+         shapes=lambda n, m: [(n, m), (m, n)], k=lambda n, m: max(n, m),
+         layouts=("contiguous", "transposed", "offset", "expanded"),
+         absfn=_bilinear(torch.matmul)),
+    Case("matmul[vec]", ot.matmul, torch.matmul, nin=2, domain=(-2.0, 2.0), op="matmul",
+         shapes=lambda n, m: [(n, m), (m,)], k=lambda n, m: max(n, m),
+         layouts=("contiguous", "transposed", "offset"), absfn=_bilinear(torch.matmul)),
+    Case("matmul[batch]", ot.matmul, torch.matmul, nin=2, domain=(-2.0, 2.0), op="matmul",
+         shapes=lambda n, m: [(3, n, m), (m, n)], k=lambda n, m: 3 * max(n, m),
+         layouts=("contiguous", "transposed", "offset", "expanded"),
+         absfn=_bilinear(torch.matmul)),
+    Case("mm", ot.mm, torch.mm, nin=2, domain=(-2.0, 2.0), shapes=lambda n, m: [(n, m), (m, n)],
+         k=lambda n, m: max(n, m), layouts=("contiguous", "transposed", "offset", "expanded"),
+         absfn=_bilinear(torch.mm)),
+    Case("bmm", ot.bmm, torch.bmm, nin=2, domain=(-2.0, 2.0),
+         shapes=lambda n, m: [(2, n, m), (2, m, n)], k=lambda n, m: max(n, m),
+         layouts=("contiguous",), absfn=_bilinear(torch.bmm)),
+    Case("addmm[b=0.5,a=2]", lambda i, a, b: ot.addmm(i, a, b, 0.5, 2.0),
+         lambda i, a, b: torch.addmm(i, a, b, beta=0.5, alpha=2.0), nin=3, domain=(-2.0, 2.0),
+         op="addmm", shapes=lambda n, m: [(n,), (n, m), (m, n)], k=lambda n, m: max(n, m),
+         absfn=_bilinear(lambda i, a, b: torch.addmm(i, a, b, beta=0.5, alpha=2.0))),
+    Case("baddbmm[b=0.5,a=1.5]", lambda i, a, b: ot.baddbmm(i, a, b, 0.5, 1.5),
+         lambda i, a, b: torch.baddbmm(i, a, b, beta=0.5, alpha=1.5), nin=3,
+         domain=(-2.0, 2.0), op="baddbmm", shapes=lambda n, m: [(n,), (2, n, m), (2, m, n)],
+         k=lambda n, m: 2 * max(n, m), layouts=("contiguous",),
+         absfn=_bilinear(lambda i, a, b: 0.5 * i + 1.5 * torch.matmul(a, b))),
+] + [_linear_case(a) for a in (None, "relu", "gelu", "gelu_tanh")] + [
+    _linear_case("gelu", bias=False), _linear_case("gelu_tanh", bias=False),
+    _linear_case("relu", bias=False)]
+
+
+def magnitudes(case, xs, g):
+    """For a sum of products (case.absfn): the float64 magnitude, sum of |terms|, of the forward
+    result and of the gradient of each operator input xs (float64 tensors as handed to the
+    operator), with grad_output g: absfn on |xs|, differentiated with |g|. None otherwise."""
+    if case.absfn is None:
+        return None
+    xs = [x.detach().double() for x in xs]
+    ax = [x.abs().requires_grad_() for x in xs]
+    with torch.enable_grad():
+        y = case.absfn(xs, ax)
+        y.backward(g.detach().double().abs())
+    return [y.detach()] + [a.grad for a in ax]
+
+
+BY_NAME = {c.name: c for c in CASES + MATMUL_CASES}
 
 
 def uniform(shape, lo, hi, gen):
@@ -129,6 +251,8 @@ def away_from_kinks(x, kinks, margin):
 
 def base_shapes(case, n, m):
     """Logical shapes of the inputs of `case` for an [n, m] problem."""
+    if case.shapes is not None:
+        return [tuple(s) for s in case.shapes(n, m)]
     if case.name == "fused_add_scale":
         return [(n, m), (m,), (1,)]
     return [(n, m)] * case.nin

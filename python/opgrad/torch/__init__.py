@@ -19,7 +19,8 @@ from ._ops import OPS, USING_CUSTOM_OP
 
 __all__ = [
     "mish", "gelu", "gelu_v2", "silu", "sigmoid", "tanh", "softplus", "relu", "leaky_relu",
-    "hardswish", "elu", "add", "mul", "muls", "fused_add_scale", "reduce_sum", "load_custom",
+    "hardswish", "elu", "add", "mul", "muls", "fused_add_scale", "reduce_sum", "matmul", "mm",
+    "bmm", "addmm", "baddbmm", "fused_matmul", "linear", "LINEAR_ACTIVATIONS", "load_custom",
     "OpgradError", "OPS", "USING_CUSTOM_OP", "nn",
 ]
 
@@ -188,6 +189,140 @@ def reduce_sum(x, dims=(), keepdim=False):
             return _RSUM[0].apply(x, dims, bool(keepdim))
         return _RSUM[1](x, dims, bool(keepdim))
     return _RSUM[2](x, dims, bool(keepdim))
+
+
+# ---- the matmul family ----------------------------------------------------------------------------
+_MATMUL = _bind("matmul")
+_MM = _bind("mm")
+_BMM = _bind("bmm")
+_ADDMM = _bind("addmm")
+_BADDBMM = _bind("baddbmm")
+_FUSED = _bind("fused_matmul")
+
+
+def _eager(*ts):
+    """Plain CPU tensors (None allowed: an optional tensor not given), not under torch.compile."""
+    for t in ts:
+        if t is not None and type(t) not in _PLAIN:
+            return False
+    return _EAGER_ONLY or not _is_compiling()
+
+
+def _any_grad(*ts):
+    if not _grad_enabled():
+        return False
+    for t in ts:
+        if t is not None and t.requires_grad:
+            return True
+    return False
+
+
+def _apply(b, args, tensors):
+    """b = (autograd.Function, kernel, torch.ops op): the fast path or the dispatcher."""
+    if _eager(*tensors):
+        return b[0].apply(*args) if _any_grad(*tensors) else b[1](*args)
+    return b[2](*args)
+
+
+def matmul(x, other, *, out_dtype=None):
+    """torch.matmul(x, other) (1-D operands, broadcast batch dims; aclnnMatmul). The inputs
+    promote (PyTorch rules); out_dtype (default: that promotion) receives the fp32 accumulator
+    rounded once. Backward: dA = dC @ B^T and dB = A^T @ dC on transposed views (no copies),
+    summed over broadcast batch dims, each in its input's dtype, rounded once."""
+    return _apply(_MATMUL, (x, other, out_dtype), (x, other))
+
+
+def mm(x, mat2):
+    """x [M, K] @ mat2 [K, N] (aclnnMm), as torch.mm."""
+    return _apply(_MM, (x, mat2), (x, mat2))
+
+
+def bmm(x, mat2):
+    """x [B, M, K] @ mat2 [B, K, N] (aclnnBatchMatMul), as torch.bmm; a batch of 1 broadcasts
+    (an opgrad extension; its gradient is summed over the batch)."""
+    return _apply(_BMM, (x, mat2), (x, mat2))
+
+
+def addmm(input, mat1, mat2, beta=1.0, alpha=1.0):  # noqa: A002  (torch.addmm's names)
+    """beta * input + alpha * (mat1 @ mat2), input broadcast to [M, N] (aclnnAddmm), as
+    torch.addmm; formed in fp32 and rounded once, beta = 0 does not read input."""
+    return _apply(_ADDMM, (input, mat1, mat2, float(beta), float(alpha)), (input, mat1, mat2))
+
+
+def baddbmm(input, batch1, batch2, beta=1.0, alpha=1.0):  # noqa: A002
+    """beta * input + alpha * (batch1 @ batch2), [B, M, N] (aclnnBaddbmm), as torch.baddbmm."""
+    return _apply(_BADDBMM, (input, batch1, batch2, float(beta), float(alpha)),
+                  (input, batch1, batch2))
+
+
+def fused_matmul(x1, x2, bias=None, x3=None, fused_op_type="", cube_math_type=0):
+    """aclnnFusedMatmul: OP(x1 @ x2 + bias, x3) for fused_op_type "", "relu", "gelu_erf",
+    "gelu_tanh", "add", "mul", "16cast32", with ops-nn's dtype rules (docs/ops/matmul.md);
+    backward aclnnFusedMatmulBackward (one call, every gradient). linear() picks the type and
+    cubeMathType for you."""
+    return _apply(_FUSED, (x1, x2, bias, x3, fused_op_type, int(cube_math_type)),
+                  (x1, x2, bias, x3))
+
+
+#: activation of linear() -> FusedMatmul's fusedOpType
+LINEAR_ACTIVATIONS = {None: "", "relu": "relu", "gelu": "gelu_erf", "gelu_tanh": "gelu_tanh"}
+_GELU_APPROX = {"gelu_erf": "none", "gelu_tanh": "tanh"}
+
+
+def linear_type(activation):
+    """FusedMatmul's fusedOpType for an activation of linear(), or ValueError."""
+    t = LINEAR_ACTIVATIONS.get(activation) if isinstance(activation, (str, type(None))) else None
+    if t is None:
+        raise ValueError("opgrad.torch.linear: activation must be one of None, 'relu', 'gelu', "
+                         "'gelu_tanh', got %r" % (activation,))
+    return t
+
+
+def linear(x, weight, bias=None, activation=None):
+    """activation(x @ weight^T + bias), as torch.nn.functional.linear followed by relu / gelu
+    (erf) / gelu(approximate='tanh'); x [..., in], weight [out, in], bias [out] or None.
+
+    One aclnnFusedMatmul: weight goes in as its transposed view [in, out] (no copy), x as the
+    [rows, in] view of its leading dims when its strides allow (else as it is: FusedMatmul
+    broadcasts the batch). fp16 / bf16 inputs use cubeMathType 0; float32 ones cubeMathType 3
+    (ops-nn allows float32 only there; on the CPU it is exact fp32). The backward is one
+    aclnnFusedMatmulBackward (gradX, gradW written as the transposed view of a contiguous
+    [out, in] tensor, gradBias; only those required). Where ops-nn's rules refuse the fused gelus
+    (a bias, or float32 inputs), the gelu runs after the product on the float32 z (fused type
+    '16cast32' for 16-bit inputs, '' for float32), then the result is rounded once to the
+    output dtype: the same value as a fused epilogue."""
+    t = linear_type(activation)
+    if not isinstance(x, _torch.Tensor) or not isinstance(weight, _torch.Tensor):
+        raise TypeError("opgrad.torch.linear: x and weight must be torch.Tensors")
+    if weight.dim() != 2:
+        raise ValueError("opgrad.torch.linear: weight must be [out_features, in_features], got "
+                         "shape %s" % (list(weight.shape),))
+    nd = x.dim()
+    x2 = x
+    if nd == 1:
+        x2 = x.unsqueeze(0)
+    elif nd > 2:
+        try:
+            x2 = x.view(_kernels._numel(x.shape[:-1]), x.shape[-1])
+        except RuntimeError:  # strides that do not fold: FusedMatmul takes the batch as it is
+            pass
+    wt = weight.t()
+    dt = _kernels.promote(x, weight)
+    fp32 = dt is _torch.float32
+    cube = 3 if fp32 else 0
+    if t in _GELU_APPROX and (bias is not None or fp32):
+        z = fused_matmul(x2, wt, bias, None, "" if fp32 else "16cast32", cube)
+        y = gelu_v2(z, _GELU_APPROX[t])
+        out_dt = _kernels.promote(x, weight, bias)
+        if y.dtype is not out_dt:
+            y = y.to(out_dt)
+    else:
+        y = fused_matmul(x2, wt, bias, None, t, cube)
+    if nd == 1:
+        return y.squeeze(0)
+    if x2 is not x:
+        return y.view(tuple(x.shape[:-1]) + (weight.shape[0],))
+    return y
 
 
 def _list_function(name):

@@ -172,9 +172,11 @@ def _new_tensor(t, dt, fn):
     return h
 
 
-def _plan(tl, key, fn, phase1, ins, in_dts, outs, out_dts, scalars=(), meta=None, like=False):
+def _plan(tl, key, fn, phase1, ins, in_dts, outs, out_dts, scalars=(), meta=None, like=False,
+          slots=None):
     """Cache miss: describes the tensors, runs phase 1 (with the current addresses bound), makes
-    the executor repeatable and caches it."""
+    the executor repeatable and caches it. `slots`: the executor's io slots in order when some
+    are NULL (optional tensors not given; None there), else ins + outs."""
     if tl.gen != _gen:
         tl.plans.release_all()
         tl.gen = _gen
@@ -196,7 +198,9 @@ def _plan(tl, key, fn, phase1, ins, in_dts, outs, out_dts, scalars=(), meta=None
         tensors = tuple(ins) + tuple(outs)
         small = max(t.numel() for t in tensors) <= _SMALL
         plan = _Plan(tl.executor.value, tl.wsize.value, tuple(hin), tuple(hout), tuple(owned),
-                     [t.data_ptr() or None for t in tensors], _run_gil if small else _run_nogil,
+                     [None if t is None else t.data_ptr() or None
+                      for t in (tensors if slots is None else slots)],
+                     _run_gil if small else _run_nogil,
                      like, meta)
         hin = hout = owned = ()
         st = _repeatable(plan.ex)
@@ -799,3 +803,263 @@ for _op in L.OPS.values():
     _pair = list_pair(_op)
     if _pair is not None:
         LIST_PAIRS[_pair.name] = _pair
+
+
+# ---- the matmul family (src/ops/ops.inc, family matmul; docs/ops/matmul.md) ----------------------
+# Every operand is described with its own strides (a transposed weight, the .mT of a batch, a
+# stride-0 broadcast are read in place); outputs are fresh contiguous tensors, except the
+# gradients of FusedMatmulBackward, which take their input's layout (torch.empty_like: a gradient
+# of the transposed view weight.t() is then the transposed view of a contiguous [out, in] buffer).
+# cubeMathType 0 (KEEP_DTYPE) unless a caller says otherwise: on the CPU every mode but 2 is exact
+# fp32 products with fp32 accumulation, rounded once to the output's dtype.
+def promote(*ts):
+    """PyTorch's promotion of the floating dtypes of the tensors given (None skipped)."""
+    dt = None
+    for t in ts:
+        if t is None:
+            continue
+        dt = t.dtype if dt is None or dt is t.dtype else torch.promote_types(dt, t.dtype)
+    return dt
+
+
+def _numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def matmul_shape(a, b):
+    """The shape of torch.matmul(a, b) (shapes a, b), or None when they do not multiply."""
+    da, db = len(a), len(b)
+    if da == 0 or db == 0:
+        return None
+    if da == 1 and db == 1:
+        return torch.Size(()) if a[0] == b[0] else None
+    a2 = (1, a[0]) if da == 1 else tuple(a)
+    b2 = (b[0], 1) if db == 1 else tuple(b)
+    if a2[-1] != b2[-2]:
+        return None
+    batch = broadcast_shape(torch.Size(a2[:-2]), torch.Size(b2[:-2]))
+    if batch is None:
+        return None
+    out = list(batch)
+    if da > 1:
+        out.append(a2[-2])
+    if db > 1:
+        out.append(b2[-1])
+    return torch.Size(out)
+
+
+def _mm_run(fn, p1, ins, outs, attrs=(), scalars=()):
+    """One call of a matmul-family operator. ins / outs may hold None (an optional tensor not
+    given, a gradient not wanted): p1(hin, hout, sc, w, e) gets None in those places, and the
+    executor's io slot of a None stays NULL (slots count every parameter, given or not). The key
+    holds every tensor's layout (outputs included: the gradients follow their inputs' layouts)."""
+    tl = _tls
+    slots = ins + outs
+    key = (fn, _gen, attrs) + tuple(
+        None if t is None else (t.shape, t.stride(), t.dtype) for t in slots)
+    plan = tl.plans.get(key)
+    if plan is None:
+        pin = [t for t in ins if t is not None]
+        pout = [t for t in outs if t is not None]
+        in_map, out_map = _count(ins), _count(outs)
+
+        def phase1(hi, ho, sc, w, e):
+            return p1([None if j is None else hi[j] for j in in_map],
+                      [None if j is None else ho[j] for j in out_map], sc, w, e)
+
+        plan = _plan(tl, key, fn, phase1, pin, [_DT[t.dtype] for t in pin], pout,
+                     [_DT[t.dtype] for t in pout], scalars, slots=slots)
+    mv = plan.mv
+    for i, t in enumerate(slots):
+        if t is not None:
+            mv[i] = t.data_ptr()
+    st = plan.call(*plan.args)
+    if st:
+        raise OpgradError(st, L.error_message(), fn)
+
+
+def _count(ts):
+    """[index among the non-None, or None] per entry."""
+    out, n = [], 0
+    for t in ts:
+        if t is None:
+            out.append(None)
+        else:
+            out.append(n)
+            n += 1
+    return out
+
+
+def _checked(op, pairs):
+    for t, name in pairs:
+        if t is not None:
+            _check(t, op, name)
+
+
+def _out_dtype(op, out_dtype, promoted):
+    if out_dtype is None:
+        return promoted
+    if out_dtype not in _DT:
+        raise TypeError("opgrad.torch.%s: out_dtype %s is not supported; opgrad supports %s"
+                        % (op, out_dtype, _SUPPORTED))
+    return out_dtype
+
+
+def _two_p1(name):
+    p1 = _p1[name]
+    return lambda hi, ho, sc, w, e: p1(hi[0], hi[1], ho[0], 0, w, e)
+
+
+_MATMUL_P1 = _two_p1("Matmul")
+_MM_P1 = _two_p1("Mm")
+_BMM_P1 = _two_p1("BatchMatMul")
+
+
+def matmul(x, other, out_dtype=None):
+    """x @ other with torch.matmul's rules (1-D operands, broadcast batch dims), aclnnMatmul;
+    out_dtype (default: the promotion of the inputs) receives the fp32 accumulator rounded once."""
+    _checked("matmul", ((x, "x"), (other, "other")))
+    shape = matmul_shape(x.shape, other.shape)
+    dt = _out_dtype("matmul", out_dtype, promote(x, other))
+    # shapes that do not multiply: an output of any shape, refused by opgrad with its message
+    out = _empty(shape if shape is not None else (0,), dtype=dt)
+    _mm_run("aclnnMatmul", _MATMUL_P1, [x, other], [out], (dt,))
+    return out
+
+
+def mm(x, mat2):
+    """x [M, K] @ mat2 [K, N] (aclnnMm)."""
+    _checked("mm", ((x, "x"), (mat2, "mat2")))
+    ok = x.dim() == 2 and mat2.dim() == 2
+    out = _empty((x.shape[0], mat2.shape[1]) if ok else (0,), dtype=promote(x, mat2))
+    _mm_run("aclnnMm", _MM_P1, [x, mat2], [out])
+    return out
+
+
+def _bmm_shape(a, b):
+    if len(a) != 3 or len(b) != 3:
+        return None
+    batch = broadcast_shape(a[:1], b[:1])
+    return None if batch is None else torch.Size((batch[0], a[1], b[2]))
+
+
+def bmm(x, mat2):
+    """x [B, M, K] @ mat2 [B, K, N] (aclnnBatchMatMul; a batch of 1 broadcasts)."""
+    _checked("bmm", ((x, "x"), (mat2, "mat2")))
+    shape = _bmm_shape(x.shape, mat2.shape)
+    out = _empty(shape if shape is not None else (0,), dtype=promote(x, mat2))
+    _mm_run("aclnnBatchMatMul", _BMM_P1, [x, mat2], [out])
+    return out
+
+
+def _addmm_p1(name):
+    p1 = _p1[name]
+    return lambda hi, ho, sc, w, e: p1(hi[0], hi[1], hi[2], sc[0], sc[1], ho[0], 0, w, e)
+
+
+_ADDMM_P1 = _addmm_p1("Addmm")
+_BADDBMM_P1 = _addmm_p1("Baddbmm")
+
+
+def addmm(input, mat1, mat2, beta=1.0, alpha=1.0):  # noqa: A002  (torch.addmm's name)
+    """beta * input + alpha * (mat1 @ mat2), input broadcast to [M, N] (aclnnAddmm; formed in fp32
+    and rounded once; beta = 0 does not read input). A 0-d input is passed as its [1] view."""
+    _checked("addmm", ((input, "input"), (mat1, "mat1"), (mat2, "mat2")))
+    ok = mat1.dim() == 2 and mat2.dim() == 2
+    out = _empty((mat1.shape[0], mat2.shape[1]) if ok else (0,), dtype=promote(input, mat1, mat2))
+    beta, alpha = float(beta), float(alpha)
+    _mm_run("aclnnAddmm", _ADDMM_P1, [input.reshape(1) if input.dim() == 0 else input, mat1, mat2],
+            [out], (beta, alpha), (beta, alpha))
+    return out
+
+
+def baddbmm(input, batch1, batch2, beta=1.0, alpha=1.0):  # noqa: A002
+    """beta * input + alpha * (batch1 @ batch2), [B, M, N] (aclnnBaddbmm; batches of 1 broadcast,
+    input broadcasts to the result; formed in fp32 and rounded once)."""
+    _checked("baddbmm", ((input, "input"), (batch1, "batch1"), (batch2, "batch2")))
+    shape = _bmm_shape(batch1.shape, batch2.shape)
+    out = _empty(shape if shape is not None else (0,), dtype=promote(input, batch1, batch2))
+    beta, alpha = float(beta), float(alpha)
+    _mm_run("aclnnBaddbmm", _BADDBMM_P1,
+            [input.reshape(1) if input.dim() == 0 else input, batch1, batch2], [out],
+            (beta, alpha), (beta, alpha))
+    return out
+
+
+FUSED_TYPES = ("", "relu", "gelu_erf", "gelu_tanh", "add", "mul", "16cast32")
+
+
+def _fused_type(op, t):
+    if t not in FUSED_TYPES:
+        raise ValueError("opgrad.torch.%s: fused_op_type must be one of %s, got %r"
+                         % (op, ", ".join(repr(x) for x in FUSED_TYPES), t))
+    return t.encode()
+
+
+def fused_matmul_shape(x1, x2):
+    """y's shape: x1 [..., M, K] @ x2 [..., K, N] with broadcast batch dims, or None."""
+    if len(x1) < 2 or len(x2) < 2 or x1[-1] != x2[-2]:
+        return None
+    batch = broadcast_shape(torch.Size(x1[:-2]), torch.Size(x2[:-2]))
+    return None if batch is None else torch.Size(tuple(batch) + (x1[-2], x2[-1]))
+
+
+def fused_matmul_dtype(x1, x2, bias, x3, fused_op_type):
+    """y's dtype: float32 for 16cast32, else the promotion of every tensor given."""
+    if fused_op_type == "16cast32":
+        return torch.float32
+    return promote(x1, x2, bias, x3 if fused_op_type in ("add", "mul") else None)
+
+
+def fused_matmul(x1, x2, bias=None, x3=None, fused_op_type="", cube_math_type=0):
+    """aclnnFusedMatmul: OP(x1 @ x2 + bias, x3) (docs/ops/matmul.md, FusedMatmul)."""
+    op = "fused_matmul"
+    _checked(op, ((x1, "x1"), (x2, "x2"), (bias, "bias"), (x3, "x3")))
+    t = _fused_type(op, fused_op_type)
+    shape = fused_matmul_shape(x1.shape, x2.shape)
+    out = _empty(shape if shape is not None else (0,),
+                 dtype=fused_matmul_dtype(x1, x2, bias, x3, fused_op_type))
+    cube = int(cube_math_type)
+    p1 = _p1["FusedMatmul"]
+    _mm_run("aclnnFusedMatmul",
+            lambda hi, ho, sc, w, e: p1(hi[0], hi[1], hi[2], hi[3], t, cube, ho[0], w, e),
+            [x1, x2, bias, x3], [out], (t, cube))
+    return out
+
+
+def fused_grad_mask(fused_op_type, bias, x3, output_mask):
+    """The gradients fused_matmul_backward computes: those asked for whose input is given (x3's
+    only for add / mul, the types that read it)."""
+    m = [bool(v) for v in output_mask][:4] + [False] * (4 - len(output_mask))
+    return [m[0], m[1], m[2] and bias is not None,
+            m[3] and x3 is not None and fused_op_type in ("add", "mul")]
+
+
+def fused_matmul_grads_like(x1, x2, bias, x3, mask):
+    """The outputs of fused_matmul_backward: each computed gradient with its input's shape, dtype
+    and layout (torch.empty_like), the others empty [0] tensors of x1's dtype."""
+    return tuple(_empty_like(t) if want else x1.new_empty((0,))
+                 for t, want in zip((x1, x2, bias, x3), mask))
+
+
+def fused_matmul_backward(grad, x1, x2, bias, x3, fused_op_type, cube_math_type, output_mask):
+    """aclnnFusedMatmulBackward in one call: (gradX1, gradX2, gradBias, gradX3), each wanted one
+    (output_mask) in its input's layout, formed in fp32 and rounded once; unwanted ones are not
+    computed (NULL outputs) and returned as empty [0] tensors."""
+    op = "fused_matmul_backward"
+    _checked(op, ((grad, "grad"), (x1, "x1"), (x2, "x2"), (bias, "bias"), (x3, "x3")))
+    t = _fused_type(op, fused_op_type)
+    mask = fused_grad_mask(fused_op_type, bias, x3, output_mask)
+    outs = fused_matmul_grads_like(x1, x2, bias, x3, mask)
+    cube = int(cube_math_type)
+    p1 = _p1["FusedMatmulBackward"]
+    pouts = [o if m else None for o, m in zip(outs, mask)]
+    if any(o is not None for o in pouts):
+        _mm_run("aclnnFusedMatmulBackward",
+                lambda hi, ho, sc, w, e: p1(hi[0], hi[1], hi[2], hi[3], hi[4], t, cube, ho[0],
+                                            ho[1], ho[2], ho[3], w, e),
+                [grad, x1, x2, bias, x3], pouts, (t, cube))
+    return outs

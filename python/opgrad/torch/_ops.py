@@ -208,6 +208,161 @@ def _fake_grad(grad, x, *attrs):
     return _like(x)
 
 
+# ---- the matmul family ---------------------------------------------------------------------------
+# Forward: one aclnn call each. Backward of matmul / mm / bmm / addmm / baddbmm, composed from
+# opgrad operators: dA = dC @ B^T and dB = A^T @ dC through Matmul on transposed views (strides,
+# no copies; Addmm / Baddbmm with beta = 0 when alpha != 1, so alpha is applied before the one
+# rounding), each gradient written in its input's dtype from the fp32 accumulator. Where a batch
+# dim broadcast an operand, its gradient is summed over it: when B has no batch of its own and A
+# and dC fold their batch into their rows as views (x @ W), one product over the folded rows;
+# otherwise the per-batch products in float32 (Matmul's out_dtype), summed by ReduceSum in
+# float32, then the input's dtype (rounded once). FusedMatmul's backward is FusedMatmulBackward,
+# one call for every gradient.
+def _product(ops, x, y, dtype, alpha):
+    """alpha * (x @ y) in dtype, rounded once."""
+    if alpha == 1:
+        return ops.matmul(x, y, dtype)
+    if x.dim() == y.dim() and x.dim() in (2, 3):  # beta = 0: the [1] zero is not read
+        zero = x.new_zeros((1,), dtype=dtype)
+        p = (ops.addmm if x.dim() == 2 else ops.baddbmm)(zero, x, y, 0.0, alpha)
+        return p if p.dtype == dtype else p.to(dtype)
+    return ops.muls(ops.matmul(x, y, torch.float32), alpha).to(dtype)
+
+
+def _grad_operand(ops, x, y, shape, dtype, alpha):
+    """alpha * (x @ y) summed over the batch dims that broadcast an operand of `shape`."""
+    full = K.broadcast_shape(x.shape[:-2], y.shape[:-2])
+    if tuple(full) == tuple(shape[:-2]):
+        return _product(ops, x, y, dtype, alpha)
+    return _sum_to(ops, _product(ops, x, y, torch.float32, alpha), shape, dtype)
+
+
+_numel = K._numel
+
+
+def _matmul_grads(ops, grad, a, b, need_a, need_b, alpha=1.0):
+    """Gradients of alpha * (a @ b) under torch.matmul's rules (1-D a is a row, 1-D b a column,
+    batch dims broadcast), each of its input's shape and dtype."""
+    a1 = a.unsqueeze(0) if a.dim() == 1 else a
+    b1 = b.unsqueeze(-1) if b.dim() == 1 else b
+    g1 = grad.unsqueeze(-1) if b.dim() == 1 else grad
+    g1 = g1.unsqueeze(-2) if a.dim() == 1 else g1
+    ga = gb = None
+    if need_a:
+        ga = _grad_operand(ops, g1, b1.transpose(-1, -2), a1.shape, a.dtype, alpha)
+        if a.dim() == 1:
+            ga = ga.squeeze(0)
+    if need_b:
+        if a1.dim() > 2 and _numel(b1.shape[:-2]) == 1 and a1.shape[:-2] == g1.shape[:-2]:
+            rows = _numel(a1.shape[:-1])
+            try:  # views only: the batch joins the reduction dim of one product
+                af = a1.view(rows, a1.shape[-1])
+                gf = g1.view(rows, g1.shape[-1])
+            except RuntimeError:
+                af = gf = None
+            if af is not None:
+                gb = _product(ops, af.t(), gf, b.dtype, alpha).view(b1.shape)
+        if gb is None:
+            gb = _grad_operand(ops, a1.transpose(-1, -2), g1, b1.shape, b.dtype, alpha)
+        if b.dim() == 1:
+            gb = gb.squeeze(-1)
+    return ga, gb
+
+
+def _setup_matmul(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0], inputs[1])
+
+
+def _backward_matmul(ops, ctx, grad):
+    a, b = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    ga, gb = _matmul_grads(ops, grad, a, b, need[0], need[1])
+    return (ga, gb) + (None,) * (len(need) - 2)
+
+
+def _setup_addmm(ctx, inputs, output):
+    ctx.input_meta = (inputs[0].shape, inputs[0].dtype)
+    ctx.beta = inputs[3] if len(inputs) > 3 else 1.0
+    ctx.alpha = inputs[4] if len(inputs) > 4 else 1.0
+    ctx.save_for_backward(inputs[1], inputs[2])
+
+
+def _backward_addmm(ops, ctx, grad):
+    m1, m2 = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    gi = None
+    if need[0]:  # beta * grad summed to input's shape; beta != 1 in float32, then rounded once
+        g = grad
+        if ctx.beta != 1:
+            g = ops.muls(g if g.dtype == torch.float32 else g.float(), ctx.beta)
+        gi = _sum_to(ops, g, ctx.input_meta[0], ctx.input_meta[1])
+    g1, g2 = _matmul_grads(ops, grad, m1, m2, need[1], need[2], ctx.alpha)
+    return (gi, g1, g2) + (None,) * (len(need) - 3)
+
+
+def _setup_fused_matmul(ctx, inputs, output):
+    ctx.fused = (inputs[4] if len(inputs) > 4 else "", inputs[5] if len(inputs) > 5 else 0)
+    ctx.save_for_backward(*(tuple(inputs[:4]) + (None,) * (4 - len(inputs[:4]))))
+
+
+def _backward_fused_matmul(ops, ctx, grad):
+    x1, x2, bias, x3 = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    t, cube = ctx.fused
+    mask = K.fused_grad_mask(t, bias, x3, need[:4])
+    if not any(mask):
+        return (None,) * len(need)
+    outs = ops.fused_matmul_backward(grad, x1, x2, bias, x3, t, cube, mask)
+    return tuple(o if m else None for o, m in zip(outs, mask)) + (None,) * (len(need) - 4)
+
+
+def _fake_matmul(x, other, out_dtype=None):
+    shape = K.matmul_shape(x.shape, other.shape)
+    if shape is None:
+        raise RuntimeError("opgrad.matmul: shapes %s and %s do not multiply"
+                           % (list(x.shape), list(other.shape)))
+    return x.new_empty(shape, dtype=out_dtype if out_dtype is not None else K.promote(x, other))
+
+
+def _fake_mm(x, mat2):
+    if x.dim() != 2 or mat2.dim() != 2 or x.shape[1] != mat2.shape[0]:
+        raise RuntimeError("opgrad.mm: shapes %s and %s do not multiply"
+                           % (list(x.shape), list(mat2.shape)))
+    return x.new_empty((x.shape[0], mat2.shape[1]), dtype=K.promote(x, mat2))
+
+
+def _fake_bmm(x, mat2):
+    shape = K._bmm_shape(x.shape, mat2.shape)
+    if shape is None or x.shape[2] != mat2.shape[1]:
+        raise RuntimeError("opgrad.bmm: shapes %s and %s do not multiply"
+                           % (list(x.shape), list(mat2.shape)))
+    return x.new_empty(shape, dtype=K.promote(x, mat2))
+
+
+def _fake_addmm(input, mat1, mat2, beta=1.0, alpha=1.0):  # noqa: A002
+    out = _fake_mm(mat1, mat2)
+    return out.new_empty(out.shape, dtype=K.promote(input, mat1, mat2))
+
+
+def _fake_baddbmm(input, batch1, batch2, beta=1.0, alpha=1.0):  # noqa: A002
+    out = _fake_bmm(batch1, batch2)
+    return out.new_empty(out.shape, dtype=K.promote(input, batch1, batch2))
+
+
+def _fake_fused_matmul(x1, x2, bias=None, x3=None, fused_op_type="", cube_math_type=0):
+    shape = K.fused_matmul_shape(x1.shape, x2.shape)
+    if shape is None:
+        raise RuntimeError("opgrad.fused_matmul: shapes %s and %s do not multiply"
+                           % (list(x1.shape), list(x2.shape)))
+    return x1.new_empty(shape, dtype=K.fused_matmul_dtype(x1, x2, bias, x3, fused_op_type))
+
+
+def _fake_fused_matmul_backward(grad, x1, x2, bias, x3, fused_op_type, cube_math_type,
+                                output_mask):
+    return K.fused_matmul_grads_like(x1, x2, bias, x3,
+                                     K.fused_grad_mask(fused_op_type, bias, x3, output_mask))
+
+
 # ---- the table ----------------------------------------------------------------------------------
 # backward operators (not differentiable: double backward is refused with a clear error)
 _define("gelu_v2_backward", "(Tensor grad, Tensor x, str approximate='none') -> Tensor",
@@ -241,6 +396,27 @@ _define("fused_add_scale", "(Tensor x, Tensor bias, Tensor scale) -> Tensor", K.
         (0, 1, 2), _fake_fas, setup=_setup_fas, backward=_backward_fas)
 _define("reduce_sum", "(Tensor x, int[] dims=[], bool keepdim=False) -> Tensor", K.reduce_sum,
         fake=_fake_reduce_sum, setup=_setup_reduce_sum, backward=_backward_reduce_sum)
+
+
+# the matmul family
+_define("fused_matmul_backward",
+        "(Tensor grad, Tensor x1, Tensor x2, Tensor? bias, Tensor? x3, str fused_op_type, "
+        "int cube_math_type, bool[] output_mask) -> (Tensor, Tensor, Tensor, Tensor)",
+        K.fused_matmul_backward, (0, 1, 2, 3, 4), _fake_fused_matmul_backward, nout=4)
+_define("matmul", "(Tensor x, Tensor other, ScalarType? out_dtype=None) -> Tensor", K.matmul,
+        (0, 1), _fake_matmul, setup=_setup_matmul, backward=_backward_matmul)
+_define("mm", "(Tensor x, Tensor mat2) -> Tensor", K.mm, (0, 1), _fake_mm, setup=_setup_matmul,
+        backward=_backward_matmul)
+_define("bmm", "(Tensor x, Tensor mat2) -> Tensor", K.bmm, (0, 1), _fake_bmm,
+        setup=_setup_matmul, backward=_backward_matmul)
+_define("addmm", "(Tensor input, Tensor mat1, Tensor mat2, float beta=1.0, float alpha=1.0) -> "
+        "Tensor", K.addmm, (0, 1, 2), _fake_addmm, setup=_setup_addmm, backward=_backward_addmm)
+_define("baddbmm", "(Tensor input, Tensor batch1, Tensor batch2, float beta=1.0, "
+        "float alpha=1.0) -> Tensor", K.baddbmm, (0, 1, 2), _fake_baddbmm, setup=_setup_addmm,
+        backward=_backward_addmm)
+_define("fused_matmul", "(Tensor x1, Tensor x2, Tensor? bias=None, Tensor? x3=None, "
+        "str fused_op_type='', int cube_math_type=0) -> Tensor", K.fused_matmul, (0, 1, 2, 3),
+        _fake_fused_matmul, setup=_setup_fused_matmul, backward=_backward_fused_matmul)
 
 
 # ---- the operators the library's list describes in full (opgrad.torch._kernels.LIST_PAIRS) ------
@@ -306,7 +482,7 @@ def _needs_grad(d, args):
     if not torch.is_grad_enabled():
         return False
     for i in d.tensor_args:
-        if args[i].requires_grad:
+        if i < len(args) and args[i] is not None and args[i].requires_grad:
             return True
     return False
 
@@ -324,8 +500,8 @@ def _register_library():
 
             def autograd_impl(*args, _fn=fn, _kernel=kernel, _t=tensor_args):
                 if torch.is_grad_enabled():
-                    for i in _t:
-                        if args[i].requires_grad:
+                    for i in _t:  # optional tensors (Tensor?) may be None
+                        if args[i] is not None and args[i].requires_grad:
                             return _fn.apply(*args)
                 return _kernel(*args)
 

@@ -2,10 +2,11 @@
 (same constructor arguments; `inplace=True` is not supported and raises ValueError)."""
 import torch
 
-from . import elu, gelu, gelu_v2, hardswish, leaky_relu, mish, relu, sigmoid, silu, softplus, tanh
+from . import (elu, gelu, gelu_v2, hardswish, leaky_relu, linear, linear_type, mish, relu,
+               sigmoid, silu, softplus, tanh)
 
 __all__ = ["Mish", "GELU", "SiLU", "Sigmoid", "Tanh", "Softplus", "ReLU", "LeakyReLU",
-           "Hardswish", "ELU"]
+           "Hardswish", "ELU", "Linear"]
 
 
 def _no_inplace(cls, inplace):
@@ -104,6 +105,44 @@ class ELU(torch.nn.Module):
 
     def extra_repr(self):
         return "alpha=%g" % self.alpha
+
+
+class Linear(torch.nn.Linear):
+    """torch.nn.Linear on opgrad.torch.linear (aclnnFusedMatmul / aclnnFusedMatmulBackward), with
+    an optional fused activation: None, 'relu', 'gelu' (erf) or 'gelu_tanh'.
+
+    A subclass of torch.nn.Linear: the same parameters (weight [out_features, in_features], bias
+    [out_features]), the same initialisation (torch.nn.Linear.reset_parameters), the same
+    state_dict keys, so it loads torch.nn.Linear checkpoints and isinstance(m, torch.nn.Linear)
+    holds. Linear.from_torch(linear) wraps an existing torch.nn.Linear's parameters (the same
+    Parameter objects, not copies)."""
+
+    def __init__(self, in_features, out_features, bias=True, activation=None, device=None,
+                 dtype=None):
+        linear_type(activation)  # ValueError before any parameter is made
+        super().__init__(in_features, out_features, bias, device=device, dtype=dtype)
+        self.activation = activation
+
+    def forward(self, x):
+        return linear(x, self.weight, self.bias, self.activation)
+
+    def extra_repr(self):
+        s = super().extra_repr()
+        return s if self.activation is None else "%s, activation=%r" % (s, self.activation)
+
+    @classmethod
+    def from_torch(cls, linear, activation=None):
+        """An opgrad Linear sharing `linear`'s weight and bias (the same Parameters: training
+        either one trains both). Nothing is allocated or initialised."""
+        if not isinstance(linear, torch.nn.Linear):
+            raise TypeError("opgrad.torch.nn.Linear.from_torch: expected a torch.nn.Linear, got "
+                            "%s" % type(linear).__name__)
+        m = cls(linear.in_features, linear.out_features, bias=linear.bias is not None,
+                activation=activation, device="meta", dtype=linear.weight.dtype)
+        m.weight = linear.weight
+        m.bias = linear.bias
+        m.train(linear.training)
+        return m
 
 
 # Modules of the list's other standard operators (opgrad.torch._kernels.LIST_PAIRS), named as their
