@@ -48,6 +48,11 @@ static int64_t cache_bytes(int name, int64_t fallback) {
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
 
+// Rows of B one packing unit copies into every panel of the chunk: the rows' lines are read once
+// from memory and then from L1 for the next panels, and their pages stay in the TLB (packing one
+// panel down all of K instead walked K pages per panel: 37% of a 64 x 4096 x 1024 product).
+#define PACK_B_ROWS 64
+
 // The packed B bytes one chunk/group may take: large enough that a square 4096 product packs
 // half of B at once (few barriers), small enough to stay a minor part of the workspace.
 #define DEFAULT_PACK_BUDGET ((int64_t)32 << 20)
@@ -154,6 +159,19 @@ bool og_gemm_make_plan(const og_gemm_op *op, int max_threads, opgrad_isa isa, og
     int64_t chunk_bytes = p->chunk_n / nr * panel_bytes;
     p->group = p->b_shared ? p->nbatches : clamp64(bl.pack_budget / chunk_bytes, 1, p->nbatches);
     if (!mul_ok(p->b_shared ? 1 : p->group, chunk_bytes, &p->pack_bytes)) return false;
+    // Few rows (one MC block) and a B not shared by several batches: every element of B is used
+    // by one unit only, so each unit packs its own KC x NC block of B next to its A block and
+    // uses it from L2 at once. Packing all of B first would write it to memory and read it back
+    // (3x the traffic: 0.55 of the FMA peak at 64 x 4096 x 1024).
+    p->b_local = round_up(M, mr) <= p->mc && !(p->b_shared && p->nbatches > 1);
+    if (p->b_local) {
+        p->chunk_n = npad;
+        p->group = p->nbatches;
+        p->pack_bytes = 0;
+        int64_t l2 = cache_bytes(_SC_LEVEL2_CACHE_SIZE, 512 << 10);
+        int64_t nc_l2 = clamp64(l2 / 2 / (p->kc * 4) / nr, 1, npad / nr) * nr;
+        if (p->nc > nc_l2 && want.nc <= 0) p->nc = nc_l2;
+    }
 
     // Threads: about 1 MFLOP of work each at least (a launch costs microseconds; the checker
     // and the tests lower it so that small shapes run on several threads), and enough
@@ -169,7 +187,7 @@ bool og_gemm_make_plan(const og_gemm_op *op, int max_threads, opgrad_isa isa, og
         p->mblocks = (M + p->mc - 1) / p->mc;
         int64_t units = p->group * p->mblocks * ((p->chunk_n + p->nc - 1) / p->nc);
         if (units >= 3 * (int64_t)threads) break;
-        if (p->mc > 4 * mr)
+        if (p->mc > 4 * mr && !p->b_local) // (a local B stays one row block: columns only)
             p->mc = round_up(p->mc / 2, mr);
         else if (p->nc > nr)
             p->nc = round_up(p->nc / 2, nr);
@@ -181,14 +199,17 @@ bool og_gemm_make_plan(const og_gemm_op *op, int max_threads, opgrad_isa isa, og
     // 16-bit unit numbers), so a group of shared-B batches is cut to fit.
     int64_t per_batch = p->mblocks * ((p->chunk_n + p->nc - 1) / p->nc);
     if (per_batch > INT32_MAX) return false;
-    int64_t panels = p->chunk_n / nr, cap = 0xffff / (per_batch > panels ? per_batch : panels);
+    int64_t kblocks = (Kp + PACK_B_ROWS - 1) / PACK_B_ROWS; // pack units per batch
+    if (kblocks > 0xffff) kblocks = 0xffff; // (more run on one thread: a K of 4M and more)
+    int64_t cap = 0xffff / (per_batch > kblocks ? per_batch : kblocks);
     if (p->group > cap) p->group = cap > 1 ? cap : 1;
     int64_t units = p->group * per_batch;
     p->slots = units < threads ? (int)units : threads;
 
     // Per thread: the A block, the C tile, three epilogue rows, 64-byte aligned each.
     int64_t a_bytes = round_up(p->mc * p->kc * 4, 64), c_bytes = round_up(p->mc * p->nc * 4, 64);
-    p->slot_bytes = a_bytes + c_bytes + 3 * round_up(p->nc * 4, 64);
+    p->slot_bytes = a_bytes + c_bytes + 3 * round_up(p->nc * 4, 64) +
+                    (p->b_local ? round_up(p->kc * p->nc * 4, 64) : 0);
     return true;
 }
 
@@ -207,8 +228,8 @@ static void load_line(const og_convert_table *cv, const char *src, aclDataType d
         cv->f16_to_f32((const uint16_t *)src, dst, (size_t)n);
     else if (dt == ACL_BF16)
         cv->bf16_to_f32((const uint16_t *)src, dst, (size_t)n);
-    else
-        memcpy(dst, src, (size_t)n * 4);
+    else // a plain loop: lines are short (a panel's NR values), a memcpy call would cost more
+        for (int64_t i = 0; i < n; i++) dst[i] = ((const float *)src)[i];
 }
 
 // dst[r * dr + c * dc] = M[r, c] for r < nrows, c < ncols (M: rows rs, columns cs apart from
@@ -261,6 +282,46 @@ static void pack_block(const og_convert_table *cv, const char *base, aclDataType
             }
 }
 
+// NR-column panels of B rows: panel q of the `ncols` columns gets rows [0, nrows) at
+// dst + q * panel_stride (k-major, NR values per row; columns past ncols zero). Rows outer: each
+// row is read front to back once (the hardware prefetcher follows it), converted through a small
+// buffer when it is not fp32, and dealt out to the panels; walking down one panel at a time
+// instead read every row in NR-wide pieces, a page apart (1 ns per value on Zen3).
+static void pack_b_rows(const og_convert_table *cv, const char *base, aclDataType dt, int64_t rs,
+                        int64_t cs, int64_t nrows, int64_t ncols, int64_t nr, float *dst,
+                        int64_t panel_stride, aclDataType round) {
+    const int64_t esz = (int64_t)aclDataTypeSize(dt), npan = (ncols + nr - 1) / nr;
+    if (cs != 1 || round == ACL_FLOAT16 || round == ACL_BF16) { // rare layouts: panel by panel
+        for (int64_t q = 0; q < npan; q++) {
+            int64_t n = ncols - q * nr < nr ? ncols - q * nr : nr;
+            float *d = dst + q * panel_stride;
+            if (n < nr)
+                for (int64_t k = 0; k < nrows; k++) memset(d + k * nr + n, 0, (size_t)(nr - n) * 4);
+            pack_block(cv, base + q * nr * cs * esz, dt, rs, cs, nrows, n, d, nr, 1, round);
+        }
+        return;
+    }
+    float line[512];
+    const int64_t span = 512 / nr * nr; // whole panels per piece of a row
+    for (int64_t k = 0; k < nrows; k++) {
+        const char *row = base + k * rs * esz;
+        for (int64_t c0 = 0; c0 < ncols; c0 += span) {
+            int64_t n = ncols - c0 < span ? ncols - c0 : span;
+            const float *src = (const float *)(row + c0 * esz);
+            if (dt != ACL_FLOAT) {
+                load_line(cv, row + c0 * esz, dt, line, n);
+                src = line;
+            }
+            for (int64_t c = 0; c < n; c += nr) {
+                float *d = dst + (c0 + c) / nr * panel_stride + k * nr;
+                int64_t m = n - c < nr ? n - c : nr;
+                for (int64_t j = 0; j < m; j++) d[j] = src[c + j];
+                for (int64_t j = m; j < nr; j++) d[j] = 0.0f;
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Phase 2
 
@@ -304,21 +365,18 @@ static float *b_panel_area(const run_ctx *x, int64_t g) {
     return (float *)x->scratch + (p->b_shared ? 0 : g) * Kp * (p->chunk_n);
 }
 
-// Packs NR-column panel `unit % panels` of B for batch b0 + unit / panels: K x NR, k-major, the
-// columns past the chunk zero.
+// Packs rows [kb * PACK_B_ROWS, +PACK_B_ROWS) of B for batch b0 + unit / kblocks into every
+// NR-column panel of the chunk (K x NR each, k-major; the columns past the chunk zero).
 static void pack_b_unit(void *ctx, int unit, int slot) {
     (void)slot;
     const run_ctx *x = ctx;
     const og_gemm_plan *p = x->p;
-    const int64_t nr = p->kernel.nr, K = p->op.K;
-    int64_t g = unit / x->panels, panel = unit % x->panels;
-    float *dst = b_panel_area(x, g) + panel * K * nr;
-    int64_t col = panel * nr, ncols = x->cw - col < nr ? x->cw - col : nr;
-    if (ncols < nr)
-        for (int64_t k = 0; k < K; k++) memset(dst + k * nr + ncols, 0, (size_t)(nr - ncols) * 4);
     const og_gemm_mat *b = &p->op.b;
-    pack_block(&og_convert[p->isa], elem(x, MB, x->b0 + g, 0, x->n0 + col), b->dtype, b->rs, b->cs,
-               K, ncols, dst, nr, 1, p->op.round_ab);
+    const int64_t nr = p->kernel.nr, K = p->op.K, kblocks = (K + PACK_B_ROWS - 1) / PACK_B_ROWS;
+    int64_t g = unit / kblocks, k0 = unit % kblocks * PACK_B_ROWS;
+    int64_t kn = K - k0 < PACK_B_ROWS ? K - k0 : PACK_B_ROWS;
+    pack_b_rows(&og_convert[p->isa], elem(x, MB, x->b0 + g, k0, x->n0), b->dtype, b->rs, b->cs, kn,
+                x->cw, nr, b_panel_area(x, g) + k0 * nr, K * nr, p->op.round_ab);
 }
 
 // One epilogue operand's row (n values from column col) as fp32: in place when it is fp32 and
@@ -408,7 +466,8 @@ static void compute_unit(void *ctx, int unit, int slot) {
     float *apack = (float *)mine;
     float *ctile = (float *)(mine + round_up(p->mc * p->kc * 4, 64));
     float *rows = (float *)((char *)ctile + round_up(p->mc * p->nc * 4, 64));
-    const float *bpack = b_panel_area(x, g) + j0 / nr * K * nr;
+    float *blocal = (float *)((char *)rows + 3 * round_up(p->nc * 4, 64));
+    const float *bpack = p->b_local ? NULL : b_panel_area(x, g) + j0 / nr * K * nr;
     // The C tile is a buffer of its own even for an fp32 C: accumulating in C itself ran 1.2-1.8x
     // slower on Zen3 (its rows are a page apart for N >= 1024: TLB and 4K-aliasing misses).
     const int64_t ldc = npad;
@@ -427,9 +486,13 @@ static void compute_unit(void *ctx, int unit, int slot) {
             pack_block(&og_convert[p->isa], elem(x, MA, bi, m0 + ir, pc), op->a.dtype, op->a.rs,
                        op->a.cs, nrows, kcur, dst, 1, mr, op->round_ab);
         }
+        // CopyIn of a local B block: the unit's NR-column panels of this K slice.
+        if (p->b_local)
+            pack_b_rows(&og_convert[p->isa], elem(x, MB, bi, pc, x->n0 + j0), op->b.dtype, op->b.rs,
+                        op->b.cs, kcur, ncur, nr, blocal, kcur * nr, op->round_ab);
         // Compute: each B micro-panel stays in L1 while the A block streams from L2.
         for (int64_t jr = 0; jr < npad; jr += nr) {
-            const float *bp = bpack + jr / nr * K * nr + pc * nr;
+            const float *bp = p->b_local ? blocal + jr * kcur : bpack + jr / nr * K * nr + pc * nr;
             for (int64_t ir = 0; ir < mpad; ir += mr) {
                 // The next micro-tile's partial sums were written one KC slice ago and have left
                 // L2 (the C tile is larger): fetch them while this one computes.
@@ -462,9 +525,10 @@ void og_gemm_run(const aclOpExecutor *e, const og_gemm_plan *p, char *scratch) {
         x.nblocks = (x.cw + p->nc - 1) / p->nc;
         for (x.b0 = 0; x.b0 < p->nbatches; x.b0 += p->group) {
             x.count = p->nbatches - x.b0 < p->group ? p->nbatches - x.b0 : p->group;
-            if (p->op.K > 0)
-                og_parallel_for((int)((p->b_shared ? 1 : x.count) * x.panels), p->slots,
-                                pack_b_unit, &x);
+            if (p->op.K > 0 && !p->b_local)
+                og_parallel_for((int)((p->b_shared ? 1 : x.count) *
+                                      ((p->op.K + PACK_B_ROWS - 1) / PACK_B_ROWS)),
+                                p->slots, pack_b_unit, &x);
             og_parallel_for((int)(x.count * p->mblocks * x.nblocks), p->slots, compute_unit, &x);
         }
     }

@@ -111,6 +111,7 @@ typedef struct og_gemm_plan {
     int nbatch;
     int64_t batch[OG_MAX_DIMS], nbatches; // C's batch dims, coalesced; their product
     bool b_shared;                        // B is the same matrix for every batch
+    bool b_local;                         // each unit packs its own B blocks (one row block)
     int64_t mc, kc, nc;                   // block sizes
     int64_t chunk_n;                      // columns of B packed at once (a multiple of nc)
     int64_t group;                        // batches whose B is packed at once
