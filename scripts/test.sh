@@ -20,7 +20,8 @@
 #      adapter tests, torch.library.opcheck and the consistency table on its custom_op path
 #      (skipped with the reason when PyTorch cannot be installed; OPGRAD_TEST_TORCH2=0 skips it)
 #   9. MindSpore integration (tests/mindspore/run.sh): pip-installs MindSpore into a venv, runs the
-#      custom FusedAddScale and opgrad's Mish through ops.Custom(func_type="aot") with bprops.
+#      custom FusedAddScale, opgrad's Mish and its matmul family (Matmul, Linear and the fused
+#      activations) through ops.Custom(func_type="aot") with bprops.
 #      When MindSpore cannot be installed or imported here (exit 3/4) the stage reports why and
 #      is skipped; any other failure fails the run. OPGRAD_TEST_MINDSPORE=0 skips it.
 # Usage: scripts/test.sh            (from anywhere; build dirs go to build-test/ in the repo)

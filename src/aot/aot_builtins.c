@@ -18,7 +18,8 @@
  * aclGetRecentErrMsg that starts with the entry point's name. Add and Mul have no backward
  * operator ("composite" in the list): their backwards are compositions of aclnnMul and
  * aclnnReduceSum below, and log their gradients to the monitor themselves (backward operators are
- * logged by their executors). */
+ * logged by their executors). The marshalling (og_aot_*) is shared with the hand-written entry
+ * points of the matmul family (aot_matmul.c) through aot_internal.h. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,32 +29,22 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_mul.h"
 #include "aclnnop/aclnn_reduce_sum.h"
+#include "aot/aot_internal.h"
 #include "opgrad/custom_op.h"
 #include "ops/ops.h"
 #include "runtime/error.h"
 #include "tensor/dtype.h"
 #include "tensor/tensor.h"
 
-#define AOT_MAX_IN 4
-#define AOT_MAX_PARAMS (2 * AOT_MAX_IN + 2)
 #define AOT_MAX_ARGS 16
 
-/* ---- an entry point: a forward operator, or its backward ---------------------------------------
+/* ---- an entry point: a forward operator, or its backward (aot_entry, aot_internal.h) ----------
  */
 
-typedef struct aot_entry {
-    char name[64];        // "opgrad_MishBackward"
-    const og_opdesc *fwd; // the forward operator
-    const og_opdesc *bwd; // its backward operator (backward entries), NULL if composite
-    bool backward;
-    int nin;                 // forward inputs
-    char in[AOT_MAX_IN][48]; // their names
-} aot_entry;
-
-static int nparams_of(const aot_entry *d) { return d->backward ? 2 * d->nin + 2 : d->nin + 1; }
+int og_aot_nparams(const aot_entry *d) { return d->backward ? 2 * d->nin + 2 : d->nin + 1; }
 
 // Name of param i in the entry point's layout ("x", "y", "dy", "dx", ...).
-static const char *param_name(const aot_entry *d, int i, char *buf, size_t cap) {
+const char *og_aot_param_name(const aot_entry *d, int i, char *buf, size_t cap) {
     if (i < d->nin) return d->in[i];
     if (i == d->nin) return "y";
     if (i == d->nin + 1) return "dy";
@@ -65,10 +56,10 @@ static const char *param_name(const aot_entry *d, int i, char *buf, size_t cap) 
 static const char *layout(const aot_entry *d, char *buf, size_t cap) {
     size_t len = 0;
     buf[0] = 0;
-    for (int i = 0; i < nparams_of(d) && len < cap; i++) {
+    for (int i = 0; i < og_aot_nparams(d) && len < cap; i++) {
         char nb[64];
-        int n =
-            snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", param_name(d, i, nb, sizeof nb));
+        int n = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "",
+                         og_aot_param_name(d, i, nb, sizeof nb));
         if (n < 0) break;
         len += (size_t)n;
     }
@@ -98,7 +89,7 @@ static aclDataType parse_dtype(const char *s) {
     return ACL_DT_UNDEFINED;
 }
 
-static bool same_shape(const aclTensor *a, const aclTensor *b) {
+bool og_aot_same_shape(const aclTensor *a, const aclTensor *b) {
     if (a->ndim != b->ndim) return false;
     for (int d = 0; d < a->ndim; d++)
         if (a->dims[d] != b->dims[d]) return false;
@@ -106,16 +97,16 @@ static bool same_shape(const aclTensor *a, const aclTensor *b) {
 }
 
 // Prefixes the recent aclnn message with the entry point's name after a failed aclnn call.
-static aclnnStatus fail_from_aclnn(const aot_entry *d, aclnnStatus st) {
+aclnnStatus og_aot_fail_from_aclnn(const aot_entry *d, aclnnStatus st) {
     char msg[900];
     snprintf(msg, sizeof msg, "%s", aclGetRecentErrMsg());
     return og_fail(st, "%s: %s", d->name, msg);
 }
 
 // Phase 2 of an executor planned with status st: workspace, synchronous run, cleanup.
-static aclnnStatus finish(const aot_entry *d, aclnnStatus st, uint64_t ws, aclOpExecutor *ex,
+aclnnStatus og_aot_finish(const aot_entry *d, aclnnStatus st, uint64_t ws, aclOpExecutor *ex,
                           og_phase2_fn exec) {
-    if (st != ACLNN_SUCCESS) return fail_from_aclnn(d, st);
+    if (st != ACLNN_SUCCESS) return og_aot_fail_from_aclnn(d, st);
     void *w = NULL;
     if (ws > 0 && aclrtMalloc(&w, (size_t)ws, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
         aclDestroyAclOpExecutor(ex);
@@ -124,19 +115,19 @@ static aclnnStatus finish(const aot_entry *d, aclnnStatus st, uint64_t ws, aclOp
     }
     st = exec(w, ws, ex, NULL);
     if (w) aclrtFree(w);
-    return st == ACLNN_SUCCESS ? st : fail_from_aclnn(d, st);
+    return st == ACLNN_SUCCESS ? st : og_aot_fail_from_aclnn(d, st);
 }
 
 // A contiguous tensor of `ndim` dims over data (not owned).
 // The tensor lives on the caller's stack: it is registered (the operators take live objects
 // only) until the caller's og_object_unregister.
-static aclnnStatus init_dense(const aot_entry *d, aclTensor *t, const int64_t *dims, int ndim,
+aclnnStatus og_aot_init_dense(const aot_entry *d, aclTensor *t, const int64_t *dims, int ndim,
                               aclDataType dt, void *data) {
     if (!og_object_register(t, OG_OBJ_TENSOR))
         return og_fail(ACLNN_ERR_INNER, "%s: out of memory registering a tensor", d->name);
     aclnnStatus st = aclInitTensor(t, dims, (uint64_t)ndim, dt, NULL, 0, ACL_FORMAT_ND, dims,
                                    (uint64_t)ndim, data);
-    return st == ACLNN_SUCCESS ? st : fail_from_aclnn(d, st);
+    return st == ACLNN_SUCCESS ? st : og_aot_fail_from_aclnn(d, st);
 }
 
 /* ---- the aclnn call of an entry, from the descriptor ------------------------------------------
@@ -227,7 +218,7 @@ static aclnnStatus run_op(const aot_entry *d, const og_opdesc *op, aclTensor *t)
         uint64_t ws = 0;
         aclOpExecutor *ex = NULL;
         st = op->phase1(args, &ws, &ex);
-        st = finish(d, st, ws, ex, op->phase2);
+        st = og_aot_finish(d, st, ws, ex, op->phase2);
     }
     for (int i = 0; i < AOT_MAX_ARGS; i++) og_object_unregister(&at.scalars[i]);
     return st;
@@ -240,7 +231,7 @@ static aclnnStatus run_op(const aot_entry *d, const og_opdesc *op, aclTensor *t)
  * shape) down to dst's shape (an input that broadcast to it) with aclnnReduceSum over the
  * broadcast dims (the leading dims dst lacks and the dims where dst has 1), in dst's dtype;
  * without broadcast dims it is a copy (converted to dst's dtype, rounding to nearest even). */
-static aclnnStatus reduce_to(const aot_entry *d, const aclTensor *src, aclTensor *dst) {
+aclnnStatus og_aot_reduce_to(const aot_entry *d, const aclTensor *src, aclTensor *dst) {
     int lead = src->ndim - dst->ndim;
     int64_t dims[OG_MAX_DIMS], kept[OG_MAX_DIMS];
     int nd = 0, nk = 0;
@@ -279,27 +270,27 @@ static aclnnStatus reduce_to(const aot_entry *d, const aclTensor *src, aclTensor
     // The reduced shape (no keepDims) has dst's elements in dst's order: a view of dst's memory.
     aclTensor out;
     aclIntArray arr = {.size = (uint64_t)nd, .values = dims};
-    aclnnStatus st = init_dense(d, &out, kept, nk, dst->dtype, og_tensor_first(dst));
+    aclnnStatus st = og_aot_init_dense(d, &out, kept, nk, dst->dtype, og_tensor_first(dst));
     if (st == ACLNN_SUCCESS && !og_object_register(&arr, OG_OBJ_INT_ARRAY))
         st = og_fail(ACLNN_ERR_INNER, "%s: out of memory registering an array", d->name);
     if (st == ACLNN_SUCCESS) {
         uint64_t ws = 0;
         aclOpExecutor *ex = NULL;
         st = aclnnReduceSumGetWorkspaceSize(src, &arr, false, dst->dtype, &out, &ws, &ex);
-        st = finish(d, st, ws, ex, aclnnReduceSum);
+        st = og_aot_finish(d, st, ws, ex, aclnnReduceSum);
     }
     og_object_unregister(&out);
     og_object_unregister(&arr);
     return st;
 }
 
-// Gradient i of a two-input backward (t: a, b, y, dy, da, db) through the monitor.
-static void log_grads(const aot_entry *d, aclTensor *t) {
+// The gradients of a backward (t in its layout: a, b, y, dy, da, db) through the monitor.
+void og_aot_log_grads(const aot_entry *d, const aclTensor *t) {
     if (!opgrad_debug_grads_enabled()) return;
     for (int i = 0; i < d->nin; i++) {
         const aclTensor *g = &t[d->nin + 2 + i];
         char nb[64];
-        opgrad_debug_grads_log(d->name, i, param_name(d, d->nin + 2 + i, nb, sizeof nb),
+        opgrad_debug_grads_log(d->name, i, og_aot_param_name(d, d->nin + 2 + i, nb, sizeof nb),
                                og_dtype_name(g->dtype), g->ndim, g->dims, og_tensor_first(g));
     }
 }
@@ -307,10 +298,10 @@ static void log_grads(const aot_entry *d, aclTensor *t) {
 // y = a + b (alpha 1): da = dy summed to a's shape, db = dy summed to b's shape.
 static aclnnStatus add_bwd(const aot_entry *d, aclTensor *t) {
     for (int i = 0; i < 2; i++) {
-        aclnnStatus st = reduce_to(d, &t[3], &t[4 + i]);
+        aclnnStatus st = og_aot_reduce_to(d, &t[3], &t[4 + i]);
         if (st != ACLNN_SUCCESS) return st;
     }
-    log_grads(d, t);
+    og_aot_log_grads(d, t);
     return ACLNN_SUCCESS;
 }
 
@@ -321,7 +312,7 @@ static aclnnStatus mul_bwd(const aot_entry *d, aclTensor *t) {
     for (int i = 0; i < 2; i++) {
         aclTensor *g = &t[4 + i];
         const aclTensor *other = &t[1 - i];
-        bool direct = same_shape(g, y);
+        bool direct = og_aot_same_shape(g, y);
         void *buf = NULL;
         aclTensor prod;
         aclnnStatus st = ACLNN_SUCCESS;
@@ -331,20 +322,20 @@ static aclnnStatus mul_bwd(const aot_entry *d, aclTensor *t) {
                 return og_fail(ACLNN_ERR_INNER,
                                "%s: out of memory allocating %zu bytes for dy * %s", d->name, bytes,
                                d->in[1 - i]);
-            st = init_dense(d, &prod, y->dims, y->ndim, g->dtype, buf);
+            st = og_aot_init_dense(d, &prod, y->dims, y->ndim, g->dtype, buf);
         }
         if (st == ACLNN_SUCCESS) {
             uint64_t ws = 0;
             aclOpExecutor *ex = NULL;
             st = aclnnMulGetWorkspaceSize(dy, other, direct ? g : &prod, &ws, &ex);
-            st = finish(d, st, ws, ex, aclnnMul);
+            st = og_aot_finish(d, st, ws, ex, aclnnMul);
         }
-        if (st == ACLNN_SUCCESS && !direct) st = reduce_to(d, &prod, g);
+        if (st == ACLNN_SUCCESS && !direct) st = og_aot_reduce_to(d, &prod, g);
         if (!direct) og_object_unregister(&prod);
         if (buf) aclrtFree(buf);
         if (st != ACLNN_SUCCESS) return st;
     }
-    log_grads(d, t);
+    og_aot_log_grads(d, t);
     return ACLNN_SUCCESS;
 }
 
@@ -361,7 +352,7 @@ static aclnnStatus composite_backward(const aot_entry *d, aclTensor *t) {
 static aclnnStatus wrap_param(const aot_entry *d, int i, void **params, int *ndims,
                               int64_t **shapes, const char **dtypes, aclTensor *t) {
     char nb[64];
-    const char *pn = param_name(d, i, nb, sizeof nb);
+    const char *pn = og_aot_param_name(d, i, nb, sizeof nb);
     if (!dtypes[i])
         return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: dtypes[%d] (%s) is NULL", d->name, i, pn);
     aclDataType dt = parse_dtype(dtypes[i]);
@@ -386,7 +377,7 @@ static aclnnStatus wrap_param(const aot_entry *d, int i, void **params, int *ndi
                            "dims must be >= 0 (dynamic shapes are resolved before launch)",
                            d->name, pn, i, k, (long long)dims[k]);
     }
-    aclnnStatus st = init_dense(d, t, dims, ndims[i], dt, params[i]);
+    aclnnStatus st = og_aot_init_dense(d, t, dims, ndims[i], dt, params[i]);
     if (st != ACLNN_SUCCESS) return st;
     if (t->numel > 0 && !params[i])
         return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: params[%d] (%s) is NULL", d->name, i, pn);
@@ -404,7 +395,7 @@ static aclnnStatus refuse_inputs(const aot_entry *d, aclTensor *t, int bad) {
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
     if (st == ACLNN_SUCCESS) st = d->fwd->phase1(args, &ws, &ex);
-    if (st != ACLNN_SUCCESS) return fail_from_aclnn(d, st);
+    if (st != ACLNN_SUCCESS) return og_aot_fail_from_aclnn(d, st);
     aclDestroyAclOpExecutor(ex);
     char a[160], b[160];
     return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: %s %s and %s %s do not broadcast (dim %d)",
@@ -412,21 +403,11 @@ static aclnnStatus refuse_inputs(const aot_entry *d, aclTensor *t, int bad) {
                    og_shape_str(t[1].dims, t[1].ndim, b, sizeof b), bad);
 }
 
-// y has the inputs' broadcast shape; a backward's dy has y's shape and each gradient its
-// input's shape and dtype.
-static aclnnStatus check_shapes(const aot_entry *d, aclTensor *t) {
+// y (t[nin]) has the shape want (the forward output's, by `rule`); a backward's dy has y's shape
+// and each gradient its input's shape and dtype.
+aclnnStatus og_aot_check_outputs(const aot_entry *d, const aclTensor *t, const int64_t *want,
+                                 int nwant, const char *rule) {
     char a[160], b[160], nb[64];
-    int64_t want[OG_MAX_DIMS];
-    int nwant = t[0].ndim, bad = 0;
-    memcpy(want, t[0].dims, sizeof(int64_t) * (size_t)nwant);
-    for (int i = 1; i < d->nin; i++) {
-        int64_t next[OG_MAX_DIMS];
-        int nnext;
-        if (!og_broadcast_shapes(want, nwant, t[i].dims, t[i].ndim, next, &nnext, &bad))
-            return refuse_inputs(d, t, bad);
-        memcpy(want, next, sizeof(int64_t) * (size_t)nnext);
-        nwant = nnext;
-    }
     const aclTensor *y = &t[d->nin];
     bool ok = y->ndim == nwant;
     for (int k = 0; ok && k < nwant; k++) ok = y->dims[k] == want[k];
@@ -434,11 +415,10 @@ static aclnnStatus check_shapes(const aot_entry *d, aclTensor *t) {
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%s: y (params[%d]) has shape %s but the forward output has shape %s (%s)",
                        d->name, d->nin, og_shape_str(y->dims, y->ndim, a, sizeof a),
-                       og_shape_str(want, nwant, b, sizeof b),
-                       d->nin > 1 ? "the inputs broadcast" : "the shape of x");
+                       og_shape_str(want, nwant, b, sizeof b), rule);
     if (!d->backward) return ACLNN_SUCCESS;
     const aclTensor *dy = &t[d->nin + 1];
-    if (!same_shape(dy, y))
+    if (!og_aot_same_shape(dy, y))
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%s: dy (params[%d]) has shape %s but y has "
                        "%s: the output gradient has the output's shape",
@@ -446,8 +426,8 @@ static aclnnStatus check_shapes(const aot_entry *d, aclTensor *t) {
                        og_shape_str(y->dims, y->ndim, b, sizeof b));
     for (int i = 0; i < d->nin; i++) {
         const aclTensor *x = &t[i], *g = &t[d->nin + 2 + i];
-        const char *gn = param_name(d, d->nin + 2 + i, nb, sizeof nb);
-        if (!same_shape(g, x))
+        const char *gn = og_aot_param_name(d, d->nin + 2 + i, nb, sizeof nb);
+        if (!og_aot_same_shape(g, x))
             return og_fail(ACLNN_ERR_PARAM_INVALID,
                            "%s: %s (params[%d]) has shape %s but %s "
                            "has %s: a gradient has its input's shape",
@@ -463,9 +443,28 @@ static aclnnStatus check_shapes(const aot_entry *d, aclTensor *t) {
     return ACLNN_SUCCESS;
 }
 
-static int aot_call(const aot_entry *d, int nparam, void **params, int *ndims, int64_t **shapes,
-                    const char **dtypes) {
-    const int np = nparams_of(d);
+// y has the inputs' broadcast shape; a backward's dy has y's shape and each gradient its
+// input's shape and dtype.
+static aclnnStatus check_shapes(const aot_entry *d, aclTensor *t) {
+    int64_t want[OG_MAX_DIMS];
+    int nwant = t[0].ndim, bad = 0;
+    memcpy(want, t[0].dims, sizeof(int64_t) * (size_t)nwant);
+    for (int i = 1; i < d->nin; i++) {
+        int64_t next[OG_MAX_DIMS];
+        int nnext;
+        if (!og_broadcast_shapes(want, nwant, t[i].dims, t[i].ndim, next, &nnext, &bad))
+            return refuse_inputs(d, t, bad);
+        memcpy(want, next, sizeof(int64_t) * (size_t)nnext);
+        nwant = nnext;
+    }
+    return og_aot_check_outputs(d, t, want, nwant,
+                                d->nin > 1 ? "the inputs broadcast" : "the shape of x");
+}
+
+// nparam and the arrays, then every param wrapped in t (the caller unregisters t[0..np)).
+aclnnStatus og_aot_wrap_params(const aot_entry *d, int nparam, void **params, int *ndims,
+                               int64_t **shapes, const char **dtypes, aclTensor *t) {
+    const int np = og_aot_nparams(d);
     char lay[200];
     if (nparam != np)
         return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: nparam is %d; it takes %d params (%s)",
@@ -476,10 +475,17 @@ static int aot_call(const aot_entry *d, int nparam, void **params, int *ndims, i
                        : !ndims  ? "ndims"
                        : !shapes ? "shapes"
                                  : "dtypes");
-    aclTensor t[AOT_MAX_PARAMS];
     aclnnStatus st = ACLNN_SUCCESS;
     for (int i = 0; i < np && st == ACLNN_SUCCESS; i++)
         st = wrap_param(d, i, params, ndims, shapes, dtypes, &t[i]);
+    return st;
+}
+
+static int aot_call(const aot_entry *d, int nparam, void **params, int *ndims, int64_t **shapes,
+                    const char **dtypes) {
+    const int np = og_aot_nparams(d);
+    aclTensor t[AOT_MAX_PARAMS];
+    aclnnStatus st = og_aot_wrap_params(d, nparam, params, ndims, shapes, dtypes, t);
     if (st == ACLNN_SUCCESS) st = check_shapes(d, t);
     if (st == ACLNN_SUCCESS && !d->backward)
         st = run_op(d, d->fwd, t);
@@ -495,7 +501,7 @@ static int aot_call(const aot_entry *d, int nparam, void **params, int *ndims, i
 // A framework calling an entry point sees only the return code, often on another thread than
 // the one that could read aclGetRecentErrMsg (MindSpore prints "Return value from CPU AOT
 // kernel ... is 161002"), so a failure also prints its message to stderr.
-static int reported(int rc) {
+int og_aot_reported(int rc) {
     if (rc != 0) fprintf(stderr, "opgrad aot: error %d: %s\n", rc, aclGetRecentErrMsg());
     return rc;
 }
@@ -503,7 +509,7 @@ static int reported(int rc) {
 static int aot_dispatch(const og_opdesc *fwd, bool backward, int nparam, void **params, int *ndims,
                         int64_t **shapes, const char **dtypes) {
     aot_entry d = make_entry(fwd, backward);
-    return reported(aot_call(&d, nparam, params, ndims, shapes, dtypes));
+    return og_aot_reported(aot_call(&d, nparam, params, ndims, shapes, dtypes));
 }
 
 #define AOT_ENTRY(sym, fwd, backward)                                                              \

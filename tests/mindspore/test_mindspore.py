@@ -25,7 +25,20 @@ What it checks (GRAPH_MODE on CPU unless said otherwise), every result against f
         native ops.mish. The two loss curves must agree within --loss-rtol per step, and both
         must agree with the same training done in NumPy float64. A deliberately wrong backward
         (dx * 1.01) must NOT agree: that shows the tolerance can see a 1% gradient error.
-  C. PYNATIVE_MODE: the gradients of A.2 and B.1 once more, eagerly.
+  D. the matmul family's entry points (src/aot/aot_matmul.c):
+     1. opgrad_Matmul / opgrad_MatmulBackward with torch.matmul shapes (2-D, batch broadcast
+        either way, 1-D operands): the forward (float32, float16, bfloat16) and ms.grad(...,
+        grad_position=(0, 1)) (float32, bfloat16) against float64, and in float32 against
+        native ops.matmul;
+     2. opgrad_Linear, LinearRelu, LinearGelu (tanh), LinearGeluErf: y = act(x @ w^T + b) with
+        x [6,8], [2,3,8] and [8], w [out, in]: the forward in three dtypes and ms.grad(...,
+        grad_position=(0, 1, 2)) in float32 against float64 and against native
+        ops.matmul + ops.relu / ops.gelu;
+     3. a network LinearGelu(8,16) -> Linear(16,3) on Parameters, trained for --steps SGD steps:
+        its loss curve against nn.Dense(activation="gelu") -> nn.Dense and NumPy float64, and a
+        deliberately wrong backward (every gradient * 1.01) must NOT agree.
+  C. PYNATIVE_MODE: the gradients of A.2, B.1, D.1 (float32) and D.2 (Linear, LinearGelu) once
+     more, eagerly.
 
 Tolerances are bounds, not fudge factors (u is the dtype's unit roundoff: 2^-24 float32, 2^-11
 float16, 2^-8 bfloat16, 2^-53 float64; the reference is computed in float64 from the inputs as
@@ -45,6 +58,12 @@ rounded to the dtype):
     to 1.5e4 u m on [2, 10] and ~6% relative below -10; forward returns 0 below about -17): its
     gradient is compared with opgrad's on |x| <= 2 only, where it is within 40 u m (bound 64 u m),
     and its worst error elsewhere is printed for information.
+  * matmul family: opgrad's GEMM accumulates in fp32 within 2^-22 n sum|terms| (n products
+    summed, the broadcast batch included; docs/ops/matmul.md), then rounds once to the dtype;
+    native matmul gets (n + 2) u sum|terms|. The activations add their Lipschitz constant times
+    z's error (relu 1, gelu 1.2; gelu'' within 1) and 8 fp32 ulps for the kernel (measured
+    within 4, docs/ops/activation.md); where relu's mask is ambiguous (|z| within z's error) the
+    term's magnitude is allowed either way.
   * loss curves: relative 1e-5 per step (--loss-rtol). The two networks differ only in Mish's
     rounding (a few ulps per element), which moved the curves by at most 1.6e-7 relative in 10
     steps; a backward off by 1% moves them by ~1e-3, and the run checks that it does leave 1e-5.
@@ -433,6 +452,322 @@ def check_training(opgrad_lib, steps, rtol):
 
 
 # ------------------------------------------------------------------------------------------------
+# D. the matmul family: opgrad_Matmul and opgrad_Linear[Relu|Gelu|GeluErf] (src/aot/aot_matmul.c)
+
+MATMUL_SYMBOLS = ["opgrad_Matmul", "opgrad_MatmulBackward"] + [
+    f"opgrad_{n}{b}" for n in ("Linear", "LinearRelu", "LinearGelu", "LinearGeluErf")
+    for b in ("", "Backward")]
+
+
+def matmul_shape(a, b):
+    """torch.matmul's output shape: a 1-D a is a row, a 1-D b a column (that dim dropped); the
+    batch dims (all but the last two) broadcast."""
+    a, b = list(a), list(b)
+    batch = list(np.broadcast_shapes(tuple(a[:-2]), tuple(b[:-2])))
+    return batch + a[-2:-1] + (b[-1:] if len(b) >= 2 else [])
+
+
+def matmul_ops(lib):
+    """opgrad_Matmul with its bprop opgrad_MatmulBackward (a, b, y, dy -> da, db)."""
+    bwd = ops.Custom(func=lib + ":opgrad_MatmulBackward",
+                     out_shape=lambda a, b, y, dy: (a, b), out_dtype=lambda a, b, y, dy: (a, b),
+                     func_type="aot")
+
+    def bprop(a, b, out, dout):
+        return bwd(a, b, out, dout)  # (da, db), each summed to its input's shape
+
+    return ops.Custom(func=lib + ":opgrad_Matmul", out_shape=matmul_shape,
+                      out_dtype=lambda a, b: a, func_type="aot", bprop=bprop)
+
+
+def linear_ops(lib, name="Linear", grad_factor=None):
+    """opgrad_<name>: y = act(x @ w^T + b), w [out, in] (nn.Dense's layout), with its bprop
+    opgrad_<name>Backward (x, w, b, y, dy -> dx, dw, db). grad_factor: the deliberately wrong
+    backward of the sensitivity check (every gradient scaled)."""
+    bwd = ops.Custom(func=f"{lib}:opgrad_{name}Backward",
+                     out_shape=lambda x, w, b, y, dy: (x, w, b),
+                     out_dtype=lambda x, w, b, y, dy: (x, w, b), func_type="aot")
+
+    if grad_factor is None:
+        def bprop(x, w, b, out, dout):
+            return bwd(x, w, b, out, dout)  # (dx, dw, db)
+    else:
+        def bprop(x, w, b, out, dout):
+            dx, dw, db = bwd(x, w, b, out, dout)
+            return dx * grad_factor, dw * grad_factor, db * grad_factor
+
+    return ops.Custom(func=f"{lib}:opgrad_{name}",
+                      out_shape=lambda x, w, b: list(x[:-1]) + [w[0]],
+                      out_dtype=lambda x, w, b: x, func_type="aot", bprop=bprop)
+
+
+def sum_to(v, shape):
+    """v summed over the dims a tensor of `shape` was broadcast along."""
+    lead = v.ndim - len(shape)
+    v = v.sum(axis=tuple(range(lead))) if lead else v
+    dims = tuple(i for i, n in enumerate(shape) if n == 1 and v.shape[i] != 1)
+    return v.sum(axis=dims, keepdims=True) if dims else v
+
+
+def matmul_grads64(a, b, dy):
+    """float64 da, db of torch.matmul with, per element, sum|terms| and the count of terms."""
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    full = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    dy2 = dy.reshape(full + (a2.shape[-2], b2.shape[-1]))
+    bt, at = np.swapaxes(b2, -1, -2), np.swapaxes(a2, -1, -2)
+    out = []
+    for x, y, shape, n in ((dy2, bt, a2.shape, b2.shape[-1]), (at, dy2, b2.shape, a2.shape[-2])):
+        v, m = x @ y, np.abs(x) @ np.abs(y)
+        out.append((sum_to(v, shape), sum_to(m, shape), sum_to(np.full(v.shape, float(n)), shape)))
+    return [tuple(t.reshape(orig.shape) for t in g) for g, orig in zip(out, (a, b))]
+
+
+def gemm_tol(ref, mag, n, dtype):
+    """opgrad's GEMM bound (docs/ops/matmul.md): fp32 accumulation within 2^-22 n sum|terms|,
+    then one rounding to the dtype."""
+    e = 2.0 ** -22 * n * mag
+    return e + U[dtype] * (np.abs(ref) + e) + DENORM[dtype]
+
+
+def native_tol(mag, n, dtype):
+    """MindSpore in the dtype: a product and a sum of n terms, (n + 2) u sum|terms|."""
+    return 1.01 * (n + 2) * U[dtype] * mag + DENORM[dtype]
+
+
+MATMUL_SHAPES = [((5, 7), (7, 6)), ((2, 3, 5, 7), (7, 6)), ((5, 7), (2, 7, 6)),
+                 ((2, 1, 5, 7), (3, 7, 6)), ((7,), (3, 7, 6)), ((4, 5, 7), (7,))]
+
+
+def check_matmul(mm, rng, dtypes_fwd=("float32", "float16", "bfloat16"),
+                 dtypes_grad=("float32", "bfloat16"), mode_label=""):
+    net = Apply(mm)
+
+    def loss_aot(a, b, w):
+        return (mm(a, b) * w).sum()
+
+    def loss_native(a, b, w):
+        return (ops.matmul(a, b) * w).sum()
+
+    g_aot = ms.grad(loss_aot, grad_position=(0, 1))
+    g_native = ms.grad(loss_native, grad_position=(0, 1))
+    for ashape, bshape in MATMUL_SHAPES:
+        tag = f"{mode_label}opgrad_Matmul a{list(ashape)} b{list(bshape)}"
+        for dtype in dtypes_fwd:
+            if mode_label:
+                break
+            (a, a64), (b, b64) = to_ms(rng.uniform(-1, 1, ashape), dtype), \
+                to_ms(rng.uniform(-1, 1, bshape), dtype)
+            y = net(a, b)
+            ref = np.matmul(a64, b64)
+            mag = np.matmul(np.abs(a64), np.abs(b64))
+            check_close(f"{tag} forward {dtype} vs float64", as64(y), ref,
+                        gemm_tol(ref, mag, ashape[-1], dtype))
+        for dtype in dtypes_grad:
+            (a, a64), (b, b64) = to_ms(rng.uniform(-1, 1, ashape), dtype), \
+                to_ms(rng.uniform(-1, 1, bshape), dtype)
+            w, w64 = to_ms(rng.uniform(-1, 1, matmul_shape(ashape, bshape)), dtype)
+            ga = g_aot(a, b, w)
+            refs = matmul_grads64(a64, b64, w64)
+            gn = g_native(a, b, w) if dtype == "float32" else None
+            for k, name in enumerate(("da", "db")):
+                ref, mag, n = refs[k]
+                tol_a = gemm_tol(ref, mag, n, dtype)
+                check_close(f"{tag} {name} {dtype}: aot bprop vs float64", as64(ga[k]), ref, tol_a)
+                if gn is not None:
+                    tol_n = native_tol(mag, n, dtype)
+                    check_close(f"{tag} {name} {dtype}: native vs float64", as64(gn[k]), ref,
+                                tol_n)
+                    check_close(f"{tag} {name} {dtype}: aot bprop vs native", as64(ga[k]),
+                                as64(gn[k]), tol_a + tol_n)
+
+
+def gelu64(z, approximate):
+    """gelu and gelu' in float64: the tanh approximation or the exact erf form."""
+    if approximate == "tanh":
+        c = np.sqrt(2 / np.pi)
+        t = np.tanh(c * (z + 0.044715 * z ** 3))
+        d = 0.5 * (1 + t) + 0.5 * z * (1 - t * t) * c * (1 + 3 * 0.044715 * z * z)
+        return 0.5 * z * (1 + t), d
+    from math import erfc
+    cdf = 0.5 * np.vectorize(erfc)(-z / np.sqrt(2))
+    return z * cdf, cdf + z * np.exp(-0.5 * z * z) / np.sqrt(2 * np.pi)
+
+
+LINEAR_ACTS = {"Linear": None, "LinearRelu": "relu", "LinearGelu": "tanh", "LinearGeluErf": "none"}
+
+
+def linear_refs64(x, w, b, dy, act):
+    """float64 y, dx, dw, db of act(x @ w^T + b) with their bounds (ref, bound) for opgrad: the
+    GEMM bound, relu 1-Lipschitz with its mask either way where |z| is within z's error, gelu
+    1.2-Lipschitz, gelu'' within 1, the kernels within 8 fp32 ulps (docs/ops/activation.md)."""
+    inn = x.shape[-1]
+    x2, dy2 = x.reshape(-1, inn), dy.reshape(-1, w.shape[0])
+    z = x2 @ w.T + b
+    zmag = np.abs(x2) @ np.abs(w.T) + np.abs(b)
+    zerr = 2.0 ** -22 * (inn + 1) * zmag
+    yerr = np.zeros_like(z)
+    dzerr = np.zeros_like(z)
+    if act is None:
+        y, d = z, np.ones_like(z)
+    elif act == "relu":
+        y, d = np.maximum(z, 0), (z > 0).astype(np.float64)
+        dzerr = np.where(np.abs(z) <= zerr, np.abs(dy2), 0.0)
+    else:
+        y, d = gelu64(z, act)
+        yerr = 1.2 * zerr + 2.0 ** -20 * (np.abs(y) + 1.2 * zerr)
+        dzerr = np.abs(dy2) * (zerr + 2.0 ** -20 * (np.abs(d) + zerr))
+    dz = dy2 * d
+    rows = x2.shape[0]
+    grads = ((dz @ w, np.abs(dz) @ np.abs(w), w.shape[0], dzerr @ np.abs(w)),
+             (dz.T @ x2, np.abs(dz.T) @ np.abs(x2), rows, dzerr.T @ np.abs(x2)),
+             (dz.sum(0), np.abs(dz).sum(0), rows, dzerr.sum(0)))
+    yshape = x.shape[:-1] + (w.shape[0],)
+    return ((y.reshape(yshape), zmag.reshape(yshape), inn + 1, yerr.reshape(yshape)),
+            [(g[0].reshape(s), g[1].reshape(s), g[2], g[3].reshape(s))
+             for g, s in zip(grads, (x.shape, w.shape, b.shape))])
+
+
+LINEAR_SHAPES = [((6, 8), 5), ((2, 3, 8), 5), ((8,), 4)]
+
+
+def check_linear(lib, rng, names=tuple(LINEAR_ACTS), dtypes_fwd=("float32", "float16", "bfloat16"),
+                 mode_label=""):
+    for name in names:
+        act = LINEAR_ACTS[name]
+        lin = linear_ops(lib, name)
+        net = Apply(lin)
+
+        def loss_aot(x, w, b, g):
+            return (lin(x, w, b) * g).sum()
+
+        def loss_native(x, w, b, g):
+            z = ops.matmul(x, ops.transpose(w, (1, 0))) + b
+            if act == "relu":
+                z = ops.relu(z)
+            elif act is not None:
+                z = ops.gelu(z, approximate=act)
+            return (z * g).sum()
+
+        g_aot = ms.grad(loss_aot, grad_position=(0, 1, 2))
+        g_native = ms.grad(loss_native, grad_position=(0, 1, 2))
+        for xshape, out in LINEAR_SHAPES:
+            tag = f"{mode_label}opgrad_{name} x{list(xshape)} out {out}"
+            for dtype in (() if mode_label else dtypes_fwd):
+                (x, x64), (w, w64), (b, b64) = (to_ms(rng.uniform(-1, 1, s), dtype) for s in
+                                                (xshape, (out, xshape[-1]), (out,)))
+                (ref, mag, n, err), _ = linear_refs64(x64, w64, b64,
+                                                      np.zeros(xshape[:-1] + (out,)), act)
+                e = 2.0 ** -22 * n * mag + err
+                check_close(f"{tag} forward {dtype} vs float64", as64(net(x, w, b)), ref,
+                            e + U[dtype] * (np.abs(ref) + e) + DENORM[dtype])
+            (x, x64), (w, w64), (b, b64), (g, g64) = (
+                to_ms(rng.uniform(-1, 1, s), "float32") for s in
+                (xshape, (out, xshape[-1]), (out,), xshape[:-1] + (out,)))
+            _, refs = linear_refs64(x64, w64, b64, g64, act)
+            ga, gn = g_aot(x, w, b, g), g_native(x, w, b, g)
+            for k, gname in enumerate(("dx", "dw", "db")):
+                ref, mag, n, err = refs[k]
+                e = 2.0 ** -22 * n * mag + err
+                tol_a = e + U["float32"] * (np.abs(ref) + e) + DENORM["float32"]
+                check_close(f"{tag} {gname} float32: aot bprop vs float64", as64(ga[k]), ref,
+                            tol_a)
+                # native: its own sums, with the same allowance for the activation (z's error
+                # bound covers native's too; MindSpore 2.10's gelu measured well within 8 ulps)
+                tol_n = native_tol(mag, n, "float32") + err
+                check_close(f"{tag} {gname} float32: native vs float64", as64(gn[k]), ref, tol_n)
+                check_close(f"{tag} {gname} float32: aot bprop vs native", as64(ga[k]),
+                            as64(gn[k]), tol_a + tol_n)
+
+
+class AotLinearMLP(nn.Cell):
+    """LinearGelu(8, 16) -> Linear(16, 3), both opgrad aot ops on Parameters [out, in], [out]."""
+
+    def __init__(self, lib, params, grad_factor=None):
+        super().__init__()
+        self.w1, self.b1, self.w2, self.b2 = (
+            ms.Parameter(Tensor(p.astype(np.float32)), name=n)
+            for p, n in zip(params, ("w1", "b1", "w2", "b2")))
+        self.fc1 = linear_ops(lib, "LinearGelu", grad_factor)
+        self.fc2 = linear_ops(lib, "Linear", grad_factor)
+
+    def construct(self, x):
+        return self.fc2(self.fc1(x, self.w1, self.b1), self.w2, self.b2)
+
+
+class NativeGeluMLP(nn.Cell):
+    def __init__(self, params):
+        super().__init__()
+        w1, b1, w2, b2 = (Tensor(p.astype(np.float32)) for p in params)
+        self.fc1 = nn.Dense(8, 16, weight_init=w1, bias_init=b1, activation="gelu")  # tanh
+        self.fc2 = nn.Dense(16, 3, weight_init=w2, bias_init=b2)
+
+    def construct(self, x):
+        return self.fc2(self.fc1(x))
+
+
+def train_net(net, X, Y, steps, lr):
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()),
+                               nn.SGD(net.trainable_params(), learning_rate=lr))
+    step.set_train()
+    xs, ys = Tensor(X.astype(np.float32)), Tensor(Y.astype(np.float32))
+    return [float(step(xs, ys).asnumpy()) for _ in range(steps)]
+
+
+def train_gelu_np64(params, X, Y, steps, lr):
+    w1, b1, w2, b2 = (p.astype(np.float64).copy() for p in params)
+    losses = []
+    for _ in range(steps):
+        h = X @ w1.T + b1
+        a, da = gelu64(h, "tanh")
+        o = a @ w2.T + b2
+        r = o - Y
+        losses.append(float((r * r).mean()))
+        do = 2.0 * r / r.size
+        dw2, db2 = do.T @ a, do.sum(0)
+        dh = (do @ w2) * da
+        dw1, db1 = dh.T @ X, dh.sum(0)
+        w1 -= lr * dw1
+        b1 -= lr * db1
+        w2 -= lr * dw2
+        b2 -= lr * db2
+    return losses
+
+
+def check_linear_training(lib, steps, rtol):
+    rng = np.random.default_rng(2025)
+    params = tuple(p.astype(np.float32) for p in (
+        rng.uniform(-8 ** -0.5, 8 ** -0.5, (16, 8)), rng.uniform(-8 ** -0.5, 8 ** -0.5, 16),
+        rng.uniform(-0.25, 0.25, (3, 16)), rng.uniform(-0.25, 0.25, 3)))
+    X = rng.normal(size=(64, 8))
+    Y = np.stack([np.sin(X[:, 0] + X[:, 1]), X[:, 2] * X[:, 3], np.tanh(X[:, 4:]).sum(1)], 1)
+    X32, Y32 = X.astype(np.float32).astype(np.float64), Y.astype(np.float32).astype(np.float64)
+    lr = 0.1
+    t0 = time.time()
+    aot = train_net(AotLinearMLP(lib, params), X32, Y32, steps, lr)
+    native = train_net(NativeGeluMLP(params), X32, Y32, steps, lr)
+    wrong = train_net(AotLinearMLP(lib, params, grad_factor=1.01), X32, Y32, steps, lr)
+    ref = train_gelu_np64(params, X32, Y32, steps, lr)
+    print(f"  (4 trainings of {steps} steps: {time.time() - t0:.1f} s)")
+    print(f"  {'step':>4}  {'aot (opgrad_Linear*)':>20}  {'native nn.Dense':>18}"
+          f"  {'float64 numpy':>18}  {'|aot-native|/native':>20}  {'wrong bwd (*1.01)':>18}")
+    for i in range(steps):
+        print(f"  {i:>4}  {aot[i]:>20.9g}  {native[i]:>18.9g}  {ref[i]:>18.9g}"
+              f"  {abs(aot[i] - native[i]) / abs(native[i]):>20.3g}  {wrong[i]:>18.9g}")
+    a, n, r, bad = (np.array(v) for v in (aot, native, ref, wrong))
+    check_close(f"Linear loss curve, {steps} SGD steps: aot vs native (rel {rtol:g} per step)", a,
+                n, rtol * np.abs(n))
+    check_close(f"Linear loss curve: aot vs float64 NumPy (rel {rtol:g})", a, r, rtol * np.abs(r))
+    check_close(f"Linear loss curve: native vs float64 NumPy (rel {rtol:g})", n, r,
+                rtol * np.abs(r))
+    dev = np.max(np.abs(bad - n) / np.abs(n))
+    record("sensitivity: Linear backwards off by 1% (gradients * 1.01) leave the tolerance",
+           dev > rtol, f"max rel deviation {dev:.3g} vs tolerance {rtol:g}")
+    record("the aot Linear network's loss decreases every step", bool(np.all(np.diff(a) < 0)),
+           f"{aot[0]:.6g} -> {aot[-1]:.6g}")
+
+
+# ------------------------------------------------------------------------------------------------
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -496,6 +831,22 @@ def main():
                 f"aot Mish vs native")
         run_check("training", lambda: check_training(args.opgrad_lib, args.steps, args.loss_rtol))
 
+    mm_missing = missing_symbols(args.opgrad_lib, MATMUL_SYMBOLS)
+    if mm_missing:
+        section("D. the matmul family through aot")
+        record(f"libopgrad exports {', '.join(mm_missing)}", False,
+               f"{args.opgrad_lib} does not export {', '.join(mm_missing)} (src/aot/aot_matmul.c)")
+    else:
+        section("D1. opgrad_Matmul / opgrad_MatmulBackward (aot, GRAPH_MODE) vs float64 and "
+                "ops.matmul")
+        run_check("matmul", lambda: check_matmul(matmul_ops(args.opgrad_lib), rng))
+        section("D2. opgrad_Linear, LinearRelu, LinearGelu, LinearGeluErf and their backwards")
+        run_check("linear", lambda: check_linear(args.opgrad_lib, rng))
+        section(f"D3. training LinearGelu(8,16) -> Linear(16,3), {args.steps} SGD steps, aot vs "
+                f"nn.Dense")
+        run_check("linear training",
+                  lambda: check_linear_training(args.opgrad_lib, args.steps, args.loss_rtol))
+
     section("C. PYNATIVE_MODE: the same gradients, eagerly")
     ms.set_context(mode=ms.PYNATIVE_MODE)
     fwd_py = fused_ops(args.fused_lib)
@@ -503,6 +854,13 @@ def main():
     if not mish_missing:
         mish_py = mish_ops(args.opgrad_lib)
         run_check("pynative mish grad", lambda: check_mish_grad(mish_py, rng, "PYNATIVE "))
+    if not mm_missing:
+        run_check("pynative matmul grad",
+                  lambda: check_matmul(matmul_ops(args.opgrad_lib), rng, dtypes_grad=("float32",),
+                                       mode_label="PYNATIVE "))
+        run_check("pynative linear grad",
+                  lambda: check_linear(args.opgrad_lib, rng, names=("Linear", "LinearGelu"),
+                                       mode_label="PYNATIVE "))
 
     failed = [r for r in RESULTS if not r[1]]
     print(f"\n{len(RESULTS) - len(failed)} of {len(RESULTS)} checks passed "
