@@ -140,7 +140,7 @@ bool og_gemm_make_plan(const og_gemm_op *op, int max_threads, opgrad_isa isa, og
     if (want.mc > 0) bl.mc = round_up(want.mc, mr);
     if (want.nc > 0) bl.nc = round_up(want.nc, nr);
     if (want.pack_budget > 0) bl.pack_budget = want.pack_budget;
-    double thread_flops = want.thread_flops > 0 ? want.thread_flops : 1e6;
+    double thread_flops = want.thread_flops > 0 ? want.thread_flops : 2.5e5;
 
     p->b_shared = true;
     for (int d = 0; d < p->nbatch; d++)
@@ -159,11 +159,21 @@ bool og_gemm_make_plan(const og_gemm_op *op, int max_threads, opgrad_isa isa, og
     int64_t chunk_bytes = p->chunk_n / nr * panel_bytes;
     p->group = p->b_shared ? p->nbatches : clamp64(bl.pack_budget / chunk_bytes, 1, p->nbatches);
     if (!mul_ok(p->b_shared ? 1 : p->group, chunk_bytes, &p->pack_bytes)) return false;
+    // Threads: about a quarter MFLOP of work each at least (a launch costs microseconds; the
+    // checker and the tests lower it so that small shapes run on several threads), and enough units
+    // to share: narrow the units (down to one NR panel) before the threads idle.
+    double flops = 2.0 * (double)M * (double)N * (double)K * (double)p->nbatches;
+    int threads = max_threads < 1 ? 1 : max_threads;
+    if (flops < (double)threads * thread_flops)
+        threads = flops / thread_flops > 1 ? (int)(flops / thread_flops) : 1;
     // Few rows (one MC block) and a B not shared by several batches: every element of B is used
     // by one unit only, so each unit packs its own KC x NC block of B next to its A block and
     // uses it from L2 at once. Packing all of B first would write it to memory and read it back
-    // (3x the traffic: 0.55 of the FMA peak at 64 x 4096 x 1024).
-    p->b_local = round_up(M, mr) <= p->mc && !(p->b_shared && p->nbatches > 1);
+    // (3x the traffic: 0.55 of the FMA peak at 64 x 4096 x 1024). But those units split the
+    // columns only, each packing all of A: with several threads that pays while the ~3 units per
+    // thread repack less A (3 t M K) than B's round trip moves (2 K N).
+    p->b_local = round_up(M, mr) <= p->mc && !(p->b_shared && p->nbatches > 1) &&
+                 (threads == 1 || 3 * (int64_t)threads * M < 2 * N);
     if (p->b_local) {
         p->chunk_n = npad;
         p->group = p->nbatches;
@@ -173,13 +183,6 @@ bool og_gemm_make_plan(const og_gemm_op *op, int max_threads, opgrad_isa isa, og
         if (p->nc > nc_l2 && want.nc <= 0) p->nc = nc_l2;
     }
 
-    // Threads: about 1 MFLOP of work each at least (a launch costs microseconds; the checker
-    // and the tests lower it so that small shapes run on several threads), and enough
-    // units to share: narrow the units (down to one NR panel) before the threads idle.
-    double flops = 2.0 * (double)M * (double)N * (double)K * (double)p->nbatches;
-    int threads = max_threads < 1 ? 1 : max_threads;
-    if (flops < (double)threads * thread_flops)
-        threads = flops / thread_flops > 1 ? (int)(flops / thread_flops) : 1;
     p->mblocks = (M + p->mc - 1) / p->mc;
     // Rows first: B is packed once for all units, but each unit packs its own A block, so
     // narrower units would pack A more times.

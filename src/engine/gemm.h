@@ -98,7 +98,7 @@ og_gemm_kernel og_gemm_kernel_at(opgrad_isa isa);
 typedef struct og_gemm_blocking {
     int64_t mc, kc, nc;  // rows of a unit (multiple of MR), K slice, columns of a unit (of NR)
     int64_t pack_budget; // bytes of packed B per chunk/group (at least one K x NR panel)
-    double thread_flops; // the least work worth one more thread (default 1e6 flops)
+    double thread_flops; // the least work worth one more thread (default 2.5e5 flops)
 } og_gemm_blocking;
 og_gemm_blocking og_gemm_blocking_get(void);
 /// Overrides the block sizes of later plans (NULL: back to the CPU's). Set it only while no other
