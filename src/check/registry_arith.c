@@ -17,6 +17,7 @@
 #include "aclnnop/aclnn_mul.h"
 #include "aclnnop/aclnn_reduce_sum.h"
 #include "check/check.h"
+#include "check/composite.h"
 #include "check/ref_arith.h"
 #include "check/registry.h"
 #include "tensor/dtype.h"
@@ -24,96 +25,11 @@
 // ---------------------------------------------------------------------------------------------
 // Helpers: temporaries and one-call wrappers of the public API (NULL stream, fresh workspace)
 
-typedef struct tmp_tensor {
-    void *data;
-    aclTensor *t;
-} tmp_tensor;
-
-// A contiguous temporary of `dims` (numel elements of dt).
-static tmp_tensor tmp_new(const int64_t *dims, int nd, aclDataType dt) {
-    tmp_tensor r = {0};
-    int64_t n = 1;
-    for (int d = 0; d < nd; d++) n *= dims[d];
-    r.data = calloc((size_t)n + 16, aclDataTypeSize(dt));
-    if (r.data)
-        r.t = aclCreateTensor(dims, (uint64_t)nd, dt, NULL, 0, ACL_FORMAT_ND, dims, (uint64_t)nd,
-                              r.data);
-    return r;
-}
-
-static void tmp_free(tmp_tensor *r) {
-    if (r->t) aclDestroyTensor(r->t);
-    free(r->data);
-    r->t = NULL;
-    r->data = NULL;
-}
-
-// A contiguous view of another shape (same element count) over a tensor's data.
-static aclTensor *reshaped(const aclTensor *t, const int64_t *dims, int nd) {
-    void *data = NULL;
-    aclGetRawTensorAddr(t, &data);
-    int64_t offset = 0;
-    aclGetViewOffset(t, &offset);
-    int64_t n = 1;
-    for (int d = 0; d < nd; d++) n *= dims[d];
-    int64_t storage[1] = {offset + n};
-    return aclCreateTensor(dims, (uint64_t)nd, t->dtype, NULL, offset, ACL_FORMAT_ND, storage, 1,
-                           data);
-}
-
-static int muls(const aclTensor *x, double factor, aclTensor *out) {
-    float f = (float)factor;
-    aclScalar *s = aclCreateScalar(&f, ACL_FLOAT);
-    uint64_t ws;
-    aclOpExecutor *ex;
-    int st = aclnnMulsGetWorkspaceSize(x, s, out, &ws, &ex);
-    if (!st) st = ogc_launch(ws, ex, aclnnMuls);
-    aclDestroyScalar(s);
-    return st;
-}
-
 static int mul(const aclTensor *a, const aclTensor *b, aclTensor *out) {
     uint64_t ws;
     aclOpExecutor *ex;
     int st = aclnnMulGetWorkspaceSize(a, b, out, &ws, &ex);
     if (!st) st = ogc_launch(ws, ex, aclnnMul);
-    return st;
-}
-
-// dst = factor * (src summed down to dst's shape): the dims where dst (right-aligned) is missing
-// or 1 and src is not are summed by aclnnReduceSum into fp32 (keepDims), and aclnnMuls rounds
-// factor * sum once into dst's dtype.
-static int sum_to(const aclTensor *src, double factor, ogc_result *dst) {
-    int64_t dims[OG_MAX_DIMS], keep[OG_MAX_DIMS];
-    int nd = 0;
-    for (int d = 0; d < src->ndim; d++) {
-        int td = dst->ndim - src->ndim + d;
-        bool summed = td < 0 || (dst->dims[td] == 1 && src->dims[d] != 1);
-        if (summed) dims[nd++] = d;
-        keep[d] = summed ? 1 : src->dims[d];
-    }
-    aclTensor *out = ogc_result_tensor(dst);
-    int st;
-    if (nd == 0) { // nothing to sum: the same elements in dst's shape
-        aclTensor *view = reshaped(out, src->dims, src->ndim);
-        st = muls(src, factor, view);
-        aclDestroyTensor(view);
-    } else {
-        tmp_tensor sum = tmp_new(keep, src->ndim, ACL_FLOAT);
-        aclIntArray *a = aclCreateIntArray(dims, (uint64_t)nd);
-        uint64_t ws;
-        aclOpExecutor *ex;
-        st = aclnnReduceSumGetWorkspaceSize(src, a, true, ACL_FLOAT, sum.t, &ws, &ex);
-        if (!st) st = ogc_launch(ws, ex, aclnnReduceSum);
-        if (!st) {
-            aclTensor *view = reshaped(sum.t, dst->dims, dst->ndim);
-            st = muls(view, factor, out);
-            aclDestroyTensor(view);
-        }
-        aclDestroyIntArray(a);
-        tmp_free(&sum);
-    }
-    aclDestroyTensor(out);
     return st;
 }
 
@@ -169,8 +85,8 @@ static int add_inplace(ogc_call *c) {
 }
 
 static int add_backward(ogc_call *c) {
-    int st = sum_to(c->grad_out, 1.0, &c->results[0]);
-    if (!st) st = sum_to(c->grad_out, c->op->attrs[0], &c->results[1]);
+    int st = ogc_sum_to(c->grad_out, 1.0, &c->results[0]);
+    if (!st) st = ogc_sum_to(c->grad_out, c->op->attrs[0], &c->results[1]);
     return st;
 }
 
@@ -218,7 +134,7 @@ static int adds_inplace(ogc_call *c) {
     return st;
 }
 
-static int adds_backward(ogc_call *c) { return sum_to(c->grad_out, 1.0, &c->results[0]); }
+static int adds_backward(ogc_call *c) { return ogc_sum_to(c->grad_out, 1.0, &c->results[0]); }
 
 // ---------------------------------------------------------------------------------------------
 // mul: aclnnMul; backward grad_self = sum(g * other), grad_other = sum(g * self)
@@ -262,19 +178,19 @@ static int mul_inplace(ogc_call *c) {
 static int mul_grad(const aclTensor *g, const aclTensor *other, ogc_result *dst) {
     if (!needs_sum(g, dst)) {
         aclTensor *out = ogc_result_tensor(dst);
-        aclTensor *view = reshaped(out, g->dims, g->ndim);
+        aclTensor *view = ogc_reshaped(out, g->dims, g->ndim);
         int st = mul(g, other, view);
         aclDestroyTensor(view);
         aclDestroyTensor(out);
         return st;
     }
-    tmp_tensor g32 = tmp_new(g->dims, g->ndim, ACL_FLOAT);
-    tmp_tensor prod = tmp_new(g->dims, g->ndim, ACL_FLOAT);
-    int st = muls(g, 1.0, g32.t);
+    ogc_tmp g32 = ogc_tmp_new(g->dims, g->ndim, ACL_FLOAT);
+    ogc_tmp prod = ogc_tmp_new(g->dims, g->ndim, ACL_FLOAT);
+    int st = ogc_muls(g, 1.0, g32.t);
     if (!st) st = mul(g32.t, other, prod.t);
-    if (!st) st = sum_to(prod.t, 1.0, dst);
-    tmp_free(&g32);
-    tmp_free(&prod);
+    if (!st) st = ogc_sum_to(prod.t, 1.0, dst);
+    ogc_tmp_free(&g32);
+    ogc_tmp_free(&prod);
     return st;
 }
 
@@ -354,7 +270,7 @@ static int rs_backward(ogc_call *c) {
     unsigned mask = 0;
     rs_mask(c->op, &in, &mask);
     ogc_shape kept = og_ref_reduce_shape(&in, mask, true); // grad_output with the summed dims as 1s
-    aclTensor *g = reshaped(c->grad_out, kept.dims, kept.ndim);
+    aclTensor *g = ogc_reshaped(c->grad_out, kept.dims, kept.ndim);
     aclTensor *dx = ogc_result_tensor(&c->results[0]); // zeroed by the checker
     float one = 1.0f;
     aclScalar *alpha = aclCreateScalar(&one, ACL_FLOAT);

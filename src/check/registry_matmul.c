@@ -58,6 +58,7 @@
 #include "aclnnop/aclnn_reduce_sum.h"
 #include "check/check.h"
 #include "check/compare.h"
+#include "check/composite.h"
 #include "check/ref_activation.h"
 #include "check/ref_matmul.h"
 #include "check/registry.h"
@@ -491,40 +492,10 @@ static bool relu_clear(const ogc_op *op, const ogc_shape *in, const double *cons
 // ---------------------------------------------------------------------------------------------
 // Helpers: temporaries, views and one-call wrappers of the public API (as in registry_arith.c)
 
-typedef struct tmp_tensor {
-    void *data;
-    aclTensor *t;
-} tmp_tensor;
-
-static tmp_tensor tmp_new(const int64_t *dims, int nd, aclDataType dt) {
-    tmp_tensor r = {0};
-    int64_t n = 1;
-    for (int d = 0; d < nd; d++) n *= dims[d];
-    r.data = calloc((size_t)n + 16, aclDataTypeSize(dt));
-    if (r.data)
-        r.t = aclCreateTensor(dims, (uint64_t)nd, dt, NULL, 0, ACL_FORMAT_ND, dims, (uint64_t)nd,
-                              r.data);
-    return r;
-}
-
-static void tmp_free(tmp_tensor *r) {
-    if (r->t) aclDestroyTensor(r->t);
-    free(r->data);
-    r->t = NULL;
-    r->data = NULL;
-}
-
 // A view of t's storage with the given dims and strides (t's offset).
 static aclTensor *view(const aclTensor *t, int nd, const int64_t *dims, const int64_t *strides) {
     return aclCreateTensor(dims, (uint64_t)nd, t->dtype, strides, t->offset, ACL_FORMAT_ND,
                            t->storage_dims, (uint64_t)t->storage_ndim, t->data);
-}
-
-// A contiguous tensor (t) viewed with another shape of the same element count.
-static aclTensor *reshaped(const aclTensor *t, const int64_t *dims, int nd) {
-    int64_t st[OG_MAX_DIMS], acc = 1;
-    for (int d = nd - 1; d >= 0; d--) st[d] = acc, acc *= dims[d] > 0 ? dims[d] : 1;
-    return view(t, nd, dims, st);
 }
 
 // t with its last two dims swapped: a transposed view, strides swapped, no copy.
@@ -543,54 +514,6 @@ static aclTensor *as_matrix(const aclTensor *t, bool column) {
     int64_t k = t->dims[0], s = t->strides[0];
     int64_t dims[2] = {column ? k : 1, column ? 1 : k}, st[2] = {s, s};
     return view(t, 2, dims, st);
-}
-
-static int muls(const aclTensor *x, double factor, aclTensor *out) {
-    float f = (float)factor;
-    aclScalar *s = aclCreateScalar(&f, ACL_FLOAT);
-    uint64_t ws;
-    aclOpExecutor *ex;
-    int st = aclnnMulsGetWorkspaceSize(x, s, out, &ws, &ex);
-    if (!st) st = ogc_launch(ws, ex, aclnnMuls);
-    aclDestroyScalar(s);
-    return st;
-}
-
-// dst = factor * (src summed down to dst's shape): the dims where dst (right-aligned) is missing
-// or 1 and src is not are summed by aclnnReduceSum into fp32 (keepDims), and aclnnMuls rounds
-// factor * sum once into dst's dtype.
-static int sum_to(const aclTensor *src, double factor, ogc_result *dst) {
-    int64_t dims[OG_MAX_DIMS], keep[OG_MAX_DIMS];
-    int nd = 0;
-    for (int d = 0; d < src->ndim; d++) {
-        int td = dst->ndim - src->ndim + d;
-        bool summed = td < 0 || (dst->dims[td] == 1 && src->dims[d] != 1);
-        if (summed) dims[nd++] = d;
-        keep[d] = summed ? 1 : src->dims[d];
-    }
-    aclTensor *out = ogc_result_tensor(dst);
-    int st;
-    if (nd == 0) { // nothing to sum: the same elements in dst's shape
-        aclTensor *v = reshaped(out, src->dims, src->ndim);
-        st = muls(src, factor, v);
-        aclDestroyTensor(v);
-    } else {
-        tmp_tensor sum = tmp_new(keep, src->ndim, ACL_FLOAT);
-        aclIntArray *a = aclCreateIntArray(dims, (uint64_t)nd);
-        uint64_t ws;
-        aclOpExecutor *ex;
-        st = aclnnReduceSumGetWorkspaceSize(src, a, true, ACL_FLOAT, sum.t, &ws, &ex);
-        if (!st) st = ogc_launch(ws, ex, aclnnReduceSum);
-        if (!st) {
-            aclTensor *v = reshaped(sum.t, dst->dims, dst->ndim);
-            st = muls(v, factor, out);
-            aclDestroyTensor(v);
-        }
-        aclDestroyIntArray(a);
-        tmp_free(&sum);
-    }
-    aclDestroyTensor(out);
-    return st;
 }
 
 static aclScalar *float_scalar(double v) {
@@ -633,16 +556,16 @@ static int product_to(const ogc_op *op, int8_t cube, const aclTensor *x, const a
     for (int d = 0; d < dst->ndim; d++) ndst *= dst->dims[d];
     int st;
     if (nfull == ndst && factor == 1) {
-        aclTensor *out = ogc_result_tensor(dst), *v = reshaped(out, full, nd);
+        aclTensor *out = ogc_result_tensor(dst), *v = ogc_reshaped(out, full, nd);
         st = product(op, cube, x, y, v);
         aclDestroyTensor(v);
         aclDestroyTensor(out);
         return st;
     }
-    tmp_tensor p = tmp_new(full, nd, ACL_FLOAT);
+    ogc_tmp p = ogc_tmp_new(full, nd, ACL_FLOAT);
     st = product(op, cube, x, y, p.t);
-    if (!st) st = sum_to(p.t, factor, dst);
-    tmp_free(&p);
+    if (!st) st = ogc_sum_to(p.t, factor, dst);
+    ogc_tmp_free(&p);
     return st;
 }
 
@@ -749,13 +672,13 @@ static int mm_backward(ogc_call *c) {
     gdims[nbatch] = M, gdims[nbatch + 1] = N;
     fa[nbatch] = M, fa[nbatch + 1] = K;
     fb[nbatch] = K, fb[nbatch + 1] = N;
-    aclTensor *G2 = reshaped(gy, gdims, nbatch + 2);
+    aclTensor *G2 = ogc_reshaped(gy, gdims, nbatch + 2);
     // the gradients of 1-D operands as the row / column matrices (their elements unchanged)
     ogc_result dA = c->results[ia], dB = c->results[ia + 1];
     if (A->ndim == 1) dA.ndim = 2, dA.dims[0] = 1, dA.dims[1] = K;
     if (B->ndim == 1) dB.ndim = 2, dB.dims[0] = K, dB.dims[1] = 1;
     int st = 0;
-    if (has_self(op)) st = sum_to(gy, op->attrs[A_BETA], &c->results[0]);
+    if (has_self(op)) st = ogc_sum_to(gy, op->attrs[A_BETA], &c->results[0]);
     if (!st) st = product_to(op, cube, G2, Bt, fa, nbatch + 2, alpha, &dA);
     if (!st) st = product_to(op, cube, At, G2, fb, nbatch + 2, alpha, &dB);
     aclDestroyTensor(G2);

@@ -237,6 +237,30 @@ static bool covers_batch(const aclTensor *t, const fm_info *s) {
     return og_mm_numel(t->dims, t->ndim - 2) == og_mm_numel(s->batch, s->nbatch);
 }
 
+// g (a product over all of s's batch dims, rows x cols each) into an fp32 temporary, then a
+// REDUCE step sums it over the batch dims that broadcast `out` (slot out_slot) and rounds once
+// to out's dtype. False when the temporary could not be added (the builder has failed).
+static bool gemm_batch_summed(og_prog *p, const fm_info *s, og_gemm_op *g, int64_t rows,
+                              int64_t cols, const aclTensor *out, int out_slot) {
+    const aclTensor *t;
+    int64_t dims[OG_MAX_DIMS];
+    memcpy(dims, s->batch, sizeof(int64_t) * (size_t)s->nbatch);
+    dims[s->nbatch] = rows, dims[s->nbatch + 1] = cols;
+    int ts = og_prog_temp(p, ACL_FLOAT, s->yndim, dims, &t);
+    if (ts < 0) return false;
+    g->c = mat_of(t, ts, s);
+    if (t->numel > 0) og_prog_gemm(p, g);
+    og_reduce_op r = {.nin = 1,
+                      .in = {t},
+                      .in_slot = {ts},
+                      .out = out,
+                      .out_slot = out_slot,
+                      .round_in = ACL_FLOAT};
+    og_reduce_to_shape(&r, dims, s->yndim, out);
+    og_prog_reduce(p, &r);
+    return true;
+}
+
 // The rows of t (dim row_dim, after t's batch dims) and its batch dims as one index: true when
 // their strides nest (size-1 dims aside), with *rs its stride.
 static bool fold_rows(const aclTensor *t, int row_dim, int64_t *rs) {
@@ -365,23 +389,8 @@ aclnnStatus aclnnFusedMatmulBackwardGetWorkspaceSize(const aclTensor *gradY, con
         if (covers_batch(x1, &s)) {
             g.c = mat_of(gradX1, 5, &s);
             og_prog_gemm(&p, &g);
-        } else {
-            const aclTensor *t;
-            int64_t dims[OG_MAX_DIMS];
-            memcpy(dims, s.batch, sizeof(int64_t) * (size_t)s.nbatch);
-            dims[s.nbatch] = s.M, dims[s.nbatch + 1] = s.K;
-            int ts = og_prog_temp(&p, ACL_FLOAT, s.yndim, dims, &t);
-            if (ts < 0) return og_prog_publish(&p, workspaceSize, executor);
-            g.c = mat_of(t, ts, &s);
-            if (t->numel > 0) og_prog_gemm(&p, &g);
-            og_reduce_op r = {.nin = 1,
-                              .in = {t},
-                              .in_slot = {ts},
-                              .out = gradX1,
-                              .out_slot = 5,
-                              .round_in = ACL_FLOAT};
-            og_reduce_to_shape(&r, dims, s.yndim, gradX1);
-            og_prog_reduce(&p, &r);
+        } else if (!gemm_batch_summed(&p, &s, &g, s.M, s.K, gradX1, 5)) {
+            return og_prog_publish(&p, workspaceSize, executor);
         }
     }
     // (3) gradX2 = x1^T @ dZ, summed over the batch dims that broadcast x2: when x2 has no batch
@@ -412,23 +421,8 @@ aclnnStatus aclnnFusedMatmulBackwardGetWorkspaceSize(const aclTensor *gradY, con
             g.b.rs = rsz;
             g.c = og_mm_mat(gradX2, 6, 0, x2->ndim - 2, x2->ndim - 1);
             og_prog_gemm(&p, &g);
-        } else {
-            const aclTensor *t;
-            int64_t dims[OG_MAX_DIMS];
-            memcpy(dims, s.batch, sizeof(int64_t) * (size_t)s.nbatch);
-            dims[s.nbatch] = s.K, dims[s.nbatch + 1] = s.N;
-            int ts = og_prog_temp(&p, ACL_FLOAT, s.yndim, dims, &t);
-            if (ts < 0) return og_prog_publish(&p, workspaceSize, executor);
-            g.c = mat_of(t, ts, &s);
-            if (t->numel > 0) og_prog_gemm(&p, &g);
-            og_reduce_op r = {.nin = 1,
-                              .in = {t},
-                              .in_slot = {ts},
-                              .out = gradX2,
-                              .out_slot = 6,
-                              .round_in = ACL_FLOAT};
-            og_reduce_to_shape(&r, dims, s.yndim, gradX2);
-            og_prog_reduce(&p, &r);
+        } else if (!gemm_batch_summed(&p, &s, &g, s.K, s.N, gradX2, 6)) {
+            return og_prog_publish(&p, workspaceSize, executor);
         }
     }
     // (4) gradBias = dZ summed over the rows and the batch
