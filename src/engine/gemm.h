@@ -1,15 +1,17 @@
 /* The GEMM engine: C = epilogue(alpha * A @ B + beta * D) over a batch, for matmul, linear,
  * convolution (implicit GEMM) and attention. Built the BLIS / GotoBLAS way:
  *
- *   phase 1 (og_gemm_make_plan): block sizes from the CPU's caches (KC: a B micro-panel fills
- *     half of L1d; MC: an A block fills half of L2), the N chunks and batch groups whose packed B
- *     fits the pack budget, the units of work (batch x MC rows x NC columns) and the threads;
+ *   phase 1 (og_gemm_make_plan): block sizes (KC = OG_GEMM_KC; MC: an A block fills half of L2;
+ *     NC 512), the N chunks and batch groups whose packed B fits the pack budget, the units of
+ *     work (batch x MC rows x NC columns), the threads (a quarter MFLOP each at least), and
+ *     whether B is packed once for all units or by each unit (a single row block);
  *   phase 2 (og_gemm_run), per chunk of N and group of batches:
- *     CopyIn B: every thread packs NR-column panels of B (any strides, any float dtype, widened
- *       to fp32, optionally rounded through a 16-bit dtype) into the shared pack area;
+ *     CopyIn B: every thread packs rows of B into the NR-column panels (any strides, any float
+ *       dtype, widened to fp32, optionally rounded through a 16-bit dtype) of the shared pack
+ *       area (or, for a single row block, each unit its own KC x NC block per slice);
  *     per unit: for each KC slice of K, CopyIn A (MR-row panels of the unit's MC rows) into the
  *       thread's scratch, then the micro-kernel (MR x NR, fp32 FMA) on every micro-tile of the
- *       unit, accumulating in the thread's fp32 C tile;
+ *       unit, adding into the thread's fp32 C tile;
  *     CopyOut: the epilogue on each finished row of the tile (alpha, beta * D, an activation or
  *       its derivative, a product or a sum with E) and the store to C's dtype and strides.
  *
