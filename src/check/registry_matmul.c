@@ -210,7 +210,9 @@ static bool mm_shapes(const ogc_op *op, const char *layout, ogc_shape *in, ogc_s
     og_ref_mm g;
     if (!product_shapes(op, layout, &in[ia], &in[ia + 1])) return false;
     if (!og_ref_mm_shapes(&in[ia], &in[ia + 1], &g, out)) return false;
-    int64_t M = out->dims[out->ndim - 2], N = out->dims[out->ndim - 1];
+    // (a 1-D operand makes out 1-D or 0-d: no self, bias or x3 then, so M and N go unused)
+    int64_t M = out->ndim >= 2 ? out->dims[out->ndim - 2] : 1;
+    int64_t N = out->ndim >= 1 ? out->dims[out->ndim - 1] : 1;
     if (has_self(op)) { // self: the output's shape, a row (size1) or [N] (bcast0)
         in[0] = *out;
         if (is(layout, "size1")) in[0].dims[in[0].ndim - 2] = 1;
