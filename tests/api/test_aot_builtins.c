@@ -46,6 +46,7 @@
 #include "aclnnop/aclnn_tanh.h"
 #include "aclnnop/aclnn_tanh_backward.h"
 #include "aclnnop/aclnn_threshold_backward.h"
+#include "aot_args.h"
 #include "opgrad/custom_op.h"
 #include "ops/ops.h"
 #include "test.h"
@@ -309,51 +310,6 @@ static void collect_cases(void) {
 
 /* ---- aot argument sets ---------------------------------------------------------------------- */
 
-enum { MAXP = 8 };
-
-typedef struct argset {
-    int n;
-    void *p[MAXP];
-    int nd[MAXP];
-    int64_t *sh[MAXP];
-    const char *dt[MAXP];
-    int64_t dims[MAXP][8];
-    aclDataType adt[MAXP];
-    int64_t numel[MAXP];
-} argset;
-
-static const char *dt_str(aclDataType dt, bool alt) {
-    return dt == ACL_FLOAT16 ? "float16" : dt == ACL_BF16 ? "bfloat16" : alt ? "float" : "float32";
-}
-
-// Param i: shape, dtype, data random in [lo, hi) (quantized to dt), from seed.
-static void arg(argset *a, int i, const int64_t *dims, int nd, aclDataType dt, bool alt,
-                uint64_t seed, double lo, double hi) {
-    a->nd[i] = nd;
-    a->numel[i] = 1;
-    for (int d = 0; d < nd; d++) a->dims[i][d] = dims[d], a->numel[i] *= dims[d];
-    a->sh[i] = a->dims[i];
-    a->adt[i] = dt;
-    a->dt[i] = dt_str(dt, alt);
-    size_t bytes = (size_t)a->numel[i] * aclDataTypeSize(dt);
-    aclrtMalloc(&a->p[i], bytes ? bytes : 1, ACL_MEM_MALLOC_HUGE_FIRST);
-    test_rng r;
-    test_rng_seed(&r, seed);
-    for (int64_t k = 0; k < a->numel[i]; k++)
-        test_store(a->p[i], k, dt, test_rng_uniform(&r, lo, hi));
-    if (i >= a->n) a->n = i + 1;
-}
-
-static void args_free(argset *a) {
-    for (int i = 0; i < a->n; i++)
-        if (a->p[i]) aclrtFree(a->p[i]);
-    memset(a, 0, sizeof *a);
-}
-
-static size_t bytes_of(const argset *a, int i) {
-    return (size_t)a->numel[i] * aclDataTypeSize(a->adt[i]);
-}
-
 // Runs ref (or, for a derived case, op through its thunk) over tensors on the same buffers.
 static aclnnStatus run_ref(ref_fn ref, const og_opdesc *op, argset *a) {
     aclTensor *t[MAXP];
@@ -361,10 +317,6 @@ static aclnnStatus run_ref(ref_fn ref, const og_opdesc *op, argset *a) {
     aclnnStatus st = ref ? ref(t) : derived_call(op, t);
     for (int i = 0; i < a->n; i++) aclDestroyTensor(t[i]);
     return st;
-}
-
-static int call(opgrad_aot_fn fn, argset *a) {
-    return fn(a->n, a->p, a->nd, a->sh, a->dt, NULL, NULL);
 }
 
 /* ---- bitwise against aclnn ------------------------------------------------------------------ */
@@ -377,23 +329,23 @@ static void build(const acase *c, argset *a, aclDataType dt, const int64_t *xd, 
     static const int64_t ab[] = {6, 7}, fx[] = {6, 13}, fb[] = {13}, fs[] = {1};
     int nin = c->k == K_UNARY ? 1 : c->k == K_BINARY ? 2 : 3;
     if (c->k == K_UNARY) {
-        arg(a, 0, xd, xn, dt, alt, seed, -5, 5);
-        arg(a, 1, xd, xn, dt, alt, seed + 1, 0, 0);
+        aot_arg(a, 0, xd, xn, dt, alt, seed, -5, 5);
+        aot_arg(a, 1, xd, xn, dt, alt, seed + 1, 0, 0);
     } else if (c->k == K_BINARY) {
-        arg(a, 0, ab, 2, dt, alt, seed, -3, 3);
-        arg(a, 1, ab, 2, dt, alt, seed + 1, -3, 3);
-        arg(a, 2, ab, 2, dt, alt, seed + 2, 0, 0);
+        aot_arg(a, 0, ab, 2, dt, alt, seed, -3, 3);
+        aot_arg(a, 1, ab, 2, dt, alt, seed + 1, -3, 3);
+        aot_arg(a, 2, ab, 2, dt, alt, seed + 2, 0, 0);
     } else {
-        arg(a, 0, fx, 2, dt, alt, seed, -3, 3);
-        arg(a, 1, fb, 1, dt, alt, seed + 1, -1, 1);
-        arg(a, 2, fs, 1, dt, alt, seed + 2, 0.5, 2);
-        arg(a, 3, fx, 2, dt, alt, seed + 3, 0, 0);
+        aot_arg(a, 0, fx, 2, dt, alt, seed, -3, 3);
+        aot_arg(a, 1, fb, 1, dt, alt, seed + 1, -1, 1);
+        aot_arg(a, 2, fs, 1, dt, alt, seed + 2, 0.5, 2);
+        aot_arg(a, 3, fx, 2, dt, alt, seed + 3, 0, 0);
     }
     if (!c->backward) return;
     CHECK_EQ(run_ref(c->fwd_ref, c->fwd_op, a), ACLNN_SUCCESS); // y = the forward's output
-    arg(a, nin + 1, a->dims[nin], a->nd[nin], dy_dt, alt, seed + 7, -2, 2);
+    aot_arg(a, nin + 1, a->dims[nin], a->nd[nin], dy_dt, alt, seed + 7, -2, 2);
     for (int i = 0; i < nin; i++)
-        arg(a, nin + 2 + i, a->dims[i], a->nd[i], dt, alt, seed + 8 + i, 0, 0);
+        aot_arg(a, nin + 2 + i, a->dims[i], a->nd[i], dt, alt, seed + 8 + i, 0, 0);
 }
 
 static void check_bitwise(const acase *c, aclDataType dt, const int64_t *xd, int xn,
@@ -492,12 +444,12 @@ static void check_reduced(bool mul, aclDataType dt, const int64_t *ad, int an, c
     }
     argset a;
     memset(&a, 0, sizeof a);
-    arg(&a, 0, ad, an, dt, false, seed, -3, 3);
-    arg(&a, 1, bd, bn, dt, false, seed + 1, -3, 3);
-    arg(&a, 2, yd, yn, dt, false, seed + 2, -1, 1);
-    arg(&a, 3, yd, yn, dt, false, seed + 3, -2, 2);
-    arg(&a, 4, ad, an, dt, false, seed + 4, 9, 9); // prefilled: every element must be written
-    arg(&a, 5, bd, bn, dt, false, seed + 5, 9, 9);
+    aot_arg(&a, 0, ad, an, dt, false, seed, -3, 3);
+    aot_arg(&a, 1, bd, bn, dt, false, seed + 1, -3, 3);
+    aot_arg(&a, 2, yd, yn, dt, false, seed + 2, -1, 1);
+    aot_arg(&a, 3, yd, yn, dt, false, seed + 3, -2, 2);
+    aot_arg(&a, 4, ad, an, dt, false, seed + 4, 9, 9); // prefilled: every element must be written
+    aot_arg(&a, 5, bd, bn, dt, false, seed + 5, 9, 9);
     int rc = call(mul ? opgrad_MulBackward : opgrad_AddBackward, &a);
     CHECKF(rc == 0, "%s: %d %s", mul ? "MulBackward" : "AddBackward", rc, aclGetRecentErrMsg());
     int64_t ny = a.numel[3];
@@ -557,7 +509,7 @@ static void test_errors(void) {
     static const int64_t x[] = {4, 3}, x2[] = {4, 2}, x9[] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
     argset a;
     memset(&a, 0, sizeof a);
-    for (int i = 0; i < 4; i++) arg(&a, i, x, 2, ACL_FLOAT, false, (uint64_t)i, -1, 1);
+    for (int i = 0; i < 4; i++) aot_arg(&a, i, x, 2, ACL_FLOAT, false, (uint64_t)i, -1, 1);
     // nparam
     CHECK_EQ(opgrad_MishBackward(3, a.p, a.nd, a.sh, a.dt, NULL, NULL), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("opgrad_MishBackward: nparam is 3; it takes 4 params (x, y, dy, dx)");
@@ -638,19 +590,19 @@ static void test_errors(void) {
     // two inputs that do not broadcast; a broadcast gradient of the wrong shape
     static const int64_t b3[] = {3}, b2[] = {2}, y43[] = {4, 3};
     memset(&a, 0, sizeof a);
-    arg(&a, 0, x, 2, ACL_FLOAT, false, 1, -1, 1);
-    arg(&a, 1, b2, 1, ACL_FLOAT, false, 2, -1, 1);
-    arg(&a, 2, y43, 2, ACL_FLOAT, false, 3, -1, 1);
+    aot_arg(&a, 0, x, 2, ACL_FLOAT, false, 1, -1, 1);
+    aot_arg(&a, 1, b2, 1, ACL_FLOAT, false, 2, -1, 1);
+    aot_arg(&a, 2, y43, 2, ACL_FLOAT, false, 3, -1, 1);
     CHECK_EQ(call(opgrad_Add, &a), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("opgrad_Add: aclnnAddGetWorkspaceSize: other [2] does not broadcast with [4,3]");
     args_free(&a);
     memset(&a, 0, sizeof a);
-    arg(&a, 0, x, 2, ACL_FLOAT, false, 1, -1, 1);
-    arg(&a, 1, b3, 1, ACL_FLOAT, false, 2, -1, 1);
-    arg(&a, 2, y43, 2, ACL_FLOAT, false, 3, -1, 1);
-    arg(&a, 3, y43, 2, ACL_FLOAT, false, 4, -1, 1);
-    arg(&a, 4, x, 2, ACL_FLOAT, false, 5, -1, 1);
-    arg(&a, 5, y43, 2, ACL_FLOAT, false, 6, -1, 1); // dother in y's shape: not reduced
+    aot_arg(&a, 0, x, 2, ACL_FLOAT, false, 1, -1, 1);
+    aot_arg(&a, 1, b3, 1, ACL_FLOAT, false, 2, -1, 1);
+    aot_arg(&a, 2, y43, 2, ACL_FLOAT, false, 3, -1, 1);
+    aot_arg(&a, 3, y43, 2, ACL_FLOAT, false, 4, -1, 1);
+    aot_arg(&a, 4, x, 2, ACL_FLOAT, false, 5, -1, 1);
+    aot_arg(&a, 5, y43, 2, ACL_FLOAT, false, 6, -1, 1); // dother in y's shape: not reduced
     CHECK_EQ(call(opgrad_MulBackward, &a), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("opgrad_MulBackward: dother (params[5]) has shape [4,3] but other has [3]");
     args_free(&a);
@@ -658,18 +610,18 @@ static void test_errors(void) {
     // an aclnn refusal comes back with its status and its message, prefixed
     static const int64_t fx[] = {6, 13}, fb[] = {12}, fs[] = {1};
     memset(&a, 0, sizeof a);
-    arg(&a, 0, fx, 2, ACL_FLOAT, false, 1, -1, 1);
-    arg(&a, 1, fb, 1, ACL_FLOAT, false, 2, -1, 1);
-    arg(&a, 2, fs, 1, ACL_FLOAT, false, 3, -1, 1);
-    arg(&a, 3, fx, 2, ACL_FLOAT, false, 4, -1, 1);
+    aot_arg(&a, 0, fx, 2, ACL_FLOAT, false, 1, -1, 1);
+    aot_arg(&a, 1, fb, 1, ACL_FLOAT, false, 2, -1, 1);
+    aot_arg(&a, 2, fs, 1, ACL_FLOAT, false, 3, -1, 1);
+    aot_arg(&a, 3, fx, 2, ACL_FLOAT, false, 4, -1, 1);
     CHECK_EQ(call(opgrad_FusedAddScale, &a), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("opgrad_FusedAddScale: aclnnFusedAddScaleGetWorkspaceSize: bias has shape [12]");
     args_free(&a);
     // forward dtypes that aclnn refuses: y in float16 from float32 inputs is fine (a cast), but
     // a float32 y of Mish from float16 x is not (Mish's out has self's dtype)
     memset(&a, 0, sizeof a);
-    arg(&a, 0, x, 2, ACL_FLOAT16, false, 1, -1, 1);
-    arg(&a, 1, x, 2, ACL_FLOAT, false, 2, -1, 1);
+    aot_arg(&a, 0, x, 2, ACL_FLOAT16, false, 1, -1, 1);
+    aot_arg(&a, 1, x, 2, ACL_FLOAT, false, 2, -1, 1);
     CHECK_EQ(call(opgrad_Mish, &a), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("opgrad_Mish: aclnnMishGetWorkspaceSize:");
     args_free(&a);

@@ -30,6 +30,7 @@
 #include "aclnnop/aclnn_fused_matmul.h"
 #include "aclnnop/aclnn_fused_matmul_backward.h"
 #include "aclnnop/aclnn_matmul.h"
+#include "aot_args.h"
 #include "opgrad/custom_op.h"
 #include "test.h"
 #include "testutil.h"
@@ -53,53 +54,11 @@ static const aclDataType DTS[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 
 /* ---- aot argument sets ----------------------------------------------------------------------- */
 
-enum { MAXP = 8 };
-
-typedef struct argset {
-    int n;
-    void *p[MAXP];
-    int nd[MAXP];
-    int64_t *sh[MAXP];
-    const char *dt[MAXP];
-    int64_t dims[MAXP][8];
-    aclDataType adt[MAXP];
-    int64_t numel[MAXP];
-} argset;
-
-static const char *dt_str(aclDataType dt, bool alt) {
-    return dt == ACL_FLOAT16 ? "float16" : dt == ACL_BF16 ? "bfloat16" : alt ? "float" : "float32";
-}
-
-// Param i: shape, dtype, data uniform in [lo, hi) (rounded to dt), from seed.
+// Param i: shape, dtype, data uniform in [lo, hi) (rounded to dt), from seed; float32 is
+// spelled "float" on odd seeds.
 static void arg(argset *a, int i, const int64_t *dims, int nd, aclDataType dt, uint64_t seed,
                 double lo, double hi) {
-    a->nd[i] = nd;
-    a->numel[i] = 1;
-    for (int d = 0; d < nd; d++) a->dims[i][d] = dims[d], a->numel[i] *= dims[d];
-    a->sh[i] = a->dims[i];
-    a->adt[i] = dt;
-    a->dt[i] = dt_str(dt, (seed & 1) != 0); // float32 spelled "float" on odd seeds
-    size_t bytes = (size_t)a->numel[i] * aclDataTypeSize(dt);
-    a->p[i] = test_dev_alloc(bytes);
-    test_rng r;
-    test_rng_seed(&r, seed);
-    for (int64_t k = 0; k < a->numel[i]; k++)
-        test_store(a->p[i], k, dt, test_rng_uniform(&r, lo, hi));
-    if (i >= a->n) a->n = i + 1;
-}
-
-static void args_free(argset *a) {
-    for (int i = 0; i < a->n; i++)
-        if (a->p[i]) aclrtFree(a->p[i]);
-    memset(a, 0, sizeof *a);
-}
-
-static size_t bytes_of(const argset *a, int i) {
-    return (size_t)a->numel[i] * aclDataTypeSize(a->adt[i]);
-}
-
-static int call(opgrad_aot_fn fn, argset *a) {
-    return fn(a->n, a->p, a->nd, a->sh, a->dt, NULL, NULL);
+    aot_arg(a, i, dims, nd, dt, (seed & 1) != 0, seed, lo, hi);
 }
 
 // Param i as float64 values.
