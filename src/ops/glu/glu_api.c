@@ -1,0 +1,314 @@
+/* aclnnSwiGlu, aclnnSwiGluGrad, aclnnGeGlu, aclnnGeGluV3, aclnnGeGluBackward: argument checks and
+ * programs. Rules from ops-nn activation/swi_glu, swi_glu_grad, ge_glu_v2 and ge_glu_grad_v2
+ * (docs and op_api).
+ *
+ * x is split into halves along dim. A MAP step reads each operand from the first element of its
+ * io slot (one view per slot), so the two halves of one tensor cannot be two operands of one
+ * elementwise step. Whole rows along dim can: the row engine hands a kernel both halves of a
+ * row. So:
+ *   forward:  ROWS  x -> t (and g): fp32 temporaries of x's shape, the results in the first
+ *                    half of each row (glu_kernel.h);
+ *             MAP   the first halves of t (and g) -> out (and outGelu), rounded once.
+ *   backward: MAP   dy (and gelu) -> the first halves of fp32 temporaries d (and g) of x's shape;
+ *             ROWS  x, d (and g) -> gradInput, both halves of each row.
+ * The cost: the temporaries (x's size in fp32 each; their second halves are never touched) and
+ * one extra pass over a half-size tensor. */
+#include <string.h>
+
+#include "aclnnop/aclnn_geglu.h"
+#include "aclnnop/aclnn_geglu_backward.h"
+#include "aclnnop/aclnn_swi_glu.h"
+#include "aclnnop/aclnn_swi_glu_grad.h"
+#include "engine/program.h"
+#include "ops/common/checks.h"
+#include "ops/glu/glu_kernel.h"
+
+const og_row_fn og_swiglu_fwd_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_swiglu_fwd);
+const og_row_fn og_swiglu_bwd_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_swiglu_bwd);
+const og_row_fn og_geglu_fwd_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_geglu_fwd);
+const og_row_fn og_geglu_bwd_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_geglu_bwd);
+
+// The MAP steps only move values (fp32 in, any float dtype out: the engine rounds once). memmove:
+// the engine may hand an output that is its input.
+static void copy1(size_t n, const float *const *in, float *const *out, const void *p) {
+    (void)p;
+    if (out[0] != in[0]) memmove(out[0], in[0], n * sizeof(float));
+}
+static void copy2(size_t n, const float *const *in, float *const *out, const void *p) {
+    copy1(n, in, out, p);
+    copy1(n, in + 1, out + 1, p);
+}
+static const og_ew_compute_fn copy_kernels[2][OPGRAD_ISA_COUNT] = {
+    {copy1, copy1, copy1, copy1, copy1, copy1}, {copy2, copy2, copy2, copy2, copy2, copy2}};
+
+// `half` has x's rank and shape but for dim, where it has half of x's (even) extent.
+static aclnnStatus check_half(const og_opdesc *op, const char *x_name, const aclTensor *x, int axis,
+                              const char *name, const aclTensor *half) {
+    char xs[128], hs[128];
+    bool ok = half->ndim == x->ndim;
+    for (int d = 0; ok && d < x->ndim; d++)
+        ok = half->dims[d] == (d == axis ? x->dims[d] / 2 : x->dims[d]);
+    if (ok) return ACLNN_SUCCESS;
+    return og_fail(ACLNN_ERR_PARAM_INVALID,
+                   "%sGetWorkspaceSize: %s has shape %s but must have %s's shape %s with dim %d "
+                   "halved",
+                   op->name, name, og_shape_str(half->dims, half->ndim, hs, sizeof hs), x_name,
+                   og_shape_str(x->dims, x->ndim, xs, sizeof xs), axis);
+}
+
+// x: a float tensor of rank >= 1 whose extent along dim is even; *axis = dim normalized.
+static aclnnStatus check_split(const og_opdesc *op, const char *x_name, const aclTensor *x,
+                               int64_t dim, int *axis) {
+    OG_TRY(og_check_tensor(op, x_name, x, 1));
+    OG_TRY(og_check_dim(op, "dim", dim, x->ndim, axis));
+    if (x->dims[*axis] % 2 != 0)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: %s has extent %lld along dim %lld, which must be even "
+                       "(it is split into two halves)",
+                       op->name, x_name, (long long)x->dims[*axis], (long long)dim);
+    return ACLNN_SUCCESS;
+}
+
+static aclnnStatus check_approximate(const og_opdesc *op, int64_t approximate) {
+    if (approximate == 0 || approximate == 1) return ACLNN_SUCCESS;
+    return og_fail(ACLNN_ERR_PARAM_INVALID,
+                   "%sGetWorkspaceSize: approximate = %lld must be 0 (none: the erf form) or 1 "
+                   "(tanh)",
+                   op->name, (long long)approximate);
+}
+
+// A view of the first half of temporary t along axis.
+static aclTensor first_half(const aclTensor *t, int axis) {
+    aclTensor v = *t;
+    v.dims[axis] /= 2;
+    v.numel /= 2;
+    return v;
+}
+
+// Forward: x -> nout outputs (out, then outGelu), after the argument checks.
+static aclnnStatus plan_forward(const og_opdesc *op, const og_row_fn *kernels,
+                                const og_glu_params *params, const aclTensor *x, int axis, int nout,
+                                const aclTensor *const *outs, const char *const *names,
+                                uint64_t *workspaceSize, aclOpExecutor **executor) {
+    const aclTensor *io[3] = {x, outs[0], nout > 1 ? outs[1] : NULL};
+    OG_TRY(og_check_io_memory(op, 1, io, nout, outs, names));
+    og_prog p;
+    og_prog_init(&p, op, 1, nout, io);
+    if (x->numel > 0) {
+        og_rows_op r = {.kernels = kernels,
+                        .nin = 1,
+                        .nout = nout,
+                        .in = {x},
+                        .in_slot = {0},
+                        .ndim = x->ndim,
+                        .axis = axis,
+                        .params = params,
+                        .params_size = sizeof *params,
+                        .compute_dtype = ACL_FLOAT};
+        for (int d = 0; d < x->ndim; d++) r.dims[d] = x->dims[d];
+        const aclTensor *t[2] = {NULL, NULL};
+        for (int k = 0; k < nout; k++) {
+            r.out_slot[k] = og_prog_temp(&p, ACL_FLOAT, x->ndim, x->dims, &t[k]);
+            if (r.out_slot[k] < 0) return og_prog_publish(&p, workspaceSize, executor);
+            r.out[k] = t[k];
+        }
+        og_prog_rows(&p, &r);
+        aclTensor h[2];
+        og_ew_op m = {.op = op,
+                      .kernels = copy_kernels[nout - 1],
+                      .nin = nout,
+                      .nout = nout,
+                      .slots = true,
+                      .compute_dtype = ACL_FLOAT};
+        for (int k = 0; k < nout; k++) {
+            h[k] = first_half(t[k], axis);
+            m.in[k] = &h[k];
+            m.in_slot[k] = r.out_slot[k];
+            m.names[k] = "(temporary)";
+            m.out[k] = outs[k];
+            m.out_slot[k] = 1 + k;
+            m.names[nout + k] = names[1 + k];
+        }
+        og_prog_map(&p, &m);
+    }
+    return og_prog_publish(&p, workspaceSize, executor);
+}
+
+// Backward: (nhalf half-size inputs: dy, then gelu) and x -> gradInput. io is in the signature's
+// order: dy, x, [gelu], gradInput; half_slot[k] is the slot of half input k.
+static aclnnStatus plan_backward(const og_opdesc *op, const og_row_fn *kernels,
+                                 const og_glu_params *params, int nhalf,
+                                 const aclTensor *const *half, const int *half_slot,
+                                 const aclTensor *x, int x_slot, const aclTensor *gradInput,
+                                 int axis, const aclTensor *const *io, const char *const *names,
+                                 uint64_t *workspaceSize, aclOpExecutor **executor) {
+    int nin = nhalf + 1;
+    const aclTensor *outs[1] = {gradInput};
+    OG_TRY(og_check_io_memory(op, nin, io, 1, outs, names));
+    og_prog p;
+    og_prog_init(&p, op, nin, 1, io);
+    if (x->numel > 0) {
+        og_rows_op r = {.kernels = kernels,
+                        .nin = 1 + nhalf,
+                        .nout = 1,
+                        .in = {x},
+                        .in_slot = {x_slot},
+                        .out = {gradInput},
+                        .out_slot = {nin},
+                        .ndim = x->ndim,
+                        .axis = axis,
+                        .params = params,
+                        .params_size = sizeof *params,
+                        .compute_dtype = ACL_FLOAT};
+        for (int d = 0; d < x->ndim; d++) r.dims[d] = x->dims[d];
+        og_ew_op m = {.op = op,
+                      .kernels = copy_kernels[nhalf - 1],
+                      .nin = nhalf,
+                      .nout = nhalf,
+                      .slots = true,
+                      .compute_dtype = ACL_FLOAT};
+        aclTensor h[2];
+        for (int k = 0; k < nhalf; k++) {
+            const aclTensor *t = NULL;
+            int slot = og_prog_temp(&p, ACL_FLOAT, x->ndim, x->dims, &t);
+            if (slot < 0) return og_prog_publish(&p, workspaceSize, executor);
+            r.in[1 + k] = t;
+            r.in_slot[1 + k] = slot;
+            h[k] = first_half(t, axis);
+            m.in[k] = half[k];
+            m.in_slot[k] = half_slot[k];
+            m.names[k] = names[half_slot[k]];
+            m.out[k] = &h[k];
+            m.out_slot[k] = slot;
+            m.names[nhalf + k] = "(temporary)";
+        }
+        og_prog_map(&p, &m);
+        og_prog_rows(&p, &r);
+    }
+    return og_prog_publish(&p, workspaceSize, executor);
+}
+
+aclnnStatus aclnnSwiGluGetWorkspaceSize(const aclTensor *x, int64_t dim, const aclTensor *out,
+                                        uint64_t *workspaceSize, aclOpExecutor **executor) {
+    const og_opdesc *op = &og_op_SwiGlu;
+    static const char *const names[2] = {"x", "out"};
+    const void *ptrs[2] = {x, out};
+    OG_TRY(og_check_args(op, workspaceSize, executor, 2, names, ptrs));
+    const aclTensor *io[2] = {x, out};
+    OG_TRY(og_check_live_tensors(op, 2, names, io));
+    int axis;
+    OG_TRY(check_split(op, "x", x, dim, &axis));
+    OG_TRY(og_check_tensor(op, "out", out, 1));
+    OG_TRY(og_check_same_dtype(op, "x", x, "out", out));
+    OG_TRY(check_half(op, "x", x, axis, "out", out));
+    static const og_glu_params params = {0, false};
+    const aclTensor *outs[1] = {out};
+    return plan_forward(op, og_swiglu_fwd_kernels, &params, x, axis, 1, outs, names, workspaceSize,
+                        executor);
+}
+
+aclnnStatus aclnnSwiGluGradGetWorkspaceSize(const aclTensor *yGrad, const aclTensor *x, int64_t dim,
+                                            const aclTensor *out, uint64_t *workspaceSize,
+                                            aclOpExecutor **executor) {
+    const og_opdesc *op = &og_op_SwiGluGrad;
+    static const char *const names[3] = {"yGrad", "x", "out"};
+    const void *ptrs[3] = {yGrad, x, out};
+    OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
+    const aclTensor *io[3] = {yGrad, x, out};
+    OG_TRY(og_check_live_tensors(op, 3, names, io));
+    int axis;
+    OG_TRY(check_split(op, "x", x, dim, &axis));
+    OG_TRY(og_check_tensor(op, "yGrad", yGrad, 1));
+    OG_TRY(og_check_tensor(op, "out", out, 1));
+    OG_TRY(og_check_same_dtype(op, "x", x, "yGrad", yGrad));
+    OG_TRY(og_check_same_dtype(op, "x", x, "out", out));
+    OG_TRY(check_half(op, "x", x, axis, "yGrad", yGrad));
+    OG_TRY(og_check_same_shape(op, "x", x, "out", out));
+    static const og_glu_params params = {0, false};
+    const aclTensor *half[1] = {yGrad};
+    static const int half_slot[1] = {0};
+    return plan_backward(op, og_swiglu_bwd_kernels, &params, 1, half, half_slot, x, 1, out, axis,
+                         io, names, workspaceSize, executor);
+}
+
+static aclnnStatus geglu(const og_opdesc *op, const aclTensor *self, int64_t dim,
+                         int64_t approximate, bool activateLeft, aclTensor *out, aclTensor *outGelu,
+                         uint64_t *workspaceSize, aclOpExecutor **executor) {
+    static const char *const names[3] = {"self", "out", "outGelu"};
+    const void *ptrs[3] = {self, out, outGelu};
+    OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
+    const aclTensor *io[3] = {self, out, outGelu};
+    OG_TRY(og_check_live_tensors(op, 3, names, io));
+    int axis;
+    OG_TRY(check_split(op, "self", self, dim, &axis));
+    OG_TRY(og_check_tensor(op, "out", out, 1));
+    OG_TRY(og_check_tensor(op, "outGelu", outGelu, 1));
+    OG_TRY(og_check_same_dtype(op, "self", self, "out", out));
+    OG_TRY(og_check_same_dtype(op, "self", self, "outGelu", outGelu));
+    OG_TRY(check_half(op, "self", self, axis, "out", out));
+    OG_TRY(check_half(op, "self", self, axis, "outGelu", outGelu));
+    OG_TRY(check_approximate(op, approximate));
+    og_glu_params params = {(int)approximate, activateLeft};
+    const aclTensor *outs[2] = {out, outGelu};
+    return plan_forward(op, og_geglu_fwd_kernels, &params, self, axis, 2, outs, names,
+                        workspaceSize, executor);
+}
+
+aclnnStatus aclnnGeGluGetWorkspaceSize(const aclTensor *self, int64_t dim, int64_t approximate,
+                                       aclTensor *out, aclTensor *outGelu, uint64_t *workspaceSize,
+                                       aclOpExecutor **executor) {
+    return geglu(&og_op_GeGlu, self, dim, approximate, false, out, outGelu, workspaceSize,
+                 executor);
+}
+
+aclnnStatus aclnnGeGluV3GetWorkspaceSize(const aclTensor *self, int64_t dim, int64_t approximate,
+                                         bool activateLeft, aclTensor *out, aclTensor *outGelu,
+                                         uint64_t *workspaceSize, aclOpExecutor **executor) {
+    return geglu(&og_op_GeGluV3, self, dim, approximate, activateLeft, out, outGelu, workspaceSize,
+                 executor);
+}
+
+static aclnnStatus geglu_backward(const og_opdesc *op, const aclTensor *gradOutput,
+                                  const aclTensor *self, const aclTensor *gelu, int64_t dim,
+                                  int64_t approximate, bool activateLeft, aclTensor *gradInput,
+                                  uint64_t *workspaceSize, aclOpExecutor **executor) {
+    static const char *const names[4] = {"gradOutput", "self", "gelu", "gradInput"};
+    const void *ptrs[4] = {gradOutput, self, gelu, gradInput};
+    OG_TRY(og_check_args(op, workspaceSize, executor, 4, names, ptrs));
+    const aclTensor *io[4] = {gradOutput, self, gelu, gradInput};
+    OG_TRY(og_check_live_tensors(op, 4, names, io));
+    int axis;
+    OG_TRY(check_split(op, "self", self, dim, &axis));
+    OG_TRY(og_check_tensor(op, "gradOutput", gradOutput, 1));
+    OG_TRY(og_check_tensor(op, "gelu", gelu, 1));
+    OG_TRY(og_check_tensor(op, "gradInput", gradInput, 1));
+    OG_TRY(og_check_same_dtype(op, "self", self, "gradOutput", gradOutput));
+    OG_TRY(og_check_same_dtype(op, "self", self, "gelu", gelu));
+    OG_TRY(og_check_same_dtype(op, "self", self, "gradInput", gradInput));
+    OG_TRY(check_half(op, "self", self, axis, "gradOutput", gradOutput));
+    OG_TRY(check_half(op, "self", self, axis, "gelu", gelu));
+    OG_TRY(og_check_same_shape(op, "self", self, "gradInput", gradInput));
+    OG_TRY(check_approximate(op, approximate));
+    og_glu_params params = {(int)approximate, activateLeft};
+    const aclTensor *half[2] = {gradOutput, gelu};
+    static const int half_slot[2] = {0, 2};
+    return plan_backward(op, og_geglu_bwd_kernels, &params, 2, half, half_slot, self, 1, gradInput,
+                         axis, io, names, workspaceSize, executor);
+}
+
+aclnnStatus aclnnGeGluBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
+                                               const aclTensor *gelu, int64_t dim,
+                                               int64_t approximate, aclTensor *gradInput,
+                                               uint64_t *workspaceSize, aclOpExecutor **executor) {
+    return geglu_backward(&og_op_GeGluBackward, gradOutput, self, gelu, dim, approximate, false,
+                          gradInput, workspaceSize, executor);
+}
+
+aclnnStatus aclnnGeGluV3BackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
+                                                 const aclTensor *gelu, int64_t dim,
+                                                 int64_t approximate, bool activateLeft,
+                                                 aclTensor *gradInput, uint64_t *workspaceSize,
+                                                 aclOpExecutor **executor) {
+    return geglu_backward(&og_op_GeGluV3Backward, gradOutput, self, gelu, dim, approximate,
+                          activateLeft, gradInput, workspaceSize, executor);
+}
