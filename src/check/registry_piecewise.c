@@ -1,6 +1,6 @@
 /* Registry entries of the piecewise family (see registry.h): Relu / ThresholdBackward,
  * LeakyRelu / LeakyReluBackward, Hardswish / HardswishBackward, Hardsigmoid /
- * HardsigmoidBackward, Elu / EluBackward. Attributes
+ * HardsigmoidBackward, Elu / EluBackward, EluV2 (ops-nn experimental) / EluBackward. Attributes
  * (negativeSlope, alpha, scale, inputScale) are float values stored in .attrs; the entry points
  * pass them as ACL_FLOAT aclScalars and the references see the same values. */
 #include <math.h>
@@ -8,6 +8,7 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_elu.h"
 #include "aclnnop/aclnn_elu_backward.h"
+#include "aclnnop/aclnn_elu_v2.h"
 #include "aclnnop/aclnn_hardsigmoid.h"
 #include "aclnnop/aclnn_hardsigmoid_backward.h"
 #include "aclnnop/aclnn_hardswish.h"
@@ -242,6 +243,19 @@ static int elu_forward(ogc_call *c) {
     return st;
 }
 
+// aclnnEluV2: the same parameters and formula as aclnnElu; its backward is aclnnEluBackward.
+static int elu_v2_forward(ogc_call *c) {
+    aclTensor *out = ogc_result_tensor(&c->results[0]);
+    aclScalar *alpha = attr_scalar(c->op, 0), *scale = attr_scalar(c->op, 1);
+    aclScalar *input_scale = attr_scalar(c->op, 2);
+    int st;
+    RUN_FORWARD(aclnnEluV2GetWorkspaceSize(c->in[0], alpha, scale, input_scale, out, &ws, &ex),
+                aclnnEluV2);
+    aclDestroyScalar(alpha), aclDestroyScalar(scale), aclDestroyScalar(input_scale);
+    aclDestroyTensor(out);
+    return st;
+}
+
 static int elu_backward(ogc_call *c) {
     aclTensor *dx = ogc_result_tensor(&c->results[0]);
     aclScalar *alpha = attr_scalar(c->op, 0), *scale = attr_scalar(c->op, 1);
@@ -453,6 +467,25 @@ static const ogc_op piecewise_ops[] = {
     ELU_ENTRY("elu_out",
               "aclnnElu + aclnnEluBackward(alpha 1.25, scale 1, inputScale 0.8, isResult)",
               elu_result_attrs, true, -5),
+    {
+        .name = "elu_v2",
+        .api = "aclnnEluV2 + aclnnEluBackward(alpha 2, scale 0.75, inputScale 0.5)",
+        .nin = 1,
+        .in = {{"self", true}},
+        .attrs = elu_scaled_attrs,
+        .dtypes = OG_DTS_FLOATING,
+        .lo = -14,
+        .hi = 60,
+        .kinks = kink0,
+        .nkinks = 1,
+        .specials = elu_specials,
+        .nspecials = NELEMS(elu_specials),
+        .fp32_ulps = 1,
+        .ref_forward = elu_ref_forward,
+        .ref_backward = elu_ref_backward,
+        .forward = elu_v2_forward,
+        .backward = elu_backward,
+    },
 };
 
 OGC_DEFINE_FAMILY(piecewise, piecewise_ops)
