@@ -558,4 +558,52 @@ MUTANTS = [
         "why": "the matmul family tests cubeMathType against the wrong enumerator: USE_FP16 (2) "
                "computes exact fp32 products, USE_HF32 (3) rounds through fp16",
     },
+    # ---------------------------------------------------------------- glu (issue 14)
+    {
+        "id": "swiglu-grad-halves-swapped",
+        "cls": "wrong operand",
+        "file": "src/ops/glu/glu_kernel_simd.c",
+        "find": "float *da = out[0], *db = out[0] + h;",
+        "replace": "float *db = out[0], *da = out[0] + h;",
+        "expect": r"FAIL +swiglu",
+        "isa": "scalar",
+        "fast": True,
+        "why": "SwiGluGrad writes the gradient of A into B's half of gradInput and the reverse",
+    },
+    {
+        "id": "swiglu-grad-one-half",
+        "cls": "missing output",
+        "file": "src/ops/glu/glu_kernel_simd.c",
+        "find": "        memcpy(db + c, s, m * sizeof *s);\n",
+        "replace": "",
+        "expect": r"FAIL +swiglu",
+        "isa": "scalar",
+        "fast": False,
+        "why": "SwiGluGrad writes only the first half of gradInput (the gradient of A); B's half "
+               "keeps whatever the buffer held",
+    },
+    {
+        "id": "geglu-grad-wrong-gelu-form",
+        "cls": "wrong formula",
+        "file": "src/ops/glu/glu_kernel_simd.c",
+        "find": "return p->approximate ? OG_FN(og_gelu_tanh_bwd) : OG_FN(og_gelu_erf_bwd);",
+        "replace": "return p->approximate ? OG_FN(og_gelu_erf_bwd) : OG_FN(og_gelu_tanh_bwd);",
+        "expect": r"FAIL +geglu",
+        "isa": "scalar",
+        "fast": True,
+        "why": "GeGluBackward differentiates the other gelu form (erf for approximate = tanh and "
+               "the reverse): the derivatives differ by up to ~1e-3",
+    },
+    {
+        "id": "geglu-grad-halves-swapped",
+        "cls": "wrong operand",
+        "file": "src/ops/glu/glu_kernel_simd.c",
+        "find": "float *dlin = p->activate_left ? out[0] + h : out[0];",
+        "replace": "float *dlin = p->activate_left ? out[0] : out[0] + h;",
+        "expect": r"FAIL +geglu",
+        "isa": "scalar",
+        "fast": False,
+        "why": "GeGluBackward writes the linear half's gradient over the gelu half's (one half of "
+               "gradInput written twice, the other never)",
+    },
 ]
