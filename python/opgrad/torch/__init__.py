@@ -368,3 +368,9 @@ def load_custom(spec_path, library=None):
 
 
 from . import nn  # noqa: E402  (needs the functions above)
+
+
+# ---- glu (issue 14)
+from ._glu import geglu, swiglu  # noqa: E402,F401
+
+__all__ += ["swiglu", "geglu"]

@@ -706,9 +706,9 @@ def list_pair(fwd):
     if bwd is None or kinds.count("T") != 1 or kinds.count("O") != 1 or \
             any(k not in ("T", "O") and k not in _ATTR_TYPES for k in kinds):
         return None
+    if any(p.default == "" for p in fwd.params if p.kind in _ATTR_TYPES):
+        return None  # an attribute without a default (checked before _default converts it)
     attrs = [(p, snake(p.name), _default(p)) for p in fwd.params if p.kind in _ATTR_TYPES]
-    if any(p.default == "" for p, _, _ in attrs):
-        return None
     bk = [p.kind for p in bwd.params]
     if bk.count("G") != 1 or bk.count("O") != 1 or bk.count("T") + bk.count("Y") != 1 or \
             any(k not in ("G", "T", "Y", "O") and k not in _ATTR_TYPES for k in bk):

@@ -180,3 +180,9 @@ def _add_list_modules():
 
 
 _add_list_modules()
+
+
+# ---- glu (issue 14)
+from ._glu import GeGLU, SwiGLU  # noqa: E402,F401
+
+__all__ += ["SwiGLU", "GeGLU"]

@@ -1,0 +1,234 @@
+"""opgrad.torch: the GLU family (src/ops/glu, docs/ops/glu.md).
+
+    swiglu(x, dim=-1)                      aclnnSwiGlu / aclnnSwiGluGrad: silu(a) * b
+    geglu(x, dim=-1, approximate="none")   aclnnGeGlu / aclnnGeGluBackward: a * gelu(b)
+
+x is split into halves a, b along dim (its extent there must be even); the result has half of
+x's extent along dim. As torch operators (both PyTorch paths of _ops.py: a custom_op with a fake
+and an autograd formula on PyTorch >= 2.4, the module's torch.library.Library with an Autograd
+kernel on 1.13):
+
+    torch.ops.opgrad.swi_glu(x, dim) / swi_glu_grad(grad, x, dim)
+    torch.ops.opgrad.ge_glu(x, dim, approximate) -> (out, gelu)      approximate 0 erf, 1 tanh
+    torch.ops.opgrad.ge_glu_backward(grad, x, gelu, dim, approximate)
+
+These are not same-shape operators, so the list-driven machinery of _ops.py does not make them;
+the schemas, kernels and formulas are here and registered the way _ops.register does.
+"""
+import torch
+
+from .. import _lib as L
+from . import _kernels as K
+from . import _ops as O
+
+_p1 = L.phase1
+_APPROX = {"none": 0, "tanh": 1, 0: 0, 1: 1}
+
+
+def _dt(op, name, t):
+    return K.acl_dtype(t, op, name)
+
+
+def _half_shape(x, dim):
+    if x.dim() == 0:
+        raise ValueError("opgrad.torch: a GLU needs a tensor of rank >= 1 (got a 0-d tensor)")
+    d = dim + x.dim() if dim < 0 else dim
+    if not 0 <= d < x.dim():
+        raise IndexError("opgrad.torch: dim %d is out of range for a tensor of rank %d"
+                         % (dim, x.dim()))
+    shape = list(x.shape)
+    shape[d] //= 2
+    return shape
+
+
+def _approx(op, approximate):
+    a = _APPROX.get(approximate)
+    if a is None:
+        raise ValueError("opgrad.torch.%s: approximate must be 'none' or 'tanh' (or 0 / 1), got %r"
+                         % (op, approximate))
+    return a
+
+
+# ---- kernels (plans cached by K._run: key = operator, attributes, input layouts) ----------------
+def swi_glu(x, dim=-1):
+    dt = _dt("swi_glu", "x", x)
+    out = torch.empty(_half_shape(x, dim), dtype=x.dtype)
+    K._run("SwiGlu", "aclnnSwiGlu", lambda hi, ho, sc, w, e: _p1["SwiGlu"](hi[0], dim, ho[0], w, e),
+           (x,), (dt,), (out,), (dt,), attrs=(dim,))
+    return out
+
+
+def swi_glu_grad(grad, x, dim=-1):
+    dt = _dt("swi_glu_grad", "x", x)
+    gdt = _dt("swi_glu_grad", "grad", grad)
+    out = torch.empty(x.shape, dtype=x.dtype)
+    K._run("SwiGluGrad", "aclnnSwiGluGrad",
+           lambda hi, ho, sc, w, e: _p1["SwiGluGrad"](hi[0], hi[1], dim, ho[0], w, e),
+           (grad, x), (gdt, dt), (out,), (dt,), attrs=(dim,))
+    return out
+
+
+def ge_glu(x, dim=-1, approximate=0):
+    a = _approx("ge_glu", approximate)
+    dt = _dt("ge_glu", "x", x)
+    shape = _half_shape(x, dim)
+    out, gelu = torch.empty(shape, dtype=x.dtype), torch.empty(shape, dtype=x.dtype)
+    K._run("GeGlu", "aclnnGeGlu",
+           lambda hi, ho, sc, w, e: _p1["GeGlu"](hi[0], dim, a, ho[0], ho[1], w, e),
+           (x,), (dt,), (out, gelu), (dt, dt), attrs=(dim, a))
+    return out, gelu
+
+
+def ge_glu_backward(grad, x, gelu, dim=-1, approximate=0):
+    a = _approx("ge_glu_backward", approximate)
+    dts = (_dt("ge_glu_backward", "grad", grad), _dt("ge_glu_backward", "x", x),
+           _dt("ge_glu_backward", "gelu", gelu))
+    out = torch.empty(x.shape, dtype=x.dtype)
+    K._run("GeGluBackward", "aclnnGeGluBackward",
+           lambda hi, ho, sc, w, e: _p1["GeGluBackward"](hi[0], hi[1], hi[2], dim, a, ho[0], w, e),
+           (grad, x, gelu), dts, (out,), (dts[1],), attrs=(dim, a))
+    return out
+
+
+# ---- fakes (shapes and dtypes only) -------------------------------------------------------------
+def _fake_swi_glu(x, dim=-1):
+    return x.new_empty(_half_shape(x, dim))
+
+
+def _fake_grad(grad, x, *attrs):
+    return x.new_empty(x.shape)
+
+
+def _fake_ge_glu(x, dim=-1, approximate=0):
+    shape = _half_shape(x, dim)
+    return x.new_empty(shape), x.new_empty(shape)
+
+
+# ---- autograd formulas --------------------------------------------------------------------------
+def _setup_swi_glu(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0])
+    ctx.dim = inputs[1] if len(inputs) > 1 else -1
+
+
+def _backward_swi_glu(ops, ctx, grad):
+    (x,) = ctx.saved_tensors
+    return ops.swi_glu_grad(grad.contiguous(), x, ctx.dim), None
+
+
+def _setup_ge_glu(ctx, inputs, output):
+    ctx.set_materialize_grads(False)  # outGelu's gradient is usually not wanted: None, not zeros
+    ctx.save_for_backward(inputs[0], output[1])
+    ctx.dim = inputs[1] if len(inputs) > 1 else -1
+    ctx.approximate = _approx("ge_glu", inputs[2]) if len(inputs) > 2 else 0
+
+
+def _backward_ge_glu(ops, ctx, grad, grad_gelu):
+    x, gelu = ctx.saved_tensors
+    if grad is None:
+        dx = torch.zeros_like(x)
+    else:
+        dx = ops.ge_glu_backward(grad.contiguous(), x, gelu, ctx.dim, ctx.approximate)
+    if grad_gelu is not None:  # outGelu used too: its gradient reaches b through gelu'
+        b = x.narrow(ctx.dim, x.shape[ctx.dim] // 2, x.shape[ctx.dim] // 2)
+        gb = ops.gelu_v2_backward(grad_gelu.contiguous(), b, ("none", "tanh")[ctx.approximate])
+        dx.narrow(ctx.dim, x.shape[ctx.dim] // 2, x.shape[ctx.dim] // 2).add_(gb)
+    return dx, None, None
+
+
+_DEFS = (
+    O.OpDef("swi_glu_grad", "(Tensor grad, Tensor x, int dim) -> Tensor", swi_glu_grad, (0, 1),
+            _fake_grad),
+    O.OpDef("swi_glu", "(Tensor x, int dim=-1) -> Tensor", swi_glu, (0,), _fake_swi_glu,
+            _setup_swi_glu, _backward_swi_glu),
+    O.OpDef("ge_glu_backward",
+            "(Tensor grad, Tensor x, Tensor gelu, int dim, int approximate) -> Tensor",
+            ge_glu_backward, (0, 1, 2), _fake_grad),
+    O.OpDef("ge_glu", "(Tensor x, int dim=-1, int approximate=0) -> (Tensor, Tensor)", ge_glu,
+            (0,), _fake_ge_glu, _setup_ge_glu, _backward_ge_glu, nout=2),
+)
+
+
+def _function(d):
+    kernel, setup, backward = d.kernel, d.setup, d.backward
+
+    def forward(ctx, *args):
+        out = kernel(*args)
+        setup(ctx, args, out)
+        return out
+
+    def bwd(ctx, *grads):
+        return backward(K, ctx, *grads)
+
+    return type("OpgradFunction_" + d.name, (torch.autograd.Function,),
+                {"forward": staticmethod(forward), "backward": staticmethod(bwd)})
+
+
+def _register():
+    for d in _DEFS:
+        setattr(K, d.name, d.kernel)  # the 1.13 formulas call the kernels from _kernels
+        if d.differentiable:
+            d.function = _function(d)
+        O._ALL[d.name] = d
+    if O.USING_CUSTOM_OP:
+        ops_ns = torch.ops.opgrad
+        for d in _DEFS:
+            torch.library.custom_op("opgrad::" + d.name, d.kernel, mutates_args=(),
+                                    device_types="cpu", schema=d.schema)
+            torch.library.register_fake("opgrad::" + d.name, d.fake)
+            if d.differentiable:
+                def bwd(ctx, *grads, _b=d.backward):
+                    return _b(ops_ns, ctx, *grads)
+
+                torch.library.register_autograd("opgrad::" + d.name, bwd, setup_context=d.setup)
+    else:
+        lib = O.Library  # the namespace's only DEF library (1.13 allows one)
+        for d in _DEFS:
+            lib.define(d.name + d.schema)
+            lib.impl(d.name, d.kernel, "CPU")
+            if d.differentiable:
+                def autograd_impl(*args, _fn=d.function, _kernel=d.kernel):
+                    if torch.is_grad_enabled() and args[0].requires_grad:
+                        return _fn.apply(*args)
+                    return _kernel(*args)
+
+                lib.impl(d.name, autograd_impl, "Autograd")
+    for d in _DEFS:
+        d.op = getattr(torch.ops.opgrad, d.name)
+
+
+_register()
+_SWI_GLU = torch.ops.opgrad.swi_glu
+_GE_GLU = torch.ops.opgrad.ge_glu
+
+
+def swiglu(x, dim=-1):
+    """silu(a) * b for the halves a, b of x along dim (aclnnSwiGlu; backward aclnnSwiGluGrad)."""
+    return _SWI_GLU(x, dim)
+
+
+def geglu(x, dim=-1, approximate="none"):
+    """a * gelu(b) for the halves a, b of x along dim (aclnnGeGlu; backward aclnnGeGluBackward).
+    approximate: "none" (erf) or "tanh", as torch.nn.functional.gelu."""
+    return _GE_GLU(x, dim, _approx("geglu", approximate))[0]
+
+
+class SwiGLU(torch.nn.Module):
+    """torch.nn.Module form of opgrad.torch.swiglu."""
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return swiglu(x, self.dim)
+
+
+class GeGLU(torch.nn.Module):
+    """torch.nn.Module form of opgrad.torch.geglu."""
+
+    def __init__(self, dim=-1, approximate="none"):
+        super().__init__()
+        self.dim, self.approximate = dim, approximate
+
+    def forward(self, x):
+        return geglu(x, self.dim, self.approximate)
