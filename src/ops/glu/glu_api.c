@@ -6,13 +6,16 @@
  * io slot (one view per slot), so the two halves of one tensor cannot be two operands of one
  * elementwise step. Whole rows along dim can: the row engine hands a kernel both halves of a
  * row. So:
- *   forward:  ROWS  x -> t (and g): fp32 temporaries of x's shape, the results in the first
- *                    half of each row (glu_kernel.h);
- *             MAP   the first halves of t (and g) -> out (and outGelu), rounded once.
- *   backward: MAP   dy (and gelu) -> the first halves of fp32 temporaries d (and g) of x's shape;
- *             ROWS  x, d (and g) -> gradInput, both halves of each row.
- * The cost: the temporaries (x's size in fp32 each; their second halves are never touched) and
- * one extra pass over a half-size tensor. */
+ *   forward:  ROWS  x -> t (and g): temporaries of x's shape and dtype, the results in the first
+ *                    half of each row (glu_kernel.h), rounded once to x's dtype;
+ *             MAP   the first halves of t (and g) -> out (and outGelu): a copy (exact).
+ *   backward: MAP   dy (and gelu) -> the first halves of temporaries d (and g) of x's shape and
+ *                    dtype (a copy);
+ *             ROWS  x, d (and g) -> gradInput, both halves of each row, rounded once.
+ * All data one dtype (ops-nn's rule), so the copies are exact and every result is rounded once.
+ * bf16 / fp16 rows contiguous along dim run fused 16-bit row kernels (no row buffers). The cost:
+ * the temporaries (x's size each; their second halves are never read) and one extra pass over a
+ * half-size tensor. */
 #include <string.h>
 
 #include "aclnnop/aclnn_geglu.h"
@@ -23,10 +26,20 @@
 #include "ops/common/checks.h"
 #include "ops/glu/glu_kernel.h"
 
-const og_row_fn og_swiglu_fwd_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_swiglu_fwd);
-const og_row_fn og_swiglu_bwd_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_swiglu_bwd);
-const og_row_fn og_geglu_fwd_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_geglu_fwd);
-const og_row_fn og_geglu_bwd_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_geglu_bwd);
+#define GLU_TABLES(name)                                                                           \
+    const og_row_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_##name);               \
+    const og_row16_fn og_##name##_kernels16[OPGRAD_ISA_COUNT][2] = {                               \
+        [OPGRAD_ISA_SCALAR] = {og_##name##_bf16__scalar, og_##name##_f16__scalar},                 \
+        [OPGRAD_ISA_AVX2] = {og_##name##_bf16__avx2, og_##name##_f16__avx2},                       \
+        [OPGRAD_ISA_AVX512] = {og_##name##_bf16__avx512, og_##name##_f16__avx512},                 \
+        [OPGRAD_ISA_AVX512_BF16] = {og_##name##_bf16__avx512, og_##name##_f16__avx512},            \
+        [OPGRAD_ISA_AVX512_FP16] = {og_##name##_bf16__avx512, og_##name##_f16__avx512},            \
+        [OPGRAD_ISA_AMX] = {og_##name##_bf16__avx512, og_##name##_f16__avx512}};
+
+GLU_TABLES(swiglu_fwd)
+GLU_TABLES(swiglu_bwd)
+GLU_TABLES(geglu_fwd)
+GLU_TABLES(geglu_bwd)
 
 // The MAP steps only move values (fp32 in, any float dtype out: the engine rounds once). memmove:
 // the engine may hand an output that is its input.
@@ -87,7 +100,8 @@ static aclTensor first_half(const aclTensor *t, int axis) {
 
 // Forward: x -> nout outputs (out, then outGelu), after the argument checks.
 static aclnnStatus plan_forward(const og_opdesc *op, const og_row_fn *kernels,
-                                const og_glu_params *params, const aclTensor *x, int axis, int nout,
+                                const og_row16_fn (*kernels16)[2], const og_glu_params *params,
+                                const aclTensor *x, int axis, int nout,
                                 const aclTensor *const *outs, const char *const *names,
                                 uint64_t *workspaceSize, aclOpExecutor **executor) {
     const aclTensor *io[3] = {x, outs[0], nout > 1 ? outs[1] : NULL};
@@ -96,6 +110,7 @@ static aclnnStatus plan_forward(const og_opdesc *op, const og_row_fn *kernels,
     og_prog_init(&p, op, 1, nout, io);
     if (x->numel > 0) {
         og_rows_op r = {.kernels = kernels,
+                        .kernels16 = kernels16,
                         .nin = 1,
                         .nout = nout,
                         .in = {x},
@@ -104,11 +119,11 @@ static aclnnStatus plan_forward(const og_opdesc *op, const og_row_fn *kernels,
                         .axis = axis,
                         .params = params,
                         .params_size = sizeof *params,
-                        .compute_dtype = ACL_FLOAT};
+                        .compute_dtype = x->dtype};
         for (int d = 0; d < x->ndim; d++) r.dims[d] = x->dims[d];
         const aclTensor *t[2] = {NULL, NULL};
         for (int k = 0; k < nout; k++) {
-            r.out_slot[k] = og_prog_temp(&p, ACL_FLOAT, x->ndim, x->dims, &t[k]);
+            r.out_slot[k] = og_prog_temp(&p, x->dtype, x->ndim, x->dims, &t[k]);
             if (r.out_slot[k] < 0) return og_prog_publish(&p, workspaceSize, executor);
             r.out[k] = t[k];
         }
@@ -137,8 +152,8 @@ static aclnnStatus plan_forward(const og_opdesc *op, const og_row_fn *kernels,
 // Backward: (nhalf half-size inputs: dy, then gelu) and x -> gradInput. io is in the signature's
 // order: dy, x, [gelu], gradInput; half_slot[k] is the slot of half input k.
 static aclnnStatus plan_backward(const og_opdesc *op, const og_row_fn *kernels,
-                                 const og_glu_params *params, int nhalf,
-                                 const aclTensor *const *half, const int *half_slot,
+                                 const og_row16_fn (*kernels16)[2], const og_glu_params *params,
+                                 int nhalf, const aclTensor *const *half, const int *half_slot,
                                  const aclTensor *x, int x_slot, const aclTensor *gradInput,
                                  int axis, const aclTensor *const *io, const char *const *names,
                                  uint64_t *workspaceSize, aclOpExecutor **executor) {
@@ -149,6 +164,7 @@ static aclnnStatus plan_backward(const og_opdesc *op, const og_row_fn *kernels,
     og_prog_init(&p, op, nin, 1, io);
     if (x->numel > 0) {
         og_rows_op r = {.kernels = kernels,
+                        .kernels16 = kernels16,
                         .nin = 1 + nhalf,
                         .nout = 1,
                         .in = {x},
@@ -159,7 +175,7 @@ static aclnnStatus plan_backward(const og_opdesc *op, const og_row_fn *kernels,
                         .axis = axis,
                         .params = params,
                         .params_size = sizeof *params,
-                        .compute_dtype = ACL_FLOAT};
+                        .compute_dtype = x->dtype};
         for (int d = 0; d < x->ndim; d++) r.dims[d] = x->dims[d];
         og_ew_op m = {.op = op,
                       .kernels = copy_kernels[nhalf - 1],
@@ -170,7 +186,7 @@ static aclnnStatus plan_backward(const og_opdesc *op, const og_row_fn *kernels,
         aclTensor h[2];
         for (int k = 0; k < nhalf; k++) {
             const aclTensor *t = NULL;
-            int slot = og_prog_temp(&p, ACL_FLOAT, x->ndim, x->dims, &t);
+            int slot = og_prog_temp(&p, x->dtype, x->ndim, x->dims, &t);
             if (slot < 0) return og_prog_publish(&p, workspaceSize, executor);
             r.in[1 + k] = t;
             r.in_slot[1 + k] = slot;
@@ -203,8 +219,8 @@ aclnnStatus aclnnSwiGluGetWorkspaceSize(const aclTensor *x, int64_t dim, const a
     OG_TRY(check_half(op, "x", x, axis, "out", out));
     static const og_glu_params params = {0, false};
     const aclTensor *outs[1] = {out};
-    return plan_forward(op, og_swiglu_fwd_kernels, &params, x, axis, 1, outs, names, workspaceSize,
-                        executor);
+    return plan_forward(op, og_swiglu_fwd_kernels, og_swiglu_fwd_kernels16, &params, x, axis, 1,
+                        outs, names, workspaceSize, executor);
 }
 
 aclnnStatus aclnnSwiGluGradGetWorkspaceSize(const aclTensor *yGrad, const aclTensor *x, int64_t dim,
@@ -227,8 +243,8 @@ aclnnStatus aclnnSwiGluGradGetWorkspaceSize(const aclTensor *yGrad, const aclTen
     static const og_glu_params params = {0, false};
     const aclTensor *half[1] = {yGrad};
     static const int half_slot[1] = {0};
-    return plan_backward(op, og_swiglu_bwd_kernels, &params, 1, half, half_slot, x, 1, out, axis,
-                         io, names, workspaceSize, executor);
+    return plan_backward(op, og_swiglu_bwd_kernels, og_swiglu_bwd_kernels16, &params, 1, half,
+                         half_slot, x, 1, out, axis, io, names, workspaceSize, executor);
 }
 
 static aclnnStatus geglu(const og_opdesc *op, const aclTensor *self, int64_t dim,
@@ -250,8 +266,8 @@ static aclnnStatus geglu(const og_opdesc *op, const aclTensor *self, int64_t dim
     OG_TRY(check_approximate(op, approximate));
     og_glu_params params = {(int)approximate, activateLeft};
     const aclTensor *outs[2] = {out, outGelu};
-    return plan_forward(op, og_geglu_fwd_kernels, &params, self, axis, 2, outs, names,
-                        workspaceSize, executor);
+    return plan_forward(op, og_geglu_fwd_kernels, og_geglu_fwd_kernels16, &params, self, axis, 2,
+                        outs, names, workspaceSize, executor);
 }
 
 aclnnStatus aclnnGeGluGetWorkspaceSize(const aclTensor *self, int64_t dim, int64_t approximate,
@@ -292,8 +308,8 @@ static aclnnStatus geglu_backward(const og_opdesc *op, const aclTensor *gradOutp
     og_glu_params params = {(int)approximate, activateLeft};
     const aclTensor *half[2] = {gradOutput, gelu};
     static const int half_slot[2] = {0, 2};
-    return plan_backward(op, og_geglu_bwd_kernels, &params, 2, half, half_slot, self, 1, gradInput,
-                         axis, io, names, workspaceSize, executor);
+    return plan_backward(op, og_geglu_bwd_kernels, og_geglu_bwd_kernels16, &params, 2, half,
+                         half_slot, self, 1, gradInput, axis, io, names, workspaceSize, executor);
 }
 
 aclnnStatus aclnnGeGluBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,

@@ -2,9 +2,15 @@
  * CHUNK values: the activation kernel of the same ISA build (og_silu_*, og_gelu_*) runs on the
  * chunk into a stack buffer, and plain products finish it. Products of two floats are exact
  * IEEE operations on every ISA (no contraction: C11 without extensions), so the builds agree
- * bit for bit as the activation kernels do. */
+ * bit for bit as the activation kernels do.
+ *
+ * The 16-bit kernels (rows of bf16 or fp16, every operand of that dtype) widen each chunk of
+ * their inputs into fp32 stack buffers, run the same chunk code and round each result once: the
+ * same bits as the fp32 kernel between a CopyIn and a CopyOut. */
+#include <stdint.h>
 #include <string.h>
 
+#include "engine/convert.h"
 #include "engine/simd/vec.h"
 #include "ops/activation/gelu/gelu_kernel.h"
 #include "ops/activation/silu/silu_kernel.h"
@@ -24,38 +30,6 @@ static inline void act2(og_ew_compute_fn f, size_t n, const float *g, const floa
     f(n, in, out, NULL);
 }
 
-void OG_FN(og_swiglu_fwd)(size_t n, const float *const *in, float *const *out, const void *params,
-                          float *stats) {
-    (void)params, (void)stats;
-    size_t h = n / 2;
-    const float *a = in[0], *b = in[0] + h;
-    float *t = out[0], s[CHUNK];
-    for (size_t c = 0; c < h; c += CHUNK) {
-        size_t m = h - c < CHUNK ? h - c : CHUNK;
-        act1(OG_FN(og_silu_fwd), m, a + c, s);
-        for (size_t j = 0; j < m; j++) t[c + j] = s[j] * b[c + j];
-    }
-}
-
-void OG_FN(og_swiglu_bwd)(size_t n, const float *const *in, float *const *out, const void *params,
-                          float *stats) {
-    (void)params, (void)stats;
-    size_t h = n / 2;
-    const float *a = in[0], *b = in[0] + h, *dy = in[1];
-    float *da = out[0], *db = out[0] + h;
-    float s[CHUNK], g[CHUNK];
-    for (size_t c = 0; c < h; c += CHUNK) {
-        size_t m = h - c < CHUNK ? h - c : CHUNK;
-        act1(OG_FN(og_silu_fwd), m, a + c, s);                      // silu(A)
-        for (size_t j = 0; j < m; j++) g[j] = dy[c + j] * b[c + j]; // dy B
-        act2(OG_FN(og_silu_bwd), m, g, a + c, g);                   // dy B silu'(A)
-        for (size_t j = 0; j < m; j++) s[j] *= dy[c + j];           // dy silu(A)
-        // every input of the chunk has been read: dx may be x (in place)
-        memcpy(da + c, g, m * sizeof *g);
-        memcpy(db + c, s, m * sizeof *s);
-    }
-}
-
 static og_ew_compute_fn gelu_fwd_fn(const og_glu_params *p) {
     return p->approximate ? OG_FN(og_gelu_tanh_fwd) : OG_FN(og_gelu_erf_fwd);
 }
@@ -63,19 +37,80 @@ static og_ew_compute_fn gelu_bwd_fn(const og_glu_params *p) {
     return p->approximate ? OG_FN(og_gelu_tanh_bwd) : OG_FN(og_gelu_erf_bwd);
 }
 
+// ---- one chunk of m <= CHUNK values, fp32. Every chunk reads all its inputs before it writes,
+// so an output may be an input (SwiGluGrad / GeGluBackward in place: dx is x).
+
+// t = silu(a) b
+static inline void swiglu_fwd_chunk(size_t m, const float *a, const float *b, float *t) {
+    float s[CHUNK];
+    act1(OG_FN(og_silu_fwd), m, a, s);
+    for (size_t j = 0; j < m; j++) t[j] = s[j] * b[j];
+}
+
+// da = dy b silu'(a), db = dy silu(a)
+static inline void swiglu_bwd_chunk(size_t m, const float *a, const float *b, const float *dy,
+                                    float *da, float *db) {
+    float s[CHUNK], g[CHUNK];
+    act1(OG_FN(og_silu_fwd), m, a, s);
+    for (size_t j = 0; j < m; j++) g[j] = dy[j] * b[j];
+    act2(OG_FN(og_silu_bwd), m, g, a, g);
+    for (size_t j = 0; j < m; j++) s[j] *= dy[j];
+    memcpy(da, g, m * sizeof *g);
+    memcpy(db, s, m * sizeof *s);
+}
+
+// g = gelu(G), t = L g
+static inline void geglu_fwd_chunk(og_ew_compute_fn gelu, size_t m, const float *lin,
+                                   const float *gat, float *t, float *g) {
+    float u[CHUNK];
+    act1(gelu, m, gat, u);
+    for (size_t j = 0; j < m; j++) t[j] = lin[j] * u[j];
+    memcpy(g, u, m * sizeof *u);
+}
+
+// dL = dy gelu (the forward's), dG = dy L gelu'(G)
+static inline void geglu_bwd_chunk(og_ew_compute_fn dgelu, size_t m, const float *lin,
+                                   const float *gat, const float *dy, const float *gel, float *dlin,
+                                   float *dgat) {
+    float u[CHUNK], v[CHUNK];
+    for (size_t j = 0; j < m; j++) u[j] = dy[j] * lin[j];
+    act2(dgelu, m, u, gat, u);
+    for (size_t j = 0; j < m; j++) v[j] = dy[j] * gel[j];
+    memcpy(dlin, v, m * sizeof *v);
+    memcpy(dgat, u, m * sizeof *u);
+}
+
+// ---- fp32 rows
+
+void OG_FN(og_swiglu_fwd)(size_t n, const float *const *in, float *const *out, const void *params,
+                          float *stats) {
+    (void)params, (void)stats;
+    size_t h = n / 2;
+    for (size_t c = 0; c < h; c += CHUNK) {
+        size_t m = h - c < CHUNK ? h - c : CHUNK;
+        swiglu_fwd_chunk(m, in[0] + c, in[0] + h + c, out[0] + c);
+    }
+}
+
+void OG_FN(og_swiglu_bwd)(size_t n, const float *const *in, float *const *out, const void *params,
+                          float *stats) {
+    (void)params, (void)stats;
+    size_t h = n / 2;
+    for (size_t c = 0; c < h; c += CHUNK) {
+        size_t m = h - c < CHUNK ? h - c : CHUNK;
+        swiglu_bwd_chunk(m, in[0] + c, in[0] + h + c, in[1] + c, out[0] + c, out[0] + h + c);
+    }
+}
+
 void OG_FN(og_geglu_fwd)(size_t n, const float *const *in, float *const *out, const void *params,
                          float *stats) {
     (void)stats;
     const og_glu_params *p = params;
-    size_t h = n / 2;
-    const float *lin = p->activate_left ? in[0] + h : in[0];
-    const float *gat = p->activate_left ? in[0] : in[0] + h;
+    size_t h = n / 2, lo = p->activate_left ? h : 0, go = p->activate_left ? 0 : h;
     og_ew_compute_fn f = gelu_fwd_fn(p);
-    float *t = out[0], *g = out[1];
     for (size_t c = 0; c < h; c += CHUNK) {
         size_t m = h - c < CHUNK ? h - c : CHUNK;
-        act1(f, m, gat + c, g + c);
-        for (size_t j = 0; j < m; j++) t[c + j] = lin[c + j] * g[c + j];
+        geglu_fwd_chunk(f, m, in[0] + lo + c, in[0] + go + c, out[0] + c, out[1] + c);
     }
 }
 
@@ -83,20 +118,81 @@ void OG_FN(og_geglu_bwd)(size_t n, const float *const *in, float *const *out, co
                          float *stats) {
     (void)stats;
     const og_glu_params *p = params;
-    size_t h = n / 2;
-    const float *lin = p->activate_left ? in[0] + h : in[0];
-    const float *gat = p->activate_left ? in[0] : in[0] + h;
-    const float *dy = in[1], *gel = in[2];
-    float *dlin = p->activate_left ? out[0] + h : out[0];
-    float *dgat = p->activate_left ? out[0] : out[0] + h;
+    size_t h = n / 2, lo = p->activate_left ? h : 0, go = p->activate_left ? 0 : h;
     og_ew_compute_fn f = gelu_bwd_fn(p);
-    float u[CHUNK], v[CHUNK];
     for (size_t c = 0; c < h; c += CHUNK) {
         size_t m = h - c < CHUNK ? h - c : CHUNK;
-        for (size_t j = 0; j < m; j++) u[j] = dy[c + j] * lin[c + j]; // dy L
-        act2(f, m, u, gat + c, u);                                    // dy L gelu'(G)
-        for (size_t j = 0; j < m; j++) v[j] = dy[c + j] * gel[c + j]; // dy gelu(G)
-        memcpy(dlin + c, v, m * sizeof *v);
-        memcpy(dgat + c, u, m * sizeof *u);
+        geglu_bwd_chunk(f, m, in[0] + lo + c, in[0] + go + c, in[1] + c, in[2] + c, out[0] + lo + c,
+                        out[0] + go + c);
     }
 }
+
+// ---- 16-bit rows: widen a chunk of each input, the fp32 chunk code, round each result once.
+// WIDEN / NARROW name the converters of the dtype (engine/convert.h, this ISA's build).
+
+#define GLU_KERNELS16(sfx, WIDEN, NARROW)                                                          \
+    void OG_FN(og_swiglu_fwd_##sfx)(size_t n, const uint16_t *const *in, uint16_t *const *out,     \
+                                    float *scratch, const void *params, float *stats) {            \
+        (void)scratch, (void)params, (void)stats;                                                  \
+        size_t h = n / 2;                                                                          \
+        float a[CHUNK], b[CHUNK], t[CHUNK];                                                        \
+        for (size_t c = 0; c < h; c += CHUNK) {                                                    \
+            size_t m = h - c < CHUNK ? h - c : CHUNK;                                              \
+            WIDEN(in[0] + c, a, m);                                                                \
+            WIDEN(in[0] + h + c, b, m);                                                            \
+            swiglu_fwd_chunk(m, a, b, t);                                                          \
+            NARROW(t, out[0] + c, m, false);                                                       \
+        }                                                                                          \
+    }                                                                                              \
+    void OG_FN(og_swiglu_bwd_##sfx)(size_t n, const uint16_t *const *in, uint16_t *const *out,     \
+                                    float *scratch, const void *params, float *stats) {            \
+        (void)scratch, (void)params, (void)stats;                                                  \
+        size_t h = n / 2;                                                                          \
+        float a[CHUNK], b[CHUNK], dy[CHUNK], da[CHUNK], db[CHUNK];                                 \
+        for (size_t c = 0; c < h; c += CHUNK) {                                                    \
+            size_t m = h - c < CHUNK ? h - c : CHUNK;                                              \
+            WIDEN(in[0] + c, a, m);                                                                \
+            WIDEN(in[0] + h + c, b, m);                                                            \
+            WIDEN(in[1] + c, dy, m);                                                               \
+            swiglu_bwd_chunk(m, a, b, dy, da, db);                                                 \
+            NARROW(da, out[0] + c, m, false);                                                      \
+            NARROW(db, out[0] + h + c, m, false);                                                  \
+        }                                                                                          \
+    }                                                                                              \
+    void OG_FN(og_geglu_fwd_##sfx)(size_t n, const uint16_t *const *in, uint16_t *const *out,      \
+                                   float *scratch, const void *params, float *stats) {             \
+        (void)scratch, (void)stats;                                                                \
+        const og_glu_params *p = params;                                                           \
+        size_t h = n / 2, lo = p->activate_left ? h : 0, go = p->activate_left ? 0 : h;            \
+        og_ew_compute_fn f = gelu_fwd_fn(p);                                                       \
+        float l[CHUNK], g[CHUNK], t[CHUNK], u[CHUNK];                                              \
+        for (size_t c = 0; c < h; c += CHUNK) {                                                    \
+            size_t m = h - c < CHUNK ? h - c : CHUNK;                                              \
+            WIDEN(in[0] + lo + c, l, m);                                                           \
+            WIDEN(in[0] + go + c, g, m);                                                           \
+            geglu_fwd_chunk(f, m, l, g, t, u);                                                     \
+            NARROW(t, out[0] + c, m, false);                                                       \
+            NARROW(u, out[1] + c, m, false);                                                       \
+        }                                                                                          \
+    }                                                                                              \
+    void OG_FN(og_geglu_bwd_##sfx)(size_t n, const uint16_t *const *in, uint16_t *const *out,      \
+                                   float *scratch, const void *params, float *stats) {             \
+        (void)scratch, (void)stats;                                                                \
+        const og_glu_params *p = params;                                                           \
+        size_t h = n / 2, lo = p->activate_left ? h : 0, go = p->activate_left ? 0 : h;            \
+        og_ew_compute_fn f = gelu_bwd_fn(p);                                                       \
+        float l[CHUNK], g[CHUNK], dy[CHUNK], ge[CHUNK], dl[CHUNK], dg[CHUNK];                      \
+        for (size_t c = 0; c < h; c += CHUNK) {                                                    \
+            size_t m = h - c < CHUNK ? h - c : CHUNK;                                              \
+            WIDEN(in[0] + lo + c, l, m);                                                           \
+            WIDEN(in[0] + go + c, g, m);                                                           \
+            WIDEN(in[1] + c, dy, m);                                                               \
+            WIDEN(in[2] + c, ge, m);                                                               \
+            geglu_bwd_chunk(f, m, l, g, dy, ge, dl, dg);                                           \
+            NARROW(dl, out[0] + lo + c, m, false);                                                 \
+            NARROW(dg, out[0] + go + c, m, false);                                                 \
+        }                                                                                          \
+    }
+
+GLU_KERNELS16(bf16, OG_FN(og_cvt_bf16_to_f32), OG_FN(og_cvt_f32_to_bf16))
+GLU_KERNELS16(f16, OG_FN(og_cvt_f16_to_f32), OG_FN(og_cvt_f32_to_f16))
