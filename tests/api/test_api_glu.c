@@ -71,6 +71,8 @@ static void test_statuses(void) {
     CHECK_MSG("outGelu is NULL");
     CHECK_EQ(aclnnGeGluGetWorkspaceSize(x, -1, 1, o, o14, &ws, &e), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("outGelu has shape [1,4]");
+    CHECK_EQ(aclnnGeGluGetWorkspaceSize(x, -1, 1, o, o, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("out and outGelu overlap");
     CHECK_EQ(aclnnGeGluBackwardGetWorkspaceSize(o, x, og, -1, -1, dx, &ws, &e),
              ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("approximate = -1");

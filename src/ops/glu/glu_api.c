@@ -264,6 +264,12 @@ static aclnnStatus geglu(const og_opdesc *op, const aclTensor *self, int64_t dim
     OG_TRY(check_half(op, "self", self, axis, "out", out));
     OG_TRY(check_half(op, "self", self, axis, "outGelu", outGelu));
     OG_TRY(check_approximate(op, approximate));
+    // the same layout passes og_check_io_memory (in place), but two results cannot share memory
+    if (og_tensors_overlap(out, outGelu))
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: out and outGelu overlap in memory; they are two "
+                       "different results",
+                       op->name);
     og_glu_params params = {(int)approximate, activateLeft};
     const aclTensor *outs[2] = {out, outGelu};
     return plan_forward(op, og_geglu_fwd_kernels, og_geglu_fwd_kernels16, &params, self, axis, 2,
