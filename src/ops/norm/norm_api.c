@@ -8,6 +8,8 @@
  * gathered into a contiguous temporary by a copy step first (an output: written there, then
  * scattered by a copy step after). Per-row statistics ([A..., 1...], or for a backward's inputs
  * any shape with one element per row) are read and written through the row engine's stats.
+ * The backwards accept an incoming gradient of another floating dtype than the input (mixed
+ * precision; ops-nn asks for one dtype): it is widened to fp32 like every operand.
  * The weight / bias gradients are the row engine's row-group column accumulators ([groups, R1..Rj]
  * fp32 temporaries) summed over the groups by a REDUCE step (engine/rows.h: fixed order). */
 #include <stdio.h>
@@ -415,7 +417,6 @@ aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(
     OG_TRY(og_check_tensor(op, "gradOut", gradOut, 1));
     OG_TRY(og_check_tensor(op, "input", input, 1));
     OG_TRY(og_check_same_shape(op, "gradOut", gradOut, "input", input));
-    OG_TRY(og_check_same_dtype(op, "gradOut", gradOut, "input", input));
     OG_TRY(check_normalized(op, normalizedShape, input, "input"));
     int nR = (int)normalizedShape->size, nA = input->ndim - nR;
     const int64_t *ndims = input->dims + nA;
@@ -580,7 +581,6 @@ aclnnStatus aclnnRmsNormGradGetWorkspaceSize(const aclTensor *dy, const aclTenso
     OG_TRY(og_check_tensor(op, "dy", dy, 1));
     OG_TRY(og_check_tensor(op, "x", x, 1));
     OG_TRY(og_check_same_shape(op, "dy", dy, "x", x));
-    OG_TRY(og_check_same_dtype(op, "dy", dy, "x", x));
     OG_TRY(og_check_tensor(op, "gamma", gamma, 1));
     if (gamma->ndim > x->ndim)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
