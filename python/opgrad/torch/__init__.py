@@ -368,3 +368,9 @@ def load_custom(spec_path, library=None):
 
 
 from . import nn  # noqa: E402  (needs the functions above)
+
+
+# ---- norm (issue 14)
+from ._norm import layer_norm, rms_norm  # noqa: E402
+
+__all__ += ["layer_norm", "rms_norm"]

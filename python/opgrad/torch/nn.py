@@ -180,3 +180,9 @@ def _add_list_modules():
 
 
 _add_list_modules()
+
+
+# ---- norm (issue 14)
+from ._norm import LayerNorm, RMSNorm  # noqa: E402
+
+__all__ += ["LayerNorm", "RMSNorm"]
