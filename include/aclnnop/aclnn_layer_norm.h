@@ -13,14 +13,10 @@
 extern "C" {
 #endif
 
-ACLNN_API aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor *input,
-                                                     const aclIntArray *normalizedShape,
-                                                     const aclTensor *weightOptional,
-                                                     const aclTensor *biasOptional, double eps,
-                                                     aclTensor *out, aclTensor *meanOutOptional,
-                                                     aclTensor *rstdOutOptional,
-                                                     uint64_t *workspaceSize,
-                                                     aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnLayerNormGetWorkspaceSize(
+    const aclTensor *input, const aclIntArray *normalizedShape, const aclTensor *weightOptional,
+    const aclTensor *biasOptional, double eps, aclTensor *out, aclTensor *meanOutOptional,
+    aclTensor *rstdOutOptional, uint64_t *workspaceSize, aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnLayerNorm(void *workspace, uint64_t workspaceSize,
                                      aclOpExecutor *executor, aclrtStream stream);
 

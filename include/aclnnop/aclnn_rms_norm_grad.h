@@ -11,13 +11,10 @@
 extern "C" {
 #endif
 
-ACLNN_API aclnnStatus aclnnRmsNormGradGetWorkspaceSize(const aclTensor *dy, const aclTensor *x,
-                                                       const aclTensor *rstd,
-                                                       const aclTensor *gamma,
-                                                       const aclTensor *dxOut,
-                                                       const aclTensor *dgammaOut,
-                                                       uint64_t *workspaceSize,
-                                                       aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnRmsNormGradGetWorkspaceSize(
+    const aclTensor *dy, const aclTensor *x, const aclTensor *rstd, const aclTensor *gamma,
+    const aclTensor *dxOut, const aclTensor *dgammaOut, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnRmsNormGrad(void *workspace, uint64_t workspaceSize,
                                        aclOpExecutor *executor, aclrtStream stream);
 

@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "aclnnop/aclnn_add_layer_norm.h"
+#include "aclnnop/aclnn_add_layer_norm_grad.h"
+#include "aclnnop/aclnn_add_rms_norm.h"
 #include "aclnnop/aclnn_layer_norm.h"
 #include "aclnnop/aclnn_layer_norm_backward.h"
 #include "aclnnop/aclnn_rms_norm.h"
@@ -253,6 +256,14 @@ static aclnnStatus check_normalized(const og_opdesc *op, const aclIntArray *ns,
                            (long long)input->dims[nA + k], input_name);
         }
     return ACLNN_SUCCESS;
+}
+
+/// a and b have the same shape.
+static bool same_dims(const aclTensor *a, const aclTensor *b) {
+    if (a->ndim != b->ndim) return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->dims[d] != b->dims[d]) return false;
+    return true;
 }
 
 /// t has exactly the shape dims[0..n).
@@ -630,5 +641,266 @@ aclnnStatus aclnnRmsNormGradGetWorkspaceSize(const aclTensor *dy, const aclTenso
     r.acc_slot[r.nacc++] = s;
     if (rows > 0) og_prog_rows(&b.p, &r);
     sum_groups(&b, acc, s, dgammaOut, 5);
+    return finish(&b, workspaceSize, executor);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The residual forms: AddLayerNorm, AddRmsNorm (forwards), AddLayerNormGrad
+
+/// x1, x2 (same shape, rank >= gamma's), gamma, and the trailing-dims split; *nA out.
+static aclnnStatus check_residual(const og_opdesc *op, const aclTensor *x1, const aclTensor *x2,
+                                  const aclTensor *gamma, int *nA) {
+    OG_TRY(og_check_tensor(op, "x1", x1, 1));
+    OG_TRY(og_check_tensor(op, "x2", x2, 1));
+    OG_TRY(og_check_same_shape(op, "x1", x1, "x2", x2));
+    OG_TRY(og_check_tensor(op, "gamma", gamma, 1));
+    if (gamma->ndim > x1->ndim)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: gamma has rank %d, more than x1's %d: gamma must be "
+                       "x1's trailing dims",
+                       op->name, gamma->ndim, x1->ndim);
+    *nA = x1->ndim - gamma->ndim;
+    OG_TRY(check_shape(op, "gamma", gamma, x1->dims + *nA, gamma->ndim, "x1's trailing dims"));
+    return check_dtype2(op, "gamma", gamma, x1->dtype, ACL_FLOAT, "it must be x1's dtype or FLOAT");
+}
+
+/// A forward's FLOAT statistic [A..., 1...] at x1's rank.
+static aclnnStatus check_stat_out(const og_opdesc *op, const char *name, const aclTensor *t,
+                                  const aclTensor *x1, int nA) {
+    int64_t sdims[OG_MAX_DIMS];
+    stat_shape(x1, nA, sdims);
+    OG_TRY(og_check_tensor(op, name, t, 1));
+    OG_TRY(
+        check_shape(op, name, t, sdims, x1->ndim, "x1's leading dims, then a 1 per dim of gamma"));
+    return check_dtype2(op, name, t, ACL_FLOAT, ACL_FLOAT, "it must be FLOAT");
+}
+
+aclnnStatus aclnnAddLayerNormGetWorkspaceSize(const aclTensor *x1, const aclTensor *x2,
+                                              const aclTensor *gamma, const aclTensor *beta,
+                                              const aclTensor *biasOptional, double epsilon,
+                                              bool additionalOutput, const aclTensor *yOut,
+                                              const aclTensor *meanOut, const aclTensor *rstdOut,
+                                              const aclTensor *xOut, uint64_t *workspaceSize,
+                                              aclOpExecutor **executor) {
+    const og_opdesc *op = &og_op_AddLayerNorm;
+    static const char *const req[7] = {"x1", "x2", "gamma", "beta", "yOut", "meanOut", "rstdOut"};
+    const void *ptrs[7] = {x1, x2, gamma, beta, yOut, meanOut, rstdOut};
+    OG_TRY(og_check_args(op, workspaceSize, executor, 7, req, ptrs));
+    if (additionalOutput && !xOut)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR,
+                       "%sGetWorkspaceSize: additionalOutput is true but xOut is NULL", op->name);
+    int nA;
+    OG_TRY(check_residual(op, x1, x2, gamma, &nA));
+    int nR = gamma->ndim;
+    OG_TRY(check_weight(op, "beta", beta, x1, x1->dims + nA, nR));
+    if (biasOptional) {
+        OG_TRY(og_check_tensor(op, "biasOptional", biasOptional, 1));
+        bool like_gamma = same_dims(biasOptional, gamma);
+        bool like_x = same_dims(biasOptional, x1);
+        if (!like_gamma && !like_x) {
+            char a[160];
+            return og_fail(ACLNN_ERR_PARAM_INVALID,
+                           "%sGetWorkspaceSize: biasOptional has shape %s; it must be gamma's or "
+                           "x1's",
+                           op->name,
+                           og_shape_str(biasOptional->dims, biasOptional->ndim, a, sizeof a));
+        }
+    }
+    OG_TRY(og_check_tensor(op, "yOut", yOut, 1));
+    OG_TRY(og_check_same_shape(op, "x1", x1, "yOut", yOut));
+    OG_TRY(og_check_same_dtype(op, "x1", x1, "yOut", yOut));
+    OG_TRY(check_stat_out(op, "meanOut", meanOut, x1, nA));
+    OG_TRY(check_stat_out(op, "rstdOut", rstdOut, x1, nA));
+    const aclTensor *xo = additionalOutput ? xOut : NULL;
+    if (xo) {
+        OG_TRY(og_check_tensor(op, "xOut", xo, 1));
+        OG_TRY(og_check_same_shape(op, "x1", x1, "xOut", xo));
+        OG_TRY(og_check_same_dtype(op, "x1", x1, "xOut", xo));
+    }
+    const aclTensor *io[9] = {x1, x2, gamma, beta, biasOptional, yOut, meanOut, rstdOut, xo};
+    static const char *const names[9] = {"x1",   "x2",      "gamma",   "beta", "biasOptional",
+                                         "yOut", "meanOut", "rstdOut", "xOut"};
+    {
+        const aclTensor *ins[5], *outs[4];
+        const char *nm[9];
+        int ni = 0, no = 0;
+        for (int k = 0; k < 5; k++)
+            if (io[k]) nm[ni] = names[k], ins[ni++] = io[k];
+        for (int k = 5; k < 9; k++)
+            if (io[k]) nm[ni + no] = names[k], outs[no++] = io[k];
+        if (x1->numel > 0) OG_TRY(og_check_io_memory(op, ni, ins, no, outs, nm));
+    }
+    norm_build b;
+    build_init(&b, op, 5, 4, io, x1, nA);
+    if (x1->numel == 0) return finish(&b, workspaceSize, executor);
+    og_norm_params prm = {.eps = epsilon,
+                          .has_gamma = 1,
+                          .has_beta = 1,
+                          .add_mode = biasOptional ? 3 : 2,
+                          .want_xout = xo != NULL};
+    og_rows_op r = {.kernels = og_add_layer_norm_fwd_kernels,
+                    .params = &prm,
+                    .params_size = sizeof prm,
+                    .prefetch = true};
+    rows_shape(&b, &r);
+    int vs;
+    const aclTensor *v;
+    const aclTensor *ins[5] = {x1, x2, biasOptional, gamma, beta};
+    const int slots[5] = {0, 1, 4, 2, 3};
+    for (int k = 0; k < 5; k++) {
+        if (!ins[k]) continue;
+        int lead = k < 2 || (k == 2 && biasOptional->ndim == x1->ndim && nA > 0) ? nA : 0;
+        if (k == 2 && same_dims(biasOptional, gamma)) lead = 0;
+        if (!(v = row_operand(&b, ins[k], slots[k], lead, false, &vs))) return view_failed(&b);
+        r.in[r.nin] = v, r.in_slot[r.nin++] = vs;
+    }
+    if (!(v = row_operand(&b, yOut, 5, nA, true, &vs))) return view_failed(&b);
+    r.out[r.nout] = v, r.out_slot[r.nout++] = vs;
+    if (xo) {
+        if (!(v = row_operand(&b, xo, 8, nA, true, &vs))) return view_failed(&b);
+        r.out[r.nout] = v, r.out_slot[r.nout++] = vs;
+    }
+    for (int k = 0; k < 2; k++) {
+        if (!(v = stat_operand(&b, k ? rstdOut : meanOut, 6 + k, &vs))) return view_failed(&b);
+        r.stats[r.nstats] = v, r.stats_slot[r.nstats++] = vs;
+    }
+    og_prog_rows(&b.p, &r);
+    return finish(&b, workspaceSize, executor);
+}
+
+aclnnStatus aclnnAddRmsNormGetWorkspaceSize(const aclTensor *x1, const aclTensor *x2,
+                                            const aclTensor *gamma, double epsilon, aclTensor *yOut,
+                                            aclTensor *rstdOut, aclTensor *xOut,
+                                            uint64_t *workspaceSize, aclOpExecutor **executor) {
+    const og_opdesc *op = &og_op_AddRmsNorm;
+    static const char *const names[6] = {"x1", "x2", "gamma", "yOut", "rstdOut", "xOut"};
+    const aclTensor *io[6] = {x1, x2, gamma, yOut, rstdOut, xOut};
+    const void *ptrs[6] = {x1, x2, gamma, yOut, rstdOut, xOut};
+    OG_TRY(og_check_args(op, workspaceSize, executor, 6, names, ptrs));
+    int nA;
+    OG_TRY(check_residual(op, x1, x2, gamma, &nA));
+    OG_TRY(og_check_tensor(op, "yOut", yOut, 1));
+    OG_TRY(og_check_same_shape(op, "x1", x1, "yOut", yOut));
+    OG_TRY(og_check_same_dtype(op, "x1", x1, "yOut", yOut));
+    OG_TRY(check_stat_out(op, "rstdOut", rstdOut, x1, nA));
+    OG_TRY(og_check_tensor(op, "xOut", xOut, 1));
+    OG_TRY(og_check_same_shape(op, "x1", x1, "xOut", xOut));
+    OG_TRY(og_check_same_dtype(op, "x1", x1, "xOut", xOut));
+    if (x1->numel > 0) OG_TRY(og_check_io_memory(op, 3, io, 3, io + 3, names));
+    norm_build b;
+    build_init(&b, op, 3, 3, io, x1, nA);
+    if (x1->numel == 0) return finish(&b, workspaceSize, executor);
+    og_norm_params prm = {.eps = epsilon, .has_gamma = 1, .add_mode = 2, .want_xout = 1};
+    og_rows_op r = {.kernels = og_add_rms_norm_fwd_kernels,
+                    .params = &prm,
+                    .params_size = sizeof prm,
+                    .prefetch = true};
+    rows_shape(&b, &r);
+    int vs;
+    const aclTensor *v;
+    for (int k = 0; k < 3; k++) {
+        if (!(v = row_operand(&b, io[k], k, k < 2 ? nA : 0, false, &vs))) return view_failed(&b);
+        r.in[r.nin] = v, r.in_slot[r.nin++] = vs;
+    }
+    const int out_slots[2] = {3, 5};
+    const aclTensor *outs[2] = {yOut, xOut};
+    for (int k = 0; k < 2; k++) {
+        if (!(v = row_operand(&b, outs[k], out_slots[k], nA, true, &vs))) return view_failed(&b);
+        r.out[r.nout] = v, r.out_slot[r.nout++] = vs;
+    }
+    if (!(v = stat_operand(&b, rstdOut, 4, &vs))) return view_failed(&b);
+    r.stats[r.nstats] = v, r.stats_slot[r.nstats++] = vs;
+    og_prog_rows(&b.p, &r);
+    return finish(&b, workspaceSize, executor);
+}
+
+aclnnStatus aclnnAddLayerNormGradGetWorkspaceSize(
+    const aclTensor *dy, const aclTensor *x1, const aclTensor *x2, const aclTensor *rstd,
+    const aclTensor *mean, const aclTensor *gamma, const aclTensor *dsumOptional,
+    const aclTensor *dxOut, const aclTensor *dgammaOut, const aclTensor *dbetaOut,
+    uint64_t *workspaceSize, aclOpExecutor **executor) {
+    const og_opdesc *op = &og_op_AddLayerNormGrad;
+    static const char *const req[9] = {"dy",    "x1",    "x2",        "rstd",    "mean",
+                                       "gamma", "dxOut", "dgammaOut", "dbetaOut"};
+    const void *ptrs[9] = {dy, x1, x2, rstd, mean, gamma, dxOut, dgammaOut, dbetaOut};
+    OG_TRY(og_check_args(op, workspaceSize, executor, 9, req, ptrs));
+    int nA;
+    OG_TRY(check_residual(op, x1, x2, gamma, &nA));
+    int nR = gamma->ndim;
+    OG_TRY(og_check_tensor(op, "dy", dy, 1));
+    OG_TRY(og_check_same_shape(op, "dy", dy, "x1", x1));
+    int64_t rows = 1;
+    for (int d = 0; d < nA; d++) rows *= x1->dims[d];
+    OG_TRY(check_saved_stat(op, "rstd", rstd, rows));
+    OG_TRY(check_saved_stat(op, "mean", mean, rows));
+    OG_TRY(og_check_same_dtype(op, "mean", mean, "rstd", rstd));
+    OG_TRY(check_dtype2(op, "rstd", rstd, x1->dtype, ACL_FLOAT, "it must be x1's dtype or FLOAT"));
+    if (dsumOptional) {
+        OG_TRY(og_check_tensor(op, "dsumOptional", dsumOptional, 1));
+        OG_TRY(og_check_same_shape(op, "dy", dy, "dsumOptional", dsumOptional));
+    }
+    OG_TRY(og_check_tensor(op, "dxOut", dxOut, 1));
+    OG_TRY(og_check_same_shape(op, "x1", x1, "dxOut", dxOut));
+    OG_TRY(og_check_same_dtype(op, "x1", x1, "dxOut", dxOut));
+    const aclTensor *gouts[2] = {dgammaOut, dbetaOut};
+    static const char *const gnames[2] = {"dgammaOut", "dbetaOut"};
+    for (int k = 0; k < 2; k++) {
+        OG_TRY(og_check_tensor(op, gnames[k], gouts[k], 1));
+        OG_TRY(check_shape(op, gnames[k], gouts[k], gamma->dims, nR, "gamma's shape"));
+        OG_TRY(check_dtype2(op, gnames[k], gouts[k], ACL_FLOAT, gamma->dtype,
+                            "it must be FLOAT or gamma's dtype"));
+    }
+    const aclTensor *io[10] = {dy,    x1,           x2,    rstd,      mean,
+                               gamma, dsumOptional, dxOut, dgammaOut, dbetaOut};
+    static const char *const names[10] = {"dy",        "x1",      "x2",           "rstd",
+                                          "mean",      "gamma",   "dsumOptional", "dxOut",
+                                          "dgammaOut", "dbetaOut"};
+    {
+        const aclTensor *ins[7];
+        const char *nm[10];
+        int ni = 0;
+        for (int k = 0; k < 7; k++)
+            if (io[k]) nm[ni] = names[k], ins[ni++] = io[k];
+        for (int k = 7; k < 10; k++) nm[ni + k - 7] = names[k];
+        OG_TRY(og_check_io_memory(op, ni, ins, 3, io + 7, nm));
+    }
+    norm_build b;
+    build_init(&b, op, 7, 3, io, x1, nA);
+    if (b.R == 0) return finish(&b, workspaceSize, executor);
+    og_norm_params prm = {.has_gamma = 1,
+                          .want_dx = 1,
+                          .want_dgamma = 1,
+                          .want_dbeta = 1,
+                          .has_dsum = dsumOptional != NULL};
+    og_rows_op r = {.kernels = og_add_layer_norm_bwd_kernels,
+                    .acc_kernels = og_add_layer_norm_bwd_acc_kernels,
+                    .params = &prm,
+                    .params_size = sizeof prm,
+                    .stats_in = true};
+    rows_shape(&b, &r);
+    int vs;
+    const aclTensor *v;
+    const aclTensor *ins[5] = {dy, x1, x2, gamma, dsumOptional};
+    const int slots[5] = {0, 1, 2, 5, 6};
+    for (int k = 0; k < 5; k++) {
+        if (!ins[k]) continue;
+        if (!(v = row_operand(&b, ins[k], slots[k], k == 3 ? 0 : nA, false, &vs)))
+            return view_failed(&b);
+        r.in[r.nin] = v, r.in_slot[r.nin++] = vs;
+    }
+    for (int k = 0; k < 2; k++) {
+        if (!(v = stat_operand(&b, k ? rstd : mean, k ? 3 : 4, &vs))) return view_failed(&b);
+        r.stats[r.nstats] = v, r.stats_slot[r.nstats++] = vs;
+    }
+    if (!(v = row_operand(&b, dxOut, 7, nA, true, &vs))) return view_failed(&b);
+    r.out[r.nout] = v, r.out_slot[r.nout++] = vs;
+    const aclTensor *acc_t[2];
+    for (int k = 0; k < 2; k++) {
+        int s = acc_temp(&b, gamma->dims, nR, &acc_t[k]);
+        if (s < 0) return finish(&b, workspaceSize, executor);
+        r.acc_slot[r.nacc++] = s;
+    }
+    if (rows > 0) og_prog_rows(&b.p, &r);
+    for (int k = 0; k < 2; k++) sum_groups(&b, acc_t[k], r.acc_slot[k], gouts[k], 8 + k);
     return finish(&b, workspaceSize, executor);
 }

@@ -14,6 +14,9 @@
  *                   acc = {dgamma partial} (if wanted)
  *                   xhat = x rstd, g = dy gamma, dx = rstd (g - xhat mean(g xhat)),
  *                   dgamma += dy xhat
+ *   add_layer_norm_fwd / add_rms_norm_fwd  in = {x1, x2[, bias], ...the forward's}
+ *                   out = {y[, xOut]}: x = x1 + x2 (+ bias) in fp32, then the forward on x
+ *   add_layer_norm_bwd  in = {dy, x1, x2, gamma[, dsum]}: layer_norm_bwd at x = x1 + x2, dx += dsum
  * og_<name>_kernels[isa] are og_row_fn (no accumulators), og_<name>_acc_kernels[isa] og_row_acc_fn
  * (the backwards with dgamma / dbeta). */
 #ifndef OG_NORM_KERNEL_H
@@ -34,7 +37,9 @@ typedef struct og_norm_params {
     int want_dx;             // backwards: out[0] is dx
     int want_dgamma;         // backwards: acc[0] is dgamma's partial row
     int want_dbeta;          // backwards: the next acc is dbeta's
-    int add_mode;            // AddLayerNorm / AddRmsNorm: x = in[0] + in[1] (+ bias), see the API
+    int add_mode;            // residual forwards: 2 (x = in[0] + in[1]) or 3 (+ in[2], a bias)
+    int want_xout;           // residual forwards: out[1] receives x
+    int has_dsum;            // AddLayerNormGrad: in[4] is added to dx
 } og_norm_params;
 
 #define OG_NORM_DECLARE(name)                                                                      \
@@ -57,6 +62,10 @@ OG_NORM_DECLARE(layer_norm_bwd)
 OG_NORM_DECLARE(rms_norm_bwd)
 OG_NORM_DECLARE_ACC(layer_norm_bwd)
 OG_NORM_DECLARE_ACC(rms_norm_bwd)
+OG_NORM_DECLARE(add_layer_norm_fwd)
+OG_NORM_DECLARE(add_rms_norm_fwd)
+OG_NORM_DECLARE(add_layer_norm_bwd)
+OG_NORM_DECLARE_ACC(add_layer_norm_bwd)
 
 /// An elementwise copy (the MAP step that gathers an operand whose normalized dims do not
 /// coalesce into one row axis, or scatters such an output).

@@ -76,33 +76,45 @@ static inline void pad16(float *t, const float *p, size_t rest, float pad) {
 // and the checker compares one by one, are within 0.5 ulp after their one rounding to float. A
 // tail goes lane by lane through the stored lanes, with the vector code's operations.
 
-/// sum x.
-static double sum_x(size_t n, const float *x) {
+/// sum x, x = a (+ b, each widened: the residual forms' x1 + x2 exactly, not its fp32 rounding).
+static double sum_x(size_t n, const float *a, const float *b) {
     vd acc[NV];
     for (int j = 0; j < NV; j++) acc[j] = vdset(0.0);
     size_t i = 0;
     for (; i + LANES <= n; i += LANES)
-        for (int j = 0; j < NV; j++) acc[j] = vdadd(acc[j], vwiden(vload(x + i + j * VLEN)));
+        for (int j = 0; j < NV; j++) {
+            vd v = vwiden(vload(a + i + j * VLEN));
+            if (b) v = vdadd(v, vwiden(vload(b + i + j * VLEN)));
+            acc[j] = vdadd(acc[j], v);
+        }
     double l[LANES];
     for (int j = 0; j < NV; j++) memcpy(l + j * VLEN, &acc[j], sizeof(vd));
-    for (size_t k = 0; i + k < n; k++) l[k] = l[k] + (double)x[i + k];
+    for (size_t k = 0; i + k < n; k++) {
+        double v = (double)a[i + k];
+        if (b) v = v + (double)b[i + k];
+        l[k] = l[k] + v;
+    }
     return tree16d(l);
 }
 
-/// sum (x - m)^2, x - m and the square (fma) in double.
-static double sum_sq(size_t n, const float *x, double m) {
+/// sum (x - m)^2, x = a (+ b), x - m and the square (fma) in double.
+static double sum_sq(size_t n, const float *a, const float *b, double m) {
     vd acc[NV], nm = vdset(-m);
     for (int j = 0; j < NV; j++) acc[j] = vdset(0.0);
     size_t i = 0;
     for (; i + LANES <= n; i += LANES)
         for (int j = 0; j < NV; j++) {
-            vd d = vdadd(vwiden(vload(x + i + j * VLEN)), nm);
+            vd v = vwiden(vload(a + i + j * VLEN));
+            if (b) v = vdadd(v, vwiden(vload(b + i + j * VLEN)));
+            vd d = vdadd(v, nm);
             acc[j] = vdfma(d, d, acc[j]);
         }
     double l[LANES];
     for (int j = 0; j < NV; j++) memcpy(l + j * VLEN, &acc[j], sizeof(vd));
     for (size_t k = 0; i + k < n; k++) {
-        double d = (double)x[i + k] + -m;
+        double v = (double)a[i + k];
+        if (b) v = v + (double)b[i + k];
+        double d = v + -m;
         l[k] = fma(d, d, l[k]);
     }
     return tree16d(l);
@@ -117,15 +129,17 @@ static inline vf ln_y(vf x, vf m, vf r, const float *gm, const float *bt) {
     return xh;
 }
 
+/// The statistics are taken over sa (+ sb): x itself, or a residual form's x1 + x2 exactly.
 static void layer_norm_fwd(size_t n, const float *const *in, float *const *out,
-                           const og_norm_params *p, float *stats) {
+                           const og_norm_params *p, float *stats, const float *sa,
+                           const float *sb) {
     const float *x = in[0];
     const float *gamma = p->has_gamma ? in[1] : NULL;
     const float *beta = p->has_beta ? in[1 + p->has_gamma] : NULL;
     float *y = out[0];
-    double mean = sum_x(n, x) / (double)n;
+    double mean = sum_x(n, sa, sb) / (double)n;
     float mf = (float)mean;
-    double var = sum_sq(n, x, mean) / (double)n;
+    double var = sum_sq(n, sa, sb, mean) / (double)n;
     float rstd = (float)(1.0 / sqrt(var + p->eps));
     if (p->stats_mode == 0)
         stats[0] = mf, stats[1] = rstd;
@@ -149,10 +163,10 @@ static void layer_norm_fwd(size_t n, const float *const *in, float *const *out,
 }
 
 static void rms_norm_fwd(size_t n, const float *const *in, float *const *out,
-                         const og_norm_params *p, float *stats) {
+                         const og_norm_params *p, float *stats, const float *sa, const float *sb) {
     const float *x = in[0], *gamma = in[1];
     float *y = out[0];
-    double ms = sum_sq(n, x, 0.0) / (double)n;
+    double ms = sum_sq(n, sa, sb, 0.0) / (double)n;
     float rstd = (float)(1.0 / sqrt(ms + p->eps));
     stats[0] = rstd;
     vf r = vset(rstd);
@@ -257,12 +271,12 @@ static void norm_bwd(size_t n, const float *const *in, float *const *out, const 
 
 void OG_FN(og_layer_norm_fwd)(size_t n, const float *const *in, float *const *out,
                               const void *params, float *stats) {
-    if (n > 0) layer_norm_fwd(n, in, out, params, stats);
+    if (n > 0) layer_norm_fwd(n, in, out, params, stats, in[0], NULL);
 }
 
 void OG_FN(og_rms_norm_fwd)(size_t n, const float *const *in, float *const *out, const void *params,
                             float *stats) {
-    if (n > 0) rms_norm_fwd(n, in, out, params, stats);
+    if (n > 0) rms_norm_fwd(n, in, out, params, stats, in[0], NULL);
 }
 
 void OG_FN(og_layer_norm_bwd)(size_t n, const float *const *in, float *const *out,
@@ -288,4 +302,81 @@ void OG_FN(og_rms_norm_bwd_acc)(size_t n, const float *const *in, float *const *
 void OG_FN(og_norm_copy)(size_t n, const float *const *in, float *const *out, const void *params) {
     (void)params;
     if (out[0] != in[0]) memcpy(out[0], in[0], n * sizeof(float));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The residual forms: x = x1 + x2 (+ bias) is formed in fp32 into y's row (the output row the
+// kernel owns: an fp32 buffer or an fp32 output), copied to xOut when asked for, and normalized
+// in place (every pass reads element i before it writes it). The statistics are taken over
+// x1 + x2 formed in double (sum_x), so mean and rstd are those of the exact sum, as the float64
+// reference's; with a bias, over the fp32 x. in = {x1, x2[, bias], then the operator's own
+// inputs}; out = {y[, xOut]}.
+
+/// dst = a + b (+ c), elementwise (c may be NULL).
+static void add_rows(size_t n, const float *a, const float *b, const float *c, float *dst) {
+    size_t i = 0;
+    for (; i + VLEN <= n; i += VLEN) {
+        vf v = vadd(vload(a + i), vload(b + i));
+        vstore(dst + i, c ? vadd(v, vload(c + i)) : v);
+    }
+    for (; i < n; i++) { // the same two adds, one value at a time
+        float v = a[i] + b[i];
+        dst[i] = c ? v + c[i] : v;
+    }
+}
+
+/// x into out[0] (and out[1]); `rest` = the inputs after x1, x2 and the bias.
+static const float *add_input(size_t n, const float *const *in, float *const *out,
+                              const og_norm_params *p, const float *const **rest) {
+    add_rows(n, in[0], in[1], p->add_mode == 3 ? in[2] : NULL, out[0]);
+    if (p->want_xout) memcpy(out[1], out[0], n * sizeof(float));
+    *rest = in + p->add_mode;
+    return out[0];
+}
+
+void OG_FN(og_add_layer_norm_fwd)(size_t n, const float *const *in, float *const *out,
+                                  const void *params, float *stats) {
+    if (n == 0) return;
+    const float *const *rest;
+    const float *ins[3];
+    ins[0] = add_input(n, in, out, params, &rest);
+    ins[1] = rest[0], ins[2] = rest[1];
+    const og_norm_params *p = params;
+    layer_norm_fwd(n, ins, out, p, stats, p->add_mode == 2 ? in[0] : ins[0],
+                   p->add_mode == 2 ? in[1] : NULL);
+}
+
+void OG_FN(og_add_rms_norm_fwd)(size_t n, const float *const *in, float *const *out,
+                                const void *params, float *stats) {
+    if (n == 0) return;
+    const float *const *rest;
+    const float *ins[2];
+    ins[0] = add_input(n, in, out, params, &rest);
+    ins[1] = rest[0];
+    rms_norm_fwd(n, ins, out, params, stats, in[0], in[1]);
+}
+
+/// AddLayerNormGrad: in = {dy, x1, x2, gamma[, dsum]}, out = {dx}: x = x1 + x2 into dx's row,
+/// the LayerNorm backward in place, then dx += dsum.
+static void add_layer_norm_bwd(size_t n, const float *const *in, float *const *out,
+                               const og_norm_params *p, const float *stats, float *const *acc) {
+    float *dx = out[0];
+    add_rows(n, in[1], in[2], NULL, dx);
+    const float *ins[3] = {in[0], dx, in[3]};
+    norm_bwd(n, ins, out, p, stats, acc, true);
+    if (!p->has_dsum) return;
+    const float *ds = in[4];
+    size_t i = 0;
+    for (; i + VLEN <= n; i += VLEN) vstore(dx + i, vadd(vload(dx + i), vload(ds + i)));
+    for (; i < n; i++) dx[i] = dx[i] + ds[i];
+}
+
+void OG_FN(og_add_layer_norm_bwd)(size_t n, const float *const *in, float *const *out,
+                                  const void *params, float *stats) {
+    if (n > 0) add_layer_norm_bwd(n, in, out, params, stats, NULL);
+}
+
+void OG_FN(og_add_layer_norm_bwd_acc)(size_t n, const float *const *in, float *const *out,
+                                      const void *params, float *stats, float *const *acc) {
+    if (n > 0) add_layer_norm_bwd(n, in, out, params, stats, acc);
 }
