@@ -9,12 +9,18 @@
  *  - a transposed input and output whose normalized dims do not coalesce (the gather path), fp16
  *    and bf16 inputs with an fp32 weight, empty inputs (no rows: the weight gradients are 0);
  *  - the weight gradients over many row groups: bitwise equal at 1, 2 and 3 threads and on every
- *    ISA level this CPU has. */
+ *    ISA level this CPU has;
+ *  - the residual forms: AddLayerNorm (with a bias of gamma's and of x1's shape, xOut written
+ *    only with additionalOutput), AddRmsNorm's xOut, AddLayerNormGrad with and without dsum,
+ *    each against the plain operator on x1 + x2 (+ bias). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "acl/acl.h"
+#include "aclnnop/aclnn_add_layer_norm.h"
+#include "aclnnop/aclnn_add_layer_norm_grad.h"
+#include "aclnnop/aclnn_add_rms_norm.h"
 #include "aclnnop/aclnn_layer_norm.h"
 #include "aclnnop/aclnn_layer_norm_backward.h"
 #include "aclnnop/aclnn_rms_norm.h"
@@ -523,6 +529,119 @@ static void test_deterministic(void) {
     aclrtFree(xb), aclrtFree(dyb), aclrtFree(wb), aclrtFree(mb), aclrtFree(rb), aclrtFree(yb);
 }
 
+// The residual forms against LayerNorm / RmsNorm / LayerNormBackward on x = x1 + x2 (+ bias).
+static void test_residual(void) {
+    enum { ROWS = 37, R = 21, N = ROWS * R };
+    int64_t d[2] = {ROWS, R}, g[1] = {R}, s[2] = {ROWS, 1};
+    test_rng rng;
+    test_rng_seed(&rng, 31);
+    double tmp[N];
+    float *x1 = filled(N, ACL_FLOAT, &rng, -2, 2, tmp),
+          *x2 = filled(N, ACL_FLOAT, &rng, -2, 2, tmp);
+    float *bx = filled(N, ACL_FLOAT, &rng, -1, 1, tmp),
+          *bg = filled(R, ACL_FLOAT, &rng, -1, 1, tmp);
+    float *gm = filled(R, ACL_FLOAT, &rng, 0.5, 1.5, tmp),
+          *bt = filled(R, ACL_FLOAT, &rng, -1, 1, tmp);
+    float *dy = filled(N, ACL_FLOAT, &rng, -1, 1, tmp),
+          *ds = filled(N, ACL_FLOAT, &rng, -1, 1, tmp);
+    aclTensor *t1 = test_tensor(d, 2, ACL_FLOAT, x1), *t2 = test_tensor(d, 2, ACL_FLOAT, x2);
+    aclTensor *tbx = test_tensor(d, 2, ACL_FLOAT, bx), *tbg = test_tensor(g, 1, ACL_FLOAT, bg);
+    aclTensor *tg = test_tensor(g, 1, ACL_FLOAT, gm), *tb = test_tensor(g, 1, ACL_FLOAT, bt);
+    aclTensor *tdy = test_tensor(d, 2, ACL_FLOAT, dy), *tds = test_tensor(d, 2, ACL_FLOAT, ds);
+    float *x = test_dev_alloc(N * 4), *y = test_dev_alloc(N * 4), *xo = test_dev_alloc(N * 4);
+    float *y_ref = test_dev_alloc(N * 4), *m = test_dev_alloc(ROWS * 4),
+          *r = test_dev_alloc(ROWS * 4);
+    float *m_ref = test_dev_alloc(ROWS * 4), *r_ref = test_dev_alloc(ROWS * 4);
+    aclTensor *tx = test_tensor(d, 2, ACL_FLOAT, x), *ty = test_tensor(d, 2, ACL_FLOAT, y);
+    aclTensor *txo = test_tensor(d, 2, ACL_FLOAT, xo), *tyr = test_tensor(d, 2, ACL_FLOAT, y_ref);
+    aclTensor *tm = test_tensor(s, 2, ACL_FLOAT, m), *tr = test_tensor(s, 2, ACL_FLOAT, r);
+    aclTensor *tmr = test_tensor(s, 2, ACL_FLOAT, m_ref),
+              *trr = test_tensor(s, 2, ACL_FLOAT, r_ref);
+    int64_t rr = R;
+    aclIntArray *ns = aclCreateIntArray(&rr, 1);
+    uint64_t ws;
+    aclOpExecutor *e;
+    for (int bias = 0; bias < 3; bias++) { // none, gamma's shape, x1's shape
+        const float *bv = bias == 1 ? bg : bx;
+        for (int i = 0; i < N; i++) x[i] = x1[i] + x2[i] + (bias ? bv[bias == 1 ? i % R : i] : 0);
+        memset(xo, 0x7f, N * 4);
+        CHECK_EQ(
+            RUN_OP(aclnnAddLayerNormGetWorkspaceSize(t1, t2, tg, tb,
+                                                     bias == 0   ? NULL
+                                                     : bias == 1 ? tbg
+                                                                 : tbx,
+                                                     1e-5, bias != 2, ty, tm, tr, txo, &ws, &e),
+                   aclnnAddLayerNorm),
+            0);
+        CHECK_EQ(
+            RUN_OP(aclnnLayerNormGetWorkspaceSize(tx, ns, tg, tb, 1e-5, tyr, tmr, trr, &ws, &e),
+                   aclnnLayerNorm),
+            0);
+        for (int i = 0; i < N; i++) {
+            CHECKF(fabsf(y[i] - y_ref[i]) <= 2e-5f * (1 + fabsf(y_ref[i])), "bias %d y[%d]", bias,
+                   i);
+            if (bias != 2)
+                CHECKF(xo[i] == x[i], "bias %d xOut[%d] = %g, want %g", bias, i, xo[i], x[i]);
+        }
+        if (bias == 2) CHECK(((unsigned char *)xo)[0] == 0x7f); // additionalOutput false
+        for (int i = 0; i < ROWS; i++)
+            CHECK(fabsf(m[i] - m_ref[i]) <= 1e-6f * (1 + fabsf(m_ref[i])) &&
+                  fabsf(r[i] - r_ref[i]) <= 1e-6f * r_ref[i]);
+    }
+    // additionalOutput with a NULL xOut
+    CHECK_EQ(aclnnAddLayerNormGetWorkspaceSize(t1, t2, tg, tb, NULL, 1e-5, true, ty, tm, tr, NULL,
+                                               &ws, &e),
+             161001);
+    CHECK_MSG("xOut");
+    // AddLayerNormGrad (x = x1 + x2, no bias) against LayerNormBackward, with and without dsum
+    for (int i = 0; i < N; i++) x[i] = x1[i] + x2[i];
+    CHECK_EQ(RUN_OP(aclnnLayerNormGetWorkspaceSize(tx, ns, tg, tb, 1e-5, tyr, tmr, trr, &ws, &e),
+                    aclnnLayerNorm),
+             0);
+    float *dx = test_dev_alloc(N * 4), *dx_ref = test_dev_alloc(N * 4);
+    float *dg = test_dev_alloc(R * 4), *db = test_dev_alloc(R * 4), *dg_ref = test_dev_alloc(R * 4),
+          *db_ref = test_dev_alloc(R * 4);
+    aclTensor *tdx = test_tensor(d, 2, ACL_FLOAT, dx), *tdxr = test_tensor(d, 2, ACL_FLOAT, dx_ref);
+    aclTensor *tdg = test_tensor(g, 1, ACL_FLOAT, dg), *tdb = test_tensor(g, 1, ACL_FLOAT, db);
+    aclTensor *tdgr = test_tensor(g, 1, ACL_FLOAT, dg_ref),
+              *tdbr = test_tensor(g, 1, ACL_FLOAT, db_ref);
+    bool all[3] = {true, true, true};
+    aclBoolArray *mask = aclCreateBoolArray(all, 3);
+    CHECK_EQ(RUN_OP(aclnnLayerNormBackwardGetWorkspaceSize(tdy, tx, ns, tmr, trr, tg, tb, mask,
+                                                           tdxr, tdgr, tdbr, &ws, &e),
+                    aclnnLayerNormBackward),
+             0);
+    for (int with_dsum = 0; with_dsum < 2; with_dsum++) {
+        CHECK_EQ(RUN_OP(aclnnAddLayerNormGradGetWorkspaceSize(tdy, t1, t2, trr, tmr, tg,
+                                                              with_dsum ? tds : NULL, tdx, tdg, tdb,
+                                                              &ws, &e),
+                        aclnnAddLayerNormGrad),
+                 0);
+        for (int i = 0; i < N; i++) {
+            float want = dx_ref[i] + (with_dsum ? ds[i] : 0);
+            CHECKF(fabsf(dx[i] - want) <= 1e-5f * (1 + fabsf(want)), "dx[%d] = %g, want %g", i,
+                   dx[i], want);
+        }
+        for (int j = 0; j < R; j++) CHECK(dg[j] == dg_ref[j] && db[j] == db_ref[j]);
+    }
+    // AddRmsNorm: xOut = x1 + x2, y = RmsNorm(x1 + x2)
+    CHECK_EQ(RUN_OP(aclnnAddRmsNormGetWorkspaceSize(t1, t2, tg, 1e-6, ty, tr, txo, &ws, &e),
+                    aclnnAddRmsNorm),
+             0);
+    CHECK_EQ(RUN_OP(aclnnRmsNormGetWorkspaceSize(tx, tg, 1e-6, tyr, trr, &ws, &e), aclnnRmsNorm),
+             0);
+    for (int i = 0; i < N; i++)
+        CHECK(xo[i] == x[i] && fabsf(y[i] - y_ref[i]) <= 2e-6f * (1 + fabsf(y_ref[i])));
+    aclTensor *ts[] = {t1,  t2, tbx, tbg, tg,  tb,  tdy,  tds, tx,  ty,   txo,
+                       tyr, tm, tr,  tmr, trr, tdx, tdxr, tdg, tdb, tdgr, tdbr};
+    for (size_t k = 0; k < sizeof ts / sizeof *ts; k++) aclDestroyTensor(ts[k]);
+    void *bufs[] = {x1,    x2, bx, bg,    gm,    bt, dy,     ds, x,  y,      xo,
+                    y_ref, m,  r,  m_ref, r_ref, dx, dx_ref, dg, db, dg_ref, db_ref};
+    for (size_t k = 0; k < sizeof bufs / sizeof *bufs; k++) aclrtFree(bufs[k]);
+    aclDestroyIntArray(ns);
+    aclDestroyBoolArray(mask);
+}
+
 int main(void) {
     RUN(test_layer_norm_errors);
     RUN(test_layer_norm_backward_errors);
@@ -533,5 +652,6 @@ int main(void) {
     RUN(test_layer_norm_transposed);
     RUN(test_empty);
     RUN(test_deterministic);
+    RUN(test_residual);
     return test_summary();
 }
