@@ -356,17 +356,36 @@ void OG_FN(og_add_rms_norm_fwd)(size_t n, const float *const *in, float *const *
     rms_norm_fwd(n, ins, out, params, stats, in[0], in[1]);
 }
 
-/// AddLayerNormGrad: in = {dy, x1, x2, gamma[, dsum]}, out = {dx}: x = x1 + x2 into dx's row,
-/// the LayerNorm backward in place, then dx += dsum.
+/// dst = x1 + x2 - m, the sum's rounding error put back (TwoSum): s = fl(a + b) errs by e exactly,
+/// and (s - m) + e rounds once. Rows of close values (x - m small next to x) would otherwise
+/// lose x - m's digits to the rounding of x1 + x2 (a row of two values: all of them).
+static inline vf centered_sum(vf a, vf b, vf m) {
+    vf s = vadd(a, b), bb = vsub(s, a);
+    vf e = vadd(vsub(a, vsub(s, bb)), vsub(b, bb));
+    return vadd(vsub(s, m), e);
+}
+
+/// AddLayerNormGrad: in = {dy, x1, x2, gamma[, dsum]}, out = {dx}: x - mean (centered_sum) into
+/// dx's row, the LayerNorm backward in place on it with mean 0, then dx += dsum.
 static void add_layer_norm_bwd(size_t n, const float *const *in, float *const *out,
                                const og_norm_params *p, const float *stats, float *const *acc) {
     float *dx = out[0];
-    add_rows(n, in[1], in[2], NULL, dx);
+    const float *x1 = in[1], *x2 = in[2];
+    vf m = vset(stats[0]);
+    size_t i = 0;
+    for (; i + VLEN <= n; i += VLEN) vstore(dx + i, centered_sum(vload(x1 + i), vload(x2 + i), m));
+    if (i < n) {
+        float ta[VLEN] = {0}, tb[VLEN] = {0}, td[VLEN];
+        for (size_t k = 0; i + k < n; k++) ta[k] = x1[i + k], tb[k] = x2[i + k];
+        vstore(td, centered_sum(vload(ta), vload(tb), m));
+        memcpy(dx + i, td, (n - i) * sizeof(float));
+    }
     const float *ins[3] = {in[0], dx, in[3]};
-    norm_bwd(n, ins, out, p, stats, acc, true);
+    const float centered[2] = {0.0f, stats[1]};
+    norm_bwd(n, ins, out, p, centered, acc, true);
     if (!p->has_dsum) return;
     const float *ds = in[4];
-    size_t i = 0;
+    i = 0;
     for (; i + VLEN <= n; i += VLEN) vstore(dx + i, vadd(vload(dx + i), vload(ds + i)));
     for (; i < n; i++) dx[i] = dx[i] + ds[i];
 }
