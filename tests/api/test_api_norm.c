@@ -627,6 +627,36 @@ static void test_residual(void) {
         for (int j = 0; j < R; j++)
             CHECK(fabsf(dg[j] - dg_ref[j]) <= 1e-5f * (1 + fabsf(dg_ref[j])) && db[j] == db_ref[j]);
     }
+    // dxOut may not share dy's memory (it is written first); in place over x1 it may
+    CHECK_EQ(aclnnAddLayerNormGradGetWorkspaceSize(tdy, t1, t2, trr, tmr, tg, NULL, tdy, tdg, tdb,
+                                                   &ws, &e),
+             161002);
+    CHECK_MSG("dxOut shares memory with dy");
+    {
+        float *x1c = test_dev_alloc(N * 4);
+        memcpy(x1c, x1, N * 4);
+        aclTensor *t1c = test_tensor(d, 2, ACL_FLOAT, x1c);
+        CHECK_EQ(RUN_OP(aclnnAddLayerNormGradGetWorkspaceSize(tdy, t1c, t2, trr, tmr, tg, NULL, t1c,
+                                                              tdg, tdb, &ws, &e),
+                        aclnnAddLayerNormGrad),
+                 0);
+        for (int i = 0; i < N; i++)
+            CHECK(fabsf(x1c[i] - dx_ref[i]) <= 1e-5f * (1 + fabsf(dx_ref[i])));
+        // AddLayerNorm in place: yOut over x1
+        memcpy(x1c, x1, N * 4);
+        CHECK_EQ(RUN_OP(aclnnAddLayerNormGetWorkspaceSize(t1c, t2, tg, tb, NULL, 1e-5, false, t1c,
+                                                          tm, tr, NULL, &ws, &e),
+                        aclnnAddLayerNorm),
+                 0);
+        CHECK_EQ(
+            RUN_OP(aclnnLayerNormGetWorkspaceSize(tx, ns, tg, tb, 1e-5, tyr, tmr, trr, &ws, &e),
+                   aclnnLayerNorm),
+            0);
+        for (int i = 0; i < N; i++)
+            CHECK(fabsf(x1c[i] - y_ref[i]) <= 2e-5f * (1 + fabsf(y_ref[i])));
+        aclDestroyTensor(t1c);
+        aclrtFree(x1c);
+    }
     // AddRmsNorm: xOut = x1 + x2, y = RmsNorm(x1 + x2)
     CHECK_EQ(RUN_OP(aclnnAddRmsNormGetWorkspaceSize(t1, t2, tg, 1e-6, ty, tr, txo, &ws, &e),
                     aclnnAddRmsNorm),

@@ -864,6 +864,15 @@ aclnnStatus aclnnAddLayerNormGradGetWorkspaceSize(
         for (int k = 7; k < 10; k++) nm[ni + k - 7] = names[k];
         OG_TRY(og_check_io_memory(op, ni, ins, 3, io + 7, nm));
     }
+    // The kernel writes x1 + x2 - mean into dxOut's row before it reads dy, and adds dsum last:
+    // dxOut may share x1's or x2's memory (read first), not dy's or dsum's.
+    const aclTensor *late[2] = {dy, dsumOptional};
+    for (int k = 0; k < 2; k++)
+        if (late[k] && late[k]->numel > 0 && og_tensors_overlap(dxOut, late[k]))
+            return og_fail(ACLNN_ERR_PARAM_INVALID,
+                           "%sGetWorkspaceSize: dxOut shares memory with %s, which it may not "
+                           "(dxOut is written before %s is read); it may share x1's or x2's",
+                           op->name, k ? "dsumOptional" : "dy", k ? "dsumOptional" : "dy");
     norm_build b;
     build_init(&b, op, 7, 3, io, x1, nA);
     if (b.R == 0) return finish(&b, workspaceSize, executor);

@@ -120,6 +120,28 @@ static double sum_sq(size_t n, const float *a, const float *b, double m) {
     return tree16d(l);
 }
 
+/// dst = a + b (+ c), elementwise (c may be NULL).
+static void add_rows(size_t n, const float *a, const float *b, const float *c, float *dst) {
+    size_t i = 0;
+    for (; i + VLEN <= n; i += VLEN) {
+        vf v = vadd(vload(a + i), vload(b + i));
+        vstore(dst + i, c ? vadd(v, vload(c + i)) : v);
+    }
+    for (; i < n; i++) { // the same two adds, one value at a time
+        float v = a[i] + b[i];
+        dst[i] = c ? v + c[i] : v;
+    }
+}
+
+/// A residual form without a bias: x = x1 + x2 (add[0] + add[1]) into out[0] (and xOut, out[1]),
+/// after the statistics were taken from x1 and x2 (an output may share x1's or x2's memory).
+static const float *form_x(size_t n, const float *const *add, float *const *out,
+                           const og_norm_params *p) {
+    add_rows(n, add[0], add[1], NULL, out[0]);
+    if (p->want_xout) memcpy(out[1], out[0], n * sizeof(float));
+    return out[0];
+}
+
 /// y = (x - m) r [* gamma] [+ beta] for the VLEN values at offset i (pointers already offset).
 static inline vf ln_y(vf x, vf m, vf r, const float *gm, const float *bt) {
     vf xh = vmul(vsub(x, m), r);
@@ -131,8 +153,8 @@ static inline vf ln_y(vf x, vf m, vf r, const float *gm, const float *bt) {
 
 /// The statistics are taken over sa (+ sb): x itself, or a residual form's x1 + x2 exactly.
 static void layer_norm_fwd(size_t n, const float *const *in, float *const *out,
-                           const og_norm_params *p, float *stats, const float *sa,
-                           const float *sb) {
+                           const og_norm_params *p, float *stats, const float *sa, const float *sb,
+                           const float *const *add) {
     const float *x = in[0];
     const float *gamma = p->has_gamma ? in[1] : NULL;
     const float *beta = p->has_beta ? in[1 + p->has_gamma] : NULL;
@@ -145,6 +167,7 @@ static void layer_norm_fwd(size_t n, const float *const *in, float *const *out,
         stats[0] = mf, stats[1] = rstd;
     else
         stats[0] = rstd;
+    if (add) x = form_x(n, add, out, p);
     vf m = vset(mf), r = vset(rstd);
     size_t i = 0;
     for (; i + VLEN <= n; i += VLEN)
@@ -163,12 +186,14 @@ static void layer_norm_fwd(size_t n, const float *const *in, float *const *out,
 }
 
 static void rms_norm_fwd(size_t n, const float *const *in, float *const *out,
-                         const og_norm_params *p, float *stats, const float *sa, const float *sb) {
+                         const og_norm_params *p, float *stats, const float *sa, const float *sb,
+                         const float *const *add) {
     const float *x = in[0], *gamma = in[1];
     float *y = out[0];
     double ms = sum_sq(n, sa, sb, 0.0) / (double)n;
     float rstd = (float)(1.0 / sqrt(ms + p->eps));
     stats[0] = rstd;
+    if (add) x = form_x(n, add, out, p);
     vf r = vset(rstd);
     size_t i = 0;
     for (; i + VLEN <= n; i += VLEN) vstore(y + i, vmul(vmul(vload(x + i), r), vload(gamma + i)));
@@ -271,12 +296,12 @@ static void norm_bwd(size_t n, const float *const *in, float *const *out, const 
 
 void OG_FN(og_layer_norm_fwd)(size_t n, const float *const *in, float *const *out,
                               const void *params, float *stats) {
-    if (n > 0) layer_norm_fwd(n, in, out, params, stats, in[0], NULL);
+    if (n > 0) layer_norm_fwd(n, in, out, params, stats, in[0], NULL, NULL);
 }
 
 void OG_FN(og_rms_norm_fwd)(size_t n, const float *const *in, float *const *out, const void *params,
                             float *stats) {
-    if (n > 0) rms_norm_fwd(n, in, out, params, stats, in[0], NULL);
+    if (n > 0) rms_norm_fwd(n, in, out, params, stats, in[0], NULL, NULL);
 }
 
 void OG_FN(og_layer_norm_bwd)(size_t n, const float *const *in, float *const *out,
@@ -307,53 +332,33 @@ void OG_FN(og_norm_copy)(size_t n, const float *const *in, float *const *out, co
 // ---------------------------------------------------------------------------------------------
 // The residual forms: x = x1 + x2 (+ bias) is formed in fp32 into y's row (the output row the
 // kernel owns: an fp32 buffer or an fp32 output), copied to xOut when asked for, and normalized
-// in place (every pass reads element i before it writes it). The statistics are taken over
-// x1 + x2 formed in double (sum_x), so mean and rstd are those of the exact sum, as the float64
-// reference's; with a bias, over the fp32 x. in = {x1, x2[, bias], then the operator's own
-// inputs}; out = {y[, xOut]}.
-
-/// dst = a + b (+ c), elementwise (c may be NULL).
-static void add_rows(size_t n, const float *a, const float *b, const float *c, float *dst) {
-    size_t i = 0;
-    for (; i + VLEN <= n; i += VLEN) {
-        vf v = vadd(vload(a + i), vload(b + i));
-        vstore(dst + i, c ? vadd(v, vload(c + i)) : v);
-    }
-    for (; i < n; i++) { // the same two adds, one value at a time
-        float v = a[i] + b[i];
-        dst[i] = c ? v + c[i] : v;
-    }
-}
-
-/// x into out[0] (and out[1]); `rest` = the inputs after x1, x2 and the bias.
-static const float *add_input(size_t n, const float *const *in, float *const *out,
-                              const og_norm_params *p, const float *const **rest) {
-    add_rows(n, in[0], in[1], p->add_mode == 3 ? in[2] : NULL, out[0]);
-    if (p->want_xout) memcpy(out[1], out[0], n * sizeof(float));
-    *rest = in + p->add_mode;
-    return out[0];
-}
+// in place (every pass reads element i before it writes it). Without a bias the statistics are
+// taken first, over x1 + x2 formed in double (sum_x): mean and rstd are those of the exact sum,
+// as the float64 reference's, and nothing reads x1 or x2 after y (which may share their memory)
+// is written. With a bias, x is formed first and everything reads it. in = {x1, x2[, bias], then
+// the operator's own inputs}; out = {y[, xOut]}.
 
 void OG_FN(og_add_layer_norm_fwd)(size_t n, const float *const *in, float *const *out,
                                   const void *params, float *stats) {
     if (n == 0) return;
-    const float *const *rest;
-    const float *ins[3];
-    ins[0] = add_input(n, in, out, params, &rest);
-    ins[1] = rest[0], ins[2] = rest[1];
     const og_norm_params *p = params;
-    layer_norm_fwd(n, ins, out, p, stats, p->add_mode == 2 ? in[0] : ins[0],
-                   p->add_mode == 2 ? in[1] : NULL);
+    const float *const *rest = in + p->add_mode; // gamma, beta
+    if (p->add_mode == 3) { // with a bias: x formed first (fp32), everything read from it
+        add_rows(n, in[0], in[1], in[2], out[0]);
+        if (p->want_xout) memcpy(out[1], out[0], n * sizeof(float));
+        const float *ins[3] = {out[0], rest[0], rest[1]};
+        layer_norm_fwd(n, ins, out, p, stats, out[0], NULL, NULL);
+        return;
+    }
+    const float *ins[3] = {NULL, rest[0], rest[1]}; // x: formed after the statistics
+    layer_norm_fwd(n, ins, out, p, stats, in[0], in[1], in);
 }
 
 void OG_FN(og_add_rms_norm_fwd)(size_t n, const float *const *in, float *const *out,
                                 const void *params, float *stats) {
     if (n == 0) return;
-    const float *const *rest;
-    const float *ins[2];
-    ins[0] = add_input(n, in, out, params, &rest);
-    ins[1] = rest[0];
-    rms_norm_fwd(n, ins, out, params, stats, in[0], in[1]);
+    const float *ins[2] = {NULL, in[2]};
+    rms_norm_fwd(n, ins, out, params, stats, in[0], in[1], in);
 }
 
 /// dst = x1 + x2 - m, the sum's rounding error put back (TwoSum): s = fl(a + b) errs by e exactly,
