@@ -117,10 +117,11 @@ void og_prog_rows(og_prog *p, const og_rows_op *op) {
     og_step *s = new_step(p, OG_STEP_ROWS);
     if (!s) return;
     og_rows_make_plan(op, og_num_threads(), og_isa(), &s->plan.rows);
-    int slots[OG_ROWS_MAX_IN + OG_ROWS_MAX_OUT + OG_ROWS_MAX_STATS], n = 0;
+    int slots[OG_ROWS_MAX_IN + OG_ROWS_MAX_OUT + OG_ROWS_MAX_STATS + OG_ROWS_MAX_ACC], n = 0;
     for (int k = 0; k < op->nin; k++) slots[n++] = op->in_slot[k];
     for (int k = 0; k < op->nout; k++) slots[n++] = op->out_slot[k];
     for (int k = 0; k < op->nstats; k++) slots[n++] = op->stats_slot[k];
+    for (int k = 0; k < op->nacc; k++) slots[n++] = op->acc_slot[k];
     if (!slots_ok(p, slots, n)) return;
     add_scratch(p, s, (uint64_t)s->plan.rows.slots * (uint64_t)s->plan.rows.slot_bytes);
 }

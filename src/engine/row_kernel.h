@@ -16,4 +16,11 @@ typedef void (*og_row_fn)(size_t n, const float *const *in, float *const *out, c
 typedef void (*og_row16_fn)(size_t n, const uint16_t *const *in, uint16_t *const *out,
                             float *scratch, const void *params, float *stats);
 
+/// One row of a kernel with column accumulators (the row engine's row groups, engine/rows.h):
+/// as og_row_fn, plus acc[k] = the n fp32 partial column sums of this row's group, to which the
+/// kernel adds its row's contributions (acc[k][i] += c_k(i)). `stats` holds the row's statistics
+/// on entry when the operator reads them (og_rows_op.stats_in).
+typedef void (*og_row_acc_fn)(size_t n, const float *const *in, float *const *out,
+                              const void *params, float *stats, float *const *acc);
+
 #endif

@@ -111,7 +111,7 @@ void og_rows_make_plan(const og_rows_op *op, int max_cores, opgrad_isa isa, og_r
     // on load and rounds on store: the bits of CopyIn -> fp32 kernel -> CopyOut, without the
     // passes through row buffers. OPGRAD_FUSED16=0 turns it off, as for the elementwise engine.
     const char *fused_env = getenv("OPGRAD_FUSED16");
-    p->fused16 = op->kernels16 && !(fused_env && !strcmp(fused_env, "0")) &&
+    p->fused16 = op->kernels16 && op->nacc == 0 && !(fused_env && !strcmp(fused_env, "0")) &&
                  (op->compute_dtype == ACL_BF16 || op->compute_dtype == ACL_FLOAT16);
     for (int k = 0; k < outs && p->fused16; k++)
         p->fused16 = ops[k]->dtype == op->compute_dtype && ops[k]->axis_stride == 1;
@@ -125,7 +125,13 @@ void og_rows_make_plan(const og_rows_op *op, int max_cores, opgrad_isa isa, og_r
         if (per_thread > OG_CORES_PER_THREAD) per_thread = OG_CORES_PER_THREAD;
         if (per_thread > 1) ranges = cores * per_thread;
     }
-    p->core_num = (int)(p->rows < ranges ? p->rows : ranges);
+    p->nacc = op->nacc;
+    p->stats_in = op->stats_in;
+    for (int k = 0; k < op->nacc; k++) p->acc_slot[k] = op->acc_slot[k];
+    // with accumulators a range is whole groups of rows
+    int64_t units = p->rows;
+    if (op->nacc > 0) p->groups = og_rows_groups(p->rows), units = p->groups;
+    p->core_num = (int)(units < ranges ? units : ranges);
     p->slots = p->core_num < cores ? p->core_num : cores;
     int buffered = 0;
     for (int k = 0; k < outs; k++) buffered += !ops[k]->direct;
@@ -133,14 +139,21 @@ void og_rows_make_plan(const og_rows_op *op, int max_cores, opgrad_isa isa, og_r
     p->slot_bytes = buffered * align64(p->R * 4) + align64(OG_ROWS_MAX_STATS * 4);
     if (p->R == 0 || p->rows == 0) p->core_num = p->slots = 0, p->slot_bytes = 0;
     p->isa = isa;
-    p->kernel = op->kernels[isa];
+    p->kernel = op->kernels ? op->kernels[isa] : NULL;
+    p->acc_kernel = op->nacc > 0 ? op->acc_kernels[isa] : NULL;
     if (op->params_size) memcpy(p->params, op->params, op->params_size);
 }
 
 void og_rows_core_range(const og_rows_plan *p, int core, int64_t *start, int64_t *count) {
-    int64_t base = p->rows / p->core_num, extra = p->rows % p->core_num;
+    int64_t units = p->nacc > 0 ? p->groups : p->rows;
+    int64_t base = units / p->core_num, extra = units % p->core_num;
     *start = core * base + (core < extra ? core : extra);
     *count = base + (core < extra ? 1 : 0);
+    if (p->nacc > 0) { // groups -> rows
+        int64_t end = (*start + *count) * OG_ROWS_GROUP;
+        *start *= OG_ROWS_GROUP;
+        *count = (end < p->rows ? end : p->rows) - *start;
+    }
 }
 
 typedef struct rows_ctx {
@@ -169,9 +182,20 @@ static inline void prefetch_run(const char *p, int64_t bytes) {
     for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b, 0, 3);
 }
 
+// The per-row statistics from their tensors (stats_in).
+static void load_stats(const og_rows_plan *p, const og_rows_operand *const *ops, char *const *base,
+                       const int64_t *off, int nrow_ops, float *stats) {
+    for (int k = 0; k < p->nstats; k++) {
+        const og_rows_operand *o = ops[nrow_ops + k];
+        size_t es = aclDataTypeSize(o->dtype);
+        stats[k] = og_load_elem(base[nrow_ops + k] + off[nrow_ops + k] * (int64_t)es, o->dtype);
+    }
+}
+
 // The per-row statistics into their tensors.
 static void store_stats(const og_rows_plan *p, const og_rows_operand *const *ops, char *const *base,
                         const int64_t *off, int nrow_ops, const float *stats) {
+    if (p->stats_in) return;
     for (int k = 0; k < p->nstats; k++) {
         const og_rows_operand *o = ops[nrow_ops + k];
         size_t es = aclDataTypeSize(o->dtype);
@@ -202,6 +226,8 @@ static void run_range(void *arg, int core, int slot) {
     }
     for (int k = nrow_ops; k < nops; k++) base[k] = og_executor_addr(c->e, ops[k]->slot);
     float *stats = (float *)at;
+    float *acc_base[OG_ROWS_MAX_ACC], *acc[OG_ROWS_MAX_ACC];
+    for (int k = 0; k < p->nacc; k++) acc_base[k] = (float *)og_executor_addr(c->e, p->acc_slot[k]);
     int64_t start, count, off[MAXOPS];
     og_rows_core_range(p, core, &start, &count);
     const float *in[OG_ROWS_MAX_IN];
@@ -218,6 +244,14 @@ static void run_range(void *arg, int core, int slot) {
                 if (!ops[k]->invariant && ops[k]->axis_stride == 1)
                     prefetch_run(base[k] + next[k] * (int64_t)aclDataTypeSize(ops[k]->dtype),
                                  p->R * (int64_t)aclDataTypeSize(ops[k]->dtype));
+        }
+        if (p->stats_in) load_stats(p, ops, base, off, nrow_ops, stats);
+        if (p->nacc > 0) { // the group's partial rows, zeroed as the group starts
+            int64_t g = r / OG_ROWS_GROUP;
+            for (int k = 0; k < p->nacc; k++) {
+                acc[k] = acc_base[k] + g * p->R;
+                if (r % OG_ROWS_GROUP == 0) memset(acc[k], 0, sizeof(float) * (size_t)p->R);
+            }
         }
         if (p->fused16) {
             const uint16_t *in16[OG_ROWS_MAX_IN];
@@ -245,7 +279,10 @@ static void run_range(void *arg, int core, int slot) {
             const og_rows_operand *o = ops[p->nin + k];
             out[k] = o->direct ? (float *)base[p->nin + k] + off[p->nin + k] : buf[p->nin + k];
         }
-        p->kernel((size_t)p->R, in, out, p->params, stats);
+        if (p->nacc > 0)
+            p->acc_kernel((size_t)p->R, in, out, p->params, stats, acc);
+        else
+            p->kernel((size_t)p->R, in, out, p->params, stats);
         for (int k = 0; k < p->nout; k++) { // CopyOut
             const og_rows_operand *o = ops[p->nin + k];
             if (o->round_via != ACL_FLOAT) og_round_through(cv, out[k], p->R, o->round_via);

@@ -17,7 +17,21 @@
  * Threads take contiguous ranges of rows; each row is computed by one kernel call, so results do
  * not depend on the thread count. Kernels keep one summation order on every ISA, so they do not
  * depend on the ISA either. A row is one unit of work: a tensor with one very long row runs on one
- * thread. */
+ * thread.
+ *
+ * Statistics are written after the kernel (a forward's mean / rstd), or, with stats_in, read
+ * before it (a backward's saved mean / rstd): the kernel gets them in `stats`.
+ *
+ * Row-group column accumulators (a backward's dgamma / dbeta: sums over every row of a per-element
+ * contribution). The rows are cut into groups of OG_ROWS_GROUP consecutive rows (the last may be
+ * shorter), a number fixed by the shape alone; ranges of rows are whole groups. Each accumulator is
+ * a contiguous fp32 temporary [groups, R]: the engine zeroes a group's row when the group starts,
+ * and the kernel (og_row_acc_fn) adds its row's contribution into it, the rows of a group in
+ * increasing order by one thread. A later step (a REDUCE over the groups, in its fixed order)
+ * sums the group rows into the result. So column k's sum is: within each group, a sequential fp32
+ * sum of its <= OG_ROWS_GROUP rows in row order, then the reduction engine's fixed order over the
+ * groups: bitwise the same for every thread count and ISA, within (OG_ROWS_GROUP - 1 + the
+ * REDUCE's D) 2^-24 of the sum of the contributions' magnitudes (first order). */
 #ifndef OG_ROWS_H
 #define OG_ROWS_H
 
@@ -31,9 +45,16 @@
 #include "opgrad/opgrad.h"
 #include "tensor/tensor.h"
 
-#define OG_ROWS_MAX_IN 4
-#define OG_ROWS_MAX_OUT 2
+#define OG_ROWS_MAX_IN 6
+#define OG_ROWS_MAX_OUT 3
 #define OG_ROWS_MAX_STATS 2
+#define OG_ROWS_MAX_ACC 2
+#define OG_ROWS_GROUP 32 // rows per group of the column accumulators
+
+/// The number of row groups of `rows` rows (the first dim of an accumulator temporary).
+static inline int64_t og_rows_groups(int64_t rows) {
+    return (rows + OG_ROWS_GROUP - 1) / OG_ROWS_GROUP;
+}
 #define OG_ROWS_MAX_PARAMS 64
 
 /// A row operator, as an operator describes it after checking its arguments.
@@ -57,6 +78,12 @@ typedef struct og_rows_op {
     bool prefetch;
     aclDataType compute_dtype; // a 16-bit type: inputs and outputs of another dtype are rounded
                                // through it (aclnn casts the inputs to it, the result from it)
+    bool stats_in;             // the stats are inputs, read before the kernel
+    // column accumulators: nacc > 0 runs acc_kernels (not kernels / kernels16) with acc[k] the
+    // row's group row of temporary acc_slot[k] (fp32, contiguous, [og_rows_groups(rows), R])
+    const og_row_acc_fn *acc_kernels; // [OPGRAD_ISA_COUNT]
+    int nacc;
+    int acc_slot[OG_ROWS_MAX_ACC];
 } og_rows_op;
 
 typedef struct og_rows_operand {
@@ -87,6 +114,11 @@ typedef struct og_rows_plan {
     opgrad_isa isa;
     og_row_fn kernel;
     og_row16_fn kernel16; // when fused16
+    bool stats_in;
+    int nacc; // column accumulators (ranges are whole groups of rows)
+    int acc_slot[OG_ROWS_MAX_ACC];
+    int64_t groups;           // og_rows_groups(rows) when nacc > 0
+    og_row_acc_fn acc_kernel; // when nacc > 0
     unsigned char params[OG_ROWS_MAX_PARAMS];
 } og_rows_plan;
 

@@ -49,6 +49,7 @@
 #define OG_ARGV_C(...) OG_ARG_STRING
 #define OG_ARGV_A(...) OG_ARG_INT_ARRAY
 #define OG_ARGV_DT(...) OG_ARG_DTYPE
+#define OG_ARGV_BA(...) OG_ARG_BOOL_ARRAY
 #define OG_ARG_TENSOR(n_) a[n_].t,
 #define OG_ARG_SCALAR(n_) a[n_].s,
 #define OG_ARG_INT(n_) a[n_].i,
@@ -58,6 +59,7 @@
 #define OG_ARG_STRING(n_) a[n_].c,
 #define OG_ARG_INT_ARRAY(n_) a[n_].a,
 #define OG_ARG_DTYPE(n_) a[n_].dtype,
+#define OG_ARG_BOOL_ARRAY(n_) a[n_].ba,
 
 #define OG_KIND_FWD OG_OP_FORWARD
 #define OG_KIND_BWD OG_OP_BACKWARD

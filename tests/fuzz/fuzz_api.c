@@ -181,6 +181,7 @@ typedef struct call {
     tslot ts[MAXP];
     aclScalar *scalars[MAXP];
     aclIntArray *arrays[MAXP];
+    aclBoolArray *bools[MAXP]; // BA parameters (an outputMask)
     char strings[MAXP][80];
     int64_t base[MAXRANK];
     int base_rank;
@@ -567,6 +568,14 @@ static void make_arg(fz *f, call *c, int k) {
                 break;
             }
         break;
+    case OG_PARAM_BOOL_ARRAY: { // usually 3 random entries, sometimes another count or NULL
+        bool v[8];
+        int n = fz_pick(f, 4) == 1 ? fz_pick(f, 8) : 3;
+        for (int i = 0; i < n; i++) v[i] = fz_u8(f) & 1;
+        a->ba = c->bools[k] = fz_pick(f, 16) == 1 ? NULL : aclCreateBoolArray(v, (uint64_t)n);
+        if (!a->ba) c->any_null = true;
+        break;
+    }
     case OG_PARAM_INT_ARRAY:
         a->a = c->arrays[k] = make_array(f);
         if (!a->a) c->any_null = true;
@@ -689,6 +698,7 @@ static void free_call(call *c) {
         dev_free(s->own, s->own_size);
         if (c->scalars[k]) aclDestroyScalar(c->scalars[k]);
         if (c->arrays[k]) aclDestroyIntArray(c->arrays[k]);
+        if (c->bools[k]) aclDestroyBoolArray(c->bools[k]);
         if (c->wrong_scalar[k]) aclDestroyScalar(c->wrong_scalar[k]);
         if (c->wrong_tensor[k]) aclDestroyTensor(c->wrong_tensor[k]);
     }

@@ -606,4 +606,56 @@ MUTANTS = [
         "why": "GeGluBackward writes the linear half's gradient into the gelu half of gradInput "
                "and the reverse",
     },
+
+    # ---------------------------------------------------------------- norm (issue 14)
+    {
+        "id": "layer-norm-std-for-rstd",
+        "cls": "branch sign/factor",
+        "file": "src/ops/norm/norm_kernel_simd.c",
+        "find": "vf xh = vmul(vsub(x, m), r);",
+        "replace": "vf xh = vdiv(vsub(x, m), r);",
+        "expect": r"FAIL +layer_norm\w*",
+        "isa": "scalar",
+        "fast": True,
+        "why": "LayerNorm's forward divides x - mean by rstd (multiplies by the standard "
+               "deviation) where it must multiply by rstd: rstd used where 1 / std is needed",
+    },
+    {
+        "id": "layer-norm-dgamma-one-group",
+        "cls": "broadcast reduction",
+        "file": "src/ops/norm/norm_api.c",
+        "find": "og_reduce_to_shape(&r, acc->dims, acc->ndim, out);",
+        "replace": "int64_t first[OG_MAX_DIMS];\n    memcpy(first, acc->dims, sizeof first);\n"
+                   "    first[0] = 1;\n    og_reduce_to_shape(&r, first, acc->ndim, out);",
+        "expect": r"FAIL +(layer|rms)_norm\w* +\w+ +(\w+ +)?wide\b.*gradient of '(weight|bias|gamma)'",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the weight / bias gradients are not reduced over all the rows: only the first row "
+               "group's partial sums (32 rows) reach gradWeight, gradBias and dgamma",
+    },
+    {
+        "id": "layer-norm-dx-mean-term",
+        "cls": "missing term",
+        "file": "src/ops/norm/norm_kernel_simd.c",
+        "find": "vstore(dx + i, vmul(r, vfnmadd(xh, mb, vsub(g, ma))));",
+        "replace": "vstore(dx + i, vmul(r, vfnmadd(xh, mb, g)));",
+        "expect": r"FAIL +layer_norm\w*.*gradient of 'x'",
+        "isa": "scalar",
+        "fast": True,
+        "why": "LayerNorm's dx forgets the mean's dependence on x: the -mean(dy gamma) term is "
+               "dropped (the classic gradient of a normalization that treats the mean as a constant)",
+    },
+    {
+        "id": "rows-stats-keepdim-ignored",
+        "cls": "broadcast reduction",
+        "file": "src/engine/rows.c",
+        "find": "if (t->ndim == op->ndim && td >= 0) td--; // keepdim: t has a 1 there",
+        "replace": "(void)t; // keepdim: t has a 1 there",
+        "expect": r"FAIL +rms_norm\w*",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the row engine reads a per-row statistic of shape [A..., 1] (RmsNormGrad's rstd as "
+               "the forward saves it, LayerNorm's mean / rstd) as if it were [A...]: the trailing "
+               "1 is not skipped, so every row's statistic comes from the wrong place",
+    },
 ]

@@ -374,3 +374,8 @@ from . import nn  # noqa: E402  (needs the functions above)
 from ._glu import geglu, swiglu  # noqa: E402,F401
 
 __all__ += ["swiglu", "geglu"]
+
+# ---- norm (issue 14)
+from ._norm import layer_norm, rms_norm  # noqa: E402
+
+__all__ += ["layer_norm", "rms_norm"]

@@ -186,3 +186,8 @@ _add_list_modules()
 from ._glu import GeGLU, SwiGLU  # noqa: E402,F401
 
 __all__ += ["SwiGLU", "GeGLU"]
+
+# ---- norm (issue 14)
+from ._norm import LayerNorm, RMSNorm  # noqa: E402
+
+__all__ += ["LayerNorm", "RMSNorm"]

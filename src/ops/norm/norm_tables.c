@@ -1,0 +1,21 @@
+/* The ISA tables of the norm row kernels (norm_kernel.h). */
+#include "engine/isa_table.h"
+#include "ops/norm/norm_kernel.h"
+
+const og_row_fn og_layer_norm_fwd_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_layer_norm_fwd);
+const og_row_fn og_rms_norm_fwd_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_rms_norm_fwd);
+const og_row_fn og_layer_norm_bwd_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_layer_norm_bwd);
+const og_row_fn og_rms_norm_bwd_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_rms_norm_bwd);
+const og_row_acc_fn og_layer_norm_bwd_acc_kernels[OPGRAD_ISA_COUNT] =
+    OG_ISA_TABLE(og_layer_norm_bwd_acc);
+const og_row_acc_fn og_rms_norm_bwd_acc_kernels[OPGRAD_ISA_COUNT] =
+    OG_ISA_TABLE(og_rms_norm_bwd_acc);
+const og_row_fn og_add_layer_norm_fwd_kernels[OPGRAD_ISA_COUNT] =
+    OG_ISA_TABLE(og_add_layer_norm_fwd);
+const og_row_fn og_add_rms_norm_fwd_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_add_rms_norm_fwd);
+const og_row_fn og_add_layer_norm_bwd_kernels[OPGRAD_ISA_COUNT] =
+    OG_ISA_TABLE(og_add_layer_norm_bwd);
+const og_row_acc_fn og_add_layer_norm_bwd_acc_kernels[OPGRAD_ISA_COUNT] =
+    OG_ISA_TABLE(og_add_layer_norm_bwd_acc);
+
+OG_EW_DEFINE_KERNEL_TABLE(norm_copy);
