@@ -12,7 +12,7 @@ static const struct {
     {"O", OG_PARAM_OUT},    {"R", OG_PARAM_REF},    {"S", OG_PARAM_SCALAR},
     {"I", OG_PARAM_INT},    {"I8", OG_PARAM_INT8},  {"B", OG_PARAM_BOOL},
     {"D", OG_PARAM_DOUBLE}, {"C", OG_PARAM_STRING}, {"A", OG_PARAM_INT_ARRAY},
-    {"DT", OG_PARAM_DTYPE},
+    {"DT", OG_PARAM_DTYPE}, {"BA", OG_PARAM_BOOL_ARRAY},
 };
 
 static const char *skip_space(const char *s) {

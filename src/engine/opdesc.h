@@ -34,6 +34,7 @@ typedef enum {
     OG_PARAM_STRING,    // C  char *
     OG_PARAM_INT_ARRAY, // A  const aclIntArray *
     OG_PARAM_DTYPE,     // DT aclDataType
+    OG_PARAM_BOOL_ARRAY, // BA const aclBoolArray * (an outputMask)
     OG_PARAM_KIND_COUNT
 } og_param_kind;
 
@@ -48,6 +49,7 @@ typedef union og_arg {
     char *c;           // C
     aclIntArray *a;    // A
     aclDataType dtype; // DT
+    aclBoolArray *ba;  // BA
 } og_arg;
 
 struct og_opdesc;

@@ -32,6 +32,8 @@
 #define OG_EACH_10(f, a, b, c, d, e, g, h, i, j, k) OG_EACH_9(f, a, b, c, d, e, g, h, i, j) f(9, k)
 #define OG_EACH_11(f, a, b, c, d, e, g, h, i, j, k, l) OG_EACH_10(f, a, b, c, d, e, g, h, i, j, k) f(10, l)
 #define OG_EACH_12(f, a, b, c, d, e, g, h, i, j, k, l, m) OG_EACH_11(f, a, b, c, d, e, g, h, i, j, k, l) f(11, m)
+#define OG_EACH_13(f, a, b, c, d, e, g, h, i, j, k, l, m, n)                                       \
+    OG_EACH_12(f, a, b, c, d, e, g, h, i, j, k, l, m) f(12, n)
 // clang-format on
 
 // OG_ARGV(i, T(self)) -> "a[i].t," : the og_arg member of parameter i, by its kind letter.
@@ -49,6 +51,7 @@
 #define OG_ARGV_C(...) OG_ARG_STRING
 #define OG_ARGV_A(...) OG_ARG_INT_ARRAY
 #define OG_ARGV_DT(...) OG_ARG_DTYPE
+#define OG_ARGV_BA(...) OG_ARG_BOOL_ARRAY
 #define OG_ARG_TENSOR(n_) a[n_].t,
 #define OG_ARG_SCALAR(n_) a[n_].s,
 #define OG_ARG_INT(n_) a[n_].i,
@@ -58,6 +61,7 @@
 #define OG_ARG_STRING(n_) a[n_].c,
 #define OG_ARG_INT_ARRAY(n_) a[n_].a,
 #define OG_ARG_DTYPE(n_) a[n_].dtype,
+#define OG_ARG_BOOL_ARRAY(n_) a[n_].ba,
 
 #define OG_KIND_FWD OG_OP_FORWARD
 #define OG_KIND_BWD OG_OP_BACKWARD

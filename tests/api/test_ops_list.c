@@ -30,7 +30,8 @@ static bool is_tensor(og_param_kind k) {
            k == OG_PARAM_OUT || k == OG_PARAM_REF;
 }
 static bool is_pointer(og_param_kind k) {
-    return is_tensor(k) || k == OG_PARAM_SCALAR || k == OG_PARAM_STRING || k == OG_PARAM_INT_ARRAY;
+    return is_tensor(k) || k == OG_PARAM_SCALAR || k == OG_PARAM_STRING || k == OG_PARAM_INT_ARRAY ||
+           k == OG_PARAM_BOOL_ARRAY;
 }
 // A tensor the list marks optional: NULL is a valid argument.
 static bool is_optional(const og_param *p) { return is_tensor(p->kind) && !strcmp(p->def, "NULL"); }
@@ -44,6 +45,7 @@ typedef struct args {
     float *bufs[MAXARGS];
     aclScalar *scalars[MAXARGS];
     aclIntArray *arrays[MAXARGS];
+    aclBoolArray *bools[MAXARGS];
     char strings[MAXARGS][32];
 } args;
 
@@ -79,6 +81,10 @@ static void make_args(const og_opdesc *op, args *g, int rank9_at, int int32_at) 
             g->a[i].a = g->arrays[i];
         } else if (k == OG_PARAM_DTYPE) {
             g->a[i].dtype = ACL_FLOAT;
+        } else if (k == OG_PARAM_BOOL_ARRAY) {
+            bool all[3] = {true, true, true};
+            g->bools[i] = aclCreateBoolArray(all, 3);
+            g->a[i].ba = g->bools[i];
         }
     }
 }
@@ -89,6 +95,7 @@ static void free_args(args *g) {
         if (g->bufs[i]) aclrtFree(g->bufs[i]);
         if (g->scalars[i]) aclDestroyScalar(g->scalars[i]);
         if (g->arrays[i]) aclDestroyIntArray(g->arrays[i]);
+        if (g->bools[i]) aclDestroyBoolArray(g->bools[i]);
     }
 }
 
