@@ -23,15 +23,24 @@
 #include "runtime/error.h"
 #include "tensor/dtype.h"
 
-// t [N, C, s...] as [N, G, C/G, s...] (rank + 1 dims).
+// The spatial dims of t that are not 1 (the view leaves those out: rank 8 fits).
+static int spatial_dims(const aclTensor *t) {
+    int n = 0;
+    for (int d = 2; d < t->ndim; d++) n += t->dims[d] != 1;
+    return n;
+}
+
+// t [N, C, s...] as [N, G, C/G, s...] without the spatial dims of size 1 (all the tensors of one
+// call have one shape, so their views have one shape too).
 static aclTensor split_view(const aclTensor *t, int64_t G) {
     aclTensor v = *t;
     int64_t C = t->dims[1], cs = t->strides[1];
-    v.ndim = t->ndim + 1;
     v.dims[0] = t->dims[0], v.strides[0] = t->strides[0];
     v.dims[1] = G, v.strides[1] = cs * (C / G);
     v.dims[2] = C / G, v.strides[2] = cs;
-    for (int d = 2; d < t->ndim; d++) v.dims[d + 1] = t->dims[d], v.strides[d + 1] = t->strides[d];
+    v.ndim = 3;
+    for (int d = 2; d < t->ndim; d++)
+        if (t->dims[d] != 1) v.dims[v.ndim] = t->dims[d], v.strides[v.ndim++] = t->strides[d];
     return v;
 }
 
@@ -70,10 +79,11 @@ static aclnnStatus check_dims(const og_opdesc *op, const char *name, const aclTe
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: group is %lld; it must be positive and divide C = %lld",
                        op->name, (long long)group, (long long)C);
-    if (x->ndim + 1 > OG_MAX_DIMS)
+    if (3 + spatial_dims(x) > OG_MAX_DIMS) // [N, G, C/G, spatial...]
         return og_fail(ACLNN_ERR_PARAM_INVALID,
-                       "%sGetWorkspaceSize: %s has rank %d; supported: 2 to 7 dims", op->name, name,
-                       x->ndim);
+                       "%sGetWorkspaceSize: %s %s has 6 spatial dims of more than one element; "
+                       "supported: at most 5 (HxW is their product: merge them)",
+                       op->name, name, a);
     return ACLNN_SUCCESS;
 }
 
@@ -121,7 +131,7 @@ aclnnStatus aclnnGroupNormGetWorkspaceSize(const aclTensor *self, const aclTenso
     if (self->numel == 0) return og_prog_publish(&p, workspaceSize, executor);
     int64_t G = group, M = C / G * HxW;
     og_bn_params prm = {.eps = eps, .inv_k = 1.0 / (double)M};
-    int rank = self->ndim + 1;
+    int rank = 3 + spatial_dims(self);
     aclTensor xv = split_view(self, G), ov = split_view(out, G);
     int64_t ng[2] = {N, G}, ngc[3] = {N, G, C / G};
     const aclTensor *mean_t, *var_t, *rstd_t, *a_t;
@@ -220,7 +230,7 @@ aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(
     if (C == 0 || !(m[0] || m[1] || m[2])) return og_prog_publish(&p, workspaceSize, executor);
     int64_t G = group, M = C / G * HxW;
     og_bn_params prm = {.inv_k = M ? 1.0 / (double)M : 0.0};
-    int rank = input->ndim + 1;
+    int rank = 3 + spatial_dims(input);
     aclTensor dyv = split_view(gradOut, G), xv = split_view(input, G);
     aclTensor mv = stat_view(mean, rank), rv3 = stat_view(rstd, 3);
     int64_t ng[2] = {N, G}, ngc[3] = {N, G, C / G};
