@@ -60,7 +60,7 @@ void og_bn_map(og_prog *p, const og_ew_compute_fn *k, int nin, const aclTensor *
 }
 
 void og_bn_reduce(og_prog *p, og_reduce_kind kind, const og_ew_compute_fn *map, int nin,
-                  const aclTensor *const *in, const int *in_slot, const aclTensor *shape,
+                  const aclTensor *const *in, const int *in_slot, const int64_t *dims, int ndim,
                   const aclTensor *out, int out_slot) {
     og_reduce_op r = {.kind = kind,
                       .nin = nin,
@@ -69,7 +69,7 @@ void og_bn_reduce(og_prog *p, og_reduce_kind kind, const og_ew_compute_fn *map, 
                       .out_slot = out_slot,
                       .round_in = ACL_FLOAT};
     for (int i = 0; i < nin; i++) r.in[i] = in[i], r.in_slot[i] = in_slot[i];
-    og_reduce_to_shape(&r, shape->dims, shape->ndim, out);
+    og_reduce_to_shape(&r, dims, ndim, out);
     og_prog_reduce(p, &r);
 }
 
@@ -181,10 +181,10 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
         var_s = og_prog_temp(&p, ACL_FLOAT, 1, &C, &var_t);
         if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
         aclTensor mv = og_bn_view(mean_t, rank), vv = og_bn_view(var_t, rank);
-        og_bn_reduce(&p, OG_RED_MEAN, NULL, 1, (const aclTensor *[]){input}, (int[]){0}, input, &mv,
-                     mean_s);
+        og_bn_reduce(&p, OG_RED_MEAN, NULL, 1, (const aclTensor *[]){input}, (int[]){0},
+                     input->dims, input->ndim, &mv, mean_s);
         og_bn_reduce(&p, OG_RED_MEAN, og_bn_sqdev_kernels, 2, (const aclTensor *[]){input, &mv},
-                     (int[]){0, mean_s}, input, &vv, var_s);
+                     (int[]){0, mean_s}, input->dims, input->ndim, &vv, var_s);
     } else {
         mean_t = runningMean, mean_s = 3;
     }
@@ -327,13 +327,14 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
     if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
     if (need_sdy) {
         aclTensor v = og_bn_view(sdy_t, rank);
-        og_bn_reduce(&p, OG_RED_SUM, NULL, 1, &gradOut, (int[]){0}, input, &v, sdy_s);
+        og_bn_reduce(&p, OG_RED_SUM, NULL, 1, &gradOut, (int[]){0}, input->dims, input->ndim, &v,
+                     sdy_s);
     }
     if (need_sdx) {
         aclTensor v = og_bn_view(sdx_t, rank);
         og_bn_reduce(&p, OG_RED_SUM, og_bn_dymul_kernels, 3,
-                     (const aclTensor *[]){gradOut, input, &mv}, (int[]){0, 1, mean_s}, input, &v,
-                     sdx_s);
+                     (const aclTensor *[]){gradOut, input, &mv}, (int[]){0, 1, mean_s}, input->dims,
+                     input->ndim, &v, sdx_s);
     }
     if (m[1])
         og_bn_map(&p, og_mul_kernels, 2, (const aclTensor *[]){sdx_t, rstd_t},

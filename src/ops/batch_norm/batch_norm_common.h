@@ -13,10 +13,10 @@ aclTensor og_bn_view(const aclTensor *t, int rank);
 void og_bn_map(og_prog *p, const og_ew_compute_fn *k, int nin, const aclTensor *const *in,
                const int *in_slot, int nout, const aclTensor *const *out, const int *out_slot,
                const og_bn_params *params);
-/// A REDUCE step summing (or averaging) `in` (or map(in...)) over the shape of `shape` down to
-/// out's shape (NumPy broadcasting).
+/// A REDUCE step summing (or averaging) `in` (or map(in...)) over the index space `dims` (ndim
+/// dims) down to out's shape (NumPy broadcasting).
 void og_bn_reduce(og_prog *p, og_reduce_kind kind, const og_ew_compute_fn *map, int nin,
-                  const aclTensor *const *in, const int *in_slot, const aclTensor *shape,
+                  const aclTensor *const *in, const int *in_slot, const int64_t *dims, int ndim,
                   const aclTensor *out, int out_slot);
 /// t is a tensor of shape [c] (161002 naming it and `what` it holds otherwise).
 aclnnStatus og_bn_check_vector(const og_opdesc *op, const char *name, const aclTensor *t, int64_t c,

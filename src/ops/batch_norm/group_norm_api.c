@@ -140,10 +140,10 @@ aclnnStatus aclnnGroupNormGetWorkspaceSize(const aclTensor *self, const aclTenso
     int rstd_s = og_prog_temp(&p, ACL_FLOAT, 2, ng, &rstd_t);
     if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
     aclTensor mv = stat_view(mean_t, rank), vv = stat_view(var_t, rank);
-    og_bn_reduce(&p, OG_RED_MEAN, NULL, 1, (const aclTensor *[]){&xv}, (int[]){0}, &xv, &mv,
-                 mean_s);
+    og_bn_reduce(&p, OG_RED_MEAN, NULL, 1, (const aclTensor *[]){&xv}, (int[]){0}, xv.dims, xv.ndim,
+                 &mv, mean_s);
     og_bn_reduce(&p, OG_RED_MEAN, og_bn_sqdev_kernels, 2, (const aclTensor *[]){&xv, &mv},
-                 (int[]){0, mean_s}, &xv, &vv, var_s);
+                 (int[]){0, mean_s}, xv.dims, xv.ndim, &vv, var_s);
     og_bn_map(&p, og_bn_rstd_kernels, 1, &var_t, &var_s, 1, &rstd_t, &rstd_s, &prm);
     og_bn_map(&p, og_bn_copy_kernels, 1, &mean_t, &mean_s, 1, (const aclTensor *[]){meanOut},
               (int[]){4}, NULL);
@@ -245,21 +245,21 @@ aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(
     if (need_t) {
         tv = stat_view(t_t, rank);
         og_bn_reduce(&p, OG_RED_SUM, og_bn_dymul_kernels, 3, (const aclTensor *[]){&dyv, &xv, &mv},
-                     (int[]){0, 1, 2}, &xv, &tv, t_s);
+                     (int[]){0, 1, 2}, xv.dims, xv.ndim, &tv, t_s);
     }
     if (need_db) {
         dbv = stat_view(db_t, rank);
-        og_bn_reduce(&p, OG_RED_SUM, NULL, 1, (const aclTensor *[]){&dyv}, (int[]){0}, &xv, &dbv,
-                     db_s);
+        og_bn_reduce(&p, OG_RED_SUM, NULL, 1, (const aclTensor *[]){&dyv}, (int[]){0}, xv.dims,
+                     xv.ndim, &dbv, db_s);
     }
     if (m[1]) {
         aclTensor gg = gamma_view(gradGammaOut, G, 2);
         og_bn_reduce(&p, OG_RED_SUM, og_mul_kernels, 2, (const aclTensor *[]){t_t, &rv3},
-                     (int[]){t_s, 3}, t_t, &gg, 6);
+                     (int[]){t_s, 3}, t_t->dims, t_t->ndim, &gg, 6);
     }
     if (m[2]) {
         aclTensor gb = gamma_view(gradBetaOut, G, 2);
-        og_bn_reduce(&p, OG_RED_SUM, NULL, 1, &db_t, &db_s, db_t, &gb, 7);
+        og_bn_reduce(&p, OG_RED_SUM, NULL, 1, &db_t, &db_s, db_t->dims, db_t->ndim, &gb, 7);
     }
     if (m[0] && input->numel > 0) {
         // m1 = sum_c gamma db, m2 = sum_c gamma t per (n, g)
@@ -273,12 +273,12 @@ aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(
         aclTensor g2 = gamma ? gamma_view(gamma, G, 2) : (aclTensor){0};
         if (gamma) {
             og_bn_reduce(&p, OG_RED_SUM, og_mul_kernels, 2, (const aclTensor *[]){db_t, &g2},
-                         (int[]){db_s, 4}, db_t, &m1v, m1_s);
+                         (int[]){db_s, 4}, db_t->dims, db_t->ndim, &m1v, m1_s);
             og_bn_reduce(&p, OG_RED_SUM, og_mul_kernels, 2, (const aclTensor *[]){t_t, &g2},
-                         (int[]){t_s, 4}, t_t, &m2v, m2_s);
+                         (int[]){t_s, 4}, t_t->dims, t_t->ndim, &m2v, m2_s);
         } else {
-            og_bn_reduce(&p, OG_RED_SUM, NULL, 1, &db_t, &db_s, db_t, &m1v, m1_s);
-            og_bn_reduce(&p, OG_RED_SUM, NULL, 1, &t_t, &t_s, t_t, &m2v, m2_s);
+            og_bn_reduce(&p, OG_RED_SUM, NULL, 1, &db_t, &db_s, db_t->dims, db_t->ndim, &m1v, m1_s);
+            og_bn_reduce(&p, OG_RED_SUM, NULL, 1, &t_t, &t_s, t_t->dims, t_t->ndim, &m2v, m2_s);
         }
         // b = -rstd^3 m2 / M, c = -rstd m1 / M (og_bn_bc with a = rstd)
         og_bn_map(&p, og_bn_bc_kernels, 4, (const aclTensor *[]){rstd, rstd, m1_t, m2_t},
