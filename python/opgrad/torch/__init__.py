@@ -368,3 +368,9 @@ def load_custom(spec_path, library=None):
 
 
 from . import nn  # noqa: E402  (needs the functions above)
+
+
+# ---- batch_norm (issue 14)
+from ._batch_norm import batch_norm, group_norm  # noqa: E402
+
+__all__ += ["batch_norm", "group_norm"]

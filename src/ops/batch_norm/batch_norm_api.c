@@ -165,8 +165,17 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
 
     // slots: 0 input, 1 weight, 2 bias, 3 runningMean, 4 runningVar (inputs); 5 output,
     // 6 saveMean, 7 saveInvstd, 8 runningMean, 9 runningVar (outputs)
-    const aclTensor *io[10] = {input,  weight,   bias,       runningMean, runningVar,
-                               output, saveMean, saveInvstd, runningMean, runningVar};
+    // (eval neither writes the saved statistics nor updates the running ones: unbound)
+    const aclTensor *io[10] = {input,
+                               weight,
+                               bias,
+                               runningMean,
+                               runningVar,
+                               output,
+                               training ? saveMean : NULL,
+                               training ? saveInvstd : NULL,
+                               training ? runningMean : NULL,
+                               training ? runningVar : NULL};
     og_prog p;
     og_prog_init(&p, op, 5, 5, io);
     if (input->numel == 0) return og_prog_publish(&p, workspaceSize, executor);
@@ -280,8 +289,14 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
     for (int k = 0; k < 3; k++)
         if (!m[k] && outs[k]) OG_TRY(og_check_tensor(op, out_names[k], outs[k], 0));
     {
-        const aclTensor *in[] = {gradOut,    input,    weight,    runningMean,
-                                 runningVar, saveMean, saveInvstd};
+        // only what the mode reads: the running statistics in eval, the saved ones in training
+        const aclTensor *in[] = {gradOut,
+                                 input,
+                                 weight,
+                                 training ? NULL : runningMean,
+                                 training ? NULL : runningVar,
+                                 training ? saveMean : NULL,
+                                 training ? saveInvstd : NULL};
         static const char *const in_names[] = {"gradOut",    "input",    "weight",    "runningMean",
                                                "runningVar", "saveMean", "saveInvstd"};
         const aclTensor *out[3];
@@ -294,10 +309,10 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
     const aclTensor *io[10] = {gradOut,
                                input,
                                weight,
-                               runningMean,
-                               runningVar,
-                               saveMean,
-                               saveInvstd,
+                               training ? NULL : runningMean,
+                               training ? NULL : runningVar,
+                               training ? saveMean : NULL,
+                               training ? saveInvstd : NULL,
                                m[0] ? gradInput : NULL,
                                m[1] ? gradWeight : NULL,
                                m[2] ? gradBias : NULL};
