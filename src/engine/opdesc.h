@@ -21,19 +21,19 @@ typedef enum {
 
 /// The kinds of phase-1 parameters (the letters of ops.inc).
 typedef enum {
-    OG_PARAM_TENSOR,    // T  const aclTensor *, an input
-    OG_PARAM_GRAD,      // G  const aclTensor *, the incoming gradient dL/dy of a backward
-    OG_PARAM_RESULT,    // Y  const aclTensor *, the forward's output, read by a backward
-    OG_PARAM_OUT,       // O  aclTensor *, an output
-    OG_PARAM_REF,       // R  aclTensor *, updated in place (an input and an output)
-    OG_PARAM_SCALAR,    // S  const aclScalar *
-    OG_PARAM_INT,       // I  int64_t
-    OG_PARAM_INT8,      // I8 int8_t
-    OG_PARAM_BOOL,      // B  bool
-    OG_PARAM_DOUBLE,    // D  double
-    OG_PARAM_STRING,    // C  char *
-    OG_PARAM_INT_ARRAY, // A  const aclIntArray *
-    OG_PARAM_DTYPE,     // DT aclDataType
+    OG_PARAM_TENSOR,     // T  const aclTensor *, an input
+    OG_PARAM_GRAD,       // G  const aclTensor *, the incoming gradient dL/dy of a backward
+    OG_PARAM_RESULT,     // Y  const aclTensor *, the forward's output, read by a backward
+    OG_PARAM_OUT,        // O  aclTensor *, an output
+    OG_PARAM_REF,        // R  aclTensor *, updated in place (an input and an output)
+    OG_PARAM_SCALAR,     // S  const aclScalar *
+    OG_PARAM_INT,        // I  int64_t
+    OG_PARAM_INT8,       // I8 int8_t
+    OG_PARAM_BOOL,       // B  bool
+    OG_PARAM_DOUBLE,     // D  double
+    OG_PARAM_STRING,     // C  char *
+    OG_PARAM_INT_ARRAY,  // A  const aclIntArray *
+    OG_PARAM_DTYPE,      // DT aclDataType
     OG_PARAM_BOOL_ARRAY, // BA const aclBoolArray * (an outputMask)
     OG_PARAM_KIND_COUNT
 } og_param_kind;

@@ -30,8 +30,8 @@ static bool is_tensor(og_param_kind k) {
            k == OG_PARAM_OUT || k == OG_PARAM_REF;
 }
 static bool is_pointer(og_param_kind k) {
-    return is_tensor(k) || k == OG_PARAM_SCALAR || k == OG_PARAM_STRING || k == OG_PARAM_INT_ARRAY ||
-           k == OG_PARAM_BOOL_ARRAY;
+    return is_tensor(k) || k == OG_PARAM_SCALAR || k == OG_PARAM_STRING ||
+           k == OG_PARAM_INT_ARRAY || k == OG_PARAM_BOOL_ARRAY;
 }
 // A tensor the list marks optional: NULL is a valid argument.
 static bool is_optional(const og_param *p) { return is_tensor(p->kind) && !strcmp(p->def, "NULL"); }
