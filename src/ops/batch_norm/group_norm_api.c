@@ -300,6 +300,5 @@ aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(
         og_bn_map(&p, og_bn_dx_kernels, 6, (const aclTensor *[]){&dyv, &xv, &mv, &av, &bv, &cv},
                   (int[]){0, 1, 2, a_s, b_s, c_s}, 1, (const aclTensor *[]){&gv}, (int[]){5}, NULL);
     }
-    (void)ng;
     return og_prog_publish(&p, workspaceSize, executor);
 }
