@@ -330,6 +330,9 @@ static void test_layouts_threads(void) {
     aclTensor *yf = aclCreateTensor(dn, 4, ACL_FLOAT, st, 0, ACL_FORMAT_NHWC, dn, 4, data(ynh));
     aclTensor *gxf = aclCreateTensor(dn, 4, ACL_FLOAT, st, 0, ACL_FORMAT_NHWC, dn, 4, data(gxnh));
     aclTensor *m2 = mk1(6, NULL), *s2 = mk1(6, NULL), *gw2 = mk1(6, NULL), *gb2 = mk1(6, NULL);
+    // an NHWC input with an ND output of the same shape: the channels would not agree
+    CHECK_EQ(bn(xf, NULL, NULL, NULL, NULL, true, ynh, m2, s2), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("format");
     CHECK_EQ(bn(xf, NULL, NULL, NULL, NULL, true, yf, m2, s2), ACLNN_SUCCESS);
     CHECK_EQ(bn_bwd(gf, xf, NULL, NULL, NULL, m2, s2, true, all, gxf, gw2, gb2), ACLNN_SUCCESS);
     CHECK(!memcmp(data(m), data(m2), 6 * sizeof(float)));

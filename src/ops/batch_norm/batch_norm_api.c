@@ -119,6 +119,17 @@ static int channel_axis(const aclTensor *t) {
     return last ? t->ndim - 1 : 1;
 }
 
+// Tensors of the data's shape must agree on where the channels are (their formats).
+static aclnnStatus check_same_layout(const og_opdesc *op, const char *name_a, const aclTensor *a,
+                                     const char *name_b, const aclTensor *b) {
+    if (channel_axis(a) == channel_axis(b)) return ACLNN_SUCCESS;
+    return og_fail(ACLNN_ERR_PARAM_INVALID,
+                   "%sGetWorkspaceSize: %s has its channels in dim %d (format %d) but %s in dim "
+                   "%d (format %d): their formats must agree",
+                   op->name, name_a, channel_axis(a), (int)a->format, name_b, channel_axis(b),
+                   (int)b->format);
+}
+
 aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTensor *weight,
                                            const aclTensor *bias, aclTensor *runningMean,
                                            aclTensor *runningVar, bool training, double momentum,
@@ -132,6 +143,7 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
     OG_TRY(og_check_tensor(op, "input", input, 2));
     OG_TRY(og_check_tensor(op, "output", output, 2));
     OG_TRY(og_check_same_shape(op, "input", input, "output", output));
+    OG_TRY(check_same_layout(op, "input", input, "output", output));
     int ca = channel_axis(input);
     int64_t C = input->dims[ca];
     const char *per_channel = "one value per channel of input";
@@ -252,6 +264,7 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
     OG_TRY(og_check_same_shape(op, "gradOut", gradOut, "input", input));
     bool m[3];
     OG_TRY(og_bn_check_mask(op, outputMask, m));
+    OG_TRY(check_same_layout(op, "gradOut", gradOut, "input", input));
     int ca = channel_axis(input);
     int64_t C = input->dims[ca];
     const char *per_channel = "one value per channel of input";
@@ -281,6 +294,7 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
         if (k == 0) {
             OG_TRY(og_check_tensor(op, "gradInput", gradInput, 2));
             OG_TRY(og_check_same_shape(op, "input", input, "gradInput", gradInput));
+            OG_TRY(check_same_layout(op, "input", input, "gradInput", gradInput));
         } else {
             OG_TRY(og_bn_check_vector(op, out_names[k], outs[k], C, per_channel));
         }
