@@ -20,7 +20,7 @@
 #include "opgrad/opgrad.h"
 #include "tensor/tensor.h"
 
-#define OG_EW_MAX_IN 4
+#define OG_EW_MAX_IN 6 // 6: BatchNorm / GroupNorm dx = a dy + b (x - mean) + c
 #define OG_EW_MAX_OUT 2
 #define OG_EW_MAX_PARAMS 64
 /// Bytes of fp32 tile buffers per thread. A tile is processed as CopyIn -> Compute -> CopyOut, so

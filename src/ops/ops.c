@@ -32,6 +32,8 @@
 #define OG_EACH_10(f, a, b, c, d, e, g, h, i, j, k) OG_EACH_9(f, a, b, c, d, e, g, h, i, j) f(9, k)
 #define OG_EACH_11(f, a, b, c, d, e, g, h, i, j, k, l) OG_EACH_10(f, a, b, c, d, e, g, h, i, j, k) f(10, l)
 #define OG_EACH_12(f, a, b, c, d, e, g, h, i, j, k, l, m) OG_EACH_11(f, a, b, c, d, e, g, h, i, j, k, l) f(11, m)
+#define OG_EACH_13(f, a, b, c, d, e, g, h, i, j, k, l, m, n)                                       \
+    OG_EACH_12(f, a, b, c, d, e, g, h, i, j, k, l, m) f(12, n)
 // clang-format on
 
 // OG_ARGV(i, T(self)) -> "a[i].t," : the og_arg member of parameter i, by its kind letter.

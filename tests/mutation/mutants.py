@@ -658,4 +658,56 @@ MUTANTS = [
                "the forward saves it, LayerNorm's mean / rstd) as if it were [A...]: the trailing "
                "1 is not skipped, so every row's statistic comes from the wrong place",
     },
+
+    # ---------------------------------------------------------------- batch_norm (issue 14)
+    {
+        "id": "bn-dx-mean-forgotten",
+        "cls": "wrong gradient",
+        "file": "src/ops/batch_norm/batch_norm_coef.c",
+        "find": "out[1][i] = (float)(-a * s1 * q->inv_k);",
+        "replace": "out[1][i] = 0.0f;",
+        "expect": r"FAIL +batch_norm +\w+ .*gradient of 'input'",
+        "isa": "scalar",
+        "fast": True,
+        "why": "training-mode dx forgets that the batch mean depends on x: the -mean(dy w) term "
+               "is dropped (the classic wrong BatchNorm gradient; GroupNorm shares the term)",
+    },
+    {
+        "id": "bn-gradweight-first-n",
+        "cls": "broadcast reduction",
+        "file": "src/ops/batch_norm/batch_norm_api.c",
+        "find": "(int[]){0, 1, mean_s}, input->dims,",
+        "replace": "(int[]){0, 1, mean_s}, (int64_t[8]){1, input->dims[1], input->dims[2], "
+                   "input->dims[3], input->dims[4], input->dims[5], input->dims[6], input->dims[7]},",
+        "expect": r"FAIL +batch_norm +\w+ .*gradient of 'weight'",
+        "isa": "scalar",
+        "fast": False,
+        "why": "sum(dy (x - mean)) per channel covers only the first sample (n = 0), not the "
+               "batch: gradWeight (and the training dx that uses the sum) is wrong when N > 1",
+    },
+    {
+        "id": "bn-running-var-biased",
+        "cls": "attribute ignored",
+        "file": "src/ops/batch_norm/batch_norm_api.c",
+        "find": "pv.factor = (double)K / (double)(K - 1);",
+        "replace": "pv.factor = 1.0;",
+        "expect": r"FAIL +batch_norm_stats\b",
+        "isa": "scalar",
+        "fast": True,
+        "why": "the running variance is updated with the biased batch variance instead of "
+               "PyTorch's unbiased K/(K-1) var",
+    },
+    {
+        "id": "bn-rstd-as-std",
+        "cls": "wrong formula",
+        "file": "src/ops/batch_norm/batch_norm_coef.c",
+        "find": "out[0][i] = (float)(1.0 / sqrt((double)in[0][i] + q->eps));",
+        "replace": "out[0][i] = (float)sqrt((double)in[0][i] + q->eps);",
+        "expect": r"FAIL +(batch_norm|group_norm)\w* ",
+        "isa": "scalar",
+        "fast": False,
+        "why": "std and its inverse confused: sqrt(var + eps) where 1 / sqrt(var + eps) is "
+               "needed (saveInvstd, rstdOut, the scale of y and dx)",
+    },
 ]
+

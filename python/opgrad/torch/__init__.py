@@ -379,3 +379,8 @@ __all__ += ["swiglu", "geglu"]
 from ._norm import layer_norm, rms_norm  # noqa: E402
 
 __all__ += ["layer_norm", "rms_norm"]
+
+# ---- batch_norm (issue 14)
+from ._batch_norm import batch_norm, group_norm  # noqa: E402
+
+__all__ += ["batch_norm", "group_norm"]

@@ -191,3 +191,45 @@ __all__ += ["SwiGLU", "GeGLU"]
 from ._norm import LayerNorm, RMSNorm  # noqa: E402
 
 __all__ += ["LayerNorm", "RMSNorm"]
+
+# ---- batch_norm (issue 14)
+from ._batch_norm import batch_norm as _batch_norm, group_norm as _group_norm  # noqa: E402
+
+
+class _BatchNormMixin:
+    """forward of torch.nn's _BatchNorm (running statistics, num_batches_tracked, momentum None =
+    cumulative average, track_running_stats False = batch statistics in eval too) on
+    opgrad.torch.batch_norm."""
+
+    def forward(self, input):  # noqa: A002
+        self._check_input_dim(input)
+        momentum = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                momentum = 1.0 / float(self.num_batches_tracked)
+        bn_training = self.training or (self.running_mean is None and self.running_var is None)
+        use_running = not self.training or self.track_running_stats
+        return _batch_norm(input, self.running_mean if use_running else None,
+                           self.running_var if use_running else None, self.weight, self.bias,
+                           bn_training, momentum, self.eps)
+
+
+class BatchNorm1d(_BatchNormMixin, torch.nn.BatchNorm1d):
+    pass
+
+
+class BatchNorm2d(_BatchNormMixin, torch.nn.BatchNorm2d):
+    pass
+
+
+class BatchNorm3d(_BatchNormMixin, torch.nn.BatchNorm3d):
+    pass
+
+
+class GroupNorm(torch.nn.GroupNorm):
+    def forward(self, input):  # noqa: A002
+        return _group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+
+__all__ += ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm"]

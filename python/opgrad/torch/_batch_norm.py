@@ -1,0 +1,269 @@
+"""opgrad.torch.batch_norm / group_norm: aclnnBatchNorm + aclnnBatchNormBackward and
+aclnnGroupNorm + aclnnGroupNormBackward as torch functions with autograd.
+
+The kernels (this module's *_kernel functions) hand the tensors to libopgrad zero-copy through
+the plan cache of _kernels.py (_mm_run: optional tensors may be None). The operators are
+functional: the forward returns the saved statistics (BatchNorm: mean, invstd; GroupNorm: mean,
+rstd, [N, group]) and, in training, the updated running statistics as new tensors; the public
+batch_norm() copies those into the caller's running_mean / running_var (no_grad), as
+torch.nn.functional.batch_norm updates them in place.
+
+Autograd: one torch.autograd.Function per operator whose backward runs the aclnn backward with
+the outputMask of the gradients autograd asks for. The same Functions serve PyTorch 1.13 and 2.x
+(eager). On PyTorch >= 2.4 the four kernels are also registered as torch.ops.opgrad.batch_norm_fwd
+/ batch_norm_bwd / group_norm_fwd / group_norm_bwd custom ops (with fake kernels), without
+autograd formulas of their own: the functions here do not go through them.
+"""
+import ctypes
+
+import torch
+
+from .. import _lib as L
+from . import _kernels as K
+
+_create_bool_array = L._decl("aclCreateBoolArray", L.P, [L.P, L.U64])
+_destroy_bool_array = L._decl("aclDestroyBoolArray", L.I32, [L.P])
+
+
+class _Mask:
+    """An aclBoolArray of 3 entries for one phase-1 call."""
+
+    def __init__(self, mask):
+        self.values = (ctypes.c_bool * 3)(*[bool(m) for m in mask])
+        self.h = _create_bool_array(ctypes.addressof(self.values), 3)
+
+    def __enter__(self):
+        return self.h
+
+    def __exit__(self, *exc):
+        _destroy_bool_array(self.h)
+
+
+def _vec(t, c, dtype):
+    return torch.empty(c, dtype=dtype) if t is None else torch.empty_like(
+        t, memory_format=torch.contiguous_format)
+
+
+def batch_norm_fwd(x, weight, bias, running_mean, running_var, training, momentum, eps):
+    """aclnnBatchNorm: (y, save_mean, save_invstd, new_running_mean, new_running_var). The
+    statistics are float32 [C] (empty in eval); the running statistics are updated copies (None
+    when not given, or in eval)."""
+    op = "batch_norm"
+    K._checked(op, ((x, "input"), (weight, "weight"), (bias, "bias"),
+                    (running_mean, "running_mean"), (running_var, "running_var")))
+    if x.dim() < 2:
+        raise ValueError("opgrad.torch.batch_norm: input must have 2 to 8 dims [N, C, *], got %s"
+                         % list(x.shape))
+    c = x.shape[1]
+    y = torch.empty_like(x, memory_format=torch.contiguous_format)
+    mean = torch.empty(c if training else 0, dtype=torch.float32)
+    invstd = torch.empty(c if training else 0, dtype=torch.float32)
+    rm = running_mean.clone() if (training and running_mean is not None) else running_mean
+    rv = running_var.clone() if (training and running_var is not None) else running_var
+    training, momentum, eps = bool(training), float(momentum), float(eps)
+    p1 = L.phase1["BatchNorm"]
+    K._mm_run("aclnnBatchNorm",
+              lambda hi, ho, sc, w, e: p1(hi[0], hi[1], hi[2], hi[3], hi[4], training, momentum,
+                                          eps, ho[0], ho[1], ho[2], w, e),
+              [x, weight, bias, rm, rv], [y, mean, invstd, rm if training else None,
+                                          rv if training else None],
+              (training, momentum, eps))
+    return y, mean, invstd, (rm if training else None), (rv if training else None)
+
+
+def batch_norm_bwd(grad, x, weight, running_mean, running_var, save_mean, save_invstd, training,
+                   eps, output_mask):
+    """aclnnBatchNormBackward: (grad_input, grad_weight, grad_bias), None where not asked for.
+    grad_weight / grad_bias take weight's dtype (float32 without a weight)."""
+    op = "batch_norm_backward"
+    K._checked(op, ((grad, "grad"), (x, "input"), (weight, "weight")))
+    c = x.shape[1]
+    m = [bool(v) for v in output_mask]
+    pdt = weight.dtype if weight is not None else x.dtype
+    outs = [torch.empty_like(x, memory_format=torch.contiguous_format) if m[0] else None,
+            torch.empty(c, dtype=pdt) if m[1] else None,
+            torch.empty(c, dtype=pdt) if m[2] else None]
+    if not any(m):
+        return tuple(outs)
+    training, eps = bool(training), float(eps)
+    p1 = L.phase1["BatchNormBackward"]
+
+    def phase1(hi, ho, sc, w, e):
+        with _Mask(m) as mask:
+            return p1(hi[0], hi[1], hi[2], hi[3], hi[4], hi[5], hi[6], training, eps, mask, ho[0],
+                      ho[1], ho[2], w, e)
+
+    K._mm_run("aclnnBatchNormBackward", phase1,
+              [grad, x, weight, running_mean, running_var, save_mean, save_invstd], outs,
+              (training, eps, tuple(m)))
+    return tuple(outs)
+
+
+def group_norm_fwd(x, num_groups, weight, bias, eps):
+    """aclnnGroupNorm: (y, mean, rstd), the statistics float32 [N, group]."""
+    op = "group_norm"
+    K._checked(op, ((x, "input"), (weight, "weight"), (bias, "bias")))
+    if x.dim() < 2:
+        raise ValueError("opgrad.torch.group_norm: input must be [N, C, *], got %s"
+                         % list(x.shape))
+    n, c, hw = x.shape[0], x.shape[1], 1
+    for s in x.shape[2:]:
+        hw *= s
+    g, eps = int(num_groups), float(eps)
+    y = torch.empty_like(x, memory_format=torch.contiguous_format)
+    mean = torch.empty((n, g), dtype=torch.float32)
+    rstd = torch.empty((n, g), dtype=torch.float32)
+    p1 = L.phase1["GroupNorm"]
+    K._mm_run("aclnnGroupNorm",
+              lambda hi, ho, sc, w, e: p1(hi[0], hi[1], hi[2], n, c, hw, g, eps, ho[0], ho[1],
+                                          ho[2], w, e),
+              [x, weight, bias], [y, mean, rstd], (g, eps))
+    return y, mean, rstd
+
+
+def group_norm_bwd(grad, x, mean, rstd, weight, num_groups, output_mask):
+    """aclnnGroupNormBackward: (grad_input, grad_weight, grad_bias), None where not asked for."""
+    op = "group_norm_backward"
+    K._checked(op, ((grad, "grad"), (x, "input"), (weight, "weight")))
+    n, c, hw = x.shape[0], x.shape[1], 1
+    for s in x.shape[2:]:
+        hw *= s
+    g = int(num_groups)
+    m = [bool(v) for v in output_mask]
+    pdt = weight.dtype if weight is not None else x.dtype
+    outs = [torch.empty_like(x, memory_format=torch.contiguous_format) if m[0] else None,
+            torch.empty(c, dtype=pdt) if m[1] else None,
+            torch.empty(c, dtype=pdt) if m[2] else None]
+    if not any(m):
+        return tuple(outs)
+    p1 = L.phase1["GroupNormBackward"]
+
+    def phase1(hi, ho, sc, w, e):
+        with _Mask(m) as mask:
+            return p1(hi[0], hi[1], hi[2], hi[3], hi[4], n, c, hw, g, mask, ho[0], ho[1], ho[2],
+                      w, e)
+
+    K._mm_run("aclnnGroupNormBackward", phase1, [grad, x, mean, rstd, weight], outs,
+              (g, tuple(m)))
+    return tuple(outs)
+
+
+# ---- autograd ----------------------------------------------------------------------------------
+class _BatchNormFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias, running_mean, running_var, training, momentum, eps):
+        y, mean, invstd, rm, rv = batch_norm_fwd(x, weight, bias, running_mean, running_var,
+                                                 training, momentum, eps)
+        ctx.training, ctx.eps = training, eps
+        ctx.has_bias = bias is not None
+        # training: the batch statistics (the running ones are updated in place after this);
+        # eval: the running statistics
+        keep = (None, None) if training else (running_mean, running_var)
+        ctx.save_for_backward(x, weight, keep[0], keep[1], mean, invstd)
+        ctx.mark_non_differentiable(*[t for t in (rm, rv) if t is not None])
+        ctx.set_materialize_grads(True)
+        return y, rm, rv
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, gy, grm, grv):
+        x, weight, running_mean, running_var, mean, invstd = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        mask = (need[0], need[1] and weight is not None, need[2] and ctx.has_bias)
+        gx, gw, gb = batch_norm_bwd(gy, x, weight, running_mean, running_var, mean, invstd,
+                                    ctx.training, ctx.eps, mask)
+        return gx, gw, gb, None, None, None, None, None
+
+
+class _GroupNormFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, num_groups, weight, bias, eps):
+        y, mean, rstd = group_norm_fwd(x, num_groups, weight, bias, eps)
+        ctx.num_groups = num_groups
+        ctx.has_bias = bias is not None
+        ctx.save_for_backward(x, mean, rstd, weight)
+        return y
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, gy):
+        x, mean, rstd, weight = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        mask = (need[0], need[2] and weight is not None, need[3] and ctx.has_bias)
+        gx, gw, gb = group_norm_bwd(gy, x, mean, rstd, weight, ctx.num_groups, mask)
+        return gx, None, gw, gb, None
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa: A002
+               training=False, momentum=0.1, eps=1e-5):
+    """torch.nn.functional.batch_norm on aclnnBatchNorm (+ aclnnBatchNormBackward): the same
+    arguments and results; in training the running statistics given are updated in place
+    (momentum; running_var with the unbiased batch variance)."""
+    if not training and (running_mean is None or running_var is None):
+        raise ValueError("opgrad.torch.batch_norm: running_mean and running_var are required "
+                         "when training is False")
+    args = (input, weight, bias, running_mean, running_var, bool(training), float(momentum),
+            float(eps))
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad
+                                       for t in (input, weight, bias)):
+        y, rm, rv = _BatchNormFn.apply(*args)
+    else:
+        y, _, _, rm, rv = batch_norm_fwd(*args)
+    if training:
+        with torch.no_grad():
+            if running_mean is not None:
+                running_mean.copy_(rm)
+            if running_var is not None:
+                running_var.copy_(rv)
+    return y
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A002
+    """torch.nn.functional.group_norm on aclnnGroupNorm (+ aclnnGroupNormBackward)."""
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad
+                                       for t in (input, weight, bias)):
+        return _GroupNormFn.apply(input, int(num_groups), weight, bias, float(eps))
+    return group_norm_fwd(input, num_groups, weight, bias, eps)[0]
+
+
+# ---- PyTorch >= 2.4: the kernels as torch.ops.opgrad.* custom ops (no autograd of their own) ----
+def _register_custom_ops():
+    lib = torch.library
+    if not (hasattr(lib, "custom_op") and hasattr(lib, "register_fake")):
+        return
+
+    def bn_fwd(x, weight, bias, running_mean, running_var, training, momentum, eps):
+        y, m, s, rm, rv = batch_norm_fwd(x, weight, bias, running_mean, running_var, training,
+                                         momentum, eps)
+        c = x.shape[1]
+        return (y, m, s, rm if rm is not None else x.new_empty(0 if not training else c),
+                rv if rv is not None else x.new_empty(0 if not training else c))
+
+    def bn_fwd_fake(x, weight, bias, running_mean, running_var, training, momentum, eps):
+        c = x.shape[1] if training else 0
+        f = torch.float32
+        rdt = running_mean.dtype if running_mean is not None else x.dtype
+        return (torch.empty_like(x), x.new_empty(c, dtype=f), x.new_empty(c, dtype=f),
+                x.new_empty(c, dtype=rdt), x.new_empty(c, dtype=rdt))
+
+    lib.custom_op("opgrad::batch_norm_fwd", bn_fwd, mutates_args=(), device_types="cpu",
+                  schema="(Tensor x, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+                         "Tensor? running_var, bool training, float momentum, float eps) -> "
+                         "(Tensor, Tensor, Tensor, Tensor, Tensor)")
+    lib.register_fake("opgrad::batch_norm_fwd", bn_fwd_fake)
+
+    def gn_fwd(x, num_groups, weight, bias, eps):
+        return group_norm_fwd(x, num_groups, weight, bias, eps)
+
+    def gn_fwd_fake(x, num_groups, weight, bias, eps):
+        f = torch.float32
+        return (torch.empty_like(x), x.new_empty((x.shape[0], num_groups), dtype=f),
+                x.new_empty((x.shape[0], num_groups), dtype=f))
+
+    lib.custom_op("opgrad::group_norm_fwd", gn_fwd, mutates_args=(), device_types="cpu",
+                  schema="(Tensor x, int num_groups, Tensor? weight, Tensor? bias, float eps) "
+                         "-> (Tensor, Tensor, Tensor)")
+    lib.register_fake("opgrad::group_norm_fwd", gn_fwd_fake)
+
+
+_register_custom_ops()
