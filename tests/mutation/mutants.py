@@ -560,6 +560,17 @@ MUTANTS = [
     },
     # ---------------------------------------------------------------- glu (issue 14)
     {
+        "id": "swiglu-gate-wrong-half",
+        "cls": "wrong operand",
+        "file": "src/ops/glu/glu_kernel_simd.c",
+        "find": "swiglu_fwd_chunk(m, in[0] + c, in[0] + h + c, out[0] + c);",
+        "replace": "swiglu_fwd_chunk(m, in[0] + h + c, in[0] + c, out[0] + c);",
+        "expect": r"FAIL +swiglu",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the fp32 SwiGlu forward gates the wrong half: silu(B) A instead of silu(A) B",
+    },
+    {
         "id": "swiglu-grad-halves-swapped",
         "cls": "wrong operand",
         "file": "src/ops/glu/glu_kernel_simd.c",
