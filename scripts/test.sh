@@ -13,7 +13,8 @@
 #   5. ThreadSanitizer build, the stream/thread tests
 #   6. `cmake --install` into a scratch prefix, then a consumer built with find_package(opgrad)
 #      and one built with pkg-config, in C and C++
-#   7. PyTorch (Debian's python3-torch 1.13 under /usr/bin/python3): the opgrad.torch adapter tests,
+#   7. PyTorch (Debian's python3-torch 1.13 under /usr/bin/python3): the opgrad.torch adapter tests
+#      (tests/python/test_torch_*.py),
 #      the cross-framework consistency table (opgrad vs PyTorch against float64) and the digits
 #      training run (opgrad vs native PyTorch loss curves, bf16 with fp32 master weights)
 #   8. PyTorch >= 2.4 (tests/python/torch2.sh): pip-installs torch 2.5.1 into a venv and runs the
@@ -67,7 +68,7 @@ python3 tests/mutation/run.py --fast --scratch "$out/mutation"
 step "PyTorch: opgrad.torch tests, consistency table, digits training"
 (
     export OPGRAD_LIBRARY="$out/gcc/libopgrad.so" PYTHONPATH="$root/python"
-    /usr/bin/python3 tests/python/test_torch_adapter.py
+    for t in tests/python/test_torch_*.py; do /usr/bin/python3 "$t"; done
     /usr/bin/python3 tests/python/consistency.py --out "$out/consistency.md"
     /usr/bin/python3 examples/train/train_digits.py --quick --plot "$out/loss_curves.png" \
         --out "$out/train.json"

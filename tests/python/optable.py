@@ -33,7 +33,7 @@ class Case:
 
     def __init__(self, name, og, pt, nin=1, domain=(-6.0, 6.0), kinks=(), op=None,
                  domains=None, torch_has=True, via_ops=None, layouts=None, shapes=None, k=None,
-                 truth=None, absfn=None):
+                 truth=None, absfn=None, magfn=None):
         self.name, self.og, self.pt, self.nin = name, og, pt, nin
         self.domain, self.kinks = domain, kinks
         self.domains = domains or [domain] * nin
@@ -46,6 +46,7 @@ class Case:
         self.k = k                     # None: 1 (elementwise); else k(n, m)
         self.truth = truth or pt       # float64 reference
         self.absfn = absfn             # None: not a sum of products
+        self.magfn = magfn             # magfn(xs, g): the results' magnitudes, directly
 
     def layouts_or_all(self):
         return layouts_for(self)
@@ -219,10 +220,131 @@ MATMUL_CASES = [
     _linear_case("relu", bias=False)]
 
 
+
+# Normalizations and gated units (issue 14; kept out of CASES: their inputs have shapes of their
+# own and their weight gradients are sums over the rows, Case.k). x is [n, m]: LayerNorm and
+# RMSNorm normalize each row (weight / bias [m]); BatchNorm normalizes each of the m channels over
+# the n samples (training mode: batch statistics); GroupNorm takes m channels in 4 groups; the
+# GLUs split the rows into halves (silu(a) * b, a * gelu(b)). Their results cancel (w xhat + b,
+# dy - mean(dy) - xhat mean(dy xhat), sums of signed gradients), so each case has a magnitude
+# function (magfn): every result's sum of |terms| in float64, the denominator of its relative
+# errors where the result itself cancels, as the matmul cases' absfn.
+def _rms64(x, w, eps=1e-6):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+
+
+def _halves(x):
+    return x.chunk(2, dim=-1)
+
+
+def _norm_mags(xhat, rstd, g, w, b, dims):
+    """Magnitudes of y = xhat w + b and of its gradients when xhat = (x - mean) rstd normalizes
+    over `dims` (the per-statistic reduction dims), w and b broadcast over the other dims."""
+    gw = (g * w).abs()
+    y = xhat.abs() * w.abs() + (b.abs() if b is not None else 0)
+    dx = rstd * (gw + gw.mean(dims, keepdim=True)
+                 + xhat.abs() * (gw * xhat.abs()).mean(dims, keepdim=True))
+    return y, dx
+
+
+def _ln_mag(xs, g):
+    x, w, b = [t.detach().double() for t in xs]
+    g = g.double().abs()
+    mean = x.mean(-1, keepdim=True)
+    rstd = torch.rsqrt(x.var(-1, unbiased=False, keepdim=True) + 1e-5)
+    xhat = (x - mean) * rstd
+    y, dx = _norm_mags(xhat, rstd, g, w, b, (-1,))
+    return [y, dx, (g * xhat.abs()).sum(0), g.sum(0)]
+
+
+def _bn_mag(xs, g):
+    x, w, b = [t.detach().double() for t in xs]
+    g = g.double().abs()
+    mean = x.mean(0, keepdim=True)
+    rstd = torch.rsqrt(x.var(0, unbiased=False, keepdim=True) + 1e-5)
+    xhat = (x - mean) * rstd
+    y, dx = _norm_mags(xhat, rstd, g, w, b, (0,))
+    return [y, dx, (g * xhat.abs()).sum(0), g.sum(0)]
+
+
+def _gn_mag(xs, g, groups=4):
+    x, w, b = [t.detach().double() for t in xs]
+    n, m = x.shape
+    g = g.double().abs()
+    xg = x.reshape(n, groups, m // groups)
+    mean = xg.mean(-1, keepdim=True)
+    rstd = torch.rsqrt(xg.var(-1, unbiased=False, keepdim=True) + 1e-5)
+    xhat = (xg - mean) * rstd
+    wg, bg = w.reshape(groups, m // groups), b.reshape(groups, m // groups)
+    y, dx = _norm_mags(xhat, rstd, g.reshape(n, groups, m // groups), wg, bg, (-1,))
+    xhat = xhat.reshape(n, m)
+    return [y.reshape(n, m), dx.reshape(n, m), (g * xhat.abs()).sum(0), g.sum(0)]
+
+
+def _rms_mag(xs, g):
+    x, w = [t.detach().double() for t in xs]
+    g = g.double().abs()
+    rstd = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+    xn = x.abs() * rstd
+    gw = g * w.abs()
+    dx = rstd * (gw + xn * (gw * xn).mean(-1, keepdim=True))
+    return [xn * w.abs(), dx, (g * xn).sum(0)]
+
+
+def _glu_mag(act):
+    """a * act(b) or act(a) * b: |y|, and the gradient magnitudes |g| |other| (|act'| as the sum
+    of its terms' magnitudes: silu' = s + x s (1 - s), gelu' = Phi + x phi)."""
+    def mag(xs, g):
+        x = xs[0].detach().double()
+        g = g.double().abs()
+        a, b = _halves(x)
+        if act == "silu":
+            s = torch.sigmoid(a)
+            y = (a * s).abs() * b.abs()
+            da = g * b.abs() * (s + (a * s * (1 - s)).abs())
+            db = g * (a * s).abs()
+            return [y, torch.cat([da, db], -1)]
+        phi = torch.exp(-0.5 * b * b) * 0.3989422804014327
+        cdf = 0.5 * torch.special.erfc(-b * 0.7071067811865476)
+        y = a.abs() * (b * cdf).abs()
+        da = g * (b * cdf).abs()
+        db = g * a.abs() * (cdf + (b * phi).abs())
+        return [y, torch.cat([da, db], -1)]
+    return mag
+
+
+_NORM_LAYOUTS = ("contiguous", "transposed", "offset")
+NORM_CASES = [
+    Case("layer_norm", lambda x, w, b: ot.layer_norm(x, [x.shape[-1]], w, b),
+         lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b), nin=3, domain=(-2.0, 2.0),
+         shapes=lambda n, m: [(n, m), (m,), (m,)], k=lambda n, m: max(n, m),
+         layouts=_NORM_LAYOUTS, magfn=_ln_mag),
+    Case("rms_norm", lambda x, w: ot.rms_norm(x, [x.shape[-1]], w, 1e-6), _rms64, nin=2,
+         domain=(-2.0, 2.0), shapes=lambda n, m: [(n, m), (m,)], k=lambda n, m: max(n, m),
+         layouts=_NORM_LAYOUTS, magfn=_rms_mag),
+    Case("batch_norm[train]",
+         lambda x, w, b: ot.batch_norm(x, None, None, w, b, training=True),
+         lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True), nin=3,
+         domain=(-2.0, 2.0), op="batch_norm", shapes=lambda n, m: [(n, m), (m,), (m,)],
+         k=lambda n, m: max(n, m), layouts=_NORM_LAYOUTS, magfn=_bn_mag),
+    Case("group_norm[4]", lambda x, w, b: ot.group_norm(x, 4, w, b),
+         lambda x, w, b: F.group_norm(x, 4, w, b), nin=3, domain=(-2.0, 2.0), op="group_norm",
+         shapes=lambda n, m: [(n, m), (m,), (m,)], k=lambda n, m: max(n, m),
+         layouts=_NORM_LAYOUTS, magfn=_gn_mag),
+    Case("swiglu", ot.swiglu, lambda x: F.silu(_halves(x)[0]) * _halves(x)[1],
+         domain=(-4.0, 4.0), op="swi_glu", k=lambda n, m: 1, layouts=_NORM_LAYOUTS,
+         magfn=_glu_mag("silu")),
+    Case("geglu", ot.geglu, lambda x: _halves(x)[0] * F.gelu(_halves(x)[1]),
+         domain=(-4.0, 4.0), op="ge_glu", k=lambda n, m: 1, layouts=_NORM_LAYOUTS,
+         magfn=_glu_mag("gelu")),
+]
+
 def magnitudes(case, xs, g):
     """For a sum of products (case.absfn): the float64 magnitude, sum of |terms|, of the forward
     result and of the gradient of each operator input xs (float64 tensors as handed to the
     operator), with grad_output g: absfn on |xs|, differentiated with |g|. None otherwise."""
+    if case.magfn is not None:
+        return case.magfn(xs, g)
     if case.absfn is None:
         return None
     xs = [x.detach().double() for x in xs]
@@ -233,7 +355,7 @@ def magnitudes(case, xs, g):
     return [y.detach()] + [a.grad for a in ax]
 
 
-BY_NAME = {c.name: c for c in CASES + MATMUL_CASES}
+BY_NAME = {c.name: c for c in CASES + MATMUL_CASES + NORM_CASES}
 
 
 def uniform(shape, lo, hi, gen):
