@@ -93,7 +93,7 @@ static inline vf exp_neg_abs(vf x) {
 }
 
 // ---- MSE
-// -----------------------------------------------------------------------------------------
+
 void OG_FN(og_mse_fwd)(size_t n, const float *const *in, float *const *out, const void *p) {
     (void)p;
     OG_EW_LOOP(n, 2, in, 1, out, {
@@ -112,7 +112,7 @@ void OG_FN(og_mse_bwd)(size_t n, const float *const *in, float *const *out, cons
 }
 
 // ---- L1
-// ------------------------------------------------------------------------------------------
+
 void OG_FN(og_l1_fwd)(size_t n, const float *const *in, float *const *out, const void *p) {
     (void)p;
     OG_EW_LOOP(n, 2, in, 1, out, { vstore(outs[0], vabs(vsub(vload(ins[0]), vload(ins[1])))); });
@@ -127,7 +127,7 @@ void OG_FN(og_l1_bwd)(size_t n, const float *const *in, float *const *out, const
     });
 }
 
-// ---- SmoothL1 (beta = 0: |d| < 0 never holds, the L1 branch runs) ------------------------------
+// ---- SmoothL1 (beta = 0: |d| < 0 never holds, the L1 branch runs)
 void OG_FN(og_sl1_fwd)(size_t n, const float *const *in, float *const *out, const void *p) {
     const og_loss_params *lp = p;
     vf beta = vset(lp->beta), hbeta = vset(0.5f * lp->beta), half = vset(0.5f);
@@ -149,7 +149,7 @@ void OG_FN(og_sl1_bwd)(size_t n, const float *const *in, float *const *out, cons
 }
 
 // ---- BCE
-// -----------------------------------------------------------------------------------------
+
 static inline vf bce_loss(vf x, vf t) {
     vf lx = clamp100(loss_vlog(x)), l1x = clamp100(loss_vlog1m(x));
     // (t - 1) log(1 - x) - t log x
@@ -185,20 +185,27 @@ void OG_FN(og_bce_bwd)(size_t n, const float *const *in, float *const *out, cons
 }
 
 // ---- BCE with logits
-// ----------------------------------------------------------------------------- max(x, 0) - x t +
-// log1p(e^-|x|)
+
+// The loss without posWeight, max(x, 0) - x t + log1p(e^-|x|), as (1 - t) x + log1p(e^-|x|)
+// for x >= 0 and -t x + log1p(e^-|x|) below: for a target in [0, 1] every term is >= 0, so
+// nothing cancels (x - x t would lose the bits of x (1 - t) for t near 1).
 static inline vf bcel_plain(vf x, vf t) {
     vf e = exp_neg_abs(x);
     vf sp = vmul(e, og_vlog1p_ratio(e));
-    return vadd(vfnmadd(x, t, vmax(x, vset(0.0f))), sp);
+    vf lin = vmul(vsel(vlt(x, vset(0.0f)), vsub(vset(0.0f), t), vsub(vset(1.0f), t)), x);
+    return vadd(lin, sp);
 }
 
-// (1 - t) x + lw (log1p(e^-|x|) + max(-x, 0)), lw = 1 + (pw - 1) t
+// With posWeight: (1 - t) x + lw (log1p(e^-|x|) + max(-x, 0)), lw = 1 + (pw - 1) t = pw t +
+// (1 - t) (that form: 1 + (pw - 1) t loses the bits of a small pw at t = 1), formed as
+// lw log1p(e^-|x|) + (1 - t) x for x >= 0 and lw log1p(e^-|x|) - pw t x below (the same value:
+// (1 - t - lw) x = -pw t x), whose terms share a sign for t in [0, 1] and pw >= 0.
 static inline vf bcel_pos(vf x, vf t, vf pw) {
     vf e = exp_neg_abs(x);
-    vf sp = vfma(e, og_vlog1p_ratio(e), vmax(vsub(vset(0.0f), x), vset(0.0f)));
-    vf lw = vfma(vsub(pw, vset(1.0f)), t, vset(1.0f));
-    return vfma(lw, sp, vmul(vsub(vset(1.0f), t), x));
+    vf sp = vmul(e, og_vlog1p_ratio(e));
+    vf lw = vfma(pw, t, vsub(vset(1.0f), t)); // pw t + (1 - t): no cancellation
+    vf lin = vmul(vsel(vlt(x, vset(0.0f)), vsub(vset(0.0f), vmul(pw, t)), vsub(vset(1.0f), t)), x);
+    return vfma(lw, sp, lin);
 }
 
 void OG_FN(og_bcel_fwd)(size_t n, const float *const *in, float *const *out, const void *p) {
@@ -253,7 +260,7 @@ void OG_FN(og_bcel_bwd)(size_t n, const float *const *in, float *const *out, con
     default: // posWeight (the weight, if any, already multiplied into g)
         OG_EW_LOOP(n, 4, in, 1, out, {
             vf t = vload(ins[2]), pw = vload(ins[3]);
-            vf lw = vfma(vsub(pw, vset(1.0f)), t, vset(1.0f));
+            vf lw = vfma(pw, t, vsub(vset(1.0f), t)); // pw t + (1 - t): no cancellation
             vf d = vfmsub(lw, sigmoid(vload(ins[1])), vmul(pw, t));
             vstore(outs[0], vmul(vmul(vload(ins[0]), s), d));
         });
