@@ -368,3 +368,10 @@ def load_custom(spec_path, library=None):
 
 
 from . import nn  # noqa: E402  (needs the functions above)
+
+
+# ---- loss (issue 14)
+from . import _loss  # noqa: E402
+for _n in _loss.FUNCTIONS:
+    globals()[_n] = getattr(_loss, _n)
+    __all__.append(_n)

@@ -180,3 +180,10 @@ def _add_list_modules():
 
 
 _add_list_modules()
+
+
+# ---- loss (issue 14)
+from . import _loss as _loss_mod  # noqa: E402
+for _n in _loss_mod.MODULES:
+    globals()[_n] = getattr(_loss_mod, _n)
+    __all__.append(_n)

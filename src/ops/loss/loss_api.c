@@ -53,6 +53,11 @@ typedef struct loss_args {
     const aclTensor *in[5];
     const char *names[6]; // the inputs', then the output's
     const aclTensor *out;
+    // executor io slots: one per parameter, an optional tensor not given included (NULL there),
+    // as every operator with optional tensors numbers them; slot[k] is in[k]'s
+    int nparam;
+    const aclTensor *io[7];
+    int slot[5];
     int64_t reduction;
     og_loss_params params;
 } loss_args;
@@ -157,11 +162,14 @@ static og_ew_op ew_of(const loss_args *a, const og_ew_compute_fn *kernels, aclDa
                    .nin = a->nin,
                    .nout = 1,
                    .out = {a->out},
+                   .slots = true,
+                   .out_slot = {a->nparam},
                    .params = &a->params,
                    .params_size = sizeof a->params,
                    .compute_dtype = promoted};
     // (five operands: the caller rebuilds the list, see plan_backward)
-    for (int k = 0; k < a->nin && k < OG_EW_MAX_IN; k++) ew.in[k] = a->in[k];
+    for (int k = 0; k < a->nin && k < OG_EW_MAX_IN; k++)
+        ew.in[k] = a->in[k], ew.in_slot[k] = a->slot[k];
     for (int k = 0; k <= a->nin; k++) ew.names[k] = a->names[k];
     return ew;
 }
@@ -174,10 +182,17 @@ static og_reduce_op sum_all(const loss_args *a, const int64_t *dims, int nd) {
                       .ndim = nd,
                       .reduce_mask = (1u << nd) - 1u,
                       .out = a->out,
-                      .out_slot = a->nin,
+                      .out_slot = a->nparam,
                       .round_in = ACL_FLOAT};
     for (int d = 0; d < nd; d++) r.dims[d] = dims[d];
     return r;
+}
+
+// Data addresses and overlaps (an empty tensor is never read or written: not checked).
+static aclnnStatus check_memory(const loss_args *a) {
+    bool empty = a->out->numel == 0;
+    for (int k = 0; k < a->nin; k++) empty |= a->in[k]->numel == 0;
+    return empty ? ACLNN_SUCCESS : og_check_io_memory(a->op, a->nin, a->in, 1, &a->out, a->names);
 }
 
 static aclnnStatus plan_forward(loss_args *a, uint64_t *workspaceSize, aclOpExecutor **executor) {
@@ -185,31 +200,29 @@ static aclnnStatus plan_forward(loss_args *a, uint64_t *workspaceSize, aclOpExec
     int64_t dims[OG_MAX_DIMS];
     int nd;
     OG_TRY(check(a, &promoted, dims, &nd));
+    OG_TRY(check_memory(a));
     const og_ew_compute_fn *k = FWD[a->kind];
+    og_prog p;
+    og_prog_init(&p, a->op, a->nparam, 1, a->io);
+    if (a->out->numel == 0) return og_prog_publish(&p, workspaceSize, executor);
     if (a->reduction == 0) {
         og_ew_op ew = ew_of(a, k, promoted);
-        return og_ew_plan_op(&ew, workspaceSize, executor);
+        og_prog_map(&p, &ew);
+        return og_prog_publish(&p, workspaceSize, executor);
     }
     og_reduce_op r = sum_all(a, dims, nd);
-    const aclTensor *io[6];
-    for (int j = 0; j < a->nin; j++) io[j] = a->in[j];
-    io[a->nin] = a->out;
     if (a->nin <= OG_RED_MAX_IN) {
         r.nin = a->nin;
         r.map = k;
-        for (int j = 0; j < a->nin; j++) r.in[j] = a->in[j], r.in_slot[j] = j;
-        return og_reduce_plan_op(a->op, 1, &r, a->nin + 1, a->nin, io, workspaceSize, executor);
+        for (int j = 0; j < a->nin; j++) r.in[j] = a->in[j], r.in_slot[j] = a->slot[j];
+        og_prog_reduce(&p, &r);
+        return og_prog_publish(&p, workspaceSize, executor);
     }
     // four operands: the losses into an fp32 temporary, then its sum
-    OG_TRY(og_check_io_memory(a->op, a->nin, a->in, 1, &a->out, a->names));
-    og_prog p;
-    og_prog_init(&p, a->op, a->nin, 1, io);
     const aclTensor *tmp;
     int slot = og_prog_temp(&p, ACL_FLOAT, nd, dims, &tmp);
     og_ew_op ew = ew_of(a, k, ACL_FLOAT);
     ew.out[0] = tmp;
-    ew.slots = true;
-    for (int j = 0; j < a->nin; j++) ew.in_slot[j] = j;
     ew.out_slot[0] = slot;
     og_prog_map(&p, &ew);
     r.nin = 1;
@@ -226,21 +239,20 @@ static aclnnStatus plan_backward(loss_args *a, uint64_t *workspaceSize, aclOpExe
     int64_t dims[OG_MAX_DIMS];
     int nd;
     OG_TRY(check(a, &promoted, dims, &nd));
+    OG_TRY(check_memory(a));
     // mean: the N the forward divided by (the losses' count, gradOutput not counted)
     a->params.scale = a->reduction == 1 ? 1.0f / (float)numel_of(dims, nd) : 1.0f;
     const og_ew_compute_fn *k = BWD[a->kind];
+    og_prog p;
+    og_prog_init(&p, a->op, a->nparam, 1, a->io);
+    if (a->out->numel == 0) return og_prog_publish(&p, workspaceSize, executor);
     if (a->nin <= OG_EW_MAX_IN) {
         og_ew_op ew = ew_of(a, k, promoted);
-        return og_ew_plan_op(&ew, workspaceSize, executor);
+        og_prog_map(&p, &ew);
+        return og_prog_publish(&p, workspaceSize, executor);
     }
     // BCE with logits with both weights (five operands): gradOutput * weight into an fp32
     // temporary of the output's shape, then the kernel with posWeight only
-    OG_TRY(og_check_io_memory(a->op, a->nin, a->in, 1, &a->out, a->names));
-    const aclTensor *io[6];
-    for (int j = 0; j < a->nin; j++) io[j] = a->in[j];
-    io[a->nin] = a->out;
-    og_prog p;
-    og_prog_init(&p, a->op, a->nin, 1, io);
     const aclTensor *tmp;
     int slot = og_prog_temp(&p, ACL_FLOAT, a->out->ndim, a->out->dims, &tmp);
     og_ew_op gw = {.op = a->op,
@@ -251,21 +263,18 @@ static aclnnStatus plan_backward(loss_args *a, uint64_t *workspaceSize, aclOpExe
                    .out = {tmp},
                    .names = {a->names[0], a->names[3], "gradOutput * weight"},
                    .slots = true,
-                   .in_slot = {0, 3},
+                   .in_slot = {a->slot[0], a->slot[3]},
                    .out_slot = {slot},
                    .compute_dtype = ACL_FLOAT};
     og_prog_map(&p, &gw);
-    og_ew_op ew = ew_of(a, k, promoted);
-    ew.params = &a->params;
     a->params.flags = OG_LOSS_PW;
+    og_ew_op ew = ew_of(a, k, promoted);
     ew.nin = 4;
     ew.in[0] = tmp;
     ew.in[3] = a->in[4];
     ew.names[3] = a->names[4];
     ew.names[4] = a->names[5];
-    ew.slots = true;
-    ew.in_slot[0] = slot, ew.in_slot[1] = 1, ew.in_slot[2] = 2, ew.in_slot[3] = 4;
-    ew.out_slot[0] = 5;
+    ew.in_slot[0] = slot, ew.in_slot[3] = a->slot[4];
     og_prog_map(&p, &ew);
     return og_prog_publish(&p, workspaceSize, executor);
 }
@@ -273,7 +282,7 @@ static aclnnStatus plan_backward(loss_args *a, uint64_t *workspaceSize, aclOpExe
 // Fills the operands: [grad,] self, target, then the optional weights that are there.
 static aclnnStatus start(loss_args *a, const og_opdesc *op, loss_kind kind, const aclTensor *grad,
                          const char *grad_name, const aclTensor *self, const aclTensor *target,
-                         const aclTensor *weight, const char *weight_name,
+                         const aclTensor *weight, const char *weight_name, bool has_pos_weight,
                          const aclTensor *posWeight, int64_t reduction, float beta,
                          const aclTensor *out, const char *out_name, uint64_t *workspaceSize,
                          aclOpExecutor **executor) {
@@ -286,17 +295,26 @@ static aclnnStatus start(loss_args *a, const og_opdesc *op, loss_kind kind, cons
     names[n] = "target", ptrs[n++] = target;
     names[n] = out_name, ptrs[n++] = out;
     OG_TRY(og_check_args(op, workspaceSize, executor, n, names, ptrs));
-    if (grad_name) a->names[a->nin] = grad_name, a->in[a->nin++] = grad;
-    a->names[a->nin] = "self", a->in[a->nin++] = self;
-    a->names[a->nin] = "target", a->in[a->nin++] = target;
-    if (weight) {
-        a->names[a->nin] = weight_name, a->in[a->nin++] = weight;
-        a->params.flags |= OG_LOSS_W;
+    // every parameter has a slot: [gradOutput,] self, target[, weight][, posWeight]
+    const aclTensor *params[5];
+    const char *pnames[5];
+    int np = 0;
+    if (grad_name) pnames[np] = grad_name, params[np++] = grad;
+    pnames[np] = "self", params[np++] = self;
+    pnames[np] = "target", params[np++] = target;
+    if (weight_name) pnames[np] = weight_name, params[np++] = weight;
+    if (has_pos_weight) pnames[np] = "posWeightOptional", params[np++] = posWeight;
+    for (int j = 0; j < np; j++) {
+        a->io[j] = params[j];
+        if (!params[j]) continue;
+        a->names[a->nin] = pnames[j];
+        a->slot[a->nin] = j;
+        a->in[a->nin++] = params[j];
     }
-    if (posWeight) {
-        a->names[a->nin] = "posWeightOptional", a->in[a->nin++] = posWeight;
-        a->params.flags |= OG_LOSS_PW;
-    }
+    a->nparam = np;
+    a->io[np] = out;
+    if (weight) a->params.flags |= OG_LOSS_W;
+    if (posWeight) a->params.flags |= OG_LOSS_PW;
     a->names[a->nin] = out_name;
     a->out = out;
     a->reduction = reduction;
@@ -309,7 +327,7 @@ aclnnStatus aclnnMseLossGetWorkspaceSize(const aclTensor *self, const aclTensor 
                                          int64_t reduction, aclTensor *out, uint64_t *workspaceSize,
                                          aclOpExecutor **executor) {
     loss_args a;
-    OG_TRY(start(&a, &og_op_MseLoss, LOSS_MSE, NULL, NULL, self, target, NULL, NULL, NULL,
+    OG_TRY(start(&a, &og_op_MseLoss, LOSS_MSE, NULL, NULL, self, target, NULL, NULL, false, NULL,
                  reduction, 0, out, "out", workspaceSize, executor));
     return plan_forward(&a, workspaceSize, executor);
 }
@@ -320,7 +338,7 @@ aclnnStatus aclnnMseLossBackwardGetWorkspaceSize(const aclTensor *gradOutput, co
                                                  aclOpExecutor **executor) {
     loss_args a;
     OG_TRY(start(&a, &og_op_MseLossBackward, LOSS_MSE, gradOutput, "gradOutput", self, target, NULL,
-                 NULL, NULL, reduction, 0, out, "out", workspaceSize, executor));
+                 NULL, false, NULL, reduction, 0, out, "out", workspaceSize, executor));
     return plan_backward(&a, workspaceSize, executor);
 }
 
@@ -328,8 +346,8 @@ aclnnStatus aclnnL1LossGetWorkspaceSize(const aclTensor *self, const aclTensor *
                                         int64_t reduction, aclTensor *out, uint64_t *workspaceSize,
                                         aclOpExecutor **executor) {
     loss_args a;
-    OG_TRY(start(&a, &og_op_L1Loss, LOSS_L1, NULL, NULL, self, target, NULL, NULL, NULL, reduction,
-                 0, out, "out", workspaceSize, executor));
+    OG_TRY(start(&a, &og_op_L1Loss, LOSS_L1, NULL, NULL, self, target, NULL, NULL, false, NULL,
+                 reduction, 0, out, "out", workspaceSize, executor));
     return plan_forward(&a, workspaceSize, executor);
 }
 
@@ -339,7 +357,7 @@ aclnnStatus aclnnL1LossBackwardGetWorkspaceSize(const aclTensor *gradOutput, con
                                                 aclOpExecutor **executor) {
     loss_args a;
     OG_TRY(start(&a, &og_op_L1LossBackward, LOSS_L1, gradOutput, "gradOutput", self, target, NULL,
-                 NULL, NULL, reduction, 0, gradInput, "gradInput", workspaceSize, executor));
+                 NULL, false, NULL, reduction, 0, gradInput, "gradInput", workspaceSize, executor));
     return plan_backward(&a, workspaceSize, executor);
 }
 
@@ -347,8 +365,8 @@ aclnnStatus aclnnSmoothL1LossGetWorkspaceSize(const aclTensor *self, const aclTe
                                               int64_t reduction, float beta, aclTensor *result,
                                               uint64_t *workspaceSize, aclOpExecutor **executor) {
     loss_args a;
-    OG_TRY(start(&a, &og_op_SmoothL1Loss, LOSS_SL1, NULL, NULL, self, target, NULL, NULL, NULL,
-                 reduction, beta, result, "result", workspaceSize, executor));
+    OG_TRY(start(&a, &og_op_SmoothL1Loss, LOSS_SL1, NULL, NULL, self, target, NULL, NULL, false,
+                 NULL, reduction, beta, result, "result", workspaceSize, executor));
     return plan_forward(&a, workspaceSize, executor);
 }
 
@@ -357,7 +375,8 @@ aclnnStatus aclnnSmoothL1LossBackwardGetWorkspaceSize(
     float beta, aclTensor *gradInput, uint64_t *workspaceSize, aclOpExecutor **executor) {
     loss_args a;
     OG_TRY(start(&a, &og_op_SmoothL1LossBackward, LOSS_SL1, gradOut, "gradOut", self, target, NULL,
-                 NULL, NULL, reduction, beta, gradInput, "gradInput", workspaceSize, executor));
+                 NULL, false, NULL, reduction, beta, gradInput, "gradInput", workspaceSize,
+                 executor));
     return plan_backward(&a, workspaceSize, executor);
 }
 
@@ -367,7 +386,7 @@ aclnnStatus aclnnBinaryCrossEntropyGetWorkspaceSize(const aclTensor *self, const
                                                     aclOpExecutor **executor) {
     loss_args a;
     OG_TRY(start(&a, &og_op_BinaryCrossEntropy, LOSS_BCE, NULL, NULL, self, target, weight,
-                 "weight", NULL, reduction, 0, out, "out", workspaceSize, executor));
+                 "weight", false, NULL, reduction, 0, out, "out", workspaceSize, executor));
     return plan_forward(&a, workspaceSize, executor);
 }
 
@@ -377,7 +396,7 @@ aclnnStatus aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(
     aclOpExecutor **executor) {
     loss_args a;
     OG_TRY(start(&a, &og_op_BinaryCrossEntropyBackward, LOSS_BCE, gradOutput, "gradOutput", self,
-                 target, weightOptional, "weightOptional", NULL, reduction, 0, out, "out",
+                 target, weightOptional, "weightOptional", false, NULL, reduction, 0, out, "out",
                  workspaceSize, executor));
     return plan_backward(&a, workspaceSize, executor);
 }
@@ -388,8 +407,8 @@ aclnnStatus aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(
     aclOpExecutor **executor) {
     loss_args a;
     OG_TRY(start(&a, &og_op_BinaryCrossEntropyWithLogits, LOSS_BCEL, NULL, NULL, self, target,
-                 weightOptional, "weightOptional", posWeightOptional, reduction, 0, out, "out",
-                 workspaceSize, executor));
+                 weightOptional, "weightOptional", true, posWeightOptional, reduction, 0, out,
+                 "out", workspaceSize, executor));
     return plan_forward(&a, workspaceSize, executor);
 }
 
@@ -399,7 +418,7 @@ aclnnStatus aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(
     aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor) {
     loss_args a;
     OG_TRY(start(&a, &og_op_BinaryCrossEntropyWithLogitsBackward, LOSS_BCEL, gradOutput,
-                 "gradOutput", self, target, weightOptional, "weightOptional", posWeightOptional,
-                 reduction, 0, out, "out", workspaceSize, executor));
+                 "gradOutput", self, target, weightOptional, "weightOptional", true,
+                 posWeightOptional, reduction, 0, out, "out", workspaceSize, executor));
     return plan_backward(&a, workspaceSize, executor);
 }

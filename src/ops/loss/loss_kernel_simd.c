@@ -3,7 +3,7 @@
  *
  * log (BCE): x = m 2^k with m in [sqrt(1/2), sqrt 2), log x = k ln2 + log1p(m - 1), m - 1 exact,
  * log1p by the Cephes logf polynomial (about 1 ulp); the split of x into m and k is the one
- * ISA-specific step (getmant/getexp on AVX-512, exponent bits elsewhere: exact in both).
+ * ISA-specific step (the exponent bits, read with each ISA's integer operations: exact).
  * Subnormal x is scaled by 2^24 first; log 0 = -inf, log of a negative or NaN = NaN.
  * log(1 - x) is log(u) + c / u with u = 1 - x rounded and c = (1 - u) - x its exact error
  * (Fast2Sum, |x| <= 1): accurate for small x too, where log(u) alone would lose the bits of x.
@@ -13,10 +13,14 @@
 #include "ops/loss/loss_kernel.h"
 
 #if defined(OG_ISA_AVX512)
-// m in [1, 2) and k with x = m 2^k, x a positive normal float (exact)
+// m in [1, 2) and k with x = m 2^k, x a positive normal float (exact): the exponent bits, as the
+// AVX2 and scalar builds read them
 static inline vf loss_frexp(vf x, vf *k) {
-    *k = _mm512_getexp_ps(x);
-    return _mm512_getmant_ps(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);
+    __m512i b = _mm512_castps_si512(x);
+    *k = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32(b, 23), _mm512_set1_epi32(127)));
+    __m512i m = _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi32(0x007fffff)),
+                                _mm512_set1_epi32(0x3f800000));
+    return _mm512_castsi512_ps(m);
 }
 #elif defined(OG_ISA_AVX2)
 static inline vf loss_frexp(vf x, vf *k) {
