@@ -74,14 +74,19 @@ static double elem_loss(const ogc_op *op, const double *v, double *mag) {
         *mag = fabs(d) < beta ? y : fabs(d) + 0.5 * beta;
         return y;
     case BCE: {
-        double lx = fmax(log(x), -100), l1x = fmax(log1p(-x), -100);
+        // the clamp at -100 keeps a NaN (x outside [0, 1])
+        double lx = log(x), l1x = log1p(-x);
+        lx = lx < -100 ? -100 : lx;
+        l1x = l1x < -100 ? -100 : l1x;
         *mag = fabs(w) * (fabs(t * lx) + fabs((1 - t) * l1x));
         return -w * (t * lx + (1 - t) * l1x);
     }
     default: {
-        // (1 - t) x + lw (log1p(e^-|x|) + max(-x, 0)), lw = 1 + (pw - 1) t
-        double lw = 1 + (pw - 1) * t, sp = log1p(exp(-fabs(x)));
-        y = w * ((1 - t) * x + lw * (sp + fmax(-x, 0)));
+        // (1 - t) x + lw (log1p(e^-|x|) + max(-x, 0)), lw = 1 + (pw - 1) t, in its form
+        // lw log1p(e^-|x|) + (x < 0 ? -pw t x : (1 - t) x) (the same function; at x = -inf the
+        // limit +inf for t > 0 where the other form gives inf - inf)
+        double lw = pw * t + (1 - t), sp = log1p(exp(-fabs(x)));
+        y = w * (lw * sp + (x < 0 ? -pw * t * x : (1 - t) * x));
         double lin = x < 0 ? fabs(pw * t * x) : (1 + fabs(t)) * fabs(x);
         *mag = fabs(w) * (lin + (1 + (fabs(pw) + 1) * fabs(t)) * sp);
         return y;
@@ -108,7 +113,7 @@ static double elem_grad(const ogc_op *op, const double *v, double *mag) {
         return w * d / den;
     }
     default: {
-        double s = sigmoid(x), lw = 1 + (pw - 1) * t;
+        double s = sigmoid(x), lw = pw * t + (1 - t);
         *mag = fabs(w) * ((1 + (fabs(pw) + 1) * fabs(t)) * s + fabs(pw * t));
         return w * (lw * s - pw * t);
     }

@@ -86,15 +86,17 @@ static inline vf loss_vlog1m(vf x) {
 // max(l, -100) keeping NaN (vec.h's vmax returns its second operand when either is NaN)
 static inline vf clamp100(vf l) { return vmax(vset(-100.0f), l); }
 
+// sign(d): 1, -1, or 0 for +-0 and NaN (PyTorch's sign: NaN has no direction)
 static inline vf vsign(vf d) {
-    vf s = vsel(vgt(d, vset(0.0f)), vset(1.0f), vsel(vlt(d, vset(0.0f)), vset(-1.0f), vset(0.0f)));
-    return vsel(visnan(d), d, s);
+    return vsel(vgt(d, vset(0.0f)), vset(1.0f), vsel(vlt(d, vset(0.0f)), vset(-1.0f), vset(0.0f)));
 }
 
-// e = e^-|x| (NaN: any value, the formulas propagate x)
-static inline vf exp_neg_abs(vf x) {
-    return og_vexp_value(og_vexp_split(vmax(vnegabs(x), vset(-200.0f))));
-}
+// x - y in double (exact for floats: no overflow, no rounding)
+static inline vd dsub(vf x, vf y) { return vdadd(vwiden(x), vdmul(vwiden(y), vdset(-1.0))); }
+
+// A NaN x gives x itself (quieted), the same bits on every ISA (which of several NaN operands an
+// operation returns differs between the builds)
+static inline vf keep_nan(vf x, vf r) { return vsel(visnan(x), vadd(x, x), r); }
 
 // ---- MSE
 
@@ -108,10 +110,10 @@ void OG_FN(og_mse_fwd)(size_t n, const float *const *in, float *const *out, cons
 
 void OG_FN(og_mse_bwd)(size_t n, const float *const *in, float *const *out, const void *p) {
     const og_loss_params *lp = p;
-    vf s2 = vset(2.0f * lp->scale);
+    vd s2 = vdset(2.0 * (double)lp->scale);
     OG_EW_LOOP(n, 3, in, 1, out, {
-        vf d = vsub(vload(ins[1]), vload(ins[2]));
-        vstore(outs[0], vmul(vmul(s2, d), vload(ins[0])));
+        vstore(outs[0], vnarrow(vdmul(vdmul(dsub(vload(ins[1]), vload(ins[2])), s2),
+                                      vwiden(vload(ins[0])))));
     });
 }
 
@@ -153,35 +155,43 @@ void OG_FN(og_sl1_bwd)(size_t n, const float *const *in, float *const *out, cons
 }
 
 // ---- BCE
+// The logs in float (clamped), the rest in double: w (t - 1) log(1 - x) - w t log x and
+// g s w (x - t) / max(x (1 - x), 1e-12) are rounded once, and no product overflows on the way
+// to a result in range (a weight or gradient far from 1, a target outside [0, 1]).
 
-static inline vf bce_loss(vf x, vf t) {
+static inline vf bce_loss(vf x, vf t, vd w) {
     vf lx = clamp100(loss_vlog(x)), l1x = clamp100(loss_vlog1m(x));
-    // (t - 1) log(1 - x) - t log x
-    return vfma(vsub(t, vset(1.0f)), l1x, vmul(vsub(vset(0.0f), t), lx));
+    vd td = vwiden(t);
+    vd r = vdfma(vdadd(td, vdset(-1.0)), vwiden(l1x), vdmul(vdmul(td, vdset(-1.0)), vwiden(lx)));
+    return keep_nan(x, vnarrow(vdmul(r, w)));
 }
 
 void OG_FN(og_bce_fwd)(size_t n, const float *const *in, float *const *out, const void *p) {
     const og_loss_params *lp = p;
     if (lp->flags & OG_LOSS_W)
         OG_EW_LOOP(n, 3, in, 1, out, {
-            vstore(outs[0], vmul(bce_loss(vload(ins[0]), vload(ins[1])), vload(ins[2])));
+            vstore(outs[0], bce_loss(vload(ins[0]), vload(ins[1]), vwiden(vload(ins[2]))));
         });
     else
-        OG_EW_LOOP(n, 2, in, 1, out, { vstore(outs[0], bce_loss(vload(ins[0]), vload(ins[1]))); });
+        OG_EW_LOOP(n, 2, in, 1, out,
+                   { vstore(outs[0], bce_loss(vload(ins[0]), vload(ins[1]), vdset(1.0))); });
 }
 
-static inline vf bce_grad(vf g, vf x, vf t, vf s) {
+static inline vf bce_grad(vf g, vf x, vf t, vd sw) {
+    // x (1 - x) in [1e-12, 1/4] after the clamp (negative outside [0, 1]): its reciprocal in
+    // double by og_vrecip_double
     vf den = vmax(vmul(vsub(vset(1.0f), x), x), vset(1e-12f));
-    return vdiv(vmul(vsub(x, t), vmul(g, s)), den);
+    vd r = vdmul(vdmul(dsub(x, t), vdmul(vwiden(g), sw)), og_vrecip_double(vwiden(den)));
+    return keep_nan(x, vnarrow(r));
 }
 
 void OG_FN(og_bce_bwd)(size_t n, const float *const *in, float *const *out, const void *p) {
     const og_loss_params *lp = p;
-    vf s = vset(lp->scale);
+    vd s = vdset(lp->scale);
     if (lp->flags & OG_LOSS_W)
         OG_EW_LOOP(n, 4, in, 1, out, {
-            vf r = bce_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), s);
-            vstore(outs[0], vmul(r, vload(ins[3])));
+            vd sw = vdmul(s, vwiden(vload(ins[3])));
+            vstore(outs[0], bce_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), sw));
         });
     else
         OG_EW_LOOP(n, 3, in, 1, out,
@@ -189,84 +199,101 @@ void OG_FN(og_bce_bwd)(size_t n, const float *const *in, float *const *out, cons
 }
 
 // ---- BCE with logits
+// e = e^-|x| in double (og_vexp_double: e^-200 and the like keep their bits), log1p(e) = e L(e)
+// with L in float (relative 2^-27.5), everything else in double and rounded once at the end.
+// The loss (1 - t) x + lw (log1p(e^-|x|) + max(-x, 0)), lw = 1 + (pw - 1) t (1 without posWeight)
+// is formed as lw log1p(e^-|x|) + (x < 0 ? -pw t x : (1 - t) x) with lw = pw t + (1 - t): the
+// same function, whose terms share a sign for t in [0, 1] and pw >= 0 (nothing cancels: the
+// other form loses log1p(e^-|x|) beside a large |x|, and 1 + (pw - 1) t a small pw at t = 1).
+// At x = -inf it is the limit +inf (t > 0) where the other form gives inf - inf.
 
-// The loss without posWeight, max(x, 0) - x t + log1p(e^-|x|), as (1 - t) x + log1p(e^-|x|)
-// for x >= 0 and -t x + log1p(e^-|x|) below: for a target in [0, 1] every term is >= 0, so
-// nothing cancels (x - x t would lose the bits of x (1 - t) for t near 1).
-static inline vf bcel_plain(vf x, vf t) {
-    vf e = exp_neg_abs(x);
-    vf sp = vmul(e, og_vlog1p_ratio(e));
-    vf lin = vmul(vsel(vlt(x, vset(0.0f)), vsub(vset(0.0f), t), vsub(vset(1.0f), t)), x);
-    return vadd(lin, sp);
+typedef struct bcel_e {
+    vd e;  // e^-|x|
+    vd sp; // log1p(e^-|x|)
+} bcel_e;
+
+static inline bcel_e bcel_exp(vf x) {
+    og_vexp s = og_vexp_split(vmax(vnegabs(x), vset(-200.0f)));
+    bcel_e r;
+    r.e = og_vexp_double(s);
+    r.sp = vdmul(r.e, vwiden(og_vlog1p_ratio(vnarrow(r.e))));
+    return r;
 }
 
-// With posWeight: (1 - t) x + lw (log1p(e^-|x|) + max(-x, 0)), lw = 1 + (pw - 1) t = pw t +
-// (1 - t) (that form: 1 + (pw - 1) t loses the bits of a small pw at t = 1), formed as
-// lw log1p(e^-|x|) + (1 - t) x for x >= 0 and lw log1p(e^-|x|) - pw t x below (the same value:
-// (1 - t - lw) x = -pw t x), whose terms share a sign for t in [0, 1] and pw >= 0.
-static inline vf bcel_pos(vf x, vf t, vf pw) {
-    vf e = exp_neg_abs(x);
-    vf sp = vmul(e, og_vlog1p_ratio(e));
-    vf lw = vfma(pw, t, vsub(vset(1.0f), t)); // pw t + (1 - t): no cancellation
-    vf lin = vmul(vsel(vlt(x, vset(0.0f)), vsub(vset(0.0f), vmul(pw, t)), vsub(vset(1.0f), t)), x);
-    return vfma(lw, sp, lin);
+// lw and the -pw t (x < 0) or (1 - t) (x >= 0) factor of x, in double
+static inline vd bcel_loss(vf x, vf t, vd pw, vd w) {
+    bcel_e c = bcel_exp(x);
+    vd xd = vwiden(x), td = vwiden(t), one_t = vdadd(vdset(1.0), vdmul(td, vdset(-1.0)));
+    vd lw = vdfma(pw, td, one_t);
+    vd f = vdsel(vlt(x, vset(0.0f)), vdmul(vdmul(pw, td), vdset(-1.0)), one_t);
+    return vdmul(vdfma(lw, c.sp, vdmul(f, xd)), w);
 }
 
 void OG_FN(og_bcel_fwd)(size_t n, const float *const *in, float *const *out, const void *p) {
     const og_loss_params *lp = p;
+    vd one = vdset(1.0);
     switch (lp->flags & (OG_LOSS_W | OG_LOSS_PW)) {
     case 0:
-        OG_EW_LOOP(n, 2, in, 1, out,
-                   { vstore(outs[0], bcel_plain(vload(ins[0]), vload(ins[1]))); });
+        OG_EW_LOOP(n, 2, in, 1, out, {
+            vf x = vload(ins[0]);
+            vstore(outs[0], keep_nan(x, vnarrow(bcel_loss(x, vload(ins[1]), one, one))));
+        });
         break;
     case OG_LOSS_W:
         OG_EW_LOOP(n, 3, in, 1, out, {
-            vstore(outs[0], vmul(bcel_plain(vload(ins[0]), vload(ins[1])), vload(ins[2])));
+            vf x = vload(ins[0]);
+            vd w = vwiden(vload(ins[2]));
+            vstore(outs[0], keep_nan(x, vnarrow(bcel_loss(x, vload(ins[1]), one, w))));
         });
         break;
     case OG_LOSS_PW:
-        OG_EW_LOOP(n, 3, in, 1, out,
-                   { vstore(outs[0], bcel_pos(vload(ins[0]), vload(ins[1]), vload(ins[2]))); });
+        OG_EW_LOOP(n, 3, in, 1, out, {
+            vf x = vload(ins[0]);
+            vd pw = vwiden(vload(ins[2]));
+            vstore(outs[0], keep_nan(x, vnarrow(bcel_loss(x, vload(ins[1]), pw, one))));
+        });
         break;
     default:
         OG_EW_LOOP(n, 4, in, 1, out, {
-            vf l = bcel_pos(vload(ins[0]), vload(ins[1]), vload(ins[3]));
-            vstore(outs[0], vmul(l, vload(ins[2])));
+            vf x = vload(ins[0]);
+            vd w = vwiden(vload(ins[2])), pw = vwiden(vload(ins[3]));
+            vstore(outs[0], keep_nan(x, vnarrow(bcel_loss(x, vload(ins[1]), pw, w))));
         });
         break;
     }
 }
 
-static inline vf sigmoid(vf x) {
-    vf e = exp_neg_abs(x);
-    vf q = vdiv(vset(1.0f), vadd(vset(1.0f), e));
-    vf sg = vsel(vlt(x, vset(0.0f)), vmul(e, q), q);
-    return vsel(visnan(x), x, sg);
+// g s w (lw sigmoid(x) - pw t), sigmoid(x) = 1 / (1 + e) (x >= 0) or e / (1 + e), in double
+static inline vf bcel_grad(vf g, vf x, vf t, vd pw, vd sw) {
+    bcel_e c = bcel_exp(x);
+    vd q = og_vrecip_double(vdadd(vdset(1.0), c.e));
+    vd sg = vdsel(vlt(x, vset(0.0f)), vdmul(c.e, q), q);
+    vd td = vwiden(t);
+    vd lw = vdfma(pw, td, vdadd(vdset(1.0), vdmul(td, vdset(-1.0))));
+    vd d = vdfma(lw, sg, vdmul(vdmul(pw, td), vdset(-1.0)));
+    return keep_nan(x, vnarrow(vdmul(vdmul(vwiden(g), sw), d)));
 }
 
-// The weight, when there is one, is folded into g by the caller (operand k); pw at ins[3].
+// The weight, when there is one with posWeight, is folded into g by the caller.
 void OG_FN(og_bcel_bwd)(size_t n, const float *const *in, float *const *out, const void *p) {
     const og_loss_params *lp = p;
-    vf s = vset(lp->scale);
+    vd s = vdset(lp->scale), one = vdset(1.0);
     switch (lp->flags & (OG_LOSS_W | OG_LOSS_PW)) {
     case 0:
         OG_EW_LOOP(n, 3, in, 1, out, {
-            vf d = vsub(sigmoid(vload(ins[1])), vload(ins[2]));
-            vstore(outs[0], vmul(vmul(vload(ins[0]), s), d));
+            vstore(outs[0], bcel_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), one, s));
         });
         break;
     case OG_LOSS_W:
         OG_EW_LOOP(n, 4, in, 1, out, {
-            vf d = vsub(sigmoid(vload(ins[1])), vload(ins[2]));
-            vstore(outs[0], vmul(vmul(vmul(vload(ins[0]), s), d), vload(ins[3])));
+            vd sw = vdmul(s, vwiden(vload(ins[3])));
+            vstore(outs[0], bcel_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), one, sw));
         });
         break;
-    default: // posWeight (the weight, if any, already multiplied into g)
+    default: // posWeight at ins[3]
         OG_EW_LOOP(n, 4, in, 1, out, {
-            vf t = vload(ins[2]), pw = vload(ins[3]);
-            vf lw = vfma(pw, t, vsub(vset(1.0f), t)); // pw t + (1 - t): no cancellation
-            vf d = vfmsub(lw, sigmoid(vload(ins[1])), vmul(pw, t));
-            vstore(outs[0], vmul(vmul(vload(ins[0]), s), d));
+            vd pw = vwiden(vload(ins[3]));
+            vstore(outs[0], bcel_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), pw, s));
         });
         break;
     }
