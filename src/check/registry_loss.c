@@ -46,6 +46,9 @@ enum { MSE, L1, SL1, BCE, BCEL };
 static double map_target(int kind, double t) {
     if (kind == L1 || kind == SL1) return nearbyint(t);
     if (kind == BCEL) return fmin(fmax((nearbyint(t) + 4) / 8, 0), 1);
+    // BCE: a probability (PyTorch refuses others); outside [0, 1] the loss is a difference of
+    // nearly equal logs times a large target, which no float evaluation keeps
+    if (kind == BCE) return fmin(fmax(t, 0), 1);
     return t;
 }
 
@@ -56,7 +59,10 @@ static double map_pos_weight(double pw) { return fabs(pw); }
 // a magnitude bound (the same terms made non-negative). v = {self, target, weight, posWeight}
 // after the maps; absent weights are 1.
 
-static double sigmoid(double x) { return x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)); }
+// e^-|x| with |x| clamped at 200, as the kernels do: e^-200 is no float, so this changes no
+// result but the limits inf * 0 (a posWeight of inf where |x| is beyond 200), which the kernels
+// give as inf
+static double exp_neg_abs(double x) { return isnan(x) ? x : exp(-fmin(fabs(x), 200)); }
 
 static double elem_loss(const ogc_op *op, const double *v, double *mag) {
     double x = v[0], t = v[1], w = v[2], pw = v[3], d = x - t, beta = BETA(op);
@@ -85,7 +91,7 @@ static double elem_loss(const ogc_op *op, const double *v, double *mag) {
         // (1 - t) x + lw (log1p(e^-|x|) + max(-x, 0)), lw = 1 + (pw - 1) t, in its form
         // lw log1p(e^-|x|) + (x < 0 ? -pw t x : (1 - t) x) (the same function; at x = -inf the
         // limit +inf for t > 0 where the other form gives inf - inf)
-        double lw = pw * t + (1 - t), sp = log1p(exp(-fabs(x)));
+        double lw = pw * t + (1 - t), sp = log1p(exp_neg_abs(x));
         y = w * (lw * sp + (x < 0 ? -pw * t * x : (1 - t) * x));
         double lin = x < 0 ? fabs(pw * t * x) : (1 + fabs(t)) * fabs(x);
         *mag = fabs(w) * (lin + (1 + (fabs(pw) + 1) * fabs(t)) * sp);
@@ -113,9 +119,11 @@ static double elem_grad(const ogc_op *op, const double *v, double *mag) {
         return w * d / den;
     }
     default: {
-        double s = sigmoid(x), lw = pw * t + (1 - t);
-        *mag = fabs(w) * ((1 + (fabs(pw) + 1) * fabs(t)) * s + fabs(pw * t));
-        return w * (lw * s - pw * t);
+        // lw sigmoid(x) - pw t as (lw / 2 - pw t) + lw h, h = sigmoid(x) - 1/2 = tanh(x / 2) / 2
+        // (sigmoid itself would round a small x's h away beside 1/2)
+        double h = 0.5 * tanh(0.5 * x), lw = pw * t + (1 - t);
+        *mag = fabs(w) * ((1 + (fabs(pw) + 1) * fabs(t)) * (0.5 + fabs(h)) + fabs(pw * t));
+        return w * ((0.5 * lw - pw * t) + lw * h);
     }
     }
 }

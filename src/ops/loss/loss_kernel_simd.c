@@ -159,18 +159,20 @@ void OG_FN(og_sl1_bwd)(size_t n, const float *const *in, float *const *out, cons
 // g s w (x - t) / max(x (1 - x), 1e-12) are rounded once, and no product overflows on the way
 // to a result in range (a weight or gradient far from 1, a target outside [0, 1]).
 
+// (the weight's NaN, a single NaN input, propagates through the double products unchanged)
 static inline vf bce_loss(vf x, vf t, vd w) {
     vf lx = clamp100(loss_vlog(x)), l1x = clamp100(loss_vlog1m(x));
     vd td = vwiden(t);
     vd r = vdfma(vdadd(td, vdset(-1.0)), vwiden(l1x), vdmul(vdmul(td, vdset(-1.0)), vwiden(lx)));
-    return keep_nan(x, vnarrow(vdmul(r, w)));
+    return keep_nan(t, keep_nan(x, vnarrow(vdmul(r, w))));
 }
 
 void OG_FN(og_bce_fwd)(size_t n, const float *const *in, float *const *out, const void *p) {
     const og_loss_params *lp = p;
     if (lp->flags & OG_LOSS_W)
         OG_EW_LOOP(n, 3, in, 1, out, {
-            vstore(outs[0], bce_loss(vload(ins[0]), vload(ins[1]), vwiden(vload(ins[2]))));
+            vf w = vload(ins[2]);
+            vstore(outs[0], keep_nan(w, bce_loss(vload(ins[0]), vload(ins[1]), vwiden(w))));
         });
     else
         OG_EW_LOOP(n, 2, in, 1, out,
@@ -182,7 +184,7 @@ static inline vf bce_grad(vf g, vf x, vf t, vd sw) {
     // double by og_vrecip_double
     vf den = vmax(vmul(vsub(vset(1.0f), x), x), vset(1e-12f));
     vd r = vdmul(vdmul(dsub(x, t), vdmul(vwiden(g), sw)), og_vrecip_double(vwiden(den)));
-    return keep_nan(x, vnarrow(r));
+    return keep_nan(g, keep_nan(t, keep_nan(x, vnarrow(r))));
 }
 
 void OG_FN(og_bce_bwd)(size_t n, const float *const *in, float *const *out, const void *p) {
@@ -190,8 +192,9 @@ void OG_FN(og_bce_bwd)(size_t n, const float *const *in, float *const *out, cons
     vd s = vdset(lp->scale);
     if (lp->flags & OG_LOSS_W)
         OG_EW_LOOP(n, 4, in, 1, out, {
-            vd sw = vdmul(s, vwiden(vload(ins[3])));
-            vstore(outs[0], bce_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), sw));
+            vf w = vload(ins[3]);
+            vd sw = vdmul(s, vwiden(w));
+            vstore(outs[0], keep_nan(w, bce_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), sw)));
         });
     else
         OG_EW_LOOP(n, 3, in, 1, out,
@@ -221,12 +224,16 @@ static inline bcel_e bcel_exp(vf x) {
 }
 
 // lw and the -pw t (x < 0) or (1 - t) (x >= 0) factor of x, in double
-static inline vd bcel_loss(vf x, vf t, vd pw, vd w) {
+static inline vd bcel_loss_d(vf x, vf t, vd pw, vd w) {
     bcel_e c = bcel_exp(x);
     vd xd = vwiden(x), td = vwiden(t), one_t = vdadd(vdset(1.0), vdmul(td, vdset(-1.0)));
     vd lw = vdfma(pw, td, one_t);
     vd f = vdsel(vlt(x, vset(0.0f)), vdmul(vdmul(pw, td), vdset(-1.0)), one_t);
     return vdmul(vdfma(lw, c.sp, vdmul(f, xd)), w);
+}
+
+static inline vf bcel_loss(vf x, vf t, vd pw, vd w) {
+    return keep_nan(t, keep_nan(x, vnarrow(bcel_loss_d(x, t, pw, w))));
 }
 
 void OG_FN(og_bcel_fwd)(size_t n, const float *const *in, float *const *out, const void *p) {
@@ -236,42 +243,56 @@ void OG_FN(og_bcel_fwd)(size_t n, const float *const *in, float *const *out, con
     case 0:
         OG_EW_LOOP(n, 2, in, 1, out, {
             vf x = vload(ins[0]);
-            vstore(outs[0], keep_nan(x, vnarrow(bcel_loss(x, vload(ins[1]), one, one))));
+            vstore(outs[0], bcel_loss(x, vload(ins[1]), one, one));
         });
         break;
     case OG_LOSS_W:
         OG_EW_LOOP(n, 3, in, 1, out, {
             vf x = vload(ins[0]);
-            vd w = vwiden(vload(ins[2]));
-            vstore(outs[0], keep_nan(x, vnarrow(bcel_loss(x, vload(ins[1]), one, w))));
+            vf w = vload(ins[2]);
+            vstore(outs[0], keep_nan(w, bcel_loss(x, vload(ins[1]), one, vwiden(w))));
         });
         break;
     case OG_LOSS_PW:
         OG_EW_LOOP(n, 3, in, 1, out, {
             vf x = vload(ins[0]);
-            vd pw = vwiden(vload(ins[2]));
-            vstore(outs[0], keep_nan(x, vnarrow(bcel_loss(x, vload(ins[1]), pw, one))));
+            vf pw = vload(ins[2]);
+            vstore(outs[0], keep_nan(pw, bcel_loss(x, vload(ins[1]), vwiden(pw), one)));
         });
         break;
     default:
         OG_EW_LOOP(n, 4, in, 1, out, {
             vf x = vload(ins[0]);
-            vd w = vwiden(vload(ins[2])), pw = vwiden(vload(ins[3]));
-            vstore(outs[0], keep_nan(x, vnarrow(bcel_loss(x, vload(ins[1]), pw, w))));
+            vf w = vload(ins[2]), pw = vload(ins[3]);
+            vf l = bcel_loss(x, vload(ins[1]), vwiden(pw), vwiden(w));
+            vstore(outs[0], keep_nan(pw, keep_nan(w, l)));
         });
         break;
     }
 }
 
-// g s w (lw sigmoid(x) - pw t), sigmoid(x) = 1 / (1 + e) (x >= 0) or e / (1 + e), in double
-static inline vf bcel_grad(vf g, vf x, vf t, vd pw, vd sw) {
+// sigmoid(x) - 1/2 in double, kept apart so that sigmoid(x) - t keeps its bits where t = 1/2
+// and x is small (1/2 + h would round h away): x / 4 below 2^-100 (exact), tanh(x / 2) / 2 for
+// |x| < 1 (og_vtanh, nearly correctly rounded), else the exp form 1 / (1 + e) or e / (1 + e)
+// minus 1/2 (|h| > 0.23: nothing cancels)
+static inline vd sigmoid_minus_half(vf x) {
     bcel_e c = bcel_exp(x);
     vd q = og_vrecip_double(vdadd(vdset(1.0), c.e));
-    vd sg = vdsel(vlt(x, vset(0.0f)), vdmul(c.e, q), q);
+    vd h = vdadd(vdsel(vlt(x, vset(0.0f)), vdmul(c.e, q), q), vdset(-0.5));
+    vf ax = vabs(x);
+    vm mid = vlt(ax, vset(1.0f));
+    if (vany(mid)) h = vdsel(mid, vdmul(vwiden(og_vtanh(vmul(x, vset(0.5f)))), vdset(0.5)), h);
+    return vdsel(vlt(ax, vset(0x1p-100f)), vdmul(vwiden(x), vdset(0.25)), h);
+}
+
+// g s w (lw sigmoid(x) - pw t) = g s w ((lw / 2 - pw t) + lw h), h = sigmoid(x) - 1/2, in double
+static inline vf bcel_grad(vf g, vf x, vf t, vd pw, vd sw) {
+    vd h = sigmoid_minus_half(x);
     vd td = vwiden(t);
     vd lw = vdfma(pw, td, vdadd(vdset(1.0), vdmul(td, vdset(-1.0))));
-    vd d = vdfma(lw, sg, vdmul(vdmul(pw, td), vdset(-1.0)));
-    return keep_nan(x, vnarrow(vdmul(vdmul(vwiden(g), sw), d)));
+    vd c0 = vdfma(lw, vdset(0.5), vdmul(vdmul(pw, td), vdset(-1.0)));
+    vd d = vdfma(lw, h, c0);
+    return keep_nan(g, keep_nan(t, keep_nan(x, vnarrow(vdmul(vdmul(vwiden(g), sw), d)))));
 }
 
 // The weight, when there is one with posWeight, is folded into g by the caller.
@@ -286,14 +307,17 @@ void OG_FN(og_bcel_bwd)(size_t n, const float *const *in, float *const *out, con
         break;
     case OG_LOSS_W:
         OG_EW_LOOP(n, 4, in, 1, out, {
-            vd sw = vdmul(s, vwiden(vload(ins[3])));
-            vstore(outs[0], bcel_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), one, sw));
+            vf w = vload(ins[3]);
+            vd sw = vdmul(s, vwiden(w));
+            vf r = bcel_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), one, sw);
+            vstore(outs[0], keep_nan(w, r));
         });
         break;
     default: // posWeight at ins[3]
         OG_EW_LOOP(n, 4, in, 1, out, {
-            vd pw = vwiden(vload(ins[3]));
-            vstore(outs[0], bcel_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), pw, s));
+            vf pw = vload(ins[3]);
+            vf r = bcel_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), vwiden(pw), s);
+            vstore(outs[0], keep_nan(pw, r));
         });
         break;
     }
