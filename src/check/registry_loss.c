@@ -483,14 +483,16 @@ ATTRS(a_bcel_pw_sum, BCEL, 2, 0, 0, 1)
 ATTRS(a_bcel_wpw_mean, BCEL, 1, 0, 1, 1)
 ATTRS(a_bcel_w_sum, BCEL, 2, 0, 1, 0)
 
-#define ENTRY(entry_name, api_name, attr, n_in, lo_, hi_, kinks_, ulps, ...)                       \
+// reduced: 1 for the mean / sum entries (tensor-level references; a literal, so that the
+// initializer stays a constant expression)
+#define ENTRY(entry_name, api_name, attr, reduced, n_in, lo_, hi_, kinks_, ulps, ...)              \
     {                                                                                              \
         .name = entry_name, .api = api_name, .nin = n_in, .in = {__VA_ARGS__}, .attrs = attr,      \
         .dtypes = OG_DTS_FLOATING, .lo = lo_, .hi = hi_, kinks_, .fp32_ulps = ulps,                \
         .forward = loss_forward, .backward = loss_backward, .shapes = loss_shapes,                 \
         .ref_forward = loss_ref_forward, .ref_backward = loss_ref_backward,                        \
-        .ref_forward_tensor = (attr)[1] != 0 ? loss_ref_forward_tensor : NULL,                     \
-        .ref_backward_tensor = (attr)[1] != 0 ? loss_ref_backward_tensor : NULL,                   \
+        .ref_forward_tensor = (reduced) ? loss_ref_forward_tensor : NULL,                          \
+        .ref_backward_tensor = (reduced) ? loss_ref_backward_tensor : NULL,                        \
     }
 
 #define SELF_TARGET                                                                                \
@@ -504,42 +506,42 @@ ATTRS(a_bcel_w_sum, BCEL, 2, 0, 1, 0)
 #define no_kinks .nkinks = 0
 
 static const ogc_op loss_ops[] = {
-    ENTRY("mse_loss", MSE_API, a_mse_none, 2, -4, 4, no_kinks, 4, SELF_TARGET),
-    ENTRY("mse_loss_mean", MSE_API, a_mse_mean, 2, -4, 4, no_kinks, 4, SELF_TARGET),
-    ENTRY("mse_loss_sum", MSE_API, a_mse_sum, 2, -0.5, 0.5, no_kinks, 4, SELF_TARGET),
-    ENTRY("l1_loss", L1_API, a_l1_none, 2, -4, 4, KINKS(int_kinks), 4, SELF_TARGET),
-    ENTRY("l1_loss_mean", L1_API, a_l1_mean, 2, -4, 4, KINKS(int_kinks), 4, SELF_TARGET),
-    ENTRY("l1_loss_sum", L1_API, a_l1_sum, 2, -0.5, 0.5, KINKS(small_kinks), 4, SELF_TARGET),
-    ENTRY("smooth_l1_loss", SL1_API, a_sl1_none, 2, -4, 4, KINKS(int_kinks), 4, SELF_TARGET),
-    ENTRY("smooth_l1_loss_beta05", SL1_API, a_sl1_half_none, 2, -4, 4, KINKS(half_kinks), 4,
+    ENTRY("mse_loss", MSE_API, a_mse_none, 0, 2, -4, 4, no_kinks, 4, SELF_TARGET),
+    ENTRY("mse_loss_mean", MSE_API, a_mse_mean, 1, 2, -4, 4, no_kinks, 4, SELF_TARGET),
+    ENTRY("mse_loss_sum", MSE_API, a_mse_sum, 1, 2, -0.5, 0.5, no_kinks, 4, SELF_TARGET),
+    ENTRY("l1_loss", L1_API, a_l1_none, 0, 2, -4, 4, KINKS(int_kinks), 4, SELF_TARGET),
+    ENTRY("l1_loss_mean", L1_API, a_l1_mean, 1, 2, -4, 4, KINKS(int_kinks), 4, SELF_TARGET),
+    ENTRY("l1_loss_sum", L1_API, a_l1_sum, 1, 2, -0.5, 0.5, KINKS(small_kinks), 4, SELF_TARGET),
+    ENTRY("smooth_l1_loss", SL1_API, a_sl1_none, 0, 2, -4, 4, KINKS(int_kinks), 4, SELF_TARGET),
+    ENTRY("smooth_l1_loss_beta05", SL1_API, a_sl1_half_none, 0, 2, -4, 4, KINKS(half_kinks), 4,
           SELF_TARGET),
-    ENTRY("smooth_l1_loss_beta0", SL1_API, a_sl1_zero_none, 2, -4, 4, KINKS(int_kinks), 4,
+    ENTRY("smooth_l1_loss_beta0", SL1_API, a_sl1_zero_none, 0, 2, -4, 4, KINKS(int_kinks), 4,
           SELF_TARGET),
-    ENTRY("smooth_l1_loss_beta05_mean", SL1_API, a_sl1_half_mean, 2, -4, 4, KINKS(half_kinks), 4,
+    ENTRY("smooth_l1_loss_beta05_mean", SL1_API, a_sl1_half_mean, 1, 2, -4, 4, KINKS(half_kinks), 4,
           SELF_TARGET),
-    ENTRY("smooth_l1_loss_sum", SL1_API, a_sl1_sum, 2, -0.5, 0.5, KINKS(small_kinks), 4,
+    ENTRY("smooth_l1_loss_sum", SL1_API, a_sl1_sum, 1, 2, -0.5, 0.5, KINKS(small_kinks), 4,
           SELF_TARGET),
-    ENTRY("binary_cross_entropy", BCE_API, a_bce_none, 2, 0.01, 0.99, no_kinks, 8, SELF_TARGET),
-    ENTRY("binary_cross_entropy_weight", BCE_API, a_bce_w_none, 3, 0.01, 0.99, no_kinks, 8,
+    ENTRY("binary_cross_entropy", BCE_API, a_bce_none, 0, 2, 0.01, 0.99, no_kinks, 8, SELF_TARGET),
+    ENTRY("binary_cross_entropy_weight", BCE_API, a_bce_w_none, 0, 3, 0.01, 0.99, no_kinks, 8,
           SELF_TARGET, {"weight", false}),
-    ENTRY("binary_cross_entropy_mean", BCE_API, a_bce_mean, 2, 0.01, 0.99, no_kinks, 8,
+    ENTRY("binary_cross_entropy_mean", BCE_API, a_bce_mean, 1, 2, 0.01, 0.99, no_kinks, 8,
           SELF_TARGET),
-    ENTRY("binary_cross_entropy_weight_sum", BCE_API, a_bce_w_sum, 3, 0.01, 0.99, no_kinks, 8,
+    ENTRY("binary_cross_entropy_weight_sum", BCE_API, a_bce_w_sum, 1, 3, 0.01, 0.99, no_kinks, 8,
           SELF_TARGET, {"weight", false}),
-    ENTRY("bce_with_logits", BCEL_API, a_bcel_none, 2, -8, 8, no_kinks, 8, SELF_TARGET),
-    ENTRY("bce_with_logits_weight", BCEL_API, a_bcel_w_none, 3, -8, 8, no_kinks, 8, SELF_TARGET,
+    ENTRY("bce_with_logits", BCEL_API, a_bcel_none, 0, 2, -8, 8, no_kinks, 8, SELF_TARGET),
+    ENTRY("bce_with_logits_weight", BCEL_API, a_bcel_w_none, 0, 3, -8, 8, no_kinks, 8, SELF_TARGET,
           {"weight", false}),
-    ENTRY("bce_with_logits_pos_weight", BCEL_API, a_bcel_pw_none, 3, -8, 8, no_kinks, 8,
+    ENTRY("bce_with_logits_pos_weight", BCEL_API, a_bcel_pw_none, 0, 3, -8, 8, no_kinks, 8,
           SELF_TARGET, {"posWeight", false}),
-    ENTRY("bce_with_logits_weights", BCEL_API, a_bcel_wpw_none, 4, -8, 8, no_kinks, 8, SELF_TARGET,
-          {"weight", false}, {"posWeight", false}),
-    ENTRY("bce_with_logits_mean", BCEL_API, a_bcel_mean, 2, -8, 8, no_kinks, 8, SELF_TARGET),
-    ENTRY("bce_with_logits_pos_weight_sum", BCEL_API, a_bcel_pw_sum, 3, -0.75, 0.75, no_kinks, 8,
-          SELF_TARGET, {"posWeight", false}),
-    ENTRY("bce_with_logits_weights_mean", BCEL_API, a_bcel_wpw_mean, 4, -8, 8, no_kinks, 8,
+    ENTRY("bce_with_logits_weights", BCEL_API, a_bcel_wpw_none, 0, 4, -8, 8, no_kinks, 8,
           SELF_TARGET, {"weight", false}, {"posWeight", false}),
-    ENTRY("bce_with_logits_weight_sum", BCEL_API, a_bcel_w_sum, 3, -8, 8, no_kinks, 8, SELF_TARGET,
-          {"weight", false}),
+    ENTRY("bce_with_logits_mean", BCEL_API, a_bcel_mean, 1, 2, -8, 8, no_kinks, 8, SELF_TARGET),
+    ENTRY("bce_with_logits_pos_weight_sum", BCEL_API, a_bcel_pw_sum, 1, 3, -0.75, 0.75, no_kinks, 8,
+          SELF_TARGET, {"posWeight", false}),
+    ENTRY("bce_with_logits_weights_mean", BCEL_API, a_bcel_wpw_mean, 1, 4, -8, 8, no_kinks, 8,
+          SELF_TARGET, {"weight", false}, {"posWeight", false}),
+    ENTRY("bce_with_logits_weight_sum", BCEL_API, a_bcel_w_sum, 1, 3, -8, 8, no_kinks, 8,
+          SELF_TARGET, {"weight", false}),
 };
 
 OGC_DEFINE_FAMILY(loss, loss_ops)
