@@ -271,18 +271,20 @@ void OG_FN(og_bcel_fwd)(size_t n, const float *const *in, float *const *out, con
     }
 }
 
-// sigmoid(x) - 1/2 in double, kept apart so that sigmoid(x) - t keeps its bits where t = 1/2
-// and x is small (1/2 + h would round h away): x / 4 below 2^-100 (exact), tanh(x / 2) / 2 for
-// |x| < 1 (og_vtanh, nearly correctly rounded), else the exp form 1 / (1 + e) or e / (1 + e)
-// minus 1/2 (|h| > 0.23: nothing cancels)
+// sigmoid(x) - 1/2 = sign(x) (1 - e) / (2 (1 + e)), e = e^-|x| = (1 + m) 2^n with m = e^r - 1
+// from the expf polynomial before its "+ 1" (relative accuracy for small r), in double, kept
+// apart from the 1/2 so that sigmoid(x) - t keeps its bits where t = 1/2 and x is small. For
+// n = 0 (|x| < ln2 / 2) 1 - e is -m itself (1 - e in double would round a tiny m away); for
+// n < 0, e <= 0.71 and 1 - e cancels nothing.
 static inline vd sigmoid_minus_half(vf x) {
-    bcel_e c = bcel_exp(x);
-    vd q = og_vrecip_double(vdadd(vdset(1.0), c.e));
-    vd h = vdadd(vdsel(vlt(x, vset(0.0f)), vdmul(c.e, q), q), vdset(-0.5));
-    vf ax = vabs(x);
-    vm mid = vlt(ax, vset(1.0f));
-    if (vany(mid)) h = vdsel(mid, vdmul(vwiden(og_vtanh(vmul(x, vset(0.5f)))), vdset(0.5)), h);
-    return vdsel(vlt(ax, vset(0x1p-100f)), vdmul(vwiden(x), vdset(0.25)), h);
+    vf v = vmax(vnegabs(x), vset(-200.0f)); // NaN: -200 (keep_nan restores it)
+    vf n = og_vexp_n(v);
+    vf m = og_vexp_poly_m1(og_vexp_r(v, n));
+    vd e = vdmul(vdadd(vdset(1.0), vwiden(m)), vdpow2i(n));
+    vd one_minus_e = vdsel(veq(n, vset(0.0f)), vdmul(vwiden(m), vdset(-1.0)),
+                           vdadd(vdset(1.0), vdmul(e, vdset(-1.0))));
+    vd h = vdmul(one_minus_e, og_vrecip_double(vdadd(vdset(1.0), e)));
+    return vdmul(h, vdsel(vlt(x, vset(0.0f)), vdset(-0.5), vdset(0.5)));
 }
 
 // g s w (lw sigmoid(x) - pw t) = g s w ((lw / 2 - pw t) + lw h), h = sigmoid(x) - 1/2, in double
