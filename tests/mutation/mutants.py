@@ -720,5 +720,54 @@ MUTANTS = [
         "why": "std and its inverse confused: sqrt(var + eps) where 1 / sqrt(var + eps) is "
                "needed (saveInvstd, rstdOut, the scale of y and dx)",
     },
+
+    # ---------------------------------------------------------------- loss family (issue 14)
+    {
+        "id": "loss-mean-wrong-count",
+        "cls": "broadcast reduction",
+        "file": "src/ops/loss/loss_api.c",
+        "find": "a->params.scale = a->reduction == 1 ? 1.0f / (float)numel_of(dims, nd) : 1.0f;",
+        "replace": "a->params.scale = a->reduction == 1 ? 1.0f / (float)a->in[1]->numel : 1.0f;",
+        "expect": r"FAIL +(mse|l1)_loss_mean\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the mean backwards scale by 1/numel(self) instead of 1/N of the broadcast losses: "
+               "wrong wherever self is broadcast against the target",
+    },
+    {
+        "id": "sl1-threshold-one",
+        "cls": "branch sign/factor",
+        "file": "src/ops/loss/loss_kernel_simd.c",
+        "find": "vstore(outs[0], vsel(vlt(ad, beta), quad, vsub(ad, hbeta)));",
+        "replace": "vstore(outs[0], vsel(vlt(ad, vset(1.0f)), quad, vsub(ad, hbeta)));",
+        "expect": r"FAIL +smooth_l1_loss_beta(05|0)\b",
+        "isa": "scalar",
+        "fast": True,
+        "why": "SmoothL1's forward switches branches at |d| = 1 (the default beta) instead of beta",
+    },
+    {
+        "id": "bce-bwd-no-weight",
+        "cls": "attribute ignored",
+        "file": "src/ops/loss/loss_kernel_simd.c",
+        "find": "vd sw = vdmul(s, vwiden(w));\n            vstore(outs[0], keep_nan(w, bce_grad(",
+        "replace": "vd sw = s;\n            vstore(outs[0], keep_nan(w, bce_grad(",
+        "expect": r"FAIL +binary_cross_entropy_weight\w*\b.*gradient of 'self'",
+        "isa": "scalar",
+        "fast": True,
+        "why": "BinaryCrossEntropyBackward drops the weight: the forward is weighted, the gradient "
+               "is not",
+    },
+    {
+        "id": "bcel-pos-weight-wrong-term",
+        "cls": "branch sign/factor",
+        "file": "src/ops/loss/loss_kernel_simd.c",
+        "find": "vd lw = vdfma(pw, td, one_t);",
+        "replace": "vd lw = vdfma(vdset(1.0), td, vdmul(pw, one_t));",
+        "expect": r"FAIL +bce_with_logits_(pos_weight|weights)\w*\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "BCE with logits weights the negative term (1 - t) by posWeight instead of the "
+               "positive term t",
+    },
 ]
 

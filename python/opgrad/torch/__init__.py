@@ -384,3 +384,9 @@ __all__ += ["layer_norm", "rms_norm"]
 from ._batch_norm import batch_norm, group_norm  # noqa: E402
 
 __all__ += ["batch_norm", "group_norm"]
+
+# ---- loss (issue 14)
+from . import _loss  # noqa: E402
+for _n in _loss.FUNCTIONS:
+    globals()[_n] = getattr(_loss, _n)
+    __all__.append(_n)

@@ -233,3 +233,9 @@ class GroupNorm(torch.nn.GroupNorm):
 
 
 __all__ += ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm"]
+
+# ---- loss (issue 14)
+from . import _loss as _loss_mod  # noqa: E402
+for _n in _loss_mod.MODULES:
+    globals()[_n] = getattr(_loss_mod, _n)
+    __all__.append(_n)

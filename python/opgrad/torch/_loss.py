@@ -1,0 +1,378 @@
+"""The pointwise losses of opgrad.torch (issue 14, family loss; docs/ops/loss.md):
+mse_loss, l1_loss, smooth_l1_loss, binary_cross_entropy, binary_cross_entropy_with_logits, with
+PyTorch's signatures (reduction "none" / "mean" / "sum"). Forward and backward are one aclnn call
+each (aclnnMseLoss / aclnnMseLossBackward, ...); a broadcast input's gradient is summed down to
+its shape on opgrad's reduction engine. Gradients: input always; target for mse_loss, l1_loss and
+smooth_l1_loss (the negated input gradient, summed to target's shape); none for the targets and
+weights of the two cross entropies (PyTorch 1.13 has none for binary_cross_entropy's target
+either).
+
+Registration follows _ops.py's OpDef machinery: on PyTorch >= 2.4 each operator is a custom_op
+torch.ops.opgrad.<name> with a fake and register_autograd; on 1.13 the "opgrad" library is
+already defined (one DEF per namespace), so these live in their own namespace,
+torch.ops.opgrad_loss.<name>, with an Autograd kernel calling a torch.autograd.Function.
+"""
+import ctypes
+
+import torch
+
+from .. import _lib as L
+from . import _kernels as K
+from . import _ops as O
+
+_RED = {"none": 0, "mean": 1, "sum": 2}
+
+# SmoothL1's beta is a C float; the operator list has no float kind (D is double), so the
+# phase-1 ctypes declarations of these two are corrected here.
+for _name in ("SmoothL1Loss", "SmoothL1LossBackward"):
+    _f = L.phase1[_name]
+    _kinds = [p.kind for p in L.OPS[_name].params] + ["", ""]  # + workspaceSize, executor
+    _f.argtypes = [ctypes.c_float if k == "D" else t for k, t in zip(_kinds, _f.argtypes)]
+
+
+def _reduction(op, reduction):
+    if reduction not in _RED:
+        raise ValueError("opgrad.torch.%s: reduction must be 'none', 'mean' or 'sum', got %r"
+                         % (op, reduction))
+    return _RED[reduction]
+
+
+def _bshape(*ts):
+    shape = None
+    for t in ts:
+        if t is None:
+            continue
+        shape = t.shape if shape is None else K.broadcast_shape(shape, t.shape)
+        if shape is None:
+            return None
+    return shape
+
+
+# ---- kernels (one aclnn call each; reduction as an int 0/1/2) ------------------------------------
+_NAMES = ("input", "target", "weight", "pos_weight")
+
+
+def _forward(op, acl, x, t, w, pw, red, beta, has_w, has_pw):
+    K._checked(op, tuple(zip((x, t, w, pw), _NAMES)))
+    shape = _bshape(x, t, w, pw)
+    out = torch.empty((0,) if shape is None else (shape if red == 0 else ()),
+                      dtype=K.promote(x, t, w, pw))
+    p1 = L.phase1[acl]
+    ins = [x, t] + ([w] if has_w else []) + ([pw] if has_pw else [])
+
+    def phase1(hi, ho, sc, ws, ex):
+        args = list(hi) + [red] + ([beta] if beta is not None else []) + [ho[0], ws, ex]
+        return p1(*args)
+
+    K._mm_run("aclnn" + acl, phase1, ins, [out], (red, beta))
+    return out
+
+
+def _backward(op, acl, g, x, t, w, pw, red, beta, has_w, has_pw):
+    K._checked(op, tuple(zip((g, x, t, w, pw), ("grad",) + _NAMES)))
+    shape = _bshape(g, x, t, w, pw)
+    out = torch.empty((0,) if shape is None else shape, dtype=K.promote(g, x, t, w, pw))
+    p1 = L.phase1[acl]
+    ins = [g, x, t] + ([w] if has_w else []) + ([pw] if has_pw else [])
+
+    def phase1(hi, ho, sc, ws, ex):
+        args = list(hi) + [red] + ([beta] if beta is not None else []) + [ho[0], ws, ex]
+        return p1(*args)
+
+    K._mm_run("aclnn" + acl, phase1, ins, [out], (red, beta))
+    return out
+
+
+def mse_loss_kernel(x, t, reduction=1):
+    return _forward("mse_loss", "MseLoss", x, t, None, None, reduction, None, False, False)
+
+
+def mse_loss_backward_kernel(g, x, t, reduction=1):
+    return _backward("mse_loss", "MseLossBackward", g, x, t, None, None, reduction, None, False,
+                     False)
+
+
+def l1_loss_kernel(x, t, reduction=1):
+    return _forward("l1_loss", "L1Loss", x, t, None, None, reduction, None, False, False)
+
+
+def l1_loss_backward_kernel(g, x, t, reduction=1):
+    return _backward("l1_loss", "L1LossBackward", g, x, t, None, None, reduction, None, False,
+                     False)
+
+
+def smooth_l1_loss_kernel(x, t, reduction=1, beta=1.0):
+    return _forward("smooth_l1_loss", "SmoothL1Loss", x, t, None, None, reduction, float(beta),
+                    False, False)
+
+
+def smooth_l1_loss_backward_kernel(g, x, t, reduction=1, beta=1.0):
+    return _backward("smooth_l1_loss", "SmoothL1LossBackward", g, x, t, None, None, reduction,
+                     float(beta), False, False)
+
+
+# The cross entropies pass an absent weight as NULL: the list's parameter is there either way.
+def binary_cross_entropy_kernel(x, t, weight=None, reduction=1):
+    return _forward("binary_cross_entropy", "BinaryCrossEntropy", x, t, weight, None, reduction,
+                    None, True, False)
+
+
+def binary_cross_entropy_backward_kernel(g, x, t, weight=None, reduction=1):
+    return _backward("binary_cross_entropy", "BinaryCrossEntropyBackward", g, x, t, weight, None,
+                     reduction, None, True, False)
+
+
+def binary_cross_entropy_with_logits_kernel(x, t, weight=None, pos_weight=None, reduction=1):
+    return _forward("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogits", x, t,
+                    weight, pos_weight, reduction, None, True, True)
+
+
+def binary_cross_entropy_with_logits_backward_kernel(g, x, t, weight=None, pos_weight=None,
+                                                     reduction=1):
+    return _backward("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward",
+                     g, x, t, weight, pos_weight, reduction, None, True, True)
+
+
+# ---- autograd formulas ----------------------------------------------------------------------------
+def _setup(ctx, inputs, output):
+    ctx.save_for_backward(*[t for t in inputs if isinstance(t, torch.Tensor)])
+    ctx.inputs_none = [t is None for t in inputs]
+    ctx.attrs = [a for a in inputs if not isinstance(a, torch.Tensor) and a is not None]
+    ctx.ntensor = sum(1 for t in inputs if isinstance(t, torch.Tensor) or t is None)
+
+
+def _saved(ctx):
+    it = iter(ctx.saved_tensors)
+    return [None if none else next(it) for none in ctx.inputs_none[:ctx.ntensor]]
+
+
+def _reducer():
+    # the engine's reduce_sum (the 1.13 path calls kernels, 2.x the custom ops)
+    return K if not O.USING_CUSTOM_OP else torch.ops.opgrad
+
+
+def _pair_backward(bname, with_target):
+    """Backward of (input, target, attrs...): input's gradient, and target's (its negation) for
+    the differences losses."""
+
+    def backward(ops, ctx, grad):
+        x, t = _saved(ctx)[:2]
+        gx_full = getattr(ops, bname)(grad, x, t, *ctx.attrs)
+        red = _reducer()
+        gx = O._sum_to(red, gx_full, x.shape, x.dtype) if ctx.needs_input_grad[0] else None
+        gt = None
+        if with_target and ctx.needs_input_grad[1]:
+            gt = O._sum_to(red, -gx_full, t.shape, t.dtype)
+        return (gx, gt) + (None,) * len(ctx.attrs)
+
+    return backward
+
+
+def _weighted_backward(bname, nweights):
+    def backward(ops, ctx, grad):
+        vals = _saved(ctx)
+        x = vals[0]
+        gx_full = getattr(ops, bname)(grad, *vals, *ctx.attrs)
+        gx = O._sum_to(_reducer(), gx_full, x.shape, x.dtype)
+        return (gx, None) + (None,) * nweights + (None,) * len(ctx.attrs)
+
+    return backward
+
+
+def _fake_loss(x, t, *rest):
+    red = [a for a in rest if isinstance(a, int) and not isinstance(a, bool)]
+    shape = _bshape(x, t, *[a for a in rest if isinstance(a, torch.Tensor)])
+    dt = K.promote(x, t, *[a for a in rest if isinstance(a, torch.Tensor)])
+    return x.new_empty(shape if red and red[0] == 0 else (), dtype=dt)
+
+
+def _fake_grad(g, x, t, *rest):
+    ts = [a for a in rest if isinstance(a, torch.Tensor)]
+    return x.new_empty(_bshape(g, x, t, *ts), dtype=K.promote(g, x, t, *ts))
+
+
+DEFS = {}
+
+
+def _def(name, schema, kernel, tensor_args, fake, backward=None):
+    DEFS[name] = O.OpDef(name, schema, kernel, tuple(tensor_args), fake,
+                         _setup if backward else None, backward)
+
+
+_def("mse_loss_backward", "(Tensor grad, Tensor input, Tensor target, int reduction=1) -> Tensor",
+     mse_loss_backward_kernel, (0, 1, 2), _fake_grad)
+_def("l1_loss_backward", "(Tensor grad, Tensor input, Tensor target, int reduction=1) -> Tensor",
+     l1_loss_backward_kernel, (0, 1, 2), _fake_grad)
+_def("smooth_l1_loss_backward", "(Tensor grad, Tensor input, Tensor target, int reduction=1, "
+     "float beta=1.0) -> Tensor", smooth_l1_loss_backward_kernel, (0, 1, 2), _fake_grad)
+_def("binary_cross_entropy_backward", "(Tensor grad, Tensor input, Tensor target, "
+     "Tensor? weight=None, int reduction=1) -> Tensor", binary_cross_entropy_backward_kernel,
+     (0, 1, 2, 3), _fake_grad)
+_def("binary_cross_entropy_with_logits_backward", "(Tensor grad, Tensor input, Tensor target, "
+     "Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor",
+     binary_cross_entropy_with_logits_backward_kernel, (0, 1, 2, 3, 4), _fake_grad)
+_def("mse_loss", "(Tensor input, Tensor target, int reduction=1) -> Tensor", mse_loss_kernel,
+     (0, 1), _fake_loss, _pair_backward("mse_loss_backward", True))
+_def("l1_loss", "(Tensor input, Tensor target, int reduction=1) -> Tensor", l1_loss_kernel,
+     (0, 1), _fake_loss, _pair_backward("l1_loss_backward", True))
+_def("smooth_l1_loss", "(Tensor input, Tensor target, int reduction=1, float beta=1.0) -> Tensor",
+     smooth_l1_loss_kernel, (0, 1), _fake_loss, _pair_backward("smooth_l1_loss_backward", True))
+_def("binary_cross_entropy", "(Tensor input, Tensor target, Tensor? weight=None, "
+     "int reduction=1) -> Tensor", binary_cross_entropy_kernel, (0, 1, 2), _fake_loss,
+     _weighted_backward("binary_cross_entropy_backward", 1))
+_def("binary_cross_entropy_with_logits", "(Tensor input, Tensor target, Tensor? weight=None, "
+     "Tensor? pos_weight=None, int reduction=1) -> Tensor",
+     binary_cross_entropy_with_logits_kernel, (0, 1, 2, 3), _fake_loss,
+     _weighted_backward("binary_cross_entropy_with_logits_backward", 2))
+
+
+class _KernelNS:
+    """The namespace the 1.13 path's backward formulas call: the kernels themselves."""
+
+
+_KNS = _KernelNS()
+for _d in DEFS.values():
+    setattr(_KNS, _d.name, _d.kernel)
+    if _d.differentiable:
+        _d.function = O._make_function(_d)
+        # _make_function's backward calls the formulas with _kernels; these need this module's
+        _bw = _d.backward
+        _d.function.backward = staticmethod(torch.autograd.function.once_differentiable(
+            lambda ctx, grad, _b=_bw: _b(_KNS, ctx, grad)))
+
+LIBRARY = None
+NAMESPACE = None
+
+
+def _register():
+    global LIBRARY, NAMESPACE
+    if O.USING_CUSTOM_OP:
+        NAMESPACE = "opgrad"
+        ns = torch.ops.opgrad
+        for d in DEFS.values():
+            d.custom_op = torch.library.custom_op("opgrad::" + d.name, d.kernel, mutates_args=(),
+                                                  device_types="cpu", schema=d.schema)
+            torch.library.register_fake("opgrad::" + d.name, d.fake)
+            if d.differentiable:
+                torch.library.register_autograd(
+                    "opgrad::" + d.name, lambda ctx, grad, _b=d.backward: _b(ns, ctx, grad),
+                    setup_context=d.setup)
+    else:
+        NAMESPACE = "opgrad_loss"
+        lib = torch.library.Library(NAMESPACE, "DEF")
+        for d in DEFS.values():
+            lib.define(d.name + d.schema)
+            lib.impl(d.name, d.kernel, "CPU")
+            if d.differentiable:
+                def autograd_impl(*args, _fn=d.function, _k=d.kernel, _t=d.tensor_args):
+                    if torch.is_grad_enabled():
+                        for i in _t:
+                            if args[i] is not None and args[i].requires_grad:
+                                return _fn.apply(*args)
+                    return _k(*args)
+
+                lib.impl(d.name, autograd_impl, "Autograd")
+        LIBRARY = lib
+    for d in DEFS.values():
+        d.op = getattr(getattr(torch.ops, NAMESPACE), d.name)
+
+
+_register()
+
+
+def _call(name, args):
+    """Eager fast path: the Function (autograd) or the kernel; under torch.compile the op."""
+    d = DEFS[name]
+    if torch.is_grad_enabled() and any(
+            isinstance(a, torch.Tensor) and a.requires_grad for a in args):
+        return d.function.apply(*args)
+    return d.kernel(*args)
+
+
+# ---- public functions (PyTorch's signatures) -----------------------------------------------------
+def mse_loss(input, target, reduction="mean"):  # noqa: A002  (PyTorch's names)
+    """torch.nn.functional.mse_loss (aclnnMseLoss / aclnnMseLossBackward)."""
+    return _call("mse_loss", (input, target, _reduction("mse_loss", reduction)))
+
+
+def l1_loss(input, target, reduction="mean"):  # noqa: A002
+    """torch.nn.functional.l1_loss (aclnnL1Loss / aclnnL1LossBackward)."""
+    return _call("l1_loss", (input, target, _reduction("l1_loss", reduction)))
+
+
+def smooth_l1_loss(input, target, reduction="mean", beta=1.0):  # noqa: A002
+    """torch.nn.functional.smooth_l1_loss (aclnnSmoothL1Loss / aclnnSmoothL1LossBackward); beta
+    0 is the L1 loss."""
+    return _call("smooth_l1_loss",
+                 (input, target, _reduction("smooth_l1_loss", reduction), float(beta)))
+
+
+def binary_cross_entropy(input, target, weight=None, reduction="mean"):  # noqa: A002
+    """torch.nn.functional.binary_cross_entropy (aclnnBinaryCrossEntropy / ...Backward); logs
+    clamped at -100 as PyTorch."""
+    return _call("binary_cross_entropy",
+                 (input, target, weight, _reduction("binary_cross_entropy", reduction)))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean",  # noqa: A002
+                                     pos_weight=None):
+    """torch.nn.functional.binary_cross_entropy_with_logits (aclnnBinaryCrossEntropyWithLogits /
+    ...Backward), with weight and pos_weight broadcast to input."""
+    return _call("binary_cross_entropy_with_logits",
+                 (input, target, weight, pos_weight,
+                  _reduction("binary_cross_entropy_with_logits", reduction)))
+
+
+# ---- nn modules -----------------------------------------------------------------------------------
+class MSELoss(torch.nn.Module):
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input, target):  # noqa: A002
+        return mse_loss(input, target, self.reduction)
+
+
+class L1Loss(torch.nn.Module):
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input, target):  # noqa: A002
+        return l1_loss(input, target, self.reduction)
+
+
+class SmoothL1Loss(torch.nn.Module):
+    def __init__(self, reduction="mean", beta=1.0):
+        super().__init__()
+        self.reduction, self.beta = reduction, beta
+
+    def forward(self, input, target):  # noqa: A002
+        return smooth_l1_loss(input, target, self.reduction, self.beta)
+
+
+class BCELoss(torch.nn.Module):
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__()
+        self.register_buffer("weight", weight)
+        self.reduction = reduction
+
+    def forward(self, input, target):  # noqa: A002
+        return binary_cross_entropy(input, target, self.weight, self.reduction)
+
+
+class BCEWithLogitsLoss(torch.nn.Module):
+    def __init__(self, weight=None, reduction="mean", pos_weight=None):
+        super().__init__()
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+        self.reduction = reduction
+
+    def forward(self, input, target):  # noqa: A002
+        return binary_cross_entropy_with_logits(input, target, self.weight, self.reduction,
+                                                self.pos_weight)
+
+
+FUNCTIONS = ("mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
+             "binary_cross_entropy_with_logits")
+MODULES = ("MSELoss", "L1Loss", "SmoothL1Loss", "BCELoss", "BCEWithLogitsLoss")
