@@ -156,6 +156,10 @@ static aclnnStatus check(loss_args *a, aclDataType *promoted, int64_t *dims, int
                    a->reduction == 1 ? "mean" : "sum", a->names[a->nin], one_d ? " or [1]" : "");
 }
 
+// The loss kernels read at most four operands (BCE with logits with both weights folds gradOutput
+// and weight into one first, see plan_backward).
+#define LOSS_KERNEL_MAX_IN 4
+
 static og_ew_op ew_of(const loss_args *a, const og_ew_compute_fn *kernels, aclDataType promoted) {
     og_ew_op ew = {.op = a->op,
                    .kernels = kernels,
@@ -168,7 +172,7 @@ static og_ew_op ew_of(const loss_args *a, const og_ew_compute_fn *kernels, aclDa
                    .params_size = sizeof a->params,
                    .compute_dtype = promoted};
     // (five operands: the caller rebuilds the list, see plan_backward)
-    for (int k = 0; k < a->nin && k < OG_EW_MAX_IN; k++)
+    for (int k = 0; k < a->nin && k < LOSS_KERNEL_MAX_IN; k++)
         ew.in[k] = a->in[k], ew.in_slot[k] = a->slot[k];
     for (int k = 0; k <= a->nin; k++) ew.names[k] = a->names[k];
     return ew;
@@ -246,7 +250,7 @@ static aclnnStatus plan_backward(loss_args *a, uint64_t *workspaceSize, aclOpExe
     og_prog p;
     og_prog_init(&p, a->op, a->nparam, 1, a->io);
     if (a->out->numel == 0) return og_prog_publish(&p, workspaceSize, executor);
-    if (a->nin <= OG_EW_MAX_IN) {
+    if (a->nin <= LOSS_KERNEL_MAX_IN) {
         og_ew_op ew = ew_of(a, k, promoted);
         og_prog_map(&p, &ew);
         return og_prog_publish(&p, workspaceSize, executor);
