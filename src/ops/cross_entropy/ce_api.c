@@ -1,0 +1,529 @@
+/* aclnnCrossEntropyLoss, aclnnCrossEntropyLossGrad, aclnnNLLLoss, aclnnNLLLossBackward: argument
+ * checks and programs on the row engine (kernels: ce_kernel_simd.c). Rules from ops-nn
+ * loss/cross_entropy_loss(_grad) and loss/nll_loss(_grad) (docs and op_api).
+ *
+ * Programs (N rows of C classes; "tview" is the target seen as an fp32 view, ce_kernel.h):
+ *   CrossEntropyLoss  ROWS ce_fwd [N, C] -> logProbOut, per-row l_n and w[t_n]; then "none":
+ *                     l_n is lossOut itself; "sum": REDUCE l -> lossOut; "mean": REDUCE l, REDUCE
+ *                     w, ROWS ce_scalar (divide) -> lossOut.
+ *   CrossEntropyLossGrad  coef (the incoming gradient per row, fp32): "none" ROWS ce_scalar
+ *                     (copy) of gradLoss [N]; "sum" the same of the 0-d gradLoss; "mean" ROWS
+ *                     ce_wt -> w[t_n], REDUCE -> W, ROWS ce_scalar (gradLoss / W); then ROWS
+ *                     ce_bwd [N, C] -> out.
+ *   NLLLoss / NLLLossBackward: the same with nll_fwd / nll_bwd (no log-softmax).
+ * Every sum is the REDUCE engine's fixed order: the same bits on any thread count. */
+#include <string.h>
+
+#include "aclnnop/aclnn_cross_entropy_loss.h"
+#include "aclnnop/aclnn_cross_entropy_loss_grad.h"
+#include "aclnnop/aclnn_nll_loss.h"
+#include "aclnnop/aclnn_nll_loss_backward.h"
+#include "engine/program.h"
+#include "ops/common/checks.h"
+#include "ops/cross_entropy/ce_kernel.h"
+
+enum { RED_NONE, RED_MEAN, RED_SUM };
+
+// "none" / "mean" / "sum" (NULL: "mean"), else 561002 as ops-nn's tiling reports it.
+static aclnnStatus reduction_of(const og_opdesc *op, const char *s, int *red) {
+    if (!s || !strcmp(s, "mean"))
+        *red = RED_MEAN;
+    else if (!strcmp(s, "sum"))
+        *red = RED_SUM;
+    else if (!strcmp(s, "none"))
+        *red = RED_NONE;
+    else
+        return og_fail(ACLNN_ERR_INNER_TILING_ERROR,
+                       "%sGetWorkspaceSize: reductionOptional is \"%s\"; supported: \"none\", "
+                       "\"mean\", \"sum\"",
+                       op->name, s);
+    return ACLNN_SUCCESS;
+}
+
+static bool is_int_dtype(aclDataType dt, bool int32_ok) {
+    return dt == ACL_INT64 || (int32_ok && dt == ACL_INT32);
+}
+
+// target: a live integer tensor ([N], or 0-d when n0d), INT64 (or INT32 when int32_ok).
+static aclnnStatus check_target(const og_opdesc *op, const aclTensor *t, int64_t n, bool n0d,
+                                bool int32_ok, aclnnStatus shape_status) {
+    if (!is_int_dtype(t->dtype, int32_ok))
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: target has dtype %s; supported: %s", op->name,
+                       og_dtype_name(t->dtype), int32_ok ? "INT64, INT32" : "INT64");
+    bool ok = n0d ? t->ndim == 0 : (t->ndim == 1 && t->dims[0] == n);
+    if (!ok)
+        return og_fail(shape_status,
+                       "%sGetWorkspaceSize: target has rank %d (size %lld); it must be %s",
+                       op->name, t->ndim, (long long)(t->ndim >= 1 ? t->dims[0] : 1),
+                       n0d ? "0-d for a 1-d self" : "[N], N the rows of the input");
+    return og_check_fits_block(op, "target", t);
+}
+
+// The fp32 view of a target tensor seen by the row kernels (ce_kernel.h): [N, C], row stride
+// the target's stride in 32-bit words, axis stride 1.
+static aclTensor target_view(const aclTensor *t, int64_t n, int64_t c) {
+    int64_t words = (int64_t)aclDataTypeSize(t->dtype) / 4;
+    aclTensor v = {.dtype = ACL_FLOAT, .format = ACL_FORMAT_ND, .ndim = 2, .numel = n * c};
+    v.dims[0] = n, v.dims[1] = c;
+    v.strides[0] = t->ndim == 1 ? t->strides[0] * words : 0;
+    v.strides[1] = 1;
+    return v;
+}
+
+// A per-row (stride 1) or per-tensor (stride 0) fp32 scalar temporary seen as [N, C].
+static aclTensor scalar_view(int64_t n, int64_t c, int64_t row_stride) {
+    aclTensor v = {.dtype = ACL_FLOAT, .format = ACL_FORMAT_ND, .ndim = 2, .numel = n * c};
+    v.dims[0] = n, v.dims[1] = c;
+    v.strides[0] = row_stride, v.strides[1] = 1;
+    return v;
+}
+
+// A one-element or [N] tensor seen as [rows, 1] for a ce_scalar step.
+static aclTensor column_view(const aclTensor *t, int64_t rows) {
+    aclTensor v = {.dtype = t->dtype, .format = ACL_FORMAT_ND, .ndim = 2, .numel = rows};
+    v.dims[0] = rows, v.dims[1] = 1;
+    v.strides[0] = rows > 1 ? t->strides[0] : 0;
+    v.strides[1] = 1;
+    return v;
+}
+
+static void sum_step(og_prog *p, const aclTensor *in, int in_slot, const aclTensor *out,
+                     int out_slot) {
+    og_reduce_op r = {.kind = OG_RED_SUM,
+                      .nin = 1,
+                      .in = {in},
+                      .in_slot = {in_slot},
+                      .ndim = 1,
+                      .dims = {in->dims[0]},
+                      .reduce_mask = 1,
+                      .out = out,
+                      .out_slot = out_slot,
+                      .round_in = ACL_FLOAT};
+    og_prog_reduce(p, &r);
+}
+
+// stats[0] of `rows` rows = a (copy) or a / b (div), a and b seen as [rows, 1].
+static void scalar_step(og_prog *p, const aclTensor *a, int a_slot, const aclTensor *b, int b_slot,
+                        const aclTensor *out, int out_slot, int64_t rows) {
+    aclTensor av = column_view(a, rows), bv = b ? column_view(b, 1) : av;
+    og_ce_params prm = {.div = b != NULL};
+    og_rows_op r = {.kernels = og_ce_scalar_kernels,
+                    .nin = b ? 2 : 1,
+                    .in = {&av, &bv},
+                    .in_slot = {a_slot, b_slot},
+                    .nstats = 1,
+                    .stats = {out},
+                    .stats_slot = {out_slot},
+                    .ndim = 2,
+                    .dims = {rows, 1},
+                    .axis = 1,
+                    .params = &prm,
+                    .params_size = sizeof prm,
+                    .compute_dtype = ACL_FLOAT};
+    og_prog_rows(p, &r);
+}
+
+// The weight: NULL, or a live [C] tensor of dtype `want` (FLOAT, or self's for NLL).
+static aclnnStatus check_weight(const og_opdesc *op, const char *name, const aclTensor *w,
+                                int64_t c, aclDataType want) {
+    if (!w) return ACLNN_SUCCESS;
+    OG_TRY(og_check_tensor(op, name, w, 0));
+    if (w->dtype != want)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: %s has dtype %s; it must be %s", op->name, name,
+                       og_dtype_name(w->dtype), og_dtype_name(want));
+    if (w->ndim != 1 || w->dims[0] != c)
+        return og_fail(op == &og_op_CrossEntropyLoss || op == &og_op_CrossEntropyLossGrad
+                           ? ACLNN_ERR_INNER_TILING_ERROR
+                           : ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: %s must be [C] = [%lld] (one weight per class)",
+                       op->name, name, (long long)c);
+    return ACLNN_SUCCESS;
+}
+
+// An output that holds one element per row ([N]) or one element ([1] or 0-d when zero_d_ok).
+static aclnnStatus check_loss_shape(const og_opdesc *op, const char *name, const aclTensor *t,
+                                    bool per_row, int64_t n, bool zero_d_ok, bool one_d_ok) {
+    bool ok = per_row
+                  ? (t->ndim == 1 && t->dims[0] == n)
+                  : ((zero_d_ok && t->ndim == 0) || (one_d_ok && t->ndim == 1 && t->dims[0] == 1));
+    if (!ok)
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%sGetWorkspaceSize: %s has rank %d; it must be %s",
+                       op->name, name, t->ndim,
+                       per_row ? "[N] for reduction none"
+                       : zero_d_ok
+                           ? (one_d_ok ? "[1] or 0-d for a reduced loss" : "0-d for a reduced loss")
+                           : "[1] for a reduced loss");
+    return ACLNN_SUCCESS;
+}
+
+static aclnnStatus check_smoothing(const og_opdesc *op, double ls) {
+    if (!(ls >= 0.0 && ls <= 1.0))
+        return og_fail(ACLNN_ERR_INNER_TILING_ERROR,
+                       "%sGetWorkspaceSize: labelSmoothing is %g; it must be in [0, 1]", op->name,
+                       ls);
+    return ACLNN_SUCCESS;
+}
+
+// ---------------------------------------------------------------------------------------------
+// CrossEntropyLoss
+
+aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
+    const aclTensor *input, const aclTensor *target, const aclTensor *weightOptional,
+    char *reductionOptional, int64_t ignoreIndex, double labelSmoothing,
+    double lseSquareScaleForZloss, bool returnZloss, const aclTensor *lossOut,
+    const aclTensor *logProbOut, const aclTensor *zlossOut, const aclTensor *lseForZlossOut,
+    uint64_t *workspaceSize, aclOpExecutor **executor) {
+    const og_opdesc *op = &og_op_CrossEntropyLoss;
+    static const char *const names[6] = {"input",      "target",   "lossOut",
+                                         "logProbOut", "zlossOut", "lseForZlossOut"};
+    const void *ptrs[6] = {input, target, lossOut, logProbOut, zlossOut, lseForZlossOut};
+    OG_TRY(og_check_args(op, workspaceSize, executor, 6, names, ptrs));
+    const aclTensor *all[6] = {input, target, lossOut, logProbOut, zlossOut, lseForZlossOut};
+    OG_TRY(og_check_live_tensors(op, 6, names, all));
+    OG_TRY(og_check_tensor(op, "input", input, 0));
+    OG_TRY(og_check_tensor(op, "lossOut", lossOut, 0));
+    OG_TRY(og_check_tensor(op, "logProbOut", logProbOut, 0));
+    if (input->ndim != 2 || input->dims[1] <= 0)
+        return og_fail(ACLNN_ERR_INNER_TILING_ERROR,
+                       "%sGetWorkspaceSize: input must be [N, C] with C > 0 (rank %d given)",
+                       op->name, input->ndim);
+    int64_t n = input->dims[0], c = input->dims[1];
+    OG_TRY(check_target(op, target, n, false, true, ACLNN_ERR_INNER_TILING_ERROR));
+    OG_TRY(check_weight(op, "weightOptional", weightOptional, c, ACL_FLOAT));
+    int red = RED_MEAN;
+    OG_TRY(reduction_of(op, reductionOptional, &red));
+    OG_TRY(check_smoothing(op, labelSmoothing));
+    if (lseSquareScaleForZloss != 0.0 || returnZloss)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: the zloss is not supported (lseSquareScaleForZloss "
+                       "must be 0 and returnZloss false; zlossOut and lseForZlossOut are not "
+                       "written)",
+                       op->name);
+    OG_TRY(og_check_same_shape(op, "input", input, "logProbOut", logProbOut));
+    OG_TRY(check_loss_shape(op, "lossOut", lossOut, red == RED_NONE, n, false, true));
+    const aclTensor *ins[3] = {input, target, weightOptional}, *outs[2] = {lossOut, logProbOut};
+    int nin = weightOptional ? 3 : 2;
+    static const char *const mem_names[5] = {"input", "target", "weightOptional", "lossOut",
+                                             "logProbOut"};
+    const char *const names5[5] = {mem_names[0], mem_names[1], weightOptional ? mem_names[2] : "",
+                                   mem_names[3], mem_names[4]};
+    const aclTensor *io[5];
+    const char *io_names[5];
+    int k = 0;
+    for (int j = 0; j < nin; j++) io[k] = ins[j], io_names[k++] = names5[j];
+    for (int j = 0; j < 2; j++) io[k] = outs[j], io_names[k++] = names5[3 + j];
+    OG_TRY(og_check_io_memory(op, nin, io, 2, io + nin, io_names));
+
+    og_prog p;
+    og_prog_init(&p, op, nin, 2, io);
+    int s_loss = nin, s_lp = nin + 1;
+    og_ce_params prm = {.ignore = ignoreIndex,
+                        .keep = (float)(1.0 - labelSmoothing),
+                        .smooth = (float)(labelSmoothing / (double)c),
+                        .tkind = target->dtype == ACL_INT64 ? OG_CE_T_INT64 : OG_CE_T_INT32,
+                        .weighted = weightOptional != NULL};
+    aclTensor tv = target_view(target, n, c);
+    og_rows_op r = {.kernels = og_ce_fwd_kernels,
+                    .nin = nin,
+                    .in = {input, &tv, weightOptional},
+                    .in_slot = {0, 1, 2},
+                    .nout = 1,
+                    .out = {logProbOut},
+                    .out_slot = {s_lp},
+                    .ndim = 2,
+                    .dims = {n, c},
+                    .axis = 1,
+                    .params = &prm,
+                    .params_size = sizeof prm,
+                    .prefetch = true,
+                    .compute_dtype = ACL_FLOAT};
+    int64_t dn[1] = {n}, d1[1] = {1};
+    if (red == RED_NONE) {
+        r.nstats = 1, r.stats[0] = lossOut, r.stats_slot[0] = s_loss;
+        og_prog_rows(&p, &r);
+        return og_prog_publish(&p, workspaceSize, executor);
+    }
+    const aclTensor *lt, *wt, *ls, *ws;
+    int s_lt = og_prog_temp(&p, ACL_FLOAT, 1, dn, &lt);
+    int s_wt = og_prog_temp(&p, ACL_FLOAT, 1, dn, &wt);
+    if (s_lt < 0 || s_wt < 0) return og_prog_publish(&p, workspaceSize, executor);
+    r.nstats = 2, r.stats[0] = lt, r.stats[1] = wt, r.stats_slot[0] = s_lt, r.stats_slot[1] = s_wt;
+    og_prog_rows(&p, &r);
+    if (red == RED_SUM) {
+        sum_step(&p, lt, s_lt, lossOut, s_loss);
+    } else {
+        int s_ls = og_prog_temp(&p, ACL_FLOAT, 1, d1, &ls);
+        int s_ws = og_prog_temp(&p, ACL_FLOAT, 1, d1, &ws);
+        if (s_ls < 0 || s_ws < 0) return og_prog_publish(&p, workspaceSize, executor);
+        sum_step(&p, lt, s_lt, ls, s_ls);
+        sum_step(&p, wt, s_wt, ws, s_ws);
+        scalar_step(&p, ls, s_ls, ws, s_ws, lossOut, s_loss, 1);
+    }
+    return og_prog_publish(&p, workspaceSize, executor);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The backwards share the coefficient steps: coef = g_n (none), g (sum), g / W (mean), W the
+// sum of w[t_n] over the rows not ignored (computed here for CrossEntropyLossGrad, given as
+// totalWeight to NLLLossBackward). Returns the coef slot and its view for the main step.
+static int coef_steps(og_prog *p, int red, const aclTensor *g, int s_g, const aclTensor *w_total,
+                      int s_w_total, int64_t n, int64_t c, aclTensor *view) {
+    const aclTensor *coef;
+    int64_t dims[1] = {red == RED_NONE ? n : 1};
+    int s_coef = og_prog_temp(p, ACL_FLOAT, 1, dims, &coef);
+    if (s_coef < 0) return -1;
+    if (red == RED_NONE)
+        scalar_step(p, g, s_g, NULL, 0, coef, s_coef, n);
+    else if (red == RED_SUM)
+        scalar_step(p, g, s_g, NULL, 0, coef, s_coef, 1);
+    else
+        scalar_step(p, g, s_g, w_total, s_w_total, coef, s_coef, 1);
+    *view = scalar_view(n, c, red == RED_NONE ? 1 : 0);
+    return s_coef;
+}
+
+aclnnStatus aclnnCrossEntropyLossGradGetWorkspaceSize(
+    const aclTensor *gradLoss, const aclTensor *logProb, const aclTensor *target,
+    const aclTensor *weightOptional, const aclTensor *gradZlossOptional,
+    const aclTensor *lseForZlossOptional, char *reductionOptional, int64_t ignoreIndex,
+    double labelSmoothing, double lseSquareScaleForZloss, const aclTensor *out,
+    uint64_t *workspaceSize, aclOpExecutor **executor) {
+    const og_opdesc *op = &og_op_CrossEntropyLossGrad;
+    static const char *const names[4] = {"gradLoss", "logProb", "target", "out"};
+    const void *ptrs[4] = {gradLoss, logProb, target, out};
+    OG_TRY(og_check_args(op, workspaceSize, executor, 4, names, ptrs));
+    const aclTensor *all[4] = {gradLoss, logProb, target, out};
+    OG_TRY(og_check_live_tensors(op, 4, names, all));
+    OG_TRY(og_check_tensor(op, "gradLoss", gradLoss, 0));
+    OG_TRY(og_check_tensor(op, "logProb", logProb, 0));
+    OG_TRY(og_check_tensor(op, "out", out, 0));
+    if (logProb->ndim != 2 || logProb->dims[1] <= 0)
+        return og_fail(ACLNN_ERR_INNER_TILING_ERROR,
+                       "%sGetWorkspaceSize: logProb must be [N, C] with C > 0 (rank %d given)",
+                       op->name, logProb->ndim);
+    int64_t n = logProb->dims[0], c = logProb->dims[1];
+    OG_TRY(check_target(op, target, n, false, false, ACLNN_ERR_INNER_TILING_ERROR));
+    OG_TRY(check_weight(op, "weightOptional", weightOptional, c, ACL_FLOAT));
+    int red = RED_MEAN;
+    OG_TRY(reduction_of(op, reductionOptional, &red));
+    OG_TRY(check_smoothing(op, labelSmoothing));
+    if (gradZlossOptional || lseForZlossOptional || lseSquareScaleForZloss != 0.0)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: the zloss is not supported (gradZlossOptional and "
+                       "lseForZlossOptional must be NULL, lseSquareScaleForZloss 0)",
+                       op->name);
+    OG_TRY(check_loss_shape(op, "gradLoss", gradLoss, red == RED_NONE, n, true, false));
+    OG_TRY(og_check_same_shape(op, "logProb", logProb, "out", out));
+    int nin = weightOptional ? 4 : 3;
+    const aclTensor *io[5] = {gradLoss, logProb, target, weightOptional, out};
+    const char *io_names[5] = {"gradLoss", "logProb", "target", "weightOptional", "out"};
+    if (!weightOptional) io[3] = out, io_names[3] = "out";
+    OG_TRY(og_check_io_memory(op, nin, io, 1, io + nin, io_names));
+
+    og_prog p;
+    og_prog_init(&p, op, nin, 1, io);
+    int s_out = nin;
+    og_ce_params prm = {.ignore = ignoreIndex,
+                        .keep = (float)(1.0 - labelSmoothing),
+                        .smooth = (float)(labelSmoothing / (double)c),
+                        .tkind = OG_CE_T_INT64,
+                        .weighted = weightOptional != NULL};
+    aclTensor tv = target_view(target, n, c), cv;
+    const aclTensor *w_total = NULL;
+    int s_w_total = -1;
+    if (red == RED_MEAN) { // W = sum of w[t_n]: per-row weights, then their fixed-order sum
+        const aclTensor *wt;
+        int64_t dn[1] = {n}, d1[1] = {1};
+        int s_wt = og_prog_temp(&p, ACL_FLOAT, 1, dn, &wt);
+        s_w_total = og_prog_temp(&p, ACL_FLOAT, 1, d1, &w_total);
+        if (s_wt < 0 || s_w_total < 0) return og_prog_publish(&p, workspaceSize, executor);
+        og_rows_op rw = {.kernels = og_ce_wt_kernels,
+                         .nin = weightOptional ? 2 : 1,
+                         .in = {&tv, weightOptional},
+                         .in_slot = {2, 3},
+                         .nstats = 1,
+                         .stats = {wt},
+                         .stats_slot = {s_wt},
+                         .ndim = 2,
+                         .dims = {n, c},
+                         .axis = 1,
+                         .params = &prm,
+                         .params_size = sizeof prm,
+                         .compute_dtype = ACL_FLOAT};
+        og_prog_rows(&p, &rw);
+        sum_step(&p, wt, s_wt, w_total, s_w_total);
+    }
+    int s_coef = coef_steps(&p, red, gradLoss, 0, w_total, s_w_total, n, c, &cv);
+    if (s_coef < 0) return og_prog_publish(&p, workspaceSize, executor);
+    og_rows_op r = {.kernels = og_ce_bwd_kernels,
+                    .nin = nin,
+                    .in = {logProb, &tv, &cv, weightOptional},
+                    .in_slot = {1, 2, s_coef, 3},
+                    .nout = 1,
+                    .out = {out},
+                    .out_slot = {s_out},
+                    .ndim = 2,
+                    .dims = {n, c},
+                    .axis = 1,
+                    .params = &prm,
+                    .params_size = sizeof prm,
+                    .compute_dtype = ACL_FLOAT};
+    og_prog_rows(&p, &r);
+    return og_prog_publish(&p, workspaceSize, executor);
+}
+
+// ---------------------------------------------------------------------------------------------
+// NLLLoss
+
+static aclnnStatus nll_reduction(const og_opdesc *op, int64_t reduction, int *red) {
+    if (reduction < 0 || reduction > 2)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: reduction is %lld; supported: 0 (none), 1 (mean), "
+                       "2 (sum)",
+                       op->name, (long long)reduction);
+    *red = reduction == 0 ? RED_NONE : reduction == 1 ? RED_MEAN : RED_SUM;
+    return ACLNN_SUCCESS;
+}
+
+// self [N, C] or [C]: *n, *c and whether the target is 0-d.
+static aclnnStatus nll_self(const og_opdesc *op, const aclTensor *self, int64_t *n, int64_t *c) {
+    if (self->ndim != 1 && self->ndim != 2)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: self has rank %d; it must be [N, C] or [C]", op->name,
+                       self->ndim);
+    *n = self->ndim == 2 ? self->dims[0] : 1;
+    *c = self->dims[self->ndim - 1];
+    if (*c <= 0)
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%sGetWorkspaceSize: self has C = 0 classes",
+                       op->name);
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor *self, const aclTensor *target,
+                                         const aclTensor *weight, int64_t reduction,
+                                         int64_t ignoreIndex, aclTensor *out,
+                                         aclTensor *totalWeightOut, uint64_t *workspaceSize,
+                                         aclOpExecutor **executor) {
+    const og_opdesc *op = &og_op_NLLLoss;
+    static const char *const names[5] = {"self", "target", "weight", "out", "totalWeightOut"};
+    const void *ptrs[5] = {self, target, weight, out, totalWeightOut};
+    OG_TRY(og_check_args(op, workspaceSize, executor, 5, names, ptrs));
+    const aclTensor *io[5] = {self, target, weight, out, totalWeightOut};
+    OG_TRY(og_check_live_tensors(op, 5, names, io));
+    OG_TRY(og_check_tensor(op, "self", self, 0));
+    OG_TRY(og_check_tensor(op, "out", out, 0));
+    OG_TRY(og_check_tensor(op, "totalWeightOut", totalWeightOut, 0));
+    int64_t n = 0, c = 0;
+    OG_TRY(nll_self(op, self, &n, &c));
+    OG_TRY(check_target(op, target, n, self->ndim == 1, true, ACLNN_ERR_PARAM_INVALID));
+    OG_TRY(check_weight(op, "weight", weight, c, self->dtype));
+    int red = RED_MEAN;
+    OG_TRY(nll_reduction(op, reduction, &red));
+    bool per_row = red == RED_NONE && self->ndim == 2;
+    OG_TRY(check_loss_shape(op, "out", out, per_row, n, true, true));
+    OG_TRY(check_loss_shape(op, "totalWeightOut", totalWeightOut, false, n, true, true));
+    OG_TRY(og_check_io_memory(op, 3, io, 2, io + 3, names));
+
+    og_prog p;
+    og_prog_init(&p, op, 3, 2, io);
+    og_ce_params prm = {.ignore = ignoreIndex,
+                        .keep = 1.0f,
+                        .tkind = target->dtype == ACL_INT64 ? OG_CE_T_INT64 : OG_CE_T_INT32,
+                        .weighted = 1};
+    aclTensor tv = target_view(target, n, c);
+    const aclTensor *lt, *wt, *ls, *ws;
+    int64_t dn[1] = {n}, d1[1] = {1};
+    int s_lt = og_prog_temp(&p, ACL_FLOAT, 1, dn, &lt);
+    int s_wt = og_prog_temp(&p, ACL_FLOAT, 1, dn, &wt);
+    if (s_lt < 0 || s_wt < 0) return og_prog_publish(&p, workspaceSize, executor);
+    og_rows_op r = {.kernels = og_nll_fwd_kernels,
+                    .nin = 3,
+                    .in = {self, &tv, weight},
+                    .in_slot = {0, 1, 2},
+                    .nstats = 2,
+                    .stats = {per_row ? out : lt, wt},
+                    .stats_slot = {per_row ? 3 : s_lt, s_wt},
+                    .ndim = 2,
+                    .dims = {n, c},
+                    .axis = 1,
+                    .params = &prm,
+                    .params_size = sizeof prm,
+                    .compute_dtype = ACL_FLOAT};
+    og_prog_rows(&p, &r);
+    sum_step(&p, wt, s_wt, totalWeightOut, 4);
+    if (!per_row) {
+        if (red != RED_MEAN) { // sum, or none of a 1-d self (one row: its sum)
+            sum_step(&p, lt, s_lt, out, 3);
+        } else {
+            int s_ls = og_prog_temp(&p, ACL_FLOAT, 1, d1, &ls);
+            int s_ws = og_prog_temp(&p, ACL_FLOAT, 1, d1, &ws);
+            if (s_ls < 0 || s_ws < 0) return og_prog_publish(&p, workspaceSize, executor);
+            sum_step(&p, lt, s_lt, ls, s_ls);
+            sum_step(&p, wt, s_wt, ws, s_ws);
+            scalar_step(&p, ls, s_ls, ws, s_ws, out, 3, 1);
+        }
+    }
+    return og_prog_publish(&p, workspaceSize, executor);
+}
+
+aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
+                                                 const aclTensor *target, const aclTensor *weight,
+                                                 int64_t reduction, int64_t ignoreIndex,
+                                                 const aclTensor *totalWeight, aclTensor *out,
+                                                 uint64_t *workspaceSize,
+                                                 aclOpExecutor **executor) {
+    const og_opdesc *op = &og_op_NLLLossBackward;
+    static const char *const names[6] = {"gradOutput", "self",        "target",
+                                         "weight",     "totalWeight", "out"};
+    const void *ptrs[6] = {gradOutput, self, target, weight, totalWeight, out};
+    OG_TRY(og_check_args(op, workspaceSize, executor, 6, names, ptrs));
+    const aclTensor *io[6] = {gradOutput, self, target, weight, totalWeight, out};
+    OG_TRY(og_check_live_tensors(op, 6, names, io));
+    OG_TRY(og_check_tensor(op, "gradOutput", gradOutput, 0));
+    OG_TRY(og_check_tensor(op, "self", self, 0));
+    OG_TRY(og_check_tensor(op, "totalWeight", totalWeight, 0));
+    OG_TRY(og_check_tensor(op, "out", out, 0));
+    int64_t n = 0, c = 0;
+    OG_TRY(nll_self(op, self, &n, &c));
+    OG_TRY(check_target(op, target, n, self->ndim == 1, true, ACLNN_ERR_PARAM_INVALID));
+    OG_TRY(check_weight(op, "weight", weight, c, self->dtype));
+    int red = RED_MEAN;
+    OG_TRY(nll_reduction(op, reduction, &red));
+    bool per_row = red == RED_NONE && self->ndim == 2;
+    OG_TRY(check_loss_shape(op, "gradOutput", gradOutput, per_row, n, true, true));
+    OG_TRY(check_loss_shape(op, "totalWeight", totalWeight, false, n, true, true));
+    OG_TRY(og_check_same_shape(op, "self", self, "out", out));
+    OG_TRY(og_check_io_memory(op, 5, io, 1, io + 5, names));
+
+    og_prog p;
+    og_prog_init(&p, op, 5, 1, io);
+    og_ce_params prm = {.ignore = ignoreIndex,
+                        .keep = 1.0f,
+                        .tkind = target->dtype == ACL_INT64 ? OG_CE_T_INT64 : OG_CE_T_INT32,
+                        .weighted = 1};
+    aclTensor tv = target_view(target, n, c), cv;
+    // a 1-d self with reduction none is one row: its gradient is the one element's
+    int s_coef = coef_steps(&p,
+                            per_row           ? RED_NONE
+                            : red == RED_NONE ? RED_SUM
+                                              : red,
+                            gradOutput, 0, totalWeight, 4, n, c, &cv);
+    if (s_coef < 0) return og_prog_publish(&p, workspaceSize, executor);
+    og_rows_op r = {.kernels = og_nll_bwd_kernels,
+                    .nin = 3,
+                    .in = {&tv, &cv, weight},
+                    .in_slot = {2, s_coef, 3},
+                    .nout = 1,
+                    .out = {out},
+                    .out_slot = {5},
+                    .ndim = 2,
+                    .dims = {n, c},
+                    .axis = 1,
+                    .params = &prm,
+                    .params_size = sizeof prm,
+                    .compute_dtype = ACL_FLOAT};
+    og_prog_rows(&p, &r);
+    return og_prog_publish(&p, workspaceSize, executor);
+}
