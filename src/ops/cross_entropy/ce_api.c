@@ -11,7 +11,12 @@
  *                     ce_wt -> w[t_n], REDUCE -> W, ROWS ce_scalar (gradLoss / W); then ROWS
  *                     ce_bwd [N, C] -> out.
  *   NLLLoss / NLLLossBackward: the same with nll_fwd / nll_bwd (no log-softmax).
- * Every sum is the REDUCE engine's fixed order: the same bits on any thread count. */
+ * Every sum is the REDUCE engine's fixed order: the same bits on any thread count.
+ *
+ * Statuses: NULLs 161001 (reductionOptional too: a NULL string is refused, not read as "mean");
+ * dtypes and shapes 161002 (ops-nn reports CrossEntropyLoss's shape errors from its tiling as
+ * 561002; here every shape rule is a phase-1 check, as for the other operators); a reduction
+ * string or labelSmoothing out of range 561002, as ops-nn's tiling. */
 #include <string.h>
 
 #include "aclnnop/aclnn_cross_entropy_loss.h"
@@ -24,9 +29,9 @@
 
 enum { RED_NONE, RED_MEAN, RED_SUM };
 
-// "none" / "mean" / "sum" (NULL: "mean"), else 561002 as ops-nn's tiling reports it.
+// "none" / "mean" / "sum", else 561002 as ops-nn's tiling reports it (NULL was refused before).
 static aclnnStatus reduction_of(const og_opdesc *op, const char *s, int *red) {
-    if (!s || !strcmp(s, "mean"))
+    if (!strcmp(s, "mean"))
         *red = RED_MEAN;
     else if (!strcmp(s, "sum"))
         *red = RED_SUM;
@@ -134,9 +139,7 @@ static aclnnStatus check_weight(const og_opdesc *op, const char *name, const acl
                        "%sGetWorkspaceSize: %s has dtype %s; it must be %s", op->name, name,
                        og_dtype_name(w->dtype), og_dtype_name(want));
     if (w->ndim != 1 || w->dims[0] != c)
-        return og_fail(op == &og_op_CrossEntropyLoss || op == &og_op_CrossEntropyLossGrad
-                           ? ACLNN_ERR_INNER_TILING_ERROR
-                           : ACLNN_ERR_PARAM_INVALID,
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: %s must be [C] = [%lld] (one weight per class)",
                        op->name, name, (long long)c);
     return ACLNN_SUCCESS;
@@ -176,21 +179,24 @@ aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
     const aclTensor *logProbOut, const aclTensor *zlossOut, const aclTensor *lseForZlossOut,
     uint64_t *workspaceSize, aclOpExecutor **executor) {
     const og_opdesc *op = &og_op_CrossEntropyLoss;
-    static const char *const names[6] = {"input",      "target",   "lossOut",
+    static const char *const names[7] = {"input",      "target",   "reductionOptional", "lossOut",
                                          "logProbOut", "zlossOut", "lseForZlossOut"};
-    const void *ptrs[6] = {input, target, lossOut, logProbOut, zlossOut, lseForZlossOut};
-    OG_TRY(og_check_args(op, workspaceSize, executor, 6, names, ptrs));
+    const void *ptrs[7] = {input,      target,   reductionOptional, lossOut,
+                           logProbOut, zlossOut, lseForZlossOut};
+    OG_TRY(og_check_args(op, workspaceSize, executor, 7, names, ptrs));
+    static const char *const tnames[6] = {"input",      "target",   "lossOut",
+                                          "logProbOut", "zlossOut", "lseForZlossOut"};
     const aclTensor *all[6] = {input, target, lossOut, logProbOut, zlossOut, lseForZlossOut};
-    OG_TRY(og_check_live_tensors(op, 6, names, all));
+    OG_TRY(og_check_live_tensors(op, 6, tnames, all));
     OG_TRY(og_check_tensor(op, "input", input, 0));
     OG_TRY(og_check_tensor(op, "lossOut", lossOut, 0));
     OG_TRY(og_check_tensor(op, "logProbOut", logProbOut, 0));
     if (input->ndim != 2 || input->dims[1] <= 0)
-        return og_fail(ACLNN_ERR_INNER_TILING_ERROR,
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: input must be [N, C] with C > 0 (rank %d given)",
                        op->name, input->ndim);
     int64_t n = input->dims[0], c = input->dims[1];
-    OG_TRY(check_target(op, target, n, false, true, ACLNN_ERR_INNER_TILING_ERROR));
+    OG_TRY(check_target(op, target, n, false, true, ACLNN_ERR_PARAM_INVALID));
     OG_TRY(check_weight(op, "weightOptional", weightOptional, c, ACL_FLOAT));
     int red = RED_MEAN;
     OG_TRY(reduction_of(op, reductionOptional, &red));
@@ -291,20 +297,22 @@ aclnnStatus aclnnCrossEntropyLossGradGetWorkspaceSize(
     double labelSmoothing, double lseSquareScaleForZloss, const aclTensor *out,
     uint64_t *workspaceSize, aclOpExecutor **executor) {
     const og_opdesc *op = &og_op_CrossEntropyLossGrad;
-    static const char *const names[4] = {"gradLoss", "logProb", "target", "out"};
-    const void *ptrs[4] = {gradLoss, logProb, target, out};
-    OG_TRY(og_check_args(op, workspaceSize, executor, 4, names, ptrs));
+    static const char *const names[5] = {"gradLoss", "logProb", "target", "reductionOptional",
+                                         "out"};
+    const void *ptrs[5] = {gradLoss, logProb, target, reductionOptional, out};
+    OG_TRY(og_check_args(op, workspaceSize, executor, 5, names, ptrs));
+    static const char *const tnames[4] = {"gradLoss", "logProb", "target", "out"};
     const aclTensor *all[4] = {gradLoss, logProb, target, out};
-    OG_TRY(og_check_live_tensors(op, 4, names, all));
+    OG_TRY(og_check_live_tensors(op, 4, tnames, all));
     OG_TRY(og_check_tensor(op, "gradLoss", gradLoss, 0));
     OG_TRY(og_check_tensor(op, "logProb", logProb, 0));
     OG_TRY(og_check_tensor(op, "out", out, 0));
     if (logProb->ndim != 2 || logProb->dims[1] <= 0)
-        return og_fail(ACLNN_ERR_INNER_TILING_ERROR,
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: logProb must be [N, C] with C > 0 (rank %d given)",
                        op->name, logProb->ndim);
     int64_t n = logProb->dims[0], c = logProb->dims[1];
-    OG_TRY(check_target(op, target, n, false, false, ACLNN_ERR_INNER_TILING_ERROR));
+    OG_TRY(check_target(op, target, n, false, false, ACLNN_ERR_PARAM_INVALID));
     OG_TRY(check_weight(op, "weightOptional", weightOptional, c, ACL_FLOAT));
     int red = RED_MEAN;
     OG_TRY(reduction_of(op, reductionOptional, &red));
