@@ -4,15 +4,17 @@
  *   nll_loss_*       aclnnNLLLoss + aclnnNLLLossBackward
  *
  * attrs = {reduction (0 none, 1 mean, 2 sum), ignore (rows hit ignoreIndex / an out-of-range
- * class), weighted, labelSmoothing, target dtype (0 INT64, 1 INT32)}.
+ * class), weighted, labelSmoothing, target dtype (0 INT64, 1 INT32), ignoreIndex}. An
+ * ignoreIndex of 1 is a valid class: a kernel that does not compare with it uses those rows
+ * (-100 would be ignored as out of range anyway).
  *
  * Inputs: x [N, C] (the layout's 2-d shape), target [N] and, when weighted, weight [C]; target
  * and weight are not differentiable. The checker draws them as doubles v in [lo, hi]; the entry
  * points and the references map each to the same value with u = (v - lo) / (hi - lo):
  *   target: class floor(u C) (clamped to C - 1); in the "ignore" entries the rows n with
- *           n % 5 == 1 get ignoreIndex (-100), those with n % 5 == 3 the class C or -1 (out of
- *           range: ignored, as the operators document), so that 2 rows in 5 are ignored (more
- *           would leave the gradient mostly zero, which the checker rightly mistrusts);
+ *           n % 5 == 1 get ignoreIndex (a row drawn as that class takes the next one), those with n
+ * % 5 == 3 the class C or -1 (out of range: ignored, as the operators document), so that 2 rows in
+ * 5 are ignored (more would leave the gradient mostly zero, which the checker rightly mistrusts);
  *   weight: 0.5 + floor(8 u) / 8, exact in every dtype (the entry builds that tensor).
  * The output is the loss ([N] for none; [1] otherwise); the backward entry runs the forward
  * (logProbOut in FLOAT, so that the gradient is judged from the forward's fp32 log-probabilities)
@@ -34,9 +36,8 @@
 
 #define LO (-4.0)
 #define HI 4.0
-#define IGNORE_INDEX (-100)
 
-enum { A_RED, A_IGNORE, A_WEIGHTED, A_SMOOTH, A_TKIND };
+enum { A_RED, A_IGNORE, A_WEIGHTED, A_SMOOTH, A_TKIND, A_IGNIDX };
 
 static bool is_nll(const ogc_op *op) { return !strncmp(op->name, "nll", 3); }
 
@@ -45,11 +46,13 @@ static double unit(double v) { return (v - LO) / (HI - LO); }
 static int64_t map_target(const ogc_op *op, double v, int64_t row, int64_t c) {
     double u = unit(v);
     if (op->attrs[A_IGNORE] != 0) {
-        if (row % 5 == 1) return IGNORE_INDEX;
+        if (row % 5 == 1) return (int64_t)op->attrs[A_IGNIDX];
         if (row % 5 == 3) return row % 2 ? c : -1; // out of range: ignored
     }
     int64_t t = (int64_t)floor(u * (double)c);
-    return t < 0 ? 0 : t >= c ? c - 1 : t;
+    t = t < 0 ? 0 : t >= c ? c - 1 : t;
+    // only the chosen rows are ignored (a drawn ignoreIndex moves to the next class)
+    return op->attrs[A_IGNORE] != 0 && t == (int64_t)op->attrs[A_IGNIDX] ? (t + 1) % c : t;
 }
 
 static double map_weight(double v) {
@@ -100,7 +103,7 @@ static void case_init(const ogc_op *op, const ogc_shape *in, const double *const
     k->wtotal = 0;
     for (int64_t i = 0; i < k->n; i++) {
         int64_t t = map_target(op, x[1][i], i, k->c);
-        k->t[i] = t >= 0 && t < k->c ? t : -1;
+        k->t[i] = t >= 0 && t < k->c && t != (int64_t)op->attrs[A_IGNIDX] ? t : -1;
         if (k->t[i] >= 0) k->wtotal += k->w[k->t[i]];
     }
 }
@@ -255,9 +258,9 @@ static int ce_run_forward(ogc_call *c, ce_args *a, aclTensor *loss, float *lp_bu
     strcpy(red, reduction_name(c->op));
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
-    int st = aclnnCrossEntropyLossGetWorkspaceSize(x, a->target, a->weight, red, IGNORE_INDEX,
-                                                   c->op->attrs[A_SMOOTH], 0.0, false, loss, lp, z,
-                                                   lse, &ws, &ex);
+    int st = aclnnCrossEntropyLossGetWorkspaceSize(
+        x, a->target, a->weight, red, (int64_t)c->op->attrs[A_IGNIDX], c->op->attrs[A_SMOOTH], 0.0,
+        false, loss, lp, z, lse, &ws, &ex);
     if (!st) st = ogc_launch(ws, ex, aclnnCrossEntropyLoss);
     aclDestroyTensor(lp), aclDestroyTensor(z), aclDestroyTensor(lse);
     free(own), free(lsebuf);
@@ -269,7 +272,7 @@ static int nll_run_forward(ogc_call *c, ce_args *a, aclTensor *loss, aclTensor *
     aclOpExecutor *ex = NULL;
     int st =
         aclnnNLLLossGetWorkspaceSize(c->in[0], a->target, a->weight, (int64_t)c->op->attrs[A_RED],
-                                     IGNORE_INDEX, loss, total, &ws, &ex);
+                                     (int64_t)c->op->attrs[A_IGNIDX], loss, total, &ws, &ex);
     if (!st) st = ogc_launch(ws, ex, aclnnNLLLoss);
     return st;
 }
@@ -323,9 +326,9 @@ static int ce_backward(ogc_call *c) {
         aclTensor *total = aclCreateTensor(d1, 1, x->dtype, NULL, 0, ACL_FORMAT_ND, d1, 1, twbuf);
         st = nll_run_forward(c, &a, loss, total);
         if (!st)
-            st = aclnnNLLLossBackwardGetWorkspaceSize(g, x, a.target, a.weight,
-                                                      (int64_t)c->op->attrs[A_RED], IGNORE_INDEX,
-                                                      total, dx, &ws, &ex);
+            st = aclnnNLLLossBackwardGetWorkspaceSize(
+                g, x, a.target, a.weight, (int64_t)c->op->attrs[A_RED],
+                (int64_t)c->op->attrs[A_IGNIDX], total, dx, &ws, &ex);
         if (!st) st = ogc_launch(ws, ex, aclnnNLLLossBackward);
         aclDestroyTensor(total);
     } else {
@@ -342,8 +345,8 @@ static int ce_backward(ogc_call *c) {
         strcpy(red, reduction_name(c->op));
         if (!st)
             st = aclnnCrossEntropyLossGradGetWorkspaceSize(
-                g, lpt, a.target, a.weight, NULL, NULL, red, IGNORE_INDEX, c->op->attrs[A_SMOOTH],
-                0.0, dx, &ws, &ex);
+                g, lpt, a.target, a.weight, NULL, NULL, red, (int64_t)c->op->attrs[A_IGNIDX],
+                c->op->attrs[A_SMOOTH], 0.0, dx, &ws, &ex);
         if (!st) st = ogc_launch(ws, ex, aclnnCrossEntropyLossGrad);
         aclDestroyTensor(lpt);
         free(lp);
@@ -358,13 +361,18 @@ static int ce_backward(ogc_call *c) {
 
 // ---------------------------------------------------------------------------------------------
 
-// {reduction, ignore, weighted, labelSmoothing, target dtype (0 INT64, 1 INT32)}
-static const double a_mean[] = {1, 0, 0, 0, 0}, a_none_i32[] = {0, 1, 0, 0, 1},
-                    a_sum_w[] = {2, 1, 1, 0, 0}, a_mean_iw[] = {1, 1, 1, 0, 0},
-                    a_mean_iw32[] = {1, 1, 1, 0, 1}, a_smooth[] = {1, 1, 1, 0.2, 0},
-                    a_smooth_none[] = {0, 0, 0, 0.1, 1}, a_smooth_sum[] = {2, 1, 0, 0.3, 0};
-static const double n_none[] = {0, 1, 1, 0, 0}, n_mean[] = {1, 1, 1, 0, 1},
-                    n_sum[] = {2, 0, 1, 0, 0};
+// {reduction, ignore, weighted, labelSmoothing, target dtype (0 INT64, 1 INT32), ignoreIndex}
+static const double a_mean[] = {1, 0, 0, 0, 0, -100}, a_none_i32[] = {0, 1, 0, 0, 1, -100},
+                    a_sum_w[] = {2, 1, 1, 0, 0, 1}, a_mean_iw[] = {1, 1, 1, 0, 0, 1},
+                    a_mean_iw32[] = {1, 1, 1, 0, 1, -100}, a_smooth[] = {1, 1, 1, 0.2, 0, 1},
+                    a_smooth_none[] = {0, 0, 0, 0.1, 1, -100},
+                    a_smooth_sum[] = {2, 1, 0, 0.3, 0, 1};
+static const double n_none[] = {0, 1, 1, 0, 0, 1}, n_mean[] = {1, 1, 1, 0, 1, -100},
+                    n_sum[] = {2, 0, 1, 0, 0, -100};
+
+// NLL's gradient has one non-zero per row by definition (-g w[t] at the target): its share of
+// zeros is 1 - 1/C and says nothing about the kernel; every element is still compared.
+#define NLL_ZERO_TRUST 1.0
 
 #define CE_ENTRY(entry_name, api_name, attr, NIN, ZERO_TRUST)                                      \
     {                                                                                              \
@@ -374,9 +382,6 @@ static const double n_none[] = {0, 1, 1, 0, 0}, n_mean[] = {1, 1, 1, 0, 1},
         .backward = ce_backward, .shapes = ce_shapes, .ref_forward_tensor = ce_ref_forward,        \
         .ref_backward_tensor = ce_ref_backward,                                                    \
     }
-// NLL's gradient has one non-zero per row by definition (-g w[t] at the target): its share of
-// zeros is 1 - 1/C and says nothing about the kernel; every element is still compared.
-#define NLL_ZERO_TRUST 1.0
 #define CE_API "aclnnCrossEntropyLoss + aclnnCrossEntropyLossGrad"
 #define NLL_API "aclnnNLLLoss + aclnnNLLLossBackward"
 
