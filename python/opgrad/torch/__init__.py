@@ -368,3 +368,9 @@ def load_custom(spec_path, library=None):
 
 
 from . import nn  # noqa: E402  (needs the functions above)
+
+
+# ---- cross_entropy (issue 14)
+from ._cross_entropy import cross_entropy, nll_loss  # noqa: E402
+
+__all__ += ["cross_entropy", "nll_loss"]

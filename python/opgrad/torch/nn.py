@@ -180,3 +180,9 @@ def _add_list_modules():
 
 
 _add_list_modules()
+
+
+# ---- cross_entropy (issue 14)
+from ._cross_entropy import CrossEntropyLoss, NLLLoss  # noqa: E402
+
+__all__ += ["CrossEntropyLoss", "NLLLoss"]
