@@ -22,6 +22,8 @@
 #include "aclnnop/aclnn_cross_entropy_loss.h"
 #include "aclnnop/aclnn_cross_entropy_loss_grad.h"
 #include "aclnnop/aclnn_nll_loss.h"
+#include "aclnnop/aclnn_nll_loss2d.h"
+#include "aclnnop/aclnn_nll_loss2d_backward.h"
 #include "aclnnop/aclnn_nll_loss_backward.h"
 #include "engine/program.h"
 #include "ops/common/checks.h"
@@ -65,54 +67,84 @@ static aclnnStatus check_target(const og_opdesc *op, const aclTensor *t, int64_t
     return og_check_fits_block(op, "target", t);
 }
 
-// The fp32 view of a target tensor seen by the row kernels (ce_kernel.h): [N, C], row stride
-// the target's stride in 32-bit words, axis stride 1.
-static aclTensor target_view(const aclTensor *t, int64_t n, int64_t c) {
-    int64_t words = (int64_t)aclDataTypeSize(t->dtype) / 4;
-    aclTensor v = {.dtype = ACL_FLOAT, .format = ACL_FORMAT_ND, .ndim = 2, .numel = n * c};
-    v.dims[0] = n, v.dims[1] = c;
-    v.strides[0] = t->ndim == 1 ? t->strides[0] * words : 0;
-    v.strides[1] = 1;
+// The index space of an operator: [N, C] or [N, C, H, W] (NLLLoss2d), the class axis 1; the
+// rows are the other dims, in order.
+typedef struct ce_space {
+    int ndim, nrow;
+    int64_t dims[4], rdims[3];
+} ce_space;
+
+static ce_space space_of(int ndim, const int64_t *dims) {
+    ce_space s = {.ndim = ndim};
+    for (int d = 0; d < ndim; d++) {
+        s.dims[d] = dims[d];
+        if (d != 1) s.rdims[s.nrow++] = dims[d];
+    }
+    return s;
+}
+
+// An fp32 view over the space, axis stride 1, `rs` (in 32-bit words) over the row dims: what
+// the row kernels read one or two words of per row (ce_kernel.h).
+static aclTensor axis_view(const ce_space *s, const int64_t *rs) {
+    aclTensor v = {.dtype = ACL_FLOAT, .format = ACL_FORMAT_ND, .ndim = s->ndim, .numel = 1};
+    for (int d = 0, k = 0; d < s->ndim; d++) {
+        v.dims[d] = s->dims[d];
+        v.strides[d] = d == 1 ? 1 : rs[k++];
+        v.numel *= s->dims[d];
+    }
     return v;
 }
 
-// A per-row (stride 1) or per-tensor (stride 0) fp32 scalar temporary seen as [N, C].
-static aclTensor scalar_view(int64_t n, int64_t c, int64_t row_stride) {
-    aclTensor v = {.dtype = ACL_FLOAT, .format = ACL_FORMAT_ND, .ndim = 2, .numel = n * c};
-    v.dims[0] = n, v.dims[1] = c;
-    v.strides[0] = row_stride, v.strides[1] = 1;
+// The weight [C] along the class axis (right-aligned broadcasting would lay it along W).
+static aclTensor weight_view(const aclTensor *w, const ce_space *s) {
+    aclTensor v = *w;
+    v.ndim = s->ndim;
+    for (int d = 0; d < s->ndim; d++) {
+        v.dims[d] = d == 1 ? w->dims[0] : 1;
+        v.strides[d] = d == 1 ? w->strides[0] : 0;
+    }
     return v;
 }
 
-// A one-element or [N] tensor seen as [rows, 1] for a ce_scalar step.
-static aclTensor column_view(const aclTensor *t, int64_t rows) {
-    aclTensor v = {.dtype = t->dtype, .format = ACL_FORMAT_ND, .ndim = 2, .numel = rows};
-    v.dims[0] = rows, v.dims[1] = 1;
-    v.strides[0] = rows > 1 ? t->strides[0] : 0;
-    v.strides[1] = 1;
-    return v;
+// The target tensor (its row dims, or 0-d for one row) as such a view.
+static aclTensor target_view(const aclTensor *t, const ce_space *s) {
+    int64_t words = (int64_t)aclDataTypeSize(t->dtype) / 4, rs[3] = {0, 0, 0};
+    for (int k = 0; k < s->nrow; k++) rs[k] = t->ndim == s->nrow ? t->strides[k] * words : 0;
+    return axis_view(s, rs);
 }
 
+// The backward's fp32 coefficient temporary: one per row (row-major) or one for all.
+static aclTensor coef_view(const ce_space *s, bool per_row) {
+    int64_t rs[3] = {0, 0, 0}, st = 1;
+    for (int k = s->nrow - 1; k >= 0 && per_row; k--) rs[k] = st, st *= s->rdims[k];
+    return axis_view(s, rs);
+}
+
+// A sum of every element of a temporary into one element.
 static void sum_step(og_prog *p, const aclTensor *in, int in_slot, const aclTensor *out,
                      int out_slot) {
     og_reduce_op r = {.kind = OG_RED_SUM,
                       .nin = 1,
                       .in = {in},
                       .in_slot = {in_slot},
-                      .ndim = 1,
-                      .dims = {in->dims[0]},
-                      .reduce_mask = 1,
+                      .ndim = in->ndim,
+                      .reduce_mask = (1u << in->ndim) - 1,
                       .out = out,
                       .out_slot = out_slot,
                       .round_in = ACL_FLOAT};
+    for (int d = 0; d < in->ndim; d++) r.dims[d] = in->dims[d];
     og_prog_reduce(p, &r);
 }
 
-// stats[0] of `rows` rows = a (copy) or a / b (div), a and b seen as [rows, 1].
+// stats[0] = a (copy) or a / b (div) per element of a, into `out` (a's shape, or one element):
+// a row step whose rows are a's elements (a trailing axis of 1); b has one element.
 static void scalar_step(og_prog *p, const aclTensor *a, int a_slot, const aclTensor *b, int b_slot,
-                        const aclTensor *out, int out_slot, int64_t rows) {
-    aclTensor av = column_view(a, rows), bv = b ? column_view(b, 1) : av;
-    og_ce_params prm = {.div = b != NULL};
+                        const aclTensor *out, int out_slot) {
+    bool one = a->numel == 1;
+    int nd = one ? 2 : a->ndim + 1;
+    aclTensor av = {.dtype = a->dtype, .format = ACL_FORMAT_ND, .ndim = nd, .numel = a->numel};
+    aclTensor bv = {
+        .dtype = b ? b->dtype : a->dtype, .format = ACL_FORMAT_ND, .ndim = nd, .numel = 1};
     og_rows_op r = {.kernels = og_ce_scalar_kernels,
                     .nin = b ? 2 : 1,
                     .in = {&av, &bv},
@@ -120,12 +152,18 @@ static void scalar_step(og_prog *p, const aclTensor *a, int a_slot, const aclTen
                     .nstats = 1,
                     .stats = {out},
                     .stats_slot = {out_slot},
-                    .ndim = 2,
-                    .dims = {rows, 1},
-                    .axis = 1,
-                    .params = &prm,
-                    .params_size = sizeof prm,
+                    .ndim = nd,
+                    .axis = nd - 1,
                     .compute_dtype = ACL_FLOAT};
+    for (int d = 0; d < nd; d++) {
+        bool last = d == nd - 1;
+        av.dims[d] = one || last ? 1 : a->dims[d];
+        av.strides[d] = one ? 0 : last ? 1 : a->strides[d];
+        bv.dims[d] = 1, bv.strides[d] = 0;
+        r.dims[d] = av.dims[d];
+    }
+    og_ce_params prm = {.div = b != NULL};
+    r.params = &prm, r.params_size = sizeof prm;
     og_prog_rows(p, &r);
 }
 
@@ -230,7 +268,8 @@ aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
                         .smooth = (float)(labelSmoothing / (double)c),
                         .tkind = target->dtype == ACL_INT64 ? OG_CE_T_INT64 : OG_CE_T_INT32,
                         .weighted = weightOptional != NULL};
-    aclTensor tv = target_view(target, n, c);
+    ce_space sp = space_of(2, (const int64_t[]){n, c});
+    aclTensor tv = target_view(target, &sp);
     og_rows_op r = {.kernels = og_ce_fwd_kernels,
                     .nin = nin,
                     .in = {input, &tv, weightOptional},
@@ -265,7 +304,7 @@ aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
         if (s_ls < 0 || s_ws < 0) return og_prog_publish(&p, workspaceSize, executor);
         sum_step(&p, lt, s_lt, ls, s_ls);
         sum_step(&p, wt, s_wt, ws, s_ws);
-        scalar_step(&p, ls, s_ls, ws, s_ws, lossOut, s_loss, 1);
+        scalar_step(&p, ls, s_ls, ws, s_ws, lossOut, s_loss);
     }
     return og_prog_publish(&p, workspaceSize, executor);
 }
@@ -275,18 +314,18 @@ aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
 // sum of w[t_n] over the rows not ignored (computed here for CrossEntropyLossGrad, given as
 // totalWeight to NLLLossBackward). Returns the coef slot and its view for the main step.
 static int coef_steps(og_prog *p, int red, const aclTensor *g, int s_g, const aclTensor *w_total,
-                      int s_w_total, int64_t n, int64_t c, aclTensor *view) {
+                      int s_w_total, const ce_space *sp, aclTensor *view) {
     const aclTensor *coef;
-    int64_t dims[1] = {red == RED_NONE ? n : 1};
-    int s_coef = og_prog_temp(p, ACL_FLOAT, 1, dims, &coef);
+    static const int64_t one[1] = {1};
+    bool per_row = red == RED_NONE;
+    int s_coef =
+        og_prog_temp(p, ACL_FLOAT, per_row ? sp->nrow : 1, per_row ? sp->rdims : one, &coef);
     if (s_coef < 0) return -1;
-    if (red == RED_NONE)
-        scalar_step(p, g, s_g, NULL, 0, coef, s_coef, n);
-    else if (red == RED_SUM)
-        scalar_step(p, g, s_g, NULL, 0, coef, s_coef, 1);
+    if (red == RED_MEAN)
+        scalar_step(p, g, s_g, w_total, s_w_total, coef, s_coef);
     else
-        scalar_step(p, g, s_g, w_total, s_w_total, coef, s_coef, 1);
-    *view = scalar_view(n, c, red == RED_NONE ? 1 : 0);
+        scalar_step(p, g, s_g, NULL, 0, coef, s_coef);
+    *view = coef_view(sp, per_row);
     return s_coef;
 }
 
@@ -338,7 +377,8 @@ aclnnStatus aclnnCrossEntropyLossGradGetWorkspaceSize(
                         .smooth = (float)(labelSmoothing / (double)c),
                         .tkind = OG_CE_T_INT64,
                         .weighted = weightOptional != NULL};
-    aclTensor tv = target_view(target, n, c), cv;
+    ce_space sp = space_of(2, (const int64_t[]){n, c});
+    aclTensor tv = target_view(target, &sp), cv;
     const aclTensor *w_total = NULL;
     int s_w_total = -1;
     if (red == RED_MEAN) { // W = sum of w[t_n]: per-row weights, then their fixed-order sum
@@ -363,7 +403,7 @@ aclnnStatus aclnnCrossEntropyLossGradGetWorkspaceSize(
         og_prog_rows(&p, &rw);
         sum_step(&p, wt, s_wt, w_total, s_w_total);
     }
-    int s_coef = coef_steps(&p, red, gradLoss, 0, w_total, s_w_total, n, c, &cv);
+    int s_coef = coef_steps(&p, red, gradLoss, 0, w_total, s_w_total, &sp, &cv);
     if (s_coef < 0) return og_prog_publish(&p, workspaceSize, executor);
     og_rows_op r = {.kernels = og_ce_bwd_kernels,
                     .nin = nin,
@@ -383,7 +423,7 @@ aclnnStatus aclnnCrossEntropyLossGradGetWorkspaceSize(
 }
 
 // ---------------------------------------------------------------------------------------------
-// NLLLoss
+// NLLLoss, NLLLoss2d and their backwards
 
 static aclnnStatus nll_reduction(const og_opdesc *op, int64_t reduction, int *red) {
     if (reduction < 0 || reduction > 2)
@@ -395,26 +435,59 @@ static aclnnStatus nll_reduction(const og_opdesc *op, int64_t reduction, int *re
     return ACLNN_SUCCESS;
 }
 
-// self [N, C] or [C]: *n, *c and whether the target is 0-d.
-static aclnnStatus nll_self(const og_opdesc *op, const aclTensor *self, int64_t *n, int64_t *c) {
-    if (self->ndim != 1 && self->ndim != 2)
+// self [N, C] or [C] (NLLLoss), [N, C, H, W] (NLLLoss2d), and a target of its row dims (0-d for
+// [C]), INT64 or INT32: the index space (a [C] self is one row: [1, C]).
+static aclnnStatus nll_shapes(const og_opdesc *op, const aclTensor *self, const aclTensor *target,
+                              bool two_d, ce_space *sp) {
+    bool ok = two_d ? self->ndim == 4 : (self->ndim == 1 || self->ndim == 2);
+    if (!ok)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
-                       "%sGetWorkspaceSize: self has rank %d; it must be [N, C] or [C]", op->name,
-                       self->ndim);
-    *n = self->ndim == 2 ? self->dims[0] : 1;
-    *c = self->dims[self->ndim - 1];
-    if (*c <= 0)
+                       "%sGetWorkspaceSize: self has rank %d; it must be %s", op->name, self->ndim,
+                       two_d ? "[N, C, H, W]" : "[N, C] or [C]");
+    int64_t c = self->dims[self->ndim == 1 ? 0 : 1];
+    if (c <= 0)
         return og_fail(ACLNN_ERR_PARAM_INVALID, "%sGetWorkspaceSize: self has C = 0 classes",
                        op->name);
+    *sp = self->ndim == 1 ? space_of(2, (const int64_t[]){1, c}) : space_of(self->ndim, self->dims);
+    if (!is_int_dtype(target->dtype, true))
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: target has dtype %s; supported: INT64, INT32", op->name,
+                       og_dtype_name(target->dtype));
+    ok = target->ndim == (self->ndim == 1 ? 0 : sp->nrow);
+    for (int k = 0; ok && k < target->ndim; k++) ok = target->dims[k] == sp->rdims[k];
+    if (!ok)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: target has rank %d; it must be self's shape without "
+                       "the class dim 1 (%s)",
+                       op->name, target->ndim,
+                       two_d             ? "[N, H, W]"
+                       : self->ndim == 1 ? "0-d for a [C] self"
+                                         : "[N]");
+    return og_check_fits_block(op, "target", target);
+}
+
+static bool same_dims(const aclTensor *a, const aclTensor *b) {
+    if (a->ndim != b->ndim) return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->dims[d] != b->dims[d]) return false;
+    return true;
+}
+
+// A per-row output ([N] or [N, H, W]: the target's shape) or one element ([1] or 0-d).
+static aclnnStatus nll_out_shape(const og_opdesc *op, const char *name, const aclTensor *t,
+                                 bool per_row, const aclTensor *target) {
+    bool ok = per_row ? same_dims(t, target) : t->numel == 1 && t->ndim <= 1;
+    if (!ok)
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%sGetWorkspaceSize: %s has rank %d; it must be %s",
+                       op->name, name, t->ndim,
+                       per_row ? "the target's shape for reduction none" : "[1] (or 0-d)");
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor *self, const aclTensor *target,
-                                         const aclTensor *weight, int64_t reduction,
-                                         int64_t ignoreIndex, aclTensor *out,
-                                         aclTensor *totalWeightOut, uint64_t *workspaceSize,
-                                         aclOpExecutor **executor) {
-    const og_opdesc *op = &og_op_NLLLoss;
+static aclnnStatus nll_forward(const og_opdesc *op, bool two_d, const aclTensor *self,
+                               const aclTensor *target, const aclTensor *weight, int64_t reduction,
+                               int64_t ignoreIndex, aclTensor *out, aclTensor *totalWeightOut,
+                               uint64_t *workspaceSize, aclOpExecutor **executor) {
     static const char *const names[5] = {"self", "target", "weight", "out", "totalWeightOut"};
     const void *ptrs[5] = {self, target, weight, out, totalWeightOut};
     OG_TRY(og_check_args(op, workspaceSize, executor, 5, names, ptrs));
@@ -423,15 +496,14 @@ aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor *self, const aclTensor 
     OG_TRY(og_check_tensor(op, "self", self, 0));
     OG_TRY(og_check_tensor(op, "out", out, 0));
     OG_TRY(og_check_tensor(op, "totalWeightOut", totalWeightOut, 0));
-    int64_t n = 0, c = 0;
-    OG_TRY(nll_self(op, self, &n, &c));
-    OG_TRY(check_target(op, target, n, self->ndim == 1, true, ACLNN_ERR_PARAM_INVALID));
-    OG_TRY(check_weight(op, "weight", weight, c, self->dtype));
+    ce_space sp;
+    OG_TRY(nll_shapes(op, self, target, two_d, &sp));
+    OG_TRY(check_weight(op, "weight", weight, sp.dims[1], self->dtype));
     int red = RED_MEAN;
     OG_TRY(nll_reduction(op, reduction, &red));
-    bool per_row = red == RED_NONE && self->ndim == 2;
-    OG_TRY(check_loss_shape(op, "out", out, per_row, n, true, true));
-    OG_TRY(check_loss_shape(op, "totalWeightOut", totalWeightOut, false, n, true, true));
+    bool per_row = red == RED_NONE && self->ndim >= 2;
+    OG_TRY(nll_out_shape(op, "out", out, per_row, target));
+    OG_TRY(nll_out_shape(op, "totalWeightOut", totalWeightOut, false, target));
     OG_TRY(og_check_io_memory(op, 3, io, 2, io + 3, names));
 
     og_prog p;
@@ -440,25 +512,25 @@ aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor *self, const aclTensor 
                         .keep = 1.0f,
                         .tkind = target->dtype == ACL_INT64 ? OG_CE_T_INT64 : OG_CE_T_INT32,
                         .weighted = 1};
-    aclTensor tv = target_view(target, n, c);
+    aclTensor tv = target_view(target, &sp), wv = weight_view(weight, &sp);
     const aclTensor *lt, *wt, *ls, *ws;
-    int64_t dn[1] = {n}, d1[1] = {1};
-    int s_lt = og_prog_temp(&p, ACL_FLOAT, 1, dn, &lt);
-    int s_wt = og_prog_temp(&p, ACL_FLOAT, 1, dn, &wt);
+    static const int64_t d1[1] = {1};
+    int s_lt = og_prog_temp(&p, ACL_FLOAT, sp.nrow, sp.rdims, &lt);
+    int s_wt = og_prog_temp(&p, ACL_FLOAT, sp.nrow, sp.rdims, &wt);
     if (s_lt < 0 || s_wt < 0) return og_prog_publish(&p, workspaceSize, executor);
     og_rows_op r = {.kernels = og_nll_fwd_kernels,
                     .nin = 3,
-                    .in = {self, &tv, weight},
+                    .in = {self, &tv, &wv},
                     .in_slot = {0, 1, 2},
                     .nstats = 2,
                     .stats = {per_row ? out : lt, wt},
                     .stats_slot = {per_row ? 3 : s_lt, s_wt},
-                    .ndim = 2,
-                    .dims = {n, c},
+                    .ndim = sp.ndim,
                     .axis = 1,
                     .params = &prm,
                     .params_size = sizeof prm,
                     .compute_dtype = ACL_FLOAT};
+    for (int d = 0; d < sp.ndim; d++) r.dims[d] = sp.dims[d];
     og_prog_rows(&p, &r);
     sum_step(&p, wt, s_wt, totalWeightOut, 4);
     if (!per_row) {
@@ -470,19 +542,17 @@ aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor *self, const aclTensor 
             if (s_ls < 0 || s_ws < 0) return og_prog_publish(&p, workspaceSize, executor);
             sum_step(&p, lt, s_lt, ls, s_ls);
             sum_step(&p, wt, s_wt, ws, s_ws);
-            scalar_step(&p, ls, s_ls, ws, s_ws, out, 3, 1);
+            scalar_step(&p, ls, s_ls, ws, s_ws, out, 3);
         }
     }
     return og_prog_publish(&p, workspaceSize, executor);
 }
 
-aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
-                                                 const aclTensor *target, const aclTensor *weight,
-                                                 int64_t reduction, int64_t ignoreIndex,
-                                                 const aclTensor *totalWeight, aclTensor *out,
-                                                 uint64_t *workspaceSize,
-                                                 aclOpExecutor **executor) {
-    const og_opdesc *op = &og_op_NLLLossBackward;
+static aclnnStatus nll_backward(const og_opdesc *op, bool two_d, const aclTensor *gradOutput,
+                                const aclTensor *self, const aclTensor *target,
+                                const aclTensor *weight, int64_t reduction, int64_t ignoreIndex,
+                                const aclTensor *totalWeight, aclTensor *out,
+                                uint64_t *workspaceSize, aclOpExecutor **executor) {
     static const char *const names[6] = {"gradOutput", "self",        "target",
                                          "weight",     "totalWeight", "out"};
     const void *ptrs[6] = {gradOutput, self, target, weight, totalWeight, out};
@@ -493,15 +563,14 @@ aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor *gradOutput, co
     OG_TRY(og_check_tensor(op, "self", self, 0));
     OG_TRY(og_check_tensor(op, "totalWeight", totalWeight, 0));
     OG_TRY(og_check_tensor(op, "out", out, 0));
-    int64_t n = 0, c = 0;
-    OG_TRY(nll_self(op, self, &n, &c));
-    OG_TRY(check_target(op, target, n, self->ndim == 1, true, ACLNN_ERR_PARAM_INVALID));
-    OG_TRY(check_weight(op, "weight", weight, c, self->dtype));
+    ce_space sp;
+    OG_TRY(nll_shapes(op, self, target, two_d, &sp));
+    OG_TRY(check_weight(op, "weight", weight, sp.dims[1], self->dtype));
     int red = RED_MEAN;
     OG_TRY(nll_reduction(op, reduction, &red));
-    bool per_row = red == RED_NONE && self->ndim == 2;
-    OG_TRY(check_loss_shape(op, "gradOutput", gradOutput, per_row, n, true, true));
-    OG_TRY(check_loss_shape(op, "totalWeight", totalWeight, false, n, true, true));
+    bool per_row = red == RED_NONE && self->ndim >= 2;
+    OG_TRY(nll_out_shape(op, "gradOutput", gradOutput, per_row, target));
+    OG_TRY(nll_out_shape(op, "totalWeight", totalWeight, false, target));
     OG_TRY(og_check_same_shape(op, "self", self, "out", out));
     OG_TRY(og_check_io_memory(op, 5, io, 1, io + 5, names));
 
@@ -511,27 +580,65 @@ aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor *gradOutput, co
                         .keep = 1.0f,
                         .tkind = target->dtype == ACL_INT64 ? OG_CE_T_INT64 : OG_CE_T_INT32,
                         .weighted = 1};
-    aclTensor tv = target_view(target, n, c), cv;
+    aclTensor tv = target_view(target, &sp), wv = weight_view(weight, &sp), cv;
     // a 1-d self with reduction none is one row: its gradient is the one element's
     int s_coef = coef_steps(&p,
                             per_row           ? RED_NONE
                             : red == RED_NONE ? RED_SUM
                                               : red,
-                            gradOutput, 0, totalWeight, 4, n, c, &cv);
+                            gradOutput, 0, totalWeight, 4, &sp, &cv);
     if (s_coef < 0) return og_prog_publish(&p, workspaceSize, executor);
     og_rows_op r = {.kernels = og_nll_bwd_kernels,
                     .nin = 3,
-                    .in = {&tv, &cv, weight},
+                    .in = {&tv, &cv, &wv},
                     .in_slot = {2, s_coef, 3},
                     .nout = 1,
                     .out = {out},
                     .out_slot = {5},
-                    .ndim = 2,
-                    .dims = {n, c},
+                    .ndim = sp.ndim,
                     .axis = 1,
                     .params = &prm,
                     .params_size = sizeof prm,
                     .compute_dtype = ACL_FLOAT};
+    for (int d = 0; d < sp.ndim; d++) r.dims[d] = sp.dims[d];
     og_prog_rows(&p, &r);
     return og_prog_publish(&p, workspaceSize, executor);
+}
+
+aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor *self, const aclTensor *target,
+                                         const aclTensor *weight, int64_t reduction,
+                                         int64_t ignoreIndex, aclTensor *out,
+                                         aclTensor *totalWeightOut, uint64_t *workspaceSize,
+                                         aclOpExecutor **executor) {
+    return nll_forward(&og_op_NLLLoss, false, self, target, weight, reduction, ignoreIndex, out,
+                       totalWeightOut, workspaceSize, executor);
+}
+
+aclnnStatus aclnnNLLLoss2dGetWorkspaceSize(const aclTensor *self, const aclTensor *target,
+                                           const aclTensor *weight, int64_t reduction,
+                                           int64_t ignoreIndex, aclTensor *out,
+                                           aclTensor *totalWeightOut, uint64_t *workspaceSize,
+                                           aclOpExecutor **executor) {
+    return nll_forward(&og_op_NLLLoss2d, true, self, target, weight, reduction, ignoreIndex, out,
+                       totalWeightOut, workspaceSize, executor);
+}
+
+aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
+                                                 const aclTensor *target, const aclTensor *weight,
+                                                 int64_t reduction, int64_t ignoreIndex,
+                                                 const aclTensor *totalWeight, aclTensor *out,
+                                                 uint64_t *workspaceSize,
+                                                 aclOpExecutor **executor) {
+    return nll_backward(&og_op_NLLLossBackward, false, gradOutput, self, target, weight, reduction,
+                        ignoreIndex, totalWeight, out, workspaceSize, executor);
+}
+
+aclnnStatus aclnnNLLLoss2dBackwardGetWorkspaceSize(const aclTensor *gradOutput,
+                                                   const aclTensor *self, const aclTensor *target,
+                                                   const aclTensor *weight, int64_t reduction,
+                                                   int64_t ignoreIndex, aclTensor *totalWeight,
+                                                   aclTensor *out, uint64_t *workspaceSize,
+                                                   aclOpExecutor **executor) {
+    return nll_backward(&og_op_NLLLoss2dBackward, true, gradOutput, self, target, weight, reduction,
+                        ignoreIndex, totalWeight, out, workspaceSize, executor);
 }
