@@ -2,6 +2,7 @@
  *
  *   cross_entropy_*  aclnnCrossEntropyLoss + aclnnCrossEntropyLossGrad
  *   nll_loss_*       aclnnNLLLoss + aclnnNLLLossBackward
+ *   nll_loss2d_*     aclnnNLLLoss2d + aclnnNLLLoss2dBackward: x [N, C, 2, 3], target [N, 2, 3]
  *
  * attrs = {reduction (0 none, 1 mean, 2 sum), ignore (rows hit ignoreIndex / an out-of-range
  * class), weighted, labelSmoothing, target dtype (0 INT64, 1 INT32), ignoreIndex}. An
@@ -28,6 +29,8 @@
 #include "aclnnop/aclnn_cross_entropy_loss.h"
 #include "aclnnop/aclnn_cross_entropy_loss_grad.h"
 #include "aclnnop/aclnn_nll_loss.h"
+#include "aclnnop/aclnn_nll_loss2d.h"
+#include "aclnnop/aclnn_nll_loss2d_backward.h"
 #include "aclnnop/aclnn_nll_loss_backward.h"
 #include "check/check.h"
 #include "check/compare.h"
@@ -40,6 +43,8 @@
 enum { A_RED, A_IGNORE, A_WEIGHTED, A_SMOOTH, A_TKIND, A_IGNIDX };
 
 static bool is_nll(const ogc_op *op) { return !strncmp(op->name, "nll", 3); }
+// NLLLoss2d: self [N, C, 2, 3], target [N, 2, 3] (a row per pixel)
+static bool is_2d(const ogc_op *op) { return !strncmp(op->name, "nll_loss2d", 10); }
 
 static double unit(double v) { return (v - LO) / (HI - LO); }
 
@@ -67,9 +72,12 @@ static bool ce_shapes(const ogc_op *op, const char *layout, ogc_shape *in, ogc_s
     if (c == 0) return false;
     if (n == 0 && op->attrs[A_RED] == 1) return false; // a mean over nothing is NaN
     in[1] = (ogc_shape){.ndim = 1, .dims = {n}};
+    if (is_2d(op)) {
+        in[0] = (ogc_shape){.ndim = 4, .dims = {n, c, 2, 3}};
+        in[1] = (ogc_shape){.ndim = 3, .dims = {n, 2, 3}};
+    }
     if (op->nin > 2) in[2] = (ogc_shape){.ndim = 1, .dims = {c}};
-    *out = op->attrs[A_RED] == 0 ? (ogc_shape){.ndim = 1, .dims = {n}}
-                                 : (ogc_shape){.ndim = 1, .dims = {1}};
+    *out = op->attrs[A_RED] == 0 ? in[1] : (ogc_shape){.ndim = 1, .dims = {1}};
     return true;
 }
 
@@ -77,7 +85,7 @@ static bool ce_shapes(const ogc_op *op, const char *layout, ogc_shape *in, ogc_s
 // References
 
 typedef struct ce_case {
-    int64_t n, c;
+    int64_t n, c, px; // rows (samples x pixels), classes, pixels per sample
     int red;
     bool nll;
     double keep, smooth; // 1 - eps, eps / C
@@ -88,7 +96,9 @@ typedef struct ce_case {
 } ce_case;
 
 static void case_init(const ogc_op *op, const ogc_shape *in, const double *const *x, ce_case *k) {
-    k->n = in[0].dims[0], k->c = in[0].dims[1];
+    k->c = in[0].dims[1], k->px = 1;
+    for (int d = 2; d < in[0].ndim; d++) k->px *= in[0].dims[d];
+    k->n = in[0].dims[0] * k->px;
     k->red = (int)op->attrs[A_RED];
     k->nll = is_nll(op);
     double eps = k->nll ? 0 : op->attrs[A_SMOOTH];
@@ -109,6 +119,15 @@ static void case_init(const ogc_op *op, const ogc_shape *in, const double *const
 }
 
 static void case_free(ce_case *k) { free(k->t), free(k->w); }
+
+// Element (row i, class j) of an [N, C, pixels...] tensor: rows are (sample, pixel).
+static int64_t at(const ce_case *k, int64_t i, int64_t j) {
+    return (i / k->px) * k->c * k->px + j * k->px + i % k->px;
+}
+
+static void gather(const ce_case *k, const double *x, int64_t i, double *row) {
+    for (int64_t j = 0; j < k->c; j++) row[j] = x[at(k, i, j)];
+}
 
 // Row i: log-probabilities lp (x itself for NLL), lse, and |x| + |lse| per class (mag).
 static double row_logprob(const ce_case *k, const double *x, double *lp, double *lmag) {
@@ -131,12 +150,14 @@ static void ce_ref_forward(const ogc_op *op, const ogc_shape *in, const double *
     ce_case k;
     case_init(op, in, x, &k);
     double *lp = malloc(((size_t)k.c + 1) * sizeof *lp), *lm = malloc(((size_t)k.c + 1) * 8);
+    double *xr = malloc(((size_t)k.c + 1) * sizeof *xr);
     double total = 0, total_mag = 0;
     for (int64_t i = 0; i < k.n; i++) {
         double l = 0, lmag = 0;
         int64_t t = k.t[i];
         if (t >= 0) {
-            row_logprob(&k, x[0] + i * k.c, lp, lm);
+            gather(&k, x[0], i, xr);
+            row_logprob(&k, xr, lp, lm);
             l = -k.keep * k.w[t] * lp[t], lmag = k.keep * k.w[t] * lm[t];
             for (int64_t j = 0; j < k.c && k.smooth != 0; j++)
                 l -= k.smooth * k.w[j] * lp[j], lmag += k.smooth * k.w[j] * lm[j];
@@ -149,7 +170,7 @@ static void ce_ref_forward(const ogc_op *op, const ogc_shape *in, const double *
         y[0] = total / d, mag[0] = total_mag / d;
     }
     *terms = k.c + (k.red != 0 ? k.n : 0);
-    free(lp), free(lm);
+    free(lp), free(lm), free(xr);
     case_free(&k);
 }
 
@@ -160,29 +181,28 @@ static void ce_ref_backward(const ogc_op *op, const ogc_shape *in, const double 
     ce_case k;
     case_init(op, in, x, &k);
     double *lp = malloc(((size_t)k.c + 1) * sizeof *lp), *lm = malloc(((size_t)k.c + 1) * 8);
+    double *xr = malloc(((size_t)k.c + 1) * sizeof *xr);
     for (int64_t i = 0; i < k.n; i++) {
         int64_t t = k.t[i];
-        double *g = gx[0] + i * k.c, *gm = mag[0] + i * k.c;
-        if (t < 0) {
-            for (int64_t j = 0; j < k.c; j++) g[j] = 0, gm[j] = 0;
-            continue;
-        }
+        double *g = gx[0], *gm = mag[0];
+        for (int64_t j = 0; j < k.c; j++) g[at(&k, i, j)] = 0, gm[at(&k, i, j)] = 0;
+        if (t < 0) continue;
         double coef = k.red == 0 ? gy[i] : k.red == 2 ? gy[0] : gy[0] / k.wtotal;
         if (k.nll) {
-            for (int64_t j = 0; j < k.c; j++) g[j] = 0, gm[j] = 0;
-            g[t] = -coef * k.w[t], gm[t] = fabs(g[t]);
+            g[at(&k, i, t)] = -coef * k.w[t], gm[at(&k, i, t)] = fabs(coef * k.w[t]);
             continue;
         }
-        row_logprob(&k, x[0] + i * k.c, lp, lm);
+        gather(&k, x[0], i, xr);
+        row_logprob(&k, xr, lp, lm);
         double a = k.keep * k.w[t] + k.smooth * k.wall;
         for (int64_t j = 0; j < k.c; j++) {
             double p = exp(lp[j]), b = k.smooth * k.w[j] + (j == t ? k.keep * k.w[t] : 0);
-            g[j] = coef * (a * p - b);
-            gm[j] = fabs(coef) * (a * p + b);
+            g[at(&k, i, j)] = coef * (a * p - b);
+            gm[at(&k, i, j)] = fabs(coef) * (a * p + b);
         }
     }
     terms[0] = k.c;
-    free(lp), free(lm);
+    free(lp), free(lm), free(xr);
     case_free(&k);
 }
 
@@ -199,23 +219,34 @@ typedef struct ce_args {
 static void make_args(ogc_call *c, bool force64, ce_args *a) {
     const ogc_op *op = c->op;
     const aclTensor *x = c->in[0], *tv = c->in[1];
-    int64_t n = x->dims[0], cls = x->dims[1];
+    int64_t n = tv->numel, cls = x->dims[1];
     bool i64 = force64 || op->attrs[A_TKIND] == 0;
-    int64_t stride = tv->ndim == 1 && tv->strides[0] > 1 ? 2 : 1;
+    bool strided = false;
+    for (int d = 0; d < tv->ndim; d++) strided = strided || (tv->dims[d] > 1 && tv->strides[d] < 0);
+    int64_t contiguous_stride = 1;
+    for (int d = tv->ndim - 1; d >= 0; d--) {
+        if (tv->dims[d] > 1 && tv->strides[d] != contiguous_stride) strided = true;
+        contiguous_stride *= tv->dims[d];
+    }
+    int64_t stride = strided ? 2 : 1;
     size_t es = i64 ? 8 : 4;
     a->tbuf = calloc((size_t)(n * stride + 1), es);
     const char *tdata = (const char *)tv->data + tv->offset * (int64_t)aclDataTypeSize(tv->dtype);
     for (int64_t i = 0; i < n; i++) {
-        double v = ogc_load(tdata, i * tv->strides[0], tv->dtype);
+        int64_t off = 0, rest = i; // element i (row-major) of the drawn target's view
+        for (int d = tv->ndim - 1; d >= 0; d--)
+            off += (rest % tv->dims[d]) * tv->strides[d], rest /= tv->dims[d];
+        double v = ogc_load(tdata, off, tv->dtype);
         int64_t t = map_target(op, v, i, cls);
         if (i64)
             ((int64_t *)a->tbuf)[i * stride] = t;
         else
             ((int32_t *)a->tbuf)[i * stride] = (int32_t)t;
     }
-    int64_t tdims[1] = {n}, tstr[1] = {stride}, sdims[1] = {n * stride};
-    a->target = aclCreateTensor(tdims, 1, i64 ? ACL_INT64 : ACL_INT32, tstr, 0, ACL_FORMAT_ND,
-                                sdims, 1, a->tbuf);
+    int64_t tstr[OG_MAX_DIMS], sdims[1] = {n * stride}, st = stride;
+    for (int d = tv->ndim - 1; d >= 0; d--) tstr[d] = st, st *= tv->dims[d];
+    a->target = aclCreateTensor(tv->dims, (uint64_t)tv->ndim, i64 ? ACL_INT64 : ACL_INT32, tstr, 0,
+                                ACL_FORMAT_ND, sdims, 1, a->tbuf);
     a->weight = NULL, a->wbuf = NULL;
     if (op->nin > 2) {
         const aclTensor *wv = c->in[2];
@@ -270,10 +301,10 @@ static int ce_run_forward(ogc_call *c, ce_args *a, aclTensor *loss, float *lp_bu
 static int nll_run_forward(ogc_call *c, ce_args *a, aclTensor *loss, aclTensor *total) {
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
-    int st =
-        aclnnNLLLossGetWorkspaceSize(c->in[0], a->target, a->weight, (int64_t)c->op->attrs[A_RED],
-                                     (int64_t)c->op->attrs[A_IGNIDX], loss, total, &ws, &ex);
-    if (!st) st = ogc_launch(ws, ex, aclnnNLLLoss);
+    int st = (is_2d(c->op) ? aclnnNLLLoss2dGetWorkspaceSize : aclnnNLLLossGetWorkspaceSize)(
+        c->in[0], a->target, a->weight, (int64_t)c->op->attrs[A_RED],
+        (int64_t)c->op->attrs[A_IGNIDX], loss, total, &ws, &ex);
+    if (!st) st = ogc_launch(ws, ex, is_2d(c->op) ? aclnnNLLLoss2d : aclnnNLLLoss);
     return st;
 }
 
@@ -313,9 +344,13 @@ static int ce_backward(ogc_call *c) {
     aclTensor *dx = ogc_result_tensor(&c->results[0]);
     aclTensor *g0 = grad_view(c);
     const aclTensor *g = g0 ? g0 : c->grad_out;
-    int64_t ld[1] = {c->op->attrs[A_RED] == 0 ? n : 1};
-    float *lbuf = malloc(((size_t)ld[0] + 1) * sizeof(float));
-    aclTensor *loss = aclCreateTensor(ld, 1, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, ld, 1, lbuf);
+    // the forward's loss: the target's shape for none, else [1]
+    bool none = c->op->attrs[A_RED] == 0;
+    const aclTensor *tv = c->in[1];
+    int64_t one[1] = {1}, ln = none ? tv->numel : 1;
+    float *lbuf = malloc(((size_t)ln + 1) * sizeof(float));
+    aclTensor *loss = aclCreateTensor(none ? tv->dims : one, none ? (uint64_t)tv->ndim : 1,
+                                      ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, &ln, 1, lbuf);
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
     int st;
@@ -326,10 +361,14 @@ static int ce_backward(ogc_call *c) {
         aclTensor *total = aclCreateTensor(d1, 1, x->dtype, NULL, 0, ACL_FORMAT_ND, d1, 1, twbuf);
         st = nll_run_forward(c, &a, loss, total);
         if (!st)
-            st = aclnnNLLLossBackwardGetWorkspaceSize(
-                g, x, a.target, a.weight, (int64_t)c->op->attrs[A_RED],
-                (int64_t)c->op->attrs[A_IGNIDX], total, dx, &ws, &ex);
-        if (!st) st = ogc_launch(ws, ex, aclnnNLLLossBackward);
+            st = is_2d(c->op) ? aclnnNLLLoss2dBackwardGetWorkspaceSize(
+                                    g, x, a.target, a.weight, (int64_t)c->op->attrs[A_RED],
+                                    (int64_t)c->op->attrs[A_IGNIDX], total, dx, &ws, &ex)
+                              : aclnnNLLLossBackwardGetWorkspaceSize(
+                                    g, x, a.target, a.weight, (int64_t)c->op->attrs[A_RED],
+                                    (int64_t)c->op->attrs[A_IGNIDX], total, dx, &ws, &ex);
+        if (!st)
+            st = ogc_launch(ws, ex, is_2d(c->op) ? aclnnNLLLoss2dBackward : aclnnNLLLossBackward);
         aclDestroyTensor(total);
     } else {
         float *lp = malloc(((size_t)(n * cls) + 1) * sizeof(float));
@@ -384,6 +423,7 @@ static const double n_none[] = {0, 1, 1, 0, 0, 1}, n_mean[] = {1, 1, 1, 0, 1, -1
     }
 #define CE_API "aclnnCrossEntropyLoss + aclnnCrossEntropyLossGrad"
 #define NLL_API "aclnnNLLLoss + aclnnNLLLossBackward"
+#define NLL2D_API "aclnnNLLLoss2d + aclnnNLLLoss2dBackward"
 
 static const ogc_op cross_entropy_ops[] = {
     CE_ENTRY("cross_entropy", CE_API, a_mean, 2, 0),
@@ -397,6 +437,9 @@ static const ogc_op cross_entropy_ops[] = {
     CE_ENTRY("nll_loss_none_ignore", NLL_API, n_none, 3, NLL_ZERO_TRUST),
     CE_ENTRY("nll_loss_mean_ignore_int32", NLL_API, n_mean, 3, NLL_ZERO_TRUST),
     CE_ENTRY("nll_loss_sum", NLL_API, n_sum, 3, NLL_ZERO_TRUST),
+    CE_ENTRY("nll_loss2d_none_ignore", NLL2D_API, n_none, 3, NLL_ZERO_TRUST),
+    CE_ENTRY("nll_loss2d_mean_ignore_int32", NLL2D_API, n_mean, 3, NLL_ZERO_TRUST),
+    CE_ENTRY("nll_loss2d_sum", NLL2D_API, n_sum, 3, NLL_ZERO_TRUST),
 };
 
 OGC_DEFINE_FAMILY(cross_entropy, cross_entropy_ops)
