@@ -7,7 +7,8 @@
  *    and int64 targets) in fp32 / fp16 / bf16, on strided inputs and strided targets, and
  *    upstream's example (loss 1.0937543);
  *  - targets outside [0, C) are ignored rows (no read out of bounds, loss and gradient 0);
- *  - empty batches, a 1-d NLL self, and 1 vs 2 threads bitwise. */
+ *  - empty batches, a 1-d NLL self, NLLLoss2d (per pixel, strided int32 target), and 1 vs 2
+ *    threads bitwise. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,8 @@
 #include "aclnnop/aclnn_cross_entropy_loss.h"
 #include "aclnnop/aclnn_cross_entropy_loss_grad.h"
 #include "aclnnop/aclnn_nll_loss.h"
+#include "aclnnop/aclnn_nll_loss2d.h"
+#include "aclnnop/aclnn_nll_loss2d_backward.h"
 #include "aclnnop/aclnn_nll_loss_backward.h"
 #include "opgrad/opgrad.h"
 #include "tensor/dtype.h"
@@ -552,6 +555,70 @@ static void test_threads_bitwise(void) {
     free(x);
 }
 
+// NLLLoss2d: self [N, C, H, W], target [N, H, W] (int32, strided), per pixel as NLLLoss.
+static void test_nll2d(void) {
+    enum { BN = 2, BC = 3, BH = 2, BW = 2, P = BH * BW };
+    test_rng r;
+    test_rng_seed(&r, 21);
+    void *xb = test_dev_alloc(BN * BC * P * 4), *wb = test_dev_alloc(BC * 4);
+    void *tb = test_dev_alloc(BN * P * 2 * 4), *ob = test_dev_alloc(BN * P * 4);
+    void *twb = test_dev_alloc(4), *gb = test_dev_alloc(BN * P * 4),
+         *dxb = test_dev_alloc(BN * BC * P * 4);
+    float *x = xb, *w = wb, *o = ob, *tw = twb, *g = gb, *dx = dxb;
+    int32_t *t = tb;
+    for (int i = 0; i < BN * BC * P; i++) x[i] = (float)test_rng_uniform(&r, -3, 0);
+    for (int j = 0; j < BC; j++) w[j] = (float)test_rng_uniform(&r, 0.5, 2);
+    static const int32_t cls[BN * P] = {0, 2, -100, 1, 1, 7, 0, 2};
+    for (int i = 0; i < BN * P; i++) t[2 * i] = cls[i], g[i] = (float)(0.5 + i);
+    int64_t xd[4] = {BN, BC, BH, BW}, td[3] = {BN, BH, BW}, ts[3] = {2 * P, 2 * BW, 2};
+    int64_t tsd[1] = {2 * BN * P}, cd[1] = {BC}, one[1] = {1};
+    aclTensor *xt = test_tensor(xd, 4, ACL_FLOAT, xb), *wt = test_tensor(cd, 1, ACL_FLOAT, wb);
+    aclTensor *tt = aclCreateTensor(td, 3, ACL_INT32, ts, 0, ACL_FORMAT_ND, tsd, 1, tb);
+    aclTensor *twt = test_tensor(one, 1, ACL_FLOAT, twb), *dxt = test_tensor(xd, 4, ACL_FLOAT, dxb);
+    for (int red = 0; red < 3; red++) {
+        aclTensor *ot =
+            red == 0 ? test_tensor(td, 3, ACL_FLOAT, ob) : test_tensor(one, 1, ACL_FLOAT, ob);
+        aclTensor *gt =
+            red == 0 ? test_tensor(td, 3, ACL_FLOAT, gb) : test_tensor(one, 1, ACL_FLOAT, gb);
+        aclnnStatus st;
+        OP_RUN(st, aclnnNLLLoss2dGetWorkspaceSize(xt, tt, wt, red, -100, ot, twt, &ws_, &ex_),
+               aclnnNLLLoss2d);
+        CHECK_EQ(st, ACLNN_SUCCESS);
+        OP_RUN(
+            st,
+            aclnnNLLLoss2dBackwardGetWorkspaceSize(gt, xt, tt, wt, red, -100, twt, dxt, &ws_, &ex_),
+            aclnnNLLLoss2dBackward);
+        CHECK_EQ(st, ACLNN_SUCCESS);
+        double total = 0, wtot = 0;
+        for (int i = 0; i < BN * P; i++) {
+            int n = i / P, p = i % P, c = cls[i];
+            bool ok = c >= 0 && c < BC;
+            double l = ok ? -(double)w[c] * x[(n * BC + c) * P + p] : 0;
+            wtot += ok ? w[c] : 0, total += l;
+            if (red == 0)
+                CHECKF(fabs(o[i] - l) <= 1e-6 * (1 + fabs(l)), "pixel %d: %g vs %g", i, o[i], l);
+        }
+        if (red) {
+            double want = red == 1 ? total / wtot : total;
+            CHECKF(fabs(o[0] - want) <= 1e-6 * (1 + fabs(want)), "red %d: %g vs %g", red, o[0],
+                   want);
+        }
+        CHECK(fabs(tw[0] - wtot) <= 1e-6 * wtot);
+        for (int i = 0; i < BN * BC * P; i++) {
+            int n = i / (BC * P), c = i / P % BC, p = i % P, k = n * P + p;
+            double coef = red == 0 ? g[k] : red == 2 ? g[0] : g[0] / wtot;
+            double want = cls[k] == c ? -coef * w[c] : 0;
+            CHECKF(fabs(dx[i] - want) <= 1e-6 * (1 + fabs(want)), "red %d dx[%d]: %g vs %g", red, i,
+                   dx[i], want);
+        }
+        aclDestroyTensor(ot), aclDestroyTensor(gt);
+    }
+    aclDestroyTensor(xt), aclDestroyTensor(wt), aclDestroyTensor(tt), aclDestroyTensor(twt);
+    aclDestroyTensor(dxt);
+    aclrtFree(xb), aclrtFree(wb), aclrtFree(tb), aclrtFree(ob), aclrtFree(twb), aclrtFree(gb);
+    aclrtFree(dxb);
+}
+
 int main(void) {
     aclInit(NULL);
     RUN(test_statuses);
@@ -560,5 +627,6 @@ int main(void) {
     RUN(test_out_of_range_targets);
     RUN(test_edges);
     RUN(test_threads_bitwise);
+    RUN(test_nll2d);
     return test_summary();
 }
