@@ -247,17 +247,13 @@ aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
                        op->name);
     OG_TRY(og_check_same_shape(op, "input", input, "logProbOut", logProbOut));
     OG_TRY(check_loss_shape(op, "lossOut", lossOut, red == RED_NONE, n, false, true));
-    const aclTensor *ins[3] = {input, target, weightOptional}, *outs[2] = {lossOut, logProbOut};
+    // the executor's slots: input, target, [weightOptional], lossOut, logProbOut (the zloss
+    // tensors are never touched)
     int nin = weightOptional ? 3 : 2;
-    static const char *const mem_names[5] = {"input", "target", "weightOptional", "lossOut",
-                                             "logProbOut"};
-    const char *const names5[5] = {mem_names[0], mem_names[1], weightOptional ? mem_names[2] : "",
-                                   mem_names[3], mem_names[4]};
-    const aclTensor *io[5];
-    const char *io_names[5];
-    int k = 0;
-    for (int j = 0; j < nin; j++) io[k] = ins[j], io_names[k++] = names5[j];
-    for (int j = 0; j < 2; j++) io[k] = outs[j], io_names[k++] = names5[3 + j];
+    const aclTensor *io[5] = {input, target, weightOptional, lossOut, logProbOut};
+    const char *io_names[5] = {"input", "target", "weightOptional", "lossOut", "logProbOut"};
+    if (!weightOptional)
+        for (int k = 2; k < 4; k++) io[k] = io[k + 1], io_names[k] = io_names[k + 1];
     OG_TRY(og_check_io_memory(op, nin, io, 2, io + nin, io_names));
 
     og_prog p;

@@ -19,7 +19,8 @@
  *   ce_scalar R = 1: stats = {in[0]} (copy) or {in[0] / in[1]} (div).
  * A row whose target is ignoreIndex or outside [0, C) is ignored: l_n = w[t_n] = 0, dx = 0.
  * keep = 1 - labelSmoothing, smooth = labelSmoothing / C. Sums over a row (W, the smoothing
- * term) are taken in double in index order: the same bits on every ISA and thread count. */
+ * term) are taken in double in 16 lanes (element c in lane c % 16, then a fixed tree): the same
+ * bits on every ISA and thread count. */
 #ifndef OG_CE_KERNEL_H
 #define OG_CE_KERNEL_H
 
