@@ -8,7 +8,7 @@
  *    upstream's example (loss 1.0937543);
  *  - targets outside [0, C) are ignored rows (no read out of bounds, loss and gradient 0);
  *  - empty batches, a 1-d NLL self, NLLLoss2d (per pixel, strided int32 target), and 1 vs 2
- *    threads bitwise. */
+ *    threads and every ISA level bitwise. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -496,7 +496,8 @@ static void test_statuses(void) {
     aclrtFree(lseb), aclrtFree(fb);
 }
 
-// 1 vs 2 threads bitwise, rows long enough for several vectors and a tail, mean with smoothing.
+// 1 vs 2 threads and every ISA level bitwise, rows long enough for several vectors and a tail,
+// mean with weights and smoothing.
 static void test_threads_bitwise(void) {
     enum { TN = 67, TC = 1003 };
     double *x = malloc(TN * TC * 8), w[TC];
@@ -511,9 +512,13 @@ static void test_threads_bitwise(void) {
     aclTensor *xt = make_x(&k, ACL_FLOAT, false, &xb), *tt = make_target(&k, ACL_INT64, false, &tb);
     aclTensor *wt = make_vec(w, TC, ACL_FLOAT, &wb);
     int64_t one[1] = {1}, lpd[2] = {TN, TC}, nd[1] = {TN};
-    void *res[2][3];
-    for (int pass = 0; pass < 2; pass++) {
-        opgrad_set_num_threads(pass + 1);
+    enum { MAXRUNS = 2 + OPGRAD_ISA_COUNT };
+    void *res[MAXRUNS][3];
+    int runs = 2 + (int)opgrad_cpu_isa() + 1;
+    for (int pass = 0; pass < runs; pass++) {
+        // passes 0, 1: 1 and 2 threads at the best level; then 2 threads at each level
+        opgrad_set_num_threads(pass == 0 ? 1 : 2);
+        opgrad_set_max_isa(pass < 2 ? opgrad_cpu_isa() : (opgrad_isa)(pass - 2));
         res[pass][0] = test_dev_alloc(4), res[pass][1] = test_dev_alloc(TN * TC * 4);
         res[pass][2] = test_dev_alloc(TN * TC * 4);
         void *zb = test_dev_alloc(4), *lseb = test_dev_alloc(TN * 4), *gb = test_dev_alloc(4);
@@ -541,14 +546,17 @@ static void test_threads_bitwise(void) {
         aclrtFree(zb), aclrtFree(lseb), aclrtFree(gb);
     }
     opgrad_set_num_threads(2);
-    CHECK(!memcmp(res[0][0], res[1][0], 4));
-    CHECK(!memcmp(res[0][1], res[1][1], TN * TC * 4));
-    CHECK(!memcmp(res[0][2], res[1][2], TN * TC * 4));
+    opgrad_set_max_isa((opgrad_isa)(OPGRAD_ISA_COUNT - 1));
+    for (int pass = 1; pass < runs; pass++) {
+        CHECKF(!memcmp(res[0][0], res[pass][0], 4), "loss differs in run %d", pass);
+        CHECKF(!memcmp(res[0][1], res[pass][1], TN * TC * 4), "logProb differs in run %d", pass);
+        CHECKF(!memcmp(res[0][2], res[pass][2], TN * TC * 4), "gradient differs in run %d", pass);
+    }
     double g[1] = {1.5}, loss[1];
     reference(&k, g, loss, NULL);
     CHECKF(fabs(((float *)res[0][0])[0] - loss[0]) <= 1e-5 * fabs(loss[0]), "loss %g vs %g",
            ((float *)res[0][0])[0], loss[0]);
-    for (int pass = 0; pass < 2; pass++)
+    for (int pass = 0; pass < runs; pass++)
         for (int j = 0; j < 3; j++) aclrtFree(res[pass][j]);
     aclDestroyTensor(xt), aclDestroyTensor(tt), aclDestroyTensor(wt);
     aclrtFree(xb), aclrtFree(tb), aclrtFree(wb);
