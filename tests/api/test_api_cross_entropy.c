@@ -513,7 +513,7 @@ static void test_threads_bitwise(void) {
     aclTensor *wt = make_vec(w, TC, ACL_FLOAT, &wb);
     int64_t one[1] = {1}, lpd[2] = {TN, TC}, nd[1] = {TN};
     enum { MAXRUNS = 2 + OPGRAD_ISA_COUNT };
-    void *res[MAXRUNS][3];
+    void *res[MAXRUNS][3] = {{NULL}};
     int runs = 2 + (int)opgrad_cpu_isa() + 1;
     for (int pass = 0; pass < runs; pass++) {
         // passes 0, 1: 1 and 2 threads at the best level; then 2 threads at each level
