@@ -135,6 +135,23 @@ class CrossEntropyTest(unittest.TestCase):
             (dr,) = torch.autograd.grad(F.cross_entropy(xr, self.t, label_smoothing=0.2), xr)
             self.close(d, dr, 2e-6, "ops grad")
 
+    @unittest.skipUnless(ot.USING_CUSTOM_OP, "torch.library.opcheck needs the custom_op path")
+    def test_opcheck(self):
+        ut = ("test_schema", "test_autograd_registration", "test_faketensor")
+        x = self.x.clone().requires_grad_()
+        lp = torch.log_softmax(self.x, 1).requires_grad_()
+        cases = [("cross_entropy_loss", (x, self.t, self.w, "mean", -100, 0.1)),
+                 ("cross_entropy_loss", (x, self.t, None, "none", 1, 0.0)),
+                 ("nll_loss", (lp, self.t, self.w, "sum", -100)),
+                 ("cross_entropy_loss_backward",
+                  (torch.tensor(1.0), lp.detach(), self.t, self.w, "mean", -100, 0.2)),
+                 ("nll_loss_backward", (torch.ones(self.n), lp.detach(), self.t, self.w,
+                                        torch.tensor([3.0]), "none", -100))]
+        for name, args in cases:
+            r = torch.library.opcheck(getattr(torch.ops.opgrad, name).default, args,
+                                      test_utils=ut)
+            self.assertTrue(all(v == "SUCCESS" for v in r.values()), "%s: %s" % (name, r))
+
     def test_errors(self):
         with self.assertRaises(TypeError):
             ot.cross_entropy(self.x, self.t.float())
