@@ -161,12 +161,17 @@ class _CrossEntropy(torch.autograd.Function):
         ctx.save_for_backward(lp, target, weight)
         ctx.attrs = (reduction, ignore_index, label_smoothing)
         ctx.mark_non_differentiable(lp)
+        # the log-probabilities get no gradient: without this, autograd would hand backward a
+        # zero tensor of their size (an [N, C] allocation and memset per step)
+        ctx.set_materialize_grads(False)
         return loss, lp
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad, _grad_lp):
         lp, target, weight = ctx.saved_tensors
+        if grad is None:
+            return None, None, None, None, None, None
         dx = ce_backward(grad.to(lp.dtype).contiguous(), lp, target, weight, *ctx.attrs)
         return dx, None, None, None, None, None
 
@@ -178,12 +183,15 @@ class _NLL(torch.autograd.Function):
         ctx.save_for_backward(x, target, weight, total)
         ctx.attrs = (reduction, ignore_index)
         ctx.mark_non_differentiable(total)
+        ctx.set_materialize_grads(False)
         return out, total
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad, _grad_total):
         x, target, weight, total = ctx.saved_tensors
+        if grad is None:
+            return None, None, None, None, None
         return nll_backward(grad, x, target, weight, total, *ctx.attrs), None, None, None, None
 
 
@@ -272,18 +280,24 @@ def _register():
         def ce_setup(ctx, inputs, output):
             ctx.save_for_backward(output[1], inputs[1], inputs[2])
             ctx.attrs = tuple(inputs[3:])
+            ctx.set_materialize_grads(False)  # no zero [N, C] gradient for the log-probabilities
 
         def ce_bwd(ctx, grad, _grad_lp):
             lp, target, weight = ctx.saved_tensors
+            if grad is None:  # only the log-probabilities were used: they carry no gradient
+                return None, None, None, None, None, None
             return (ops.cross_entropy_loss_backward(grad.to(lp.dtype), lp, target, weight,
                                                     *ctx.attrs), None, None, None, None, None)
 
         def nll_setup(ctx, inputs, output):
             ctx.save_for_backward(inputs[0], inputs[1], inputs[2], output[1])
             ctx.attrs = tuple(inputs[3:])
+            ctx.set_materialize_grads(False)
 
         def nll_bwd(ctx, grad, _grad_total):
             x, target, weight, total = ctx.saved_tensors
+            if grad is None:
+                return None, None, None, None, None
             return (ops.nll_loss_backward(grad, x, target, weight, total, *ctx.attrs),
                     None, None, None, None)
 
