@@ -14,9 +14,10 @@
  * Every sum is the REDUCE engine's fixed order: the same bits on any thread count.
  *
  * Statuses: NULLs 161001 (reductionOptional too: a NULL string is refused, not read as "mean");
- * dtypes and shapes 161002 (ops-nn reports CrossEntropyLoss's shape errors from its tiling as
- * 561002; here every shape rule is a phase-1 check, as for the other operators); a reduction
- * string or labelSmoothing out of range 561002, as ops-nn's tiling. */
+ * everything else 161002: dtypes, shapes, a reduction string or labelSmoothing out of range, the
+ * unsupported zloss. ops-nn reports CrossEntropyLoss's shape, reduction and labelSmoothing errors
+ * from its tiling as 561002; here they are phase-1 checks, and every phase-1 failure of the
+ * library is 161001 or 161002 (the contract tests/fuzz/fuzz_api.c holds every operator to). */
 #include <string.h>
 
 #include "aclnnop/aclnn_cross_entropy_loss.h"
@@ -31,7 +32,7 @@
 
 enum { RED_NONE, RED_MEAN, RED_SUM };
 
-// "none" / "mean" / "sum", else 561002 as ops-nn's tiling reports it (NULL was refused before).
+// "none" / "mean" / "sum", else 161002 (NULL was refused before).
 static aclnnStatus reduction_of(const og_opdesc *op, const char *s, int *red) {
     if (!strcmp(s, "mean"))
         *red = RED_MEAN;
@@ -40,7 +41,7 @@ static aclnnStatus reduction_of(const og_opdesc *op, const char *s, int *red) {
     else if (!strcmp(s, "none"))
         *red = RED_NONE;
     else
-        return og_fail(ACLNN_ERR_INNER_TILING_ERROR,
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: reductionOptional is \"%s\"; supported: \"none\", "
                        "\"mean\", \"sum\"",
                        op->name, s);
@@ -201,7 +202,7 @@ static aclnnStatus check_loss_shape(const og_opdesc *op, const char *name, const
 
 static aclnnStatus check_smoothing(const og_opdesc *op, double ls) {
     if (!(ls >= 0.0 && ls <= 1.0))
-        return og_fail(ACLNN_ERR_INNER_TILING_ERROR,
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: labelSmoothing is %g; it must be in [0, 1]", op->name,
                        ls);
     return ACLNN_SUCCESS;
