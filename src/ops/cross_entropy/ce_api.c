@@ -110,7 +110,9 @@ static aclTensor weight_view(const aclTensor *w, const ce_space *s) {
 // The target tensor (its row dims, or 0-d for one row) as such a view.
 static aclTensor target_view(const aclTensor *t, const ce_space *s) {
     int64_t words = (int64_t)aclDataTypeSize(t->dtype) / 4, rs[3] = {0, 0, 0};
-    for (int k = 0; k < s->nrow; k++) rs[k] = t->ndim == s->nrow ? t->strides[k] * words : 0;
+    // (a dim of size 1 may have any stride: it is never stepped over)
+    for (int k = 0; k < s->nrow; k++)
+        rs[k] = t->ndim == s->nrow && t->dims[k] != 1 ? t->strides[k] * words : 0;
     return axis_view(s, rs);
 }
 
