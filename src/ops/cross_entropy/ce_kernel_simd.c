@@ -1,7 +1,7 @@
 /* The cross-entropy row kernels (ce_kernel.h), written once against vec.h, compiled per ISA.
  *
  * Bitwise identity across ISAs: the forward's log-softmax is softmax_kernel_simd.c's (itself
- * ISA-independent) and the picks and row sums are scalar code in index order; the backward's
+ * ISA-independent), the picks are scalar and the row sums plain C in 16 fixed lanes; the backward's
  * per-element formula is the same vector operations on every lane (the tail through a padded
  * copy of one vector), so a lane's result does not depend on VLEN. */
 #include <string.h>
