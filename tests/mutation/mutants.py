@@ -769,5 +769,77 @@ MUTANTS = [
         "why": "BCE with logits weights the negative term (1 - t) by posWeight instead of the "
                "positive term t",
     },
+
+    # ---------------------------------------------------------------- cross_entropy (issue 14)
+    {
+        "id": "ce-ignore-index-used",
+        "cls": "mask ignored",
+        "file": "src/ops/cross_entropy/ce_kernel_simd.c",
+        "find": "return v == p->ignore || v < 0 || v >= (int64_t)n ? -1 : v;",
+        "replace": "return v < 0 || v >= (int64_t)n ? -1 : v;",
+        "expect": r"FAIL +(cross_entropy|nll_loss)\w*_ignore\w*",
+        "isa": "scalar",
+        "fast": True,
+        "why": "rows whose target is ignoreIndex still contribute (loss, weight, gradient) when "
+               "ignoreIndex is a valid class; only out-of-range targets are dropped",
+    },
+    {
+        "id": "ce-mean-counts-ignored",
+        "cls": "reduction count",
+        "file": "src/ops/cross_entropy/ce_kernel_simd.c",
+        "find": "stats[0] = 0.0f, stats[1] = 0.0f;",
+        "replace": "stats[0] = 0.0f, stats[1] = 1.0f;",
+        "expect": r"FAIL +(cross_entropy|nll_loss)\w*mean\w*ignore",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the mean's denominator counts ignored rows (N instead of the total weight of the "
+               "rows kept, without weights); NLL's totalWeightOut too",
+    },
+    {
+        "id": "ce-mean-by-count",
+        "cls": "reduction count",
+        "file": "src/ops/cross_entropy/ce_kernel_simd.c",
+        "find": "    stats[1] = wt;",
+        "replace": "    stats[1] = 1.0f;",
+        "expect": r"FAIL +(cross_entropy|nll_loss)\w*mean\w*weight|FAIL +nll_loss",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the weighted mean divides by the number of rows kept instead of the sum of their "
+               "class weights",
+    },
+    {
+        "id": "ce-grad-no-smoothing",
+        "cls": "attribute ignored",
+        "file": "src/ops/cross_entropy/ce_kernel_simd.c",
+        "find": "vf b = vset(coef * p->smooth);",
+        "replace": "vf b = vset(0.0f);",
+        "expect": r"FAIL +cross_entropy_smooth\w*",
+        "isa": "scalar",
+        "fast": True,
+        "why": "CrossEntropyLossGrad leaves out the label-smoothing term -eps/C w[c] of the "
+               "smoothed one-hot target (the forward still smooths)",
+    },
+    {
+        "id": "ce-grad-no-weight",
+        "cls": "attribute ignored",
+        "file": "src/ops/cross_entropy/ce_kernel_simd.c",
+        "find": "    float wt = w ? w[t] : 1.0f;\n    double wsum",
+        "replace": "    float wt = 1.0f;\n    double wsum",
+        "expect": r"FAIL +cross_entropy\w*weight\w*",
+        "isa": "scalar",
+        "fast": False,
+        "why": "CrossEntropyLossGrad does not scale a row's gradient by its class weight w[t]",
+    },
+    {
+        "id": "nll-grad-no-weight",
+        "cls": "attribute ignored",
+        "file": "src/ops/cross_entropy/ce_kernel_simd.c",
+        "find": "dx[t] = -(in[1][0] * (p->weighted ? in[2][t] : 1.0f));",
+        "replace": "dx[t] = -in[1][0];",
+        "expect": r"FAIL +nll_loss\w*",
+        "isa": "scalar",
+        "fast": False,
+        "why": "NLLLossBackward forgets the class weight of the target",
+    },
 ]
 

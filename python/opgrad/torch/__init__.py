@@ -390,3 +390,8 @@ from . import _loss  # noqa: E402
 for _n in _loss.FUNCTIONS:
     globals()[_n] = getattr(_loss, _n)
     __all__.append(_n)
+
+# ---- cross_entropy (issue 14)
+from ._cross_entropy import cross_entropy, nll_loss  # noqa: E402
+
+__all__ += ["cross_entropy", "nll_loss"]

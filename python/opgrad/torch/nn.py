@@ -239,3 +239,8 @@ from . import _loss as _loss_mod  # noqa: E402
 for _n in _loss_mod.MODULES:
     globals()[_n] = getattr(_loss_mod, _n)
     __all__.append(_n)
+
+# ---- cross_entropy (issue 14)
+from ._cross_entropy import CrossEntropyLoss, NLLLoss  # noqa: E402
+
+__all__ += ["CrossEntropyLoss", "NLLLoss"]
