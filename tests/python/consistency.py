@@ -34,7 +34,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from optable import CASES, DTYPES, MATMUL_CASES, NORM_CASES, make_inputs, magnitudes  # noqa: E402
+from optable import CASES, DTYPES, MATMUL_CASES, TRAINING_CASES, make_inputs, magnitudes  # noqa: E402
 
 import torch  # noqa: E402
 
@@ -180,7 +180,7 @@ def main():
     ap.add_argument("--seed", type=int, default=2024)
     args = ap.parse_args()
 
-    everything = CASES + MATMUL_CASES + NORM_CASES
+    everything = CASES + MATMUL_CASES + TRAINING_CASES
     cases = [c for c in everything if c.torch_has]
     if args.ops:
         want = args.ops.split(",")

@@ -314,7 +314,7 @@ def _glu_mag(act):
 
 
 _NORM_LAYOUTS = ("contiguous", "transposed", "offset")
-NORM_CASES = [
+TRAINING_CASES = [
     Case("layer_norm", lambda x, w, b: ot.layer_norm(x, [x.shape[-1]], w, b),
          lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b), nin=3, domain=(-2.0, 2.0),
          shapes=lambda n, m: [(n, m), (m,), (m,)], k=lambda n, m: max(n, m),
@@ -339,6 +339,60 @@ NORM_CASES = [
          magfn=_glu_mag("gelu")),
 ]
 
+
+# Losses (issue 14), reduction "mean" unless named: the targets of the classification losses are
+# made from the input's shape (not inputs of the case: they have no gradient), class r % m for row
+# r, probabilities 0, 0.5, 1 in turn for the binary ones.
+def _classes(x):
+    return torch.arange(x.shape[0]) % x.shape[1]
+
+
+def _probs(x):
+    return (torch.arange(x.numel()) % 3).reshape(x.shape).to(x.dtype) / 2
+
+
+def _ce_mag(ls):
+    """The gradient g / N (softmax - (1 - ls) onehot - ls / C) cancels where the softmax is close
+    to ls / C: its magnitude is the sum of the three terms' absolute values (the loss, a sum of
+    positive terms, needs none)."""
+    def mag(xs, g):
+        x = xs[0].detach().double()
+        n, c = x.shape
+        p = torch.softmax(x, -1)
+        onehot = F.one_hot(_classes(x), c).double()
+        return [None, g.double().abs() / n * (p + (1 - ls) * onehot + ls / c)]
+    return mag
+
+
+_LOSS_LAYOUTS = ("contiguous", "transposed", "offset")
+TRAINING_CASES += [
+    Case("mse_loss", ot.mse_loss, F.mse_loss, nin=2, domain=(-2.0, 2.0), k=lambda n, m: n * m,
+         layouts=_LOSS_LAYOUTS),
+    Case("mse_loss[sum]", lambda x, t: ot.mse_loss(x, t, "sum"),
+         lambda x, t: F.mse_loss(x, t, reduction="sum"), nin=2, domain=(-2.0, 2.0),
+         op="mse_loss", k=lambda n, m: n * m, layouts=_LOSS_LAYOUTS),
+    Case("l1_loss", ot.l1_loss, F.l1_loss, nin=2, domain=(-2.0, 2.0), kinks=(), 
+         k=lambda n, m: n * m, layouts=("contiguous",)),
+    Case("smooth_l1_loss[0.5]", lambda x, t: ot.smooth_l1_loss(x, t, beta=0.5),
+         lambda x, t: F.smooth_l1_loss(x, t, beta=0.5), nin=2, domain=(-2.0, 2.0),
+         op="smooth_l1_loss", k=lambda n, m: n * m, layouts=("contiguous",)),
+    Case("bce", lambda x: ot.binary_cross_entropy(x, _probs(x)),
+         lambda x: F.binary_cross_entropy(x, _probs(x)), domain=(0.02, 0.98),
+         op="binary_cross_entropy", k=lambda n, m: n * m, layouts=_LOSS_LAYOUTS),
+    Case("bce_with_logits", lambda x: ot.binary_cross_entropy_with_logits(x, _probs(x)),
+         lambda x: F.binary_cross_entropy_with_logits(x, _probs(x)), domain=(-6.0, 6.0),
+         op="binary_cross_entropy_with_logits", k=lambda n, m: n * m, layouts=_LOSS_LAYOUTS),
+    Case("cross_entropy", lambda x: ot.cross_entropy(x, _classes(x)),
+         lambda x: F.cross_entropy(x, _classes(x)), domain=(-4.0, 4.0),
+         k=lambda n, m: n * m, layouts=_LOSS_LAYOUTS, magfn=_ce_mag(0.0)),
+    Case("cross_entropy[ls=0.1]", lambda x: ot.cross_entropy(x, _classes(x), label_smoothing=0.1),
+         lambda x: F.cross_entropy(x, _classes(x), label_smoothing=0.1), domain=(-4.0, 4.0),
+         op="cross_entropy", k=lambda n, m: n * m, layouts=_LOSS_LAYOUTS, magfn=_ce_mag(0.1)),
+    Case("nll_loss", lambda x: ot.nll_loss(x, _classes(x)),
+         lambda x: F.nll_loss(x, _classes(x)), domain=(-4.0, 0.0), k=lambda n, m: n * m,
+         layouts=_LOSS_LAYOUTS),
+]
+
 def magnitudes(case, xs, g):
     """For a sum of products (case.absfn): the float64 magnitude, sum of |terms|, of the forward
     result and of the gradient of each operator input xs (float64 tensors as handed to the
@@ -355,7 +409,7 @@ def magnitudes(case, xs, g):
     return [y.detach()] + [a.grad for a in ax]
 
 
-BY_NAME = {c.name: c for c in CASES + MATMUL_CASES + NORM_CASES}
+BY_NAME = {c.name: c for c in CASES + MATMUL_CASES + TRAINING_CASES}
 
 
 def uniform(shape, lo, hi, gen):

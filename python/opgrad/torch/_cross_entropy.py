@@ -55,7 +55,10 @@ def _dummy_handle(n):
 # ---- kernels -----------------------------------------------------------------------------------
 def ce_forward(x, target, weight=None, reduction="mean", ignore_index=-100,
                label_smoothing=0.0):
-    """(loss, log_prob): loss [N] for 'none', [1] otherwise; log_prob [N, C] in x's dtype."""
+    """(loss, log_prob): loss [N] for 'none', [1] otherwise; log_prob [N, C] in float32 whatever
+    x's dtype (aclnnCrossEntropyLoss allows it): the backward recomputes the softmax as exp(log_prob),
+    and a log-probability rounded to fp16 / bf16 would cost that softmax |log p| * 2^-11 (2^-8)
+    relative, far more than the gradient's own rounding."""
     op = "cross_entropy_loss"
     _check_reduction(op, reduction)
     dts = [_acl(x, op, "input"), _target_dtype(target, op)]
@@ -65,7 +68,7 @@ def ce_forward(x, target, weight=None, reduction="mean", ignore_index=-100,
         dts.append(_acl(weight, op, "weight"))
     n = x.shape[0] if x.dim() >= 1 else 0
     loss = torch.empty((n,) if reduction == "none" else (1,), dtype=x.dtype)
-    lp = torch.empty(x.shape, dtype=x.dtype)
+    lp = torch.empty(x.shape, dtype=torch.float32)
     p1 = L.phase1["CrossEntropyLoss"]
     red = reduction.encode()
     has_w = weight is not None
@@ -80,7 +83,7 @@ def ce_forward(x, target, weight=None, reduction="mean", ignore_index=-100,
             L.aclDestroyTensor(lse)
 
     K._run("CrossEntropyLoss", "aclnnCrossEntropyLoss", phase1, ins, dts, [loss, lp],
-           [dts[0], dts[0]], (reduction, int(ignore_index), float(label_smoothing), has_w))
+           [dts[0], L.ACL_FLOAT], (reduction, int(ignore_index), float(label_smoothing), has_w))
     return loss, lp
 
 
