@@ -368,3 +368,12 @@ def load_custom(spec_path, library=None):
 
 
 from . import nn  # noqa: E402  (needs the functions above)
+
+
+# ---- dropout (issue 14)
+from ._dropout import dropout, dropout_with_mask  # noqa: E402
+__all__ += ["dropout", "dropout_with_mask"]
+
+# ---- embedding (issue 14)
+from ._embedding import embedding  # noqa: E402
+__all__ += ["embedding"]

@@ -1,0 +1,181 @@
+#!/usr/bin/python3
+"""Tests of opgrad.torch.dropout / nn.Dropout and opgrad.torch.embedding / nn.Embedding:
+
+    OPGRAD_LIBRARY=build/libopgrad.so PYTHONPATH=python /usr/bin/python3 tests/python/test_torch_dropout.py [-v]
+
+(the same with /work/torch2venv/bin/python for the PyTorch >= 2.4 custom_op path).
+
+dropout: the mask against an independent Python Philox4x32-10 (the documented definition), out
+= x * bit / (1 - p) exactly in fp32 and rounded once in fp16 / bf16, the gradient exact given the
+mask, the keep rate, seeds from torch.manual_seed, eval / p = 0 / p = 1, torch.ops.opgrad.dropout.
+embedding: values and gradients against torch.nn.functional.embedding (repeats, padding_idx,
+negative padding_idx, scale_grad_by_freq, int32 indices, fp16 / bf16 within one rounding of the
+fp32 sum), gradcheck in float32, nn.Embedding trained a step against torch.nn.Embedding.
+"""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import opgrad.torch as ot  # noqa: E402
+
+M0, M1, W0, W1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
+
+
+def philox(ctr, key):
+    c, (k0, k1) = list(ctr), key
+    for _ in range(10):
+        p0, p1 = M0 * c[0], M1 * c[2]
+        c = [((p1 >> 32) ^ c[1] ^ k0) & 0xFFFFFFFF, p1 & 0xFFFFFFFF,
+             ((p0 >> 32) ^ c[3] ^ k1) & 0xFFFFFFFF, p0 & 0xFFFFFFFF]
+        k0, k1 = (k0 + W0) & 0xFFFFFFFF, (k1 + W1) & 0xFFFFFFFF
+    return c
+
+
+def keep_bits(n, p, seed, offset):
+    s, out = seed % 2 ** 64, []
+    for b in range((n + 3) // 4):
+        ctr = (offset + b) % 2 ** 64
+        w = philox([ctr & 0xFFFFFFFF, ctr >> 32, 0, 0], [s & 0xFFFFFFFF, s >> 32])
+        out += [(x >> 8) / 2 ** 24 < 1 - p for x in w]
+    return torch.tensor(out[:n])
+
+
+def unpack(mask, n):
+    bits = (mask.to(torch.int64).unsqueeze(1) >> torch.arange(8)) & 1
+    return bits.reshape(-1)[:n].bool()
+
+
+class TestDropout(unittest.TestCase):
+    def test_known_answer(self):
+        self.assertEqual(philox([0, 0, 0, 0], [0, 0]),
+                         [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8])
+
+    def test_mask_and_values(self):
+        for n, p, seed, offset in ((1000, 0.3, 12345, 0), (257, 0.5, -7, 2 ** 32 - 3),
+                                   (64, 0.9, 2 ** 62 + 1, 5)):
+            x = torch.randn(n)
+            y, mask = ot.dropout_with_mask(x, p, True, seed, offset)
+            self.assertEqual(mask.numel(), (n + 127) // 128 * 16)
+            keep = keep_bits(n, p, seed, offset)
+            self.assertTrue(torch.equal(unpack(mask, n), keep))
+            self.assertTrue(torch.equal(unpack(mask, mask.numel() * 8)[n:],
+                                        torch.zeros(mask.numel() * 8 - n, dtype=torch.bool)))
+            s = torch.tensor(1 / (1 - p), dtype=torch.float32)
+            self.assertTrue(torch.equal(y, torch.where(keep, x * s, torch.zeros(()))))
+
+    def test_half(self):
+        for dt in (torch.float16, torch.bfloat16):
+            x = torch.randn(3000).to(dt)
+            y, mask = ot.dropout_with_mask(x, 0.2, True, 99, 0)
+            keep = unpack(mask, 3000)
+            want = torch.where(keep, x.float() * torch.tensor(1 / 0.8), torch.zeros(())).to(dt)
+            self.assertTrue(torch.equal(y, want))
+            self.assertEqual(y.dtype, dt)
+
+    def test_gradient(self):
+        x = torch.randn(4, 300, requires_grad=True)
+        y, mask = ot.dropout_with_mask(x, 0.25, True, 3, 0)
+        g = torch.randn(4, 300)
+        y.backward(g)
+        keep = unpack(mask, x.numel()).reshape(4, 300)
+        s = torch.tensor(1 / 0.75, dtype=torch.float32)
+        self.assertTrue(torch.equal(x.grad, torch.where(keep, g * s, torch.zeros(()))))
+
+    def test_keep_rate_and_seeds(self):
+        n = 1 << 20
+        torch.manual_seed(1)
+        y1 = ot.dropout(torch.ones(n), 0.5)
+        torch.manual_seed(1)
+        y2 = ot.dropout(torch.ones(n), 0.5)
+        self.assertTrue(torch.equal(y1, y2))  # torch.manual_seed reproduces the mask
+        y3 = ot.dropout(torch.ones(n), 0.5)
+        self.assertFalse(torch.equal(y1, y3))  # the next call draws a new seed
+        for p in (0.1, 0.5, 0.9):
+            kept = int((ot.dropout(torch.ones(n), p) != 0).sum())
+            sd = (n * p * (1 - p)) ** 0.5
+            self.assertLessEqual(abs(kept - n * (1 - p)), 6 * sd)
+
+    def test_special_cases(self):
+        x = torch.randn(500, requires_grad=True)
+        self.assertTrue(torch.equal(ot.dropout(x, 0.5, training=False), x))
+        self.assertTrue(torch.equal(ot.dropout(x, 0.0), x))
+        y = ot.dropout(x, 1.0)
+        self.assertTrue(torch.equal(y, torch.zeros(500)))
+        y.sum().backward()
+        self.assertTrue(torch.equal(x.grad, torch.zeros(500)))
+        with self.assertRaises(ValueError):
+            ot.dropout(x, 1.5)
+
+    def test_module_and_op(self):
+        m = ot.nn.Dropout(0.4)
+        x = torch.randn(64, 64)
+        self.assertEqual(float((m(x) == 0).float().mean()) > 0.2, True)
+        m.eval()
+        self.assertTrue(torch.equal(m(x), x))
+        out, mask = torch.ops.opgrad.dropout(x, 0.4, True, 5, 0)
+        self.assertTrue(torch.equal(unpack(mask, x.numel()), keep_bits(x.numel(), 0.4, 5, 0)))
+
+
+class TestEmbedding(unittest.TestCase):
+    def check(self, dtype, idx_dtype, padding_idx, freq, shape=(5, 7)):
+        torch.manual_seed(0)
+        w = torch.randn(11, 6).to(dtype)
+        idx = torch.randint(0, 11, shape).to(idx_dtype)
+        g = torch.randn(shape + (6,)).to(dtype)
+        a = w.clone().requires_grad_()
+        y = ot.embedding(idx, a, padding_idx=padding_idx, scale_grad_by_freq=freq)
+        y.backward(g)
+        b = w.double().requires_grad_()
+        z = F.embedding(idx.long(), b, padding_idx=padding_idx, scale_grad_by_freq=freq)
+        z.backward(g.double())
+        self.assertTrue(torch.equal(y.double(), z))
+        tol = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}[dtype]
+        err = (a.grad.double() - b.grad).abs() / (b.grad.abs() + 1)
+        self.assertLessEqual(float(err.max()), tol)
+
+    def test_values(self):
+        for dt in (torch.float32, torch.float16, torch.bfloat16):
+            for pad in (None, 3, -2):
+                for freq in (False, True):
+                    self.check(dt, torch.int64, pad, freq)
+        self.check(torch.float32, torch.int32, 0, True, shape=(40,))
+
+    def test_gradcheck(self):
+        w = torch.randn(5, 3, dtype=torch.float32, requires_grad=True)
+        idx = torch.tensor([[0, 4, 4], [2, 0, 4]])
+        self.assertTrue(torch.autograd.gradcheck(
+            lambda w_: ot.embedding(idx, w_), (w,), eps=1e-3, atol=2e-3,
+            rtol=1e-3))
+
+    def test_module_step(self):
+        torch.manual_seed(4)
+        a = ot.nn.Embedding(20, 8, padding_idx=1)
+        b = torch.nn.Embedding(20, 8, padding_idx=1)
+        b.load_state_dict(a.state_dict())
+        idx = torch.randint(0, 20, (16, 5))
+        for m in (a, b):
+            opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            m(idx).square().sum().backward()
+            opt.step()
+        self.assertTrue(torch.allclose(a.weight, b.weight, atol=1e-6))
+
+    def test_out_of_range_is_zero(self):
+        w = torch.randn(4, 3)
+        y = ot.embedding(torch.tensor([0, 4, -1]), w)
+        self.assertTrue(torch.equal(y[0], w[0]))
+        self.assertTrue(torch.equal(y[1:], torch.zeros(2, 3)))
+
+    def test_errors(self):
+        with self.assertRaises(TypeError):
+            ot.embedding(torch.tensor([0.5]), torch.randn(3, 2))
+        with self.assertRaises(ValueError):
+            ot.embedding(torch.tensor([0]), torch.randn(3, 2), max_norm=1.0)
+
+
+if __name__ == "__main__":
+    unittest.main()
