@@ -11,7 +11,7 @@ import torch
 from .. import _lib as L
 from . import _kernels as K
 from . import _ops
-from ._dropout import _compiling, register_ops
+from ._dropout import EXTRA, _compiling, register_ops
 
 _IDX = {torch.int64: L.ACL_INT64, torch.int32: 3}
 
@@ -104,7 +104,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # 
         padding_idx = -1
     elif padding_idx < 0:  # PyTorch's rule: a negative padding_idx counts from the end
         padding_idx += weight.shape[0]
-    d = _ops._ALL["embedding"]
+    d = EXTRA["embedding"]
     args = (weight, input, int(padding_idx), bool(scale_grad_by_freq))
     if _compiling():
         return d.op(*args)
