@@ -11,16 +11,16 @@
  * attrs = {paddingIdx (-1: none), scaleGradByFreq, index dtype, out-of-range}. Inputs: weight
  * [V, D] = [6, 5] (differentiable; V = numel / 3 for fewer than 18 indices, so that most rows
  * get a gradient, and 0 for none), and the indices, which the checker draws as doubles in the
- * layout's shape (non-differentiable): the entry points map each drawn value v to the integer
- * floor((v - lo) / (hi - lo) * V) clamped to [0, V - 1] (out-of-range: of 4V + 2 slots, the
- * lowest gives -1 and the highest V), and the references apply the same mapping to the same values.
- * With 6 rows and tens of positions every index repeats: the gradient is the float64 scatter-add,
- * which a kernel that overwrites instead of accumulating, or a row padded or scaled wrongly, fails.
- * paddingIdx and scaleGradByFreq make the backward something other than the gradient of the
- * lookup, so those entries check it as the exact gradient of a composite forward that the entry
- * point forms from aclnnEmbedding's output: padding positions' rows zeroed, each row divided by
- * its index's count (compose()). The plain entries check aclnnEmbedding alone.
- * The mixed layout does not apply (the gradient's dtype is out's: aclnn takes one dtype). */
+ * layout's shape (non-differentiable): the entry points map each drawn value v to an integer
+ * (index_of: integers to (v - lo) mod V, others through a scrambled uniform, out-of-range ones
+ * -1 and V for about 8% of the non-integers), and the references apply the same mapping to the same
+ * values. With 6 rows and tens of positions every index repeats: the gradient is the float64
+ * scatter-add, which a kernel that overwrites instead of accumulating, or a row padded or scaled
+ * wrongly, fails. paddingIdx and scaleGradByFreq make the backward something other than the
+ * gradient of the lookup, so those entries check it as the exact gradient of a composite forward
+ * that the entry point forms from aclnnEmbedding's output: padding positions' rows zeroed, each row
+ * divided by its index's count (compose()). The plain entries check aclnnEmbedding alone. The mixed
+ * layout does not apply (the gradient's dtype is out's: aclnn takes one dtype). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,17 +42,19 @@ static const double a_plain[] = {-1, 0, 0, 0}, a_int32[] = {-1, 0, 1, 0}, a_pad[
 
 // The index a drawn value stands for.
 static int64_t index_of(const ogc_op *op, int64_t V, double v) {
-    // out-of-range indices on the full-size weight only (a few positions could all land there)
+    // The checker's test points crowd the domain's ends and small integers (clamped values):
+    // an integer v maps to (v - lo) mod V, in range; any other v to a slot of a scrambled
+    // uniform frac(997 (v - lo) / (hi - lo)), which spreads the draws over the rows.
+    if (v == floor(v)) return ((int64_t)(v - EMB_LO) % V + V) % V;
+    // out-of-range indices on the full-size weight only (a few positions could all land there):
+    // of 4V + 2 slots, the lowest gives -1 and the highest V (about 8% of the non-integers)
     bool oob = op->attrs[3] != 0 && V == EMB_V;
-    // out-of-range: 4 slots per row and one slot each for -1 and V (about 8% of the positions)
     int64_t span = oob ? 4 * V + 2 : V;
-    int64_t k = (int64_t)floor((v - EMB_LO) / (EMB_HI - EMB_LO) * (double)span);
+    double u = (v - EMB_LO) / (EMB_HI - EMB_LO) * 997.0;
+    int64_t k = (int64_t)floor((u - floor(u)) * (double)span);
     if (k < 0) k = 0;
     if (k > span - 1) k = span - 1;
     if (!oob) return k;
-    // values drawn outside the domain (specials) stay in range: the out-of-range share stays small
-    if (v < EMB_LO) k = 1;
-    if (v > EMB_HI) k = span - 2;
     return k == 0 ? -1 : k == span - 1 ? V : (k - 1) / 4;
 }
 
