@@ -48,6 +48,7 @@ typedef struct drop_plan {
     uint32_t K;
     float scale;
     opgrad_isa isa;
+    int threads;         // phase 1's thread count: the scratch has this many slots
     uint64_t slot_bytes; // scratch per thread: mask bytes, then two fp32 chunks
 } drop_plan;
 
@@ -134,7 +135,7 @@ static void drop_run(const aclOpExecutor *e, const void *params, char *scratch) 
                   p->mode == DROP_MASK ? og_executor_addr(e, p->mask_slot) : NULL,
                   scratch};
     int64_t units = (p->n + OG_DROP_CHUNK - 1) / OG_DROP_CHUNK;
-    og_parallel_for((int)units, og_num_threads(), drop_unit, &c);
+    og_parallel_for((int)units, p->threads, drop_unit, &c);
 }
 
 // The mask: a live UINT8 tensor of rank [1, max_rank] with align(numel, 128) / 8 elements.
@@ -166,7 +167,8 @@ static aclnnStatus publish(const og_opdesc *op, const aclTensor *const *io, drop
     if (d->n > 0) {
         d->isa = og_isa();
         d->slot_bytes = OG_DROP_CHUNK / 8 + 2 * OG_DROP_CHUNK * sizeof(float);
-        uint64_t scratch = (uint64_t)og_num_threads() * d->slot_bytes;
+        d->threads = og_num_threads();
+        uint64_t scratch = (uint64_t)d->threads * d->slot_bytes;
         int slots[] = {d->x_slot, d->y_slot, d->mask_slot};
         og_prog_custom(&p, drop_run, d, sizeof *d, slots, 3, scratch);
     }

@@ -53,6 +53,7 @@ static aclnnStatus check_any(const og_opdesc *op, const char *name, const aclTen
 typedef struct emb_fwd {
     og_view weight, indices, out;
     int64_t V, D, N;
+    int threads; // phase 1's thread count (an executor runs as it was planned)
 } emb_fwd;
 
 typedef struct emb_fwd_ctx {
@@ -92,7 +93,7 @@ static void emb_fwd_run(const aclOpExecutor *e, const void *params, char *scratc
     const emb_fwd *p = params;
     emb_fwd_ctx c = {p, og_executor_addr(e, 0), og_executor_addr(e, 1), og_executor_addr(e, 2)};
     int64_t units = (p->N + EMB_UNIT_ROWS - 1) / EMB_UNIT_ROWS;
-    og_parallel_for((int)units, og_num_threads(), emb_fwd_unit, &c);
+    og_parallel_for((int)units, p->threads, emb_fwd_unit, &c);
 }
 
 aclnnStatus aclnnEmbeddingGetWorkspaceSize(const aclTensor *weight, const aclTensor *indices,
@@ -133,6 +134,7 @@ aclnnStatus aclnnEmbeddingGetWorkspaceSize(const aclTensor *weight, const aclTen
         og_view_of(&f.indices, indices);
         og_view_of(&f.out, out);
         f.V = weight->dims[0], f.D = weight->dims[1], f.N = indices->numel;
+        f.threads = og_num_threads();
         og_prog_custom(&p, emb_fwd_run, &f, sizeof f, (const int[]){0, 1, 2}, 3, 0);
     }
     return og_prog_publish(&p, workspaceSize, executor);
@@ -146,6 +148,7 @@ typedef struct emb_bwd {
     int64_t padding; // -1: none
     bool scale;
     opgrad_isa isa;
+    int threads; // phase 1's thread count: the scratch holds this many pairs of rows
     // workspace: start[V + 2] and pos[N] (int64), then per thread two fp32 rows of D
     uint64_t pos_offset, rows_offset, row_bytes;
 } emb_bwd;
@@ -208,7 +211,7 @@ static void emb_bwd_run(const aclOpExecutor *e, const void *params, char *scratc
         p,   &og_convert[p->isa],     og_executor_addr(e, 0), og_executor_addr(e, 2), start,
         pos, scratch + p->rows_offset};
     int64_t units = (p->V + EMB_UNIT_ROWS - 1) / EMB_UNIT_ROWS;
-    og_parallel_for((int)units, og_num_threads(), emb_bwd_unit, &c);
+    og_parallel_for((int)units, p->threads, emb_bwd_unit, &c);
 }
 
 static uint64_t align64u(uint64_t x) { return (x + 63) & ~(uint64_t)63; }
@@ -265,7 +268,8 @@ aclnnStatus aclnnEmbeddingDenseBackwardGetWorkspaceSize(
         b.pos_offset = align64u((uint64_t)(b.V + 2) * 8);
         b.rows_offset = b.pos_offset + align64u((uint64_t)b.N * 8);
         b.row_bytes = align64u((uint64_t)D * 4);
-        uint64_t scratch = b.rows_offset + (uint64_t)og_num_threads() * 2 * b.row_bytes;
+        b.threads = og_num_threads();
+        uint64_t scratch = b.rows_offset + (uint64_t)b.threads * 2 * b.row_bytes;
         og_prog_custom(&p, emb_bwd_run, &b, sizeof b, (const int[]){0, 1, 2}, 3, scratch);
     }
     return og_prog_publish(&p, workspaceSize, executor);
