@@ -242,6 +242,29 @@ static void test_backward_values(void) {
     CHECK(memcmp(o, g, sizeof g) == 0);
 }
 
+// An executor planned on 1 thread and run after the count went to 3 runs as planned (its
+// scratch was sized for 1): the same bits, no write past the workspace.
+static void test_threads_changed_after_planning(void) {
+    int64_t n = 100000, mb = mask_bytes(n);
+    float *x = malloc((size_t)n * 4), *y = malloc((size_t)n * 4), *y1 = malloc((size_t)n * 4);
+    uint8_t *m = malloc((size_t)mb), *m1 = malloc((size_t)mb);
+    for (int64_t i = 0; i < n; i++) x[i] = (float)i;
+    int threads = opgrad_get_num_threads();
+    opgrad_set_num_threads(1);
+    CHECK_EQ(run_dropout(x, n, 0.5, true, 8, 0, y1, m1), ACLNN_SUCCESS);
+    aclTensor *tx = test_tensor(&n, 1, ACL_FLOAT, x), *ty = test_tensor(&n, 1, ACL_FLOAT, y);
+    aclTensor *tm = test_tensor(&mb, 1, ACL_UINT8, m);
+    uint64_t ws = 0;
+    aclOpExecutor *ex = NULL;
+    aclnnStatus st = aclnnDropoutGetWorkspaceSize(tx, 0.5, true, 8, 0, ty, tm, &ws, &ex);
+    opgrad_set_num_threads(3);
+    CHECK_EQ(test_run(st, ws, ex, aclnnDropout, NULL), ACLNN_SUCCESS);
+    CHECK(memcmp(m, m1, (size_t)mb) == 0 && memcmp(y, y1, (size_t)n * 4) == 0);
+    opgrad_set_num_threads(threads);
+    aclDestroyTensor(tx), aclDestroyTensor(ty), aclDestroyTensor(tm);
+    free(x), free(y), free(y1), free(m), free(m1);
+}
+
 static void test_status_paths(void) {
     int64_t n = 10, mb = 16, bad = 8, d2[2] = {2, 5};
     float *x = test_dev_alloc(40), *y = test_dev_alloc(40);
@@ -312,6 +335,7 @@ int main(void) {
     RUN(test_special_cases);
     RUN(test_half_and_strided);
     RUN(test_backward_values);
+    RUN(test_threads_changed_after_planning);
     RUN(test_status_paths);
     return test_summary();
 }
