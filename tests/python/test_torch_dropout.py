@@ -177,5 +177,22 @@ class TestEmbedding(unittest.TestCase):
             ot.embedding(torch.tensor([0]), torch.randn(3, 2), max_norm=1.0)
 
 
+@unittest.skipUnless(hasattr(torch.library, "opcheck"), "torch.library.opcheck needs PyTorch >= 2.4")
+class TestOpcheck(unittest.TestCase):
+    def test_opcheck(self):
+        x = torch.randn(300, requires_grad=True)
+        w = torch.randn(10, 4, requires_grad=True)
+        i = torch.tensor([[1, 2, 1], [0, 9, 1]])
+        cases = ((torch.ops.opgrad.dropout.default, (x, 0.3, True, 5, 0)),
+                 (torch.ops.opgrad.dropout_backward.default,
+                  (torch.randn(300), torch.zeros(48, dtype=torch.uint8), 2.0)),
+                 (torch.ops.opgrad.embedding.default, (w, i, 0, True)),
+                 (torch.ops.opgrad.embedding_dense_backward.default,
+                  (torch.randn(2, 3, 4), i, 10, 0, True)))
+        for op, args in cases:
+            with self.subTest(str(op)):
+                torch.library.opcheck(op, args)
+
+
 if __name__ == "__main__":
     unittest.main()
