@@ -58,7 +58,9 @@ void OG_FN(og_dropout_bits)(uint64_t seed, uint64_t ctr, uint32_t K, uint8_t *by
                     o1 = _mm512_mul_epu32(_mm512_srli_epi64(c2, 32), m1);
             __m512i hi0 = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(e0, 32), o0);
             __m512i hi1 = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(e1, 32), o1);
-            __m512i lo0 = _mm512_mullo_epi32(c0, m0), lo1 = _mm512_mullo_epi32(c2, m1);
+            // the low halves from the same products (cheaper than vpmulld)
+            __m512i lo0 = _mm512_mask_blend_epi32(0xAAAA, e0, _mm512_slli_epi64(o0, 32));
+            __m512i lo1 = _mm512_mask_blend_epi32(0xAAAA, e1, _mm512_slli_epi64(o1, 32));
             __m512i n0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), _mm512_set1_epi32((int)a));
             __m512i n2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), _mm512_set1_epi32((int)b));
             c0 = n0, c1 = lo1, c2 = n2, c3 = lo0;
@@ -105,7 +107,9 @@ void OG_FN(og_dropout_bits)(uint64_t seed, uint64_t ctr, uint32_t K, uint8_t *by
                     o1 = _mm256_mul_epu32(_mm256_srli_epi64(c2, 32), m1);
             __m256i hi0 = _mm256_blend_epi32(_mm256_srli_epi64(e0, 32), o0, 0xAA);
             __m256i hi1 = _mm256_blend_epi32(_mm256_srli_epi64(e1, 32), o1, 0xAA);
-            __m256i lo0 = _mm256_mullo_epi32(c0, m0), lo1 = _mm256_mullo_epi32(c2, m1);
+            // the low halves from the same products (cheaper than vpmulld)
+            __m256i lo0 = _mm256_blend_epi32(e0, _mm256_slli_epi64(o0, 32), 0xAA);
+            __m256i lo1 = _mm256_blend_epi32(e1, _mm256_slli_epi64(o1, 32), 0xAA);
             __m256i n0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi32((int)a));
             __m256i n2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32((int)b));
             c0 = n0, c1 = lo1, c2 = n2, c3 = lo0;
