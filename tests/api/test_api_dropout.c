@@ -175,6 +175,11 @@ static void test_special_cases(void) {
     // dropped inf is 0, kept inf is inf
     CHECK_EQ(run_dropout(x, n, 0.5, true, 9, 0, y, m), ACLNN_SUCCESS);
     CHECK(((m[0] >> 7) & 1) ? isinf(y[7]) : y[7] == 0);
+    // in place (out over input, element for element): the same as out of place
+    float z[300];
+    memcpy(z, x, sizeof z);
+    CHECK_EQ(run_dropout(z, n, 0.5, true, 9, 0, z, m), ACLNN_SUCCESS);
+    CHECK(memcmp(z, y, sizeof z) == 0);
     // padding bits 0: 300 elements -> 384 bits, bits 300..383 clear
     for (int k = 300; k < 384; k++) CHECK(((m[k / 8] >> (k % 8)) & 1) == 0);
 }
