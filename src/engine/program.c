@@ -141,6 +141,20 @@ void og_prog_gemm(og_prog *p, const og_gemm_op *op) {
     add_scratch(p, s, og_gemm_scratch_bytes(&s->plan.gemm));
 }
 
+void og_prog_custom(og_prog *p, og_custom_fn fn, const void *params, size_t params_size,
+                    const int *slots, int nslots, uint64_t scratch) {
+    if (params_size > OG_CUSTOM_MAX_PARAMS) {
+        fail(p, ACLNN_ERR_INNER, "internal: a custom step's parameters exceed their room");
+        return;
+    }
+    og_step *s = new_step(p, OG_STEP_CUSTOM);
+    if (!s) return;
+    s->plan.custom.run = fn;
+    if (params_size) memcpy(s->plan.custom.params, params, params_size);
+    if (!slots_ok(p, slots, nslots)) return;
+    add_scratch(p, s, scratch);
+}
+
 void og_prog_discard(og_prog *p) {
     for (int t = 0; t < p->ntemps; t++) free(p->temps[t]);
     free(p->temps);
@@ -234,6 +248,9 @@ void og_program_run(const aclOpExecutor *e, char *workspace) {
             break;
         case OG_STEP_GEMM:
             og_gemm_run(e, &s->plan.gemm, scratch);
+            break;
+        case OG_STEP_CUSTOM:
+            s->plan.custom.run(e, s->plan.custom.params, scratch);
             break;
         }
     }

@@ -7,7 +7,10 @@
  *   MAP     an elementwise map (engine/elementwise.h): broadcasting, strides, dtypes, tiling;
  *   REDUCE  a reduction along any dims, sum / mean / max / min (engine/reduce.h), deterministic;
  *   ROWS    a row kernel along one axis (engine/rows.h): softmax, norms, losses;
- *   GEMM    a batched matrix product with its epilogue (engine/gemm.h).
+ *   GEMM    a batched matrix product with its epilogue (engine/gemm.h);
+ *   CUSTOM  an operator's own phase-2 function over the executor's slots (gathers, scatters,
+ *           random bit masks: what none of the engines expresses), with its parameters copied
+ *           into the step.
  * There is no fixed limit on slots or steps; every slot a step names is checked against the
  * program when the step is added (a bad one is an internal error, reported by og_prog_publish).
  * The workspace is laid out as [temporaries][scratch], the scratch being the largest any one step
@@ -31,7 +34,25 @@
 #include "engine/reduce.h"
 #include "engine/rows.h"
 
-typedef enum { OG_STEP_MAP, OG_STEP_REDUCE, OG_STEP_ROWS, OG_STEP_GEMM } og_step_kind;
+typedef enum {
+    OG_STEP_MAP,
+    OG_STEP_REDUCE,
+    OG_STEP_ROWS,
+    OG_STEP_GEMM,
+    OG_STEP_CUSTOM
+} og_step_kind;
+
+#define OG_CUSTOM_MAX_PARAMS 1024
+
+/// A CUSTOM step's function (phase 2): reads and writes the executor's slots
+/// (og_executor_addr), uses `scratch` (the step's scratch bytes) and runs its own threads
+/// (og_parallel_for); its result must not depend on the thread count.
+typedef void (*og_custom_fn)(const aclOpExecutor *e, const void *params, char *scratch);
+
+typedef struct og_custom_plan {
+    og_custom_fn run;
+    _Alignas(16) unsigned char params[OG_CUSTOM_MAX_PARAMS];
+} og_custom_plan;
 
 typedef struct og_step {
     og_step_kind kind;
@@ -41,6 +62,7 @@ typedef struct og_step {
         og_reduce_plan reduce;
         og_rows_plan rows;
         og_gemm_plan gemm;
+        og_custom_plan custom;
     } plan;
 } og_step;
 
@@ -70,6 +92,10 @@ void og_prog_reduce(og_prog *p, const og_reduce_op *op);
 void og_prog_rows(og_prog *p, const og_rows_op *op);
 /// A GEMM step; fails the builder (161002, naming the operator) when a size overflows.
 void og_prog_gemm(og_prog *p, const og_gemm_op *op);
+/// A CUSTOM step: fn runs in phase 2 with a copy of params (at most OG_CUSTOM_MAX_PARAMS bytes),
+/// the slots it names (checked here) and `scratch` bytes of workspace.
+void og_prog_custom(og_prog *p, og_custom_fn fn, const void *params, size_t params_size,
+                    const int *slots, int nslots, uint64_t scratch);
 /// Makes the executor (binds the user slots, sizes the workspace) and frees the builder; returns
 /// the first failure of the building instead, if any.
 aclnnStatus og_prog_publish(og_prog *p, uint64_t *workspaceSize, aclOpExecutor **executor);

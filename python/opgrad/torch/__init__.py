@@ -395,3 +395,11 @@ for _n in _loss.FUNCTIONS:
 from ._cross_entropy import cross_entropy, nll_loss  # noqa: E402
 
 __all__ += ["cross_entropy", "nll_loss"]
+
+# ---- dropout (issue 14)
+from ._dropout import dropout, dropout_with_mask  # noqa: E402
+__all__ += ["dropout", "dropout_with_mask"]
+
+# ---- embedding (issue 14)
+from ._embedding import embedding  # noqa: E402
+__all__ += ["embedding"]

@@ -244,3 +244,38 @@ for _n in _loss_mod.MODULES:
 from ._cross_entropy import CrossEntropyLoss, NLLLoss  # noqa: E402
 
 __all__ += ["CrossEntropyLoss", "NLLLoss"]
+
+# ---- dropout (issue 14)
+from ._dropout import dropout as _dropout  # noqa: E402
+
+
+class Dropout(torch.nn.Module):
+    """torch.nn.Dropout on aclnnDropout (inplace=True is not supported)."""
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError("dropout probability has to be between 0 and 1, but got %r" % (p,))
+        _no_inplace("Dropout", inplace)
+        self.p, self.inplace = p, False
+
+    def forward(self, x):
+        return _dropout(x, self.p, self.training)
+
+
+__all__.append("Dropout")
+
+# ---- embedding (issue 14)
+from ._embedding import embedding as _embedding  # noqa: E402
+
+
+class Embedding(torch.nn.Embedding):
+    """torch.nn.Embedding (its parameters and initialisation) on aclnnEmbedding and its dense
+    backward; max_norm and sparse are not supported."""
+
+    def forward(self, x):
+        return _embedding(x, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                          self.scale_grad_by_freq, self.sparse)
+
+
+__all__.append("Embedding")
