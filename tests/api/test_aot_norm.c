@@ -13,6 +13,9 @@
  *   the GLUs, silu, gelu and their derivatives within 8 fp32 ulps of their magnitude forms
  *   (docs/ops/activation.md's 4-ulp kernels, doubled), and GeGlu's dA is dy times the gelu saved
  *   in x's dtype (one more rounding of gelu for 16-bit x, as aclnnGeGlu saves it);
+ * - every result bitwise equal to the aclnn calls the entry point stands for, run here on the
+ *   same buffers (the backwards' statistics recomputed by the forward operator, RmsNorm's fp32
+ *   dgamma rounded to nearest even for a 16-bit gamma);
  * - bad nparam, NULL arrays and pointers, dtypes, ranks, weights of the wrong shape, an odd GLU
  *   dim, wrong y / dy / gradient shapes and dtypes return non-zero with a message naming the
  *   entry point, the param and the rule; an aclnn refusal keeps its message after the entry
@@ -25,6 +28,14 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "aclnnop/aclnn_geglu.h"
+#include "aclnnop/aclnn_geglu_backward.h"
+#include "aclnnop/aclnn_layer_norm.h"
+#include "aclnnop/aclnn_layer_norm_backward.h"
+#include "aclnnop/aclnn_rms_norm.h"
+#include "aclnnop/aclnn_rms_norm_grad.h"
+#include "aclnnop/aclnn_swi_glu.h"
+#include "aclnnop/aclnn_swi_glu_grad.h"
 #include "aot_args.h"
 #include "opgrad/custom_op.h"
 #include "test.h"
@@ -89,6 +100,121 @@ static void check_ref(const char *what, const argset *a, int i, const double *v,
     }
     CHECKF(bad == 0, "%s %s: %d of %lld elements outside the bound", what, dt_str(dt, false), bad,
            (long long)a->numel[i]);
+}
+
+/* ---- bitwise against the aclnn calls ----------------------------------------------------------
+ */
+
+// A fresh buffer and tensor with the shape and dtype of param i of a (or dtype dt if not
+// ACL_DT_UNDEFINED, the last dim 1 if stat).
+typedef struct outbuf {
+    void *p;
+    aclTensor *t;
+    int64_t n;
+    aclDataType dt;
+} outbuf;
+
+static outbuf out_like(const argset *a, int i, aclDataType dt, bool stat) {
+    int64_t dims[8];
+    memcpy(dims, a->dims[i], sizeof(int64_t) * (size_t)a->nd[i]);
+    if (stat) dims[a->nd[i] - 1] = 1;
+    outbuf o = {.dt = dt == ACL_DT_UNDEFINED ? a->adt[i] : dt};
+    o.n = prod(dims, a->nd[i]);
+    o.p = test_dev_alloc((size_t)o.n * aclDataTypeSize(o.dt));
+    o.t = test_tensor(dims, a->nd[i], o.dt, o.p);
+    return o;
+}
+static void out_free(outbuf *o) {
+    aclDestroyTensor(o->t);
+    aclrtFree(o->p);
+}
+
+// Param i of a bitwise equal to o (an fp32 o rounded to nearest even to a 16-bit param).
+static void same_bits(const char *what, const argset *a, int i, const outbuf *o) {
+    size_t bytes = bytes_of(a, i);
+    void *want = o->p;
+    if (o->dt != a->adt[i]) {
+        want = test_dev_alloc(bytes);
+        for (int64_t k = 0; k < o->n; k++)
+            test_store(want, k, a->adt[i], test_load(o->p, k, o->dt));
+    }
+    CHECKF(memcmp(want, a->p[i], bytes) == 0, "%s: params[%d] differs from the aclnn call's", what,
+           i);
+    if (want != o->p) aclrtFree(want);
+}
+
+static aclTensor *tensor_of(const argset *a, int i) {
+    return test_tensor(a->dims[i], a->nd[i], a->adt[i], a->p[i]);
+}
+
+// f: the forward's params, g: the backward's (LayerNorm x, gamma, beta, y, dy, dx, dgamma, dbeta;
+// RmsNorm x, gamma, y, dy, dx, dgamma), both already through the entry points.
+static void check_bitwise_norm(const char *what, bool layer, const argset *f, const argset *g) {
+    const int nw = layer ? 2 : 1, iy = nw + 1, idy = nw + 2, idx = nw + 3;
+    int64_t C = f->dims[0][f->nd[0] - 1];
+    aclIntArray *ns = aclCreateIntArray(&C, 1);
+    const bool mv[3] = {true, true, true};
+    aclBoolArray *mask = aclCreateBoolArray(mv, 3);
+    aclTensor *x = tensor_of(f, 0), *gam = tensor_of(f, 1), *bet = layer ? tensor_of(f, 2) : NULL;
+    outbuf y = out_like(f, iy, ACL_DT_UNDEFINED, false);
+    outbuf mean = out_like(f, 0, ACL_FLOAT, true), rstd = out_like(f, 0, ACL_FLOAT, true);
+    aclnnStatus st;
+    if (layer)
+        OP_RUN(
+            st,
+            aclnnLayerNormGetWorkspaceSize(x, ns, gam, bet, 1e-5, y.t, mean.t, rstd.t, &ws_, &ex_),
+            aclnnLayerNorm);
+    else
+        OP_RUN(st, aclnnRmsNormGetWorkspaceSize(x, gam, 1e-6, y.t, rstd.t, &ws_, &ex_),
+               aclnnRmsNorm);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    same_bits(what, f, iy, &y);
+    // the backward on g's buffers (the same values as f's), with the statistics just computed
+    aclTensor *dy = tensor_of(g, idy);
+    outbuf dx = out_like(g, idx, ACL_DT_UNDEFINED, false);
+    outbuf dgam = out_like(g, idx + 1, layer ? ACL_DT_UNDEFINED : ACL_FLOAT, false);
+    outbuf dbet = out_like(g, layer ? idx + 2 : idx + 1, ACL_DT_UNDEFINED, false);
+    if (layer)
+        OP_RUN(st,
+               aclnnLayerNormBackwardGetWorkspaceSize(dy, x, ns, mean.t, rstd.t, gam, bet, mask,
+                                                      dx.t, dgam.t, dbet.t, &ws_, &ex_),
+               aclnnLayerNormBackward);
+    else
+        OP_RUN(st, aclnnRmsNormGradGetWorkspaceSize(dy, x, rstd.t, gam, dx.t, dgam.t, &ws_, &ex_),
+               aclnnRmsNormGrad);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    same_bits(what, g, idx, &dx);
+    same_bits(what, g, idx + 1, &dgam);
+    if (layer) same_bits(what, g, idx + 2, &dbet);
+    out_free(&y), out_free(&mean), out_free(&rstd), out_free(&dx), out_free(&dgam);
+    out_free(&dbet);
+    aclDestroyTensor(x), aclDestroyTensor(gam), aclDestroyTensor(dy);
+    if (bet) aclDestroyTensor(bet);
+    aclDestroyIntArray(ns);
+    aclDestroyBoolArray(mask);
+}
+
+// f: x, y; g: x, y, dy, dx.
+static void check_bitwise_glu(const char *what, bool swi, const argset *f, const argset *g) {
+    aclTensor *x = tensor_of(f, 0), *dy = tensor_of(g, 2);
+    outbuf y = out_like(f, 1, ACL_DT_UNDEFINED, false),
+           gelu = out_like(f, 1, ACL_DT_UNDEFINED, false);
+    outbuf dx = out_like(g, 3, ACL_DT_UNDEFINED, false);
+    aclnnStatus st, st2;
+    if (swi) {
+        OP_RUN(st, aclnnSwiGluGetWorkspaceSize(x, -1, y.t, &ws_, &ex_), aclnnSwiGlu);
+        OP_RUN(st2, aclnnSwiGluGradGetWorkspaceSize(dy, x, -1, dx.t, &ws_, &ex_), aclnnSwiGluGrad);
+    } else {
+        OP_RUN(st, aclnnGeGluGetWorkspaceSize(x, -1, 0, y.t, gelu.t, &ws_, &ex_), aclnnGeGlu);
+        OP_RUN(st2, aclnnGeGluBackwardGetWorkspaceSize(dy, x, gelu.t, -1, 0, dx.t, &ws_, &ex_),
+               aclnnGeGluBackward);
+    }
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    CHECK_EQ(st2, ACLNN_SUCCESS);
+    same_bits(what, f, 1, &y);
+    same_bits(what, g, 3, &dx);
+    out_free(&y), out_free(&gelu), out_free(&dx);
+    aclDestroyTensor(x), aclDestroyTensor(dy);
 }
 
 /* ---- LayerNorm, RmsNorm ------------------------------------------------------------------------
@@ -188,6 +314,7 @@ static void check_norm(bool layer, aclDataType dt, aclDataType wdt, aclDataType 
         snprintf(w2, sizeof w2, "%s: dbeta", what);
         check_ref(w2, &g, idx + 2, dbet, ebet);
     }
+    check_bitwise_norm(what, layer, &f, &g);
     free(X), free(G), free(B), free(xh), free(exh), free(rs), free(y), free(ey), free(DY);
     free(dx), free(edx), free(dgam), free(egam), free(dbet), free(ebet);
     args_free(&f);
@@ -283,6 +410,7 @@ static void check_glu(bool swi, aclDataType dt, const int64_t *xd, int xn, uint6
     char w2[160];
     snprintf(w2, sizeof w2, "%s: dx", what);
     check_ref(w2, &g, 3, dx, edx);
+    check_bitwise_glu(what, swi, &f, &g);
     free(X), free(DY), free(y), free(ey), free(dx), free(edx);
     args_free(&f);
     args_free(&g);
