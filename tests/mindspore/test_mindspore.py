@@ -37,8 +37,15 @@ What it checks (GRAPH_MODE on CPU unless said otherwise), every result against f
      3. a network LinearGelu(8,16) -> Linear(16,3) on Parameters, trained for --steps SGD steps:
         its loss curve against nn.Dense(activation="gelu") -> nn.Dense and NumPy float64, and a
         deliberately wrong backward (every gradient * 1.01) must NOT agree.
-  C. PYNATIVE_MODE: the gradients of A.2, B.1, D.1 (float32) and D.2 (Linear, LinearGelu) once
-     more, eagerly.
+  E. the norms and GLUs (src/aot/aot_norm.c), over the last dim:
+     1. opgrad_LayerNorm (eps 1e-5) and opgrad_RmsNorm (eps 1e-6) with x [6,8], [2,3,16], [10]:
+        the forward in three dtypes and ms.grad of sum(w * y) over every input (x, gamma[, beta])
+        in float32 and bfloat16 against float64, and in float32 against the native composition
+        (mean, rsqrt, ...) differentiated by MindSpore;
+     2. opgrad_SwiGlu and opgrad_GeGlu (erf form) with x [6,8], [2,3,10], [4]: the same, against
+        a * sigmoid(a) * b and a * ops.gelu(b, approximate="none") on ops.chunk(x, 2, -1).
+  C. PYNATIVE_MODE: the gradients of A.2, B.1, D.1 (float32), D.2 (Linear, LinearGelu) and E
+     (LayerNorm, SwiGlu; float32) once more, eagerly.
 
 Tolerances are bounds, not fudge factors (u is the dtype's unit roundoff: 2^-24 float32, 2^-11
 float16, 2^-8 bfloat16, 2^-53 float64; the reference is computed in float64 from the inputs as
@@ -64,6 +71,12 @@ rounded to the dtype):
     z's error (relu 1, gelu 1.2; gelu'' within 1) and 8 fp32 ulps for the kernel (measured
     within 4, docs/ops/activation.md); where relu's mask is ambiguous (|z| within z's error) the
     term's magnitude is allowed either way.
+  * norms and GLUs (part E): the bounds of tests/api/test_aot_norm.c: x_hat within 2^-21
+    (|x_hat| + mean|x| rstd), products 2^-22, fp32 sums of n terms 2^-22 n sum|terms|; silu,
+    gelu and their derivatives within 8 fp32 ulps of their magnitude forms, GeGlu's dA with one
+    more rounding of the gelu it saves in x's dtype. The native compositions: (C + 4) u for
+    x_hat, (n + 2) u for sums, doubled (first-order bounds); 16 ulps for MindSpore's sigmoid and
+    gelu (not measured).
   * loss curves: relative 1e-5 per step (--loss-rtol). The two networks differ only in Mish's
     rounding (a few ulps per element), which moved the curves by at most 1.6e-7 relative in 10
     steps; a backward off by 1% moves them by ~1e-3, and the run checks that it does leave 1e-5.
@@ -768,6 +781,231 @@ def check_linear_training(lib, steps, rtol):
 
 
 # ------------------------------------------------------------------------------------------------
+# E. the norms and GLUs: opgrad_LayerNorm, RmsNorm, SwiGlu, GeGlu (src/aot/aot_norm.c)
+
+NORM_SYMBOLS = [f"opgrad_{n}{b}" for n in ("LayerNorm", "RmsNorm", "SwiGlu", "GeGlu")
+                for b in ("", "Backward")]
+LAYER_NORM_EPS, RMS_NORM_EPS = 1e-5, 1e-6  # the entry points' fixed eps (docs/aot.md)
+
+
+def norm_ops(lib, name):
+    """opgrad_LayerNorm (x, gamma, beta) or opgrad_RmsNorm (x, gamma), over the last dim, with
+    its bprop (x, gamma[, beta], y, dy -> dx, dgamma[, dbeta])."""
+    if name == "LayerNorm":
+        bwd = ops.Custom(func=f"{lib}:opgrad_LayerNormBackward",
+                         out_shape=lambda x, g, b, y, dy: (x, g, b),
+                         out_dtype=lambda x, g, b, y, dy: (x, g, b), func_type="aot")
+
+        def bprop(x, g, b, out, dout):
+            return bwd(x, g, b, out, dout)  # (dx, dgamma, dbeta)
+
+        return ops.Custom(func=f"{lib}:opgrad_LayerNorm", out_shape=lambda x, g, b: x,
+                          out_dtype=lambda x, g, b: x, func_type="aot", bprop=bprop)
+    bwd = ops.Custom(func=f"{lib}:opgrad_RmsNormBackward", out_shape=lambda x, g, y, dy: (x, g),
+                     out_dtype=lambda x, g, y, dy: (x, g), func_type="aot")
+
+    def bprop(x, g, out, dout):
+        return bwd(x, g, out, dout)  # (dx, dgamma)
+
+    return ops.Custom(func=f"{lib}:opgrad_RmsNorm", out_shape=lambda x, g: x,
+                      out_dtype=lambda x, g: x, func_type="aot", bprop=bprop)
+
+
+def glu_ops(lib, name):
+    """opgrad_SwiGlu or opgrad_GeGlu (erf form): x [..., 2H] -> y [..., H], with its bprop
+    (x, y, dy -> dx)."""
+    bwd = ops.Custom(func=f"{lib}:opgrad_{name}Backward", out_shape=lambda x, y, dy: x,
+                     out_dtype=lambda x, y, dy: x, func_type="aot")
+
+    def bprop(x, out, dout):
+        return (bwd(x, out, dout),)
+
+    return ops.Custom(func=f"{lib}:opgrad_{name}", out_shape=lambda x: list(x[:-1]) + [x[-1] // 2],
+                      out_dtype=lambda x: x, func_type="aot", bprop=bprop)
+
+
+def norm_refs64(x, g, b, dy, layer, k_stat, k_prod, k_sum):
+    """float64 y, dx, dgamma, dbeta of LayerNorm (layer) or RMSNorm over the last dim, each with
+    the bound of a computation whose x_hat = (x - mean) rstd is within k_stat (|x_hat| +
+    mean|x| rstd), whose products add k_prod of their magnitude and whose sums of n terms add
+    k_sum(n) times the sum of their magnitudes (the form of tests/api/test_aot_norm.c)."""
+    C = x.shape[-1]
+    mu = x.mean(-1, keepdims=True) if layer else 0.0
+    d = x - mu
+    rs = 1 / np.sqrt((d * d).mean(-1, keepdims=True) + (LAYER_NORM_EPS if layer else RMS_NORM_EPS))
+    xh = d * rs
+    exh = k_stat * (np.abs(xh) + (np.abs(x).mean(-1, keepdims=True) * rs if layer else 0.0))
+    y = xh * g + b
+    ey = exh * np.abs(g) + k_prod * (np.abs(xh * g) + np.abs(b))
+    G = dy * g
+    m1 = G.mean(-1, keepdims=True) if layer else 0.0
+    a1 = np.abs(G).mean(-1, keepdims=True) if layer else 0.0
+    m2 = (G * xh).mean(-1, keepdims=True)
+    a2 = np.abs(G * xh).mean(-1, keepdims=True)
+    ae = (np.abs(G) * exh).mean(-1, keepdims=True)
+    dx = rs * (G - m1 - xh * m2)
+    edx = rs * (k_sum(C + 4) * (np.abs(G) + a1 + np.abs(xh) * a2) + exh * a2 + np.abs(xh) * ae) \
+        + k_stat * np.abs(dx)
+    rows = x.size // C if C else 0
+    lead = tuple(range(x.ndim - 1))
+    dgam = (dy * xh).sum(lead)
+    egam = k_sum(rows + 2) * np.abs(dy * xh).sum(lead) + (np.abs(dy) * exh).sum(lead)
+    dbet = dy.sum(lead)
+    ebet = k_sum(rows + 1) * np.abs(dy).sum(lead)
+    return (y, ey), [(dx, edx), (dgam, egam), (dbet, ebet)]
+
+
+def glu_refs64(x, dy, swi, k, saved_u):
+    """float64 y and dx of SwiGlu (swi) or GeGlu (erf form) over the last dim with bounds: the
+    activation and its derivative within k of their magnitude forms (k = 8 fp32 ulps for opgrad's
+    kernels), and GeGlu's dA = dy * gelu(B) with gelu saved rounded to x's dtype (saved_u)."""
+    H = x.shape[-1] // 2
+    a, b = x[..., :H], x[..., H:]
+    if swi:
+        s = 1 / (1 + np.exp(-a))
+        y = a * s * b
+        da, eda = dy * b * s * (1 + a * (1 - s)), k * np.abs(dy * b) * s * (1 + np.abs(a) * (1 - s))
+        db = dy * a * s
+        edb = k * np.abs(db)
+    else:
+        gel, _ = gelu64(b, "none")
+        from math import erfc
+        cdf = 0.5 * np.vectorize(erfc, otypes=[np.float64])(-b / np.sqrt(2))
+        pdf = np.exp(-0.5 * b * b) / np.sqrt(2 * np.pi)
+        y = a * gel
+        da, eda = dy * gel, (k + saved_u) * np.abs(dy * gel)
+        db = dy * a * (cdf + b * pdf)
+        edb = k * np.abs(dy * a) * (cdf + np.abs(b) * pdf)
+    return (y, k * np.abs(y)), (np.concatenate([da, db], -1), np.concatenate([eda, edb], -1))
+
+
+def bounded(ref, err, dtype):
+    """err (the computation's bound) plus one rounding to the dtype."""
+    return err + U[dtype] * (np.abs(ref) + err) + DENORM[dtype]
+
+
+AOT_NORM_K = (2.0 ** -21, 2.0 ** -22, lambda n: 2.0 ** -22 * n)
+
+
+def native_norm_k(C):
+    """MindSpore's composition in float32: the mean and the variance are sums of C terms, so
+    x_hat is within about (C + 4) u; products 2 u; a sum of n terms (n + 2) u (Higham). A first-
+    order bound, doubled for the second-order terms."""
+    u = U["float32"]
+    return 2 * (C + 4) * u, 4 * u, lambda n: 2 * (n + 2) * u
+
+
+NORM_SHAPES = [(6, 8), (2, 3, 16), (10,)]
+GLU_SHAPES = [(6, 8), (2, 3, 10), (4,)]
+
+
+def check_norm(lib, rng, name, dtypes_fwd=("float32", "float16", "bfloat16"),
+               dtypes_grad=("float32", "bfloat16"), mode_label=""):
+    layer = name == "LayerNorm"
+    op = norm_ops(lib, name)
+    net = Apply(op)
+    eps = LAYER_NORM_EPS if layer else RMS_NORM_EPS
+
+    def native(x, g, b):
+        if layer:
+            x = x - x.mean(-1, keep_dims=True)
+        return x * ops.rsqrt((x * x).mean(-1, keep_dims=True) + eps) * g + b
+
+    if layer:
+        def loss_aot(x, g, b, w):
+            return (op(x, g, b) * w).sum()
+
+        def loss_native(x, g, b, w):
+            return (native(x, g, b) * w).sum()
+        positions = (0, 1, 2)
+    else:
+        def loss_aot(x, g, w):
+            return (op(x, g) * w).sum()
+
+        def loss_native(x, g, w):
+            return (native(x, g, 0.0) * w).sum()
+        positions = (0, 1)
+    g_aot = ms.grad(loss_aot, grad_position=positions)
+    g_native = ms.grad(loss_native, grad_position=positions)
+    for shape in NORM_SHAPES:
+        C = shape[-1]
+        tag = f"{mode_label}opgrad_{name} x{list(shape)}"
+        for dtype in (() if mode_label else dtypes_fwd):
+            (x, x64), (g, g64), (b, b64) = (to_ms(rng.uniform(lo, hi, s), dtype) for lo, hi, s in
+                                            ((-1, 2, shape), (-1.5, 1.5, (C,)), (-1, 1, (C,))))
+            b64 = b64 if layer else 0.0
+            (ref, err), _ = norm_refs64(x64, g64, b64, np.zeros(shape), layer, *AOT_NORM_K)
+            y = net(x, g, b) if layer else net(x, g)
+            check_close(f"{tag} forward {dtype} vs float64", as64(y), ref,
+                        bounded(ref, err, dtype))
+        for dtype in dtypes_grad:
+            (x, x64), (g, g64), (b, b64), (w, w64) = (
+                to_ms(rng.uniform(lo, hi, s), dtype) for lo, hi, s in
+                ((-1, 2, shape), (-1.5, 1.5, (C,)), (-1, 1, (C,)), (-1, 1, shape)))
+            args = (x, g, b, w) if layer else (x, g, w)
+            ga = g_aot(*args)
+            _, refs = norm_refs64(x64, g64, b64 if layer else 0.0, w64, layer, *AOT_NORM_K)
+            _, nrefs = norm_refs64(x64, g64, b64 if layer else 0.0, w64, layer, *native_norm_k(C))
+            gn = g_native(*args) if dtype == "float32" else None
+            for k, gname in enumerate(("dx", "dgamma", "dbeta")[:len(positions)]):
+                ref, err = refs[k]
+                tol_a = bounded(ref, err, dtype)
+                check_close(f"{tag} {gname} {dtype}: aot bprop vs float64", as64(ga[k]), ref,
+                            tol_a)
+                if gn is not None:
+                    tol_n = bounded(ref, nrefs[k][1], dtype)
+                    check_close(f"{tag} {gname} {dtype}: native vs float64", as64(gn[k]), ref,
+                                tol_n)
+                    check_close(f"{tag} {gname} {dtype}: aot bprop vs native", as64(ga[k]),
+                                as64(gn[k]), tol_a + tol_n)
+
+
+def check_glu(lib, rng, name, dtypes_fwd=("float32", "float16", "bfloat16"),
+              dtypes_grad=("float32", "bfloat16"), mode_label=""):
+    swi = name == "SwiGlu"
+    op = glu_ops(lib, name)
+    net = Apply(op)
+
+    def native(x):
+        a, b = ops.chunk(x, 2, -1)
+        return a * ops.sigmoid(a) * b if swi else a * ops.gelu(b, approximate="none")
+
+    def loss_aot(x, w):
+        return (op(x) * w).sum()
+
+    def loss_native(x, w):
+        return (native(x) * w).sum()
+
+    g_aot = ms.grad(loss_aot, grad_position=0)
+    g_native = ms.grad(loss_native, grad_position=0)
+    k_aot = 2.0 ** -20  # 8 fp32 ulps (docs/ops/activation.md's 4-ulp kernels, doubled)
+    k_native = 2.0 ** -19  # MindSpore's sigmoid / gelu kernels: not measured, 16 ulps allowed
+    for shape in GLU_SHAPES:
+        yshape = shape[:-1] + (shape[-1] // 2,)
+        tag = f"{mode_label}opgrad_{name} x{list(shape)}"
+        for dtype in (() if mode_label else dtypes_fwd):
+            x, x64 = to_ms(rng.uniform(-4, 4, shape), dtype)
+            (ref, err), _ = glu_refs64(x64, np.zeros(yshape), swi, k_aot, 0.0)
+            check_close(f"{tag} forward {dtype} vs float64", as64(net(x)), ref,
+                        bounded(ref, err, dtype))
+        for dtype in dtypes_grad:
+            (x, x64), (w, w64) = to_ms(rng.uniform(-4, 4, shape), dtype), \
+                to_ms(rng.uniform(-1, 1, yshape), dtype)
+            saved_u = 0.0 if dtype == "float32" else U[dtype]
+            _, (ref, err) = glu_refs64(x64, w64, swi, k_aot, saved_u)
+            tol_a = bounded(ref, err, dtype)
+            ga = g_aot(x, w)
+            check_close(f"{tag} dx {dtype}: aot bprop vs float64", as64(ga), ref, tol_a)
+            if dtype == "float32":
+                _, (_, nerr) = glu_refs64(x64, w64, swi, k_native, 0.0)
+                tol_n = bounded(ref, nerr, dtype)
+                gn = g_native(x, w)
+                check_close(f"{tag} dx {dtype}: native vs float64", as64(gn), ref, tol_n)
+                check_close(f"{tag} dx {dtype}: aot bprop vs native", as64(ga), as64(gn),
+                            tol_a + tol_n)
+
+
+# ------------------------------------------------------------------------------------------------
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -847,6 +1085,21 @@ def main():
         run_check("linear training",
                   lambda: check_linear_training(args.opgrad_lib, args.steps, args.loss_rtol))
 
+    norm_missing = missing_symbols(args.opgrad_lib, NORM_SYMBOLS)
+    if norm_missing:
+        section("E. the norms and GLUs through aot")
+        record(f"libopgrad exports {', '.join(norm_missing)}", False,
+               f"{args.opgrad_lib} does not export {', '.join(norm_missing)} (src/aot/aot_norm.c)")
+    else:
+        section("E1. opgrad_LayerNorm / opgrad_RmsNorm and their backwards (aot, GRAPH_MODE) vs "
+                "float64 and native compositions")
+        for name in ("LayerNorm", "RmsNorm"):
+            run_check(name, lambda: check_norm(args.opgrad_lib, rng, name))
+        section("E2. opgrad_SwiGlu / opgrad_GeGlu (erf) and their backwards vs float64 and "
+                "native compositions")
+        for name in ("SwiGlu", "GeGlu"):
+            run_check(name, lambda: check_glu(args.opgrad_lib, rng, name))
+
     section("C. PYNATIVE_MODE: the same gradients, eagerly")
     ms.set_context(mode=ms.PYNATIVE_MODE)
     fwd_py = fused_ops(args.fused_lib)
@@ -861,6 +1114,14 @@ def main():
         run_check("pynative linear grad",
                   lambda: check_linear(args.opgrad_lib, rng, names=("Linear", "LinearGelu"),
                                        mode_label="PYNATIVE "))
+
+    if not norm_missing:
+        run_check("pynative layer norm grad",
+                  lambda: check_norm(args.opgrad_lib, rng, "LayerNorm", dtypes_grad=("float32",),
+                                     mode_label="PYNATIVE "))
+        run_check("pynative swiglu grad",
+                  lambda: check_glu(args.opgrad_lib, rng, "SwiGlu", dtypes_grad=("float32",),
+                                    mode_label="PYNATIVE "))
 
     failed = [r for r in RESULTS if not r[1]]
     print(f"\n{len(RESULTS) - len(failed)} of {len(RESULTS)} checks passed "
