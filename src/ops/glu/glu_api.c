@@ -2,20 +2,18 @@
  * programs. Rules from ops-nn activation/swi_glu, swi_glu_grad, ge_glu_v2 and ge_glu_grad_v2
  * (docs and op_api).
  *
- * x is split into halves along dim. A MAP step reads each operand from the first element of its
- * io slot (one view per slot), so the two halves of one tensor cannot be two operands of one
- * elementwise step. Whole rows along dim can: the row engine hands a kernel both halves of a
- * row. So:
- *   forward:  ROWS  x -> t (and g): temporaries of x's shape and dtype, the results in the first
- *                    half of each row (glu_kernel.h), rounded once to x's dtype;
- *             MAP   the first halves of t (and g) -> out (and outGelu): a copy (exact).
- *   backward: MAP   dy (and gelu) -> the first halves of temporaries d (and g) of x's shape and
- *                    dtype (a copy);
- *             ROWS  x, d (and g) -> gradInput, both halves of each row, rounded once.
- * All data one dtype (ops-nn's rule), so the copies are exact and every result is rounded once.
- * bf16 / fp16 rows contiguous along dim run fused 16-bit row kernels (no row buffers). The cost:
- * the temporaries (x's size each; their second halves are never read) and one extra pass over a
- * half-size tensor. */
+ * x is split into halves along dim, and each operator is one MAP step over the half shape, with
+ * no workspace temporaries. A MAP operand is a view of its io slot from an element offset
+ * (og_ew_op.in_offset / out_offset), so x's two halves are two inputs (x's slot and strides, the
+ * half shape, offsets 0 and h * stride[dim]) and the backward writes gradInput's two halves as
+ * two outputs the same way:
+ *   forward:  A, B -> out (SwiGlu);  L, G -> out, outGelu (GeGlu: G = B, L = A, swapped for
+ *             activateLeft by swapping the offsets);
+ *   backward: A, B, dy -> dA, dB;  L, G, gradOutput, gelu -> dL, dG (halves of gradInput).
+ * All data one dtype (ops-nn's rule); the kernels (glu_kernel.h) compute in fp32 and every result
+ * is rounded once (by the engine's CopyOut, or the fused 16-bit kernels when every operand is
+ * linear). fp32 traffic: the forward reads 2n and writes n (GeGlu: 2n), the ideal. gradInput
+ * may be x itself (same layout); a partial overlap is rejected (og_check_io_memory). */
 #include "aclnnop/aclnn_geglu.h"
 #include "aclnnop/aclnn_geglu_backward.h"
 #include "aclnnop/aclnn_swi_glu.h"
