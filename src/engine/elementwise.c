@@ -90,6 +90,7 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
         og_ew_operand *o = operands[k];
         o->dtype = tensors[k]->dtype;
         o->slot = k;
+        o->offset = k < op->nin ? op->in_offset[k] : op->out_offset[k - op->nin];
         int64_t expect = 1;
         o->linear = true;
         for (int d = ndim - 1; d >= 0; d--) {
@@ -211,9 +212,11 @@ static void run_core(void *arg, int core, int slot) {
         const uint16_t *in16[OG_EW_MAX_IN];
         uint16_t *out16[OG_EW_MAX_OUT];
         for (int k = 0; k < p->nin; k++)
-            in16[k] = (const uint16_t *)og_executor_addr(c->e, p->in[k].slot) + start;
+            in16[k] =
+                (const uint16_t *)og_executor_addr(c->e, p->in[k].slot) + p->in[k].offset + start;
         for (int k = 0; k < p->nout; k++)
-            out16[k] = (uint16_t *)og_executor_addr(c->e, p->out[k].slot) + start;
+            out16[k] =
+                (uint16_t *)og_executor_addr(c->e, p->out[k].slot) + p->out[k].offset + start;
         p->compute16((size_t)count, in16, out16, p->params, p->stream_out);
         if (p->stream_out) og_stream_fence();
         return;
@@ -231,7 +234,8 @@ static void run_core(void *arg, int core, int slot) {
     int b = 0;
     for (int k = 0; k < nops; k++) {
         ops[k] = k < p->nin ? &p->in[k] : &p->out[k - p->nin];
-        base[k] = og_executor_addr(c->e, ops[k]->slot);
+        base[k] = og_executor_addr(c->e, ops[k]->slot) +
+                  ops[k]->offset * (int64_t)aclDataTypeSize(ops[k]->dtype);
         bufs[k] = ops[k]->direct ? NULL : (float *)(scratch + (b++) * per_buffer);
         if (k < p->nin && ops[k]->linear && !ops[k]->direct) conv[nconv++] = k;
     }

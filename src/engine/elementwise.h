@@ -8,6 +8,8 @@
  *   phase 2 (per core, per tile): CopyIn (load + convert to fp32, gathering strided/broadcast
  *     operands) -> compute -> CopyOut (round to nearest even + store, non-temporal for very
  *     large outputs).
+ * An operand is a view of its io slot: the tensor's strides, from an element offset relative to
+ * the slot's address (og_ew_op.in_offset / out_offset), so one slot can feed several operands.
  * The compute function sees contiguous fp32 arrays of n elements, nothing else. */
 #ifndef OG_ELEMENTWISE_H
 #define OG_ELEMENTWISE_H
@@ -93,6 +95,11 @@ typedef struct og_ew_op {
     bool slots;                // in_slot / out_slot are given (a step of a larger program);
     int in_slot[OG_EW_MAX_IN]; // else input k is slot k and output k slot nin + k
     int out_slot[OG_EW_MAX_OUT];
+    // Where each operand's element 0 is, in elements from its io slot's address (default 0): a
+    // view of part of a slot's tensor, e.g. the two halves of one tensor as two operands. Relative
+    // to the slot, so re-pointing the slot (aclSetInputTensorAddr) moves the view with it.
+    int64_t in_offset[OG_EW_MAX_IN];
+    int64_t out_offset[OG_EW_MAX_OUT];
     const void *params;        // copied into the plan
     aclDataType compute_dtype; // promoted input type: an output of another dtype is rounded
                                // to it first (aclnn casts the op's result to the output dtype)
@@ -102,6 +109,7 @@ typedef struct og_ew_op {
 typedef struct og_ew_operand {
     aclDataType dtype;
     int slot;                     // executor io slot
+    int64_t offset;               // element 0 is this many elements from the slot's address
     bool linear;                  // element i of the output space is at base + i
     bool direct;                  // linear fp32 used in place (no buffer)
     aclDataType round_via;        // outputs: round through this dtype first

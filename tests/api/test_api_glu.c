@@ -6,7 +6,8 @@
  *    halves then strided), with a transposed input view, in fp32 and bf16;
  *  - the backward in place (gradInput == x), empty tensors, a repeatable executor re-pointed to
  *    new buffers (opgrad_executor_run), 1 vs 2 threads bitwise;
- *  - 16-bit rows: the fused row kernels equal the buffered path bit for bit, on every ISA level. */
+ *  - 16-bit data: the fused 16-bit kernels equal the buffered path bit for bit, on every ISA
+ *    level. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -269,25 +270,26 @@ static void test_inplace_empty_repeat_threads(void) {
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) aclDestroyTensor(all[i]);
 }
 
-// All four operators on 16-bit rows (dim -1: the fused 16-bit row kernels) equal the buffered path
-// (OPGRAD_FUSED16=0: fp32 row buffers, converted on the way in and out) bit for bit, on every ISA
-// level this CPU has.
-static void run_all16(aclDataType dt, const void *x, const void *g, uint16_t *res) {
-    enum { R = 5, H = 700 }; // a row spans several chunks, with a tail
-    int64_t xd[] = {R, 2 * H}, hd[] = {R, H};
+// All four operators on 16-bit data equal the buffered path (OPGRAD_FUSED16=0: the engine's fp32
+// tile buffers, converted on the way in and out) bit for bit, on every ISA level this CPU has.
+// Split along dim 0 every operand is linear (the halves are contiguous blocks): the engine's fused
+// 16-bit path; along dim -1 the halves are strided: buffered on both runs, still one rounding.
+static void run_all16(aclDataType dt, const void *x, const void *g, uint16_t *res, int64_t dim) {
+    enum { R = 5, H = 700 }; // a half spans several chunks, with a tail
+    int64_t xd[] = {dim == 0 ? 2 * R : R, dim == 0 ? H : 2 * H}, hd[] = {R, H};
     aclTensor *tx = test_tensor(xd, 2, dt, (void *)x), *tg = test_tensor(hd, 2, dt, (void *)g);
     aclTensor *o1 = test_tensor(hd, 2, dt, res), *o2 = test_tensor(xd, 2, dt, res + R * H);
     aclTensor *o3 = test_tensor(hd, 2, dt, res + 3 * R * H);
     aclTensor *o4 = test_tensor(hd, 2, dt, res + 4 * R * H);
     aclTensor *o5 = test_tensor(xd, 2, dt, res + 5 * R * H);
     aclnnStatus st;
-    OP_RUN(st, aclnnSwiGluGetWorkspaceSize(tx, -1, o1, &ws_, &ex_), aclnnSwiGlu);
+    OP_RUN(st, aclnnSwiGluGetWorkspaceSize(tx, dim, o1, &ws_, &ex_), aclnnSwiGlu);
     CHECK_EQ(st, ACLNN_SUCCESS);
-    OP_RUN(st, aclnnSwiGluGradGetWorkspaceSize(tg, tx, -1, o2, &ws_, &ex_), aclnnSwiGluGrad);
+    OP_RUN(st, aclnnSwiGluGradGetWorkspaceSize(tg, tx, dim, o2, &ws_, &ex_), aclnnSwiGluGrad);
     CHECK_EQ(st, ACLNN_SUCCESS);
-    OP_RUN(st, aclnnGeGluGetWorkspaceSize(tx, -1, 0, o3, o4, &ws_, &ex_), aclnnGeGlu);
+    OP_RUN(st, aclnnGeGluGetWorkspaceSize(tx, dim, 0, o3, o4, &ws_, &ex_), aclnnGeGlu);
     CHECK_EQ(st, ACLNN_SUCCESS);
-    OP_RUN(st, aclnnGeGluBackwardGetWorkspaceSize(tg, tx, o4, -1, 1, o5, &ws_, &ex_),
+    OP_RUN(st, aclnnGeGluBackwardGetWorkspaceSize(tg, tx, o4, dim, 1, o5, &ws_, &ex_),
            aclnnGeGluBackward);
     CHECK_EQ(st, ACLNN_SUCCESS);
     aclTensor *all[] = {tx, tg, o1, o2, o3, o4, o5};
@@ -298,24 +300,25 @@ static void test_fused16_bitwise(void) {
     enum { R = 5, H = 700, NRES = 7 * R * H };
     static uint16_t x[2 * R * H], g[R * H], want[NRES], got[NRES];
     aclDataType dts[2] = {ACL_BF16, ACL_FLOAT16};
-    for (int d = 0; d < 2; d++) {
-        test_rng rng;
-        test_rng_seed(&rng, 11 + d);
-        test_fill(x, 0, 2 * R * H, dts[d], &rng, -8, 8);
-        test_fill(g, 0, R * H, dts[d], &rng, -2, 2);
-        setenv("OPGRAD_FUSED16", "0", 1);
-        opgrad_set_max_isa(OPGRAD_ISA_SCALAR);
-        run_all16(dts[d], x, g, want);
-        unsetenv("OPGRAD_FUSED16");
-        for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-            if (!test_isa_available(isa)) continue;
-            opgrad_set_max_isa((opgrad_isa)isa);
-            memset(got, 0, sizeof got);
-            run_all16(dts[d], x, g, got);
-            CHECK(memcmp(got, want, sizeof got) == 0);
+    for (int d = 0; d < 2; d++)
+        for (int64_t dim = 0; dim >= -1; dim--) {
+            test_rng rng;
+            test_rng_seed(&rng, 11 + d);
+            test_fill(x, 0, 2 * R * H, dts[d], &rng, -8, 8);
+            test_fill(g, 0, R * H, dts[d], &rng, -2, 2);
+            setenv("OPGRAD_FUSED16", "0", 1);
+            opgrad_set_max_isa(OPGRAD_ISA_SCALAR);
+            run_all16(dts[d], x, g, want, dim);
+            unsetenv("OPGRAD_FUSED16");
+            for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
+                if (!test_isa_available(isa)) continue;
+                opgrad_set_max_isa((opgrad_isa)isa);
+                memset(got, 0, sizeof got);
+                run_all16(dts[d], x, g, got, dim);
+                CHECK(memcmp(got, want, sizeof got) == 0);
+            }
+            opgrad_set_max_isa((opgrad_isa)(OPGRAD_ISA_COUNT - 1));
         }
-        opgrad_set_max_isa((opgrad_isa)(OPGRAD_ISA_COUNT - 1));
-    }
 }
 
 static void test_elu_v2(void) {

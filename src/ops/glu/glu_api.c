@@ -2,22 +2,18 @@
  * programs. Rules from ops-nn activation/swi_glu, swi_glu_grad, ge_glu_v2 and ge_glu_grad_v2
  * (docs and op_api).
  *
- * x is split into halves along dim. A MAP step reads each operand from the first element of its
- * io slot (one view per slot), so the two halves of one tensor cannot be two operands of one
- * elementwise step. Whole rows along dim can: the row engine hands a kernel both halves of a
- * row. So:
- *   forward:  ROWS  x -> t (and g): temporaries of x's shape and dtype, the results in the first
- *                    half of each row (glu_kernel.h), rounded once to x's dtype;
- *             MAP   the first halves of t (and g) -> out (and outGelu): a copy (exact).
- *   backward: MAP   dy (and gelu) -> the first halves of temporaries d (and g) of x's shape and
- *                    dtype (a copy);
- *             ROWS  x, d (and g) -> gradInput, both halves of each row, rounded once.
- * All data one dtype (ops-nn's rule), so the copies are exact and every result is rounded once.
- * bf16 / fp16 rows contiguous along dim run fused 16-bit row kernels (no row buffers). The cost:
- * the temporaries (x's size each; their second halves are never read) and one extra pass over a
- * half-size tensor. */
-#include <string.h>
-
+ * x is split into halves along dim, and each operator is one MAP step over the half shape, with
+ * no workspace temporaries. A MAP operand is a view of its io slot from an element offset
+ * (og_ew_op.in_offset / out_offset), so x's two halves are two inputs (x's slot and strides, the
+ * half shape, offsets 0 and h * stride[dim]) and the backward writes gradInput's two halves as
+ * two outputs the same way:
+ *   forward:  A, B -> out (SwiGlu);  L, G -> out, outGelu (GeGlu: G = B, L = A, swapped for
+ *             activateLeft by swapping the offsets);
+ *   backward: A, B, dy -> dA, dB;  L, G, gradOutput, gelu -> dL, dG (halves of gradInput).
+ * All data one dtype (ops-nn's rule); the kernels (glu_kernel.h) compute in fp32 and every result
+ * is rounded once (by the engine's CopyOut, or the fused 16-bit kernels when every operand is
+ * linear). fp32 traffic: the forward reads 2n and writes n (GeGlu: 2n), the ideal. gradInput
+ * may be x itself (same layout); a partial overlap is rejected (og_check_io_memory). */
 #include "aclnnop/aclnn_geglu.h"
 #include "aclnnop/aclnn_geglu_backward.h"
 #include "aclnnop/aclnn_swi_glu.h"
@@ -27,8 +23,8 @@
 #include "ops/glu/glu_kernel.h"
 
 #define GLU_TABLES(name)                                                                           \
-    const og_row_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_##name);               \
-    const og_row16_fn og_##name##_kernels16[OPGRAD_ISA_COUNT][2] = {                               \
+    OG_EW_DEFINE_KERNEL_TABLE(name);                                                               \
+    const og_ew_compute16_fn og_##name##_kernels16[OPGRAD_ISA_COUNT][2] = {                        \
         [OPGRAD_ISA_SCALAR] = {og_##name##_bf16__scalar, og_##name##_f16__scalar},                 \
         [OPGRAD_ISA_AVX2] = {og_##name##_bf16__avx2, og_##name##_f16__avx2},                       \
         [OPGRAD_ISA_AVX512] = {og_##name##_bf16__avx512, og_##name##_f16__avx512},                 \
@@ -40,19 +36,6 @@ GLU_TABLES(swiglu_fwd)
 GLU_TABLES(swiglu_bwd)
 GLU_TABLES(geglu_fwd)
 GLU_TABLES(geglu_bwd)
-
-// The MAP steps only move values (fp32 in, any float dtype out: the engine rounds once). memmove:
-// the engine may hand an output that is its input.
-static void copy1(size_t n, const float *const *in, float *const *out, const void *p) {
-    (void)p;
-    if (out[0] != in[0]) memmove(out[0], in[0], n * sizeof(float));
-}
-static void copy2(size_t n, const float *const *in, float *const *out, const void *p) {
-    copy1(n, in, out, p);
-    copy1(n, in + 1, out + 1, p);
-}
-static const og_ew_compute_fn copy_kernels[2][OPGRAD_ISA_COUNT] = {
-    {copy1, copy1, copy1, copy1, copy1, copy1}, {copy2, copy2, copy2, copy2, copy2, copy2}};
 
 // `half` has x's rank and shape but for dim, where it has half of x's (even) extent.
 static aclnnStatus check_half(const og_opdesc *op, const char *x_name, const aclTensor *x, int axis,
@@ -90,118 +73,127 @@ static aclnnStatus check_approximate(const og_opdesc *op, int64_t approximate) {
                    op->name, (long long)approximate);
 }
 
-// A view of the first half of temporary t along axis.
-static aclTensor first_half(const aclTensor *t, int axis) {
+// Half k (0: first, 1: second) of t along axis, as a MAP operand: the view's shape and *offset,
+// in elements from t's first element (its io slot's address).
+static aclTensor half_view(const aclTensor *t, int axis, int k, int64_t *offset) {
     aclTensor v = *t;
     v.dims[axis] /= 2;
     v.numel /= 2;
+    *offset = k ? v.dims[axis] * t->strides[axis] : 0;
     return v;
 }
 
-// Forward: x -> nout outputs (out, then outGelu), after the argument checks.
-static aclnnStatus plan_forward(const og_opdesc *op, const og_row_fn *kernels,
-                                const og_row16_fn (*kernels16)[2], const og_glu_params *params,
-                                const aclTensor *x, int axis, int nout,
-                                const aclTensor *const *outs, const char *const *names,
-                                uint64_t *workspaceSize, aclOpExecutor **executor) {
-    const aclTensor *io[3] = {x, outs[0], nout > 1 ? outs[1] : NULL};
-    OG_TRY(og_check_io_memory(op, 1, io, nout, outs, names));
+// The MAP step of a GLU operator: x's halves (in the order `order` gives: 0 first, 1 second) are
+// inputs 0 and 1 (slot x_slot), then nhalf half-size inputs; outputs are nout half-size tensors,
+// or (split_out) the two halves of out[0] in the order `order` gives.
+typedef struct glu_map {
+    const og_ew_compute_fn *kernels;
+    const og_ew_compute16_fn (*kernels16)[2];
+    const og_glu_params *params;
+    const aclTensor *x;
+    int x_slot, axis, order[2];
+    int nhalf;
+    const aclTensor *half[2];
+    int half_slot[2];
+    int nout;
+    bool split_out;
+    const aclTensor *out[2];
+    int out_slot[2];
+} glu_map;
+
+static aclnnStatus plan_map(const og_opdesc *op, const glu_map *g, int nin, int nio,
+                            const aclTensor *const *io, const char *const *names,
+                            uint64_t *workspaceSize, aclOpExecutor **executor) {
     og_prog p;
-    og_prog_init(&p, op, 1, nout, io);
-    if (x->numel > 0) {
-        og_rows_op r = {.kernels = kernels,
-                        .kernels16 = kernels16,
-                        .nin = 1,
-                        .nout = nout,
-                        .in = {x},
-                        .in_slot = {0},
-                        .ndim = x->ndim,
-                        .axis = axis,
-                        .params = params,
-                        .params_size = sizeof *params,
-                        .compute_dtype = x->dtype};
-        for (int d = 0; d < x->ndim; d++) r.dims[d] = x->dims[d];
-        const aclTensor *t[2] = {NULL, NULL};
-        for (int k = 0; k < nout; k++) {
-            r.out_slot[k] = og_prog_temp(&p, x->dtype, x->ndim, x->dims, &t[k]);
-            if (r.out_slot[k] < 0) return og_prog_publish(&p, workspaceSize, executor);
-            r.out[k] = t[k];
-        }
-        og_prog_rows(&p, &r);
-        aclTensor h[2];
+    og_prog_init(&p, op, nin, nio - nin, io);
+    if (g->x->numel > 0) {
         og_ew_op m = {.op = op,
-                      .kernels = copy_kernels[nout - 1],
-                      .nin = nout,
-                      .nout = nout,
+                      .kernels = g->kernels,
+                      .kernels16 = g->kernels16,
+                      .nin = 2 + g->nhalf,
+                      .nout = g->split_out ? 2 : g->nout,
                       .slots = true,
-                      .compute_dtype = ACL_FLOAT};
-        for (int k = 0; k < nout; k++) {
-            h[k] = first_half(t[k], axis);
-            m.in[k] = &h[k];
-            m.in_slot[k] = r.out_slot[k];
-            m.names[k] = "(temporary)";
-            m.out[k] = outs[k];
-            m.out_slot[k] = 1 + k;
-            m.names[nout + k] = names[1 + k];
+                      .params = g->params,
+                      .params_size = sizeof *g->params,
+                      .compute_dtype = g->x->dtype};
+        aclTensor xh[2], oh[2];
+        for (int k = 0; k < 2; k++) {
+            xh[k] = half_view(g->x, g->axis, g->order[k], &m.in_offset[k]);
+            m.in[k] = &xh[k];
+            m.in_slot[k] = g->x_slot;
+            m.names[k] = names[g->x_slot];
+        }
+        for (int k = 0; k < g->nhalf; k++) {
+            m.in[2 + k] = g->half[k];
+            m.in_slot[2 + k] = g->half_slot[k];
+            m.names[2 + k] = names[g->half_slot[k]];
+        }
+        for (int k = 0; k < m.nout; k++) {
+            if (g->split_out) {
+                oh[k] = half_view(g->out[0], g->axis, g->order[k], &m.out_offset[k]);
+                m.out[k] = &oh[k];
+            } else {
+                m.out[k] = g->out[k];
+            }
+            m.out_slot[k] = g->out_slot[g->split_out ? 0 : k];
+            m.names[m.nin + k] = names[m.out_slot[k]];
         }
         og_prog_map(&p, &m);
     }
     return og_prog_publish(&p, workspaceSize, executor);
 }
 
+// Forward: x -> nout outputs (out, then outGelu), after the argument checks. lin_first: x's
+// first half is the linear operand (in 0), else the second.
+static aclnnStatus plan_forward(const og_opdesc *op, const og_ew_compute_fn *kernels,
+                                const og_ew_compute16_fn (*kernels16)[2],
+                                const og_glu_params *params, bool lin_first, const aclTensor *x,
+                                int axis, int nout, const aclTensor *const *outs,
+                                const char *const *names, uint64_t *workspaceSize,
+                                aclOpExecutor **executor) {
+    const aclTensor *io[3] = {x, outs[0], nout > 1 ? outs[1] : NULL};
+    OG_TRY(og_check_io_memory(op, 1, io, nout, outs, names));
+    glu_map g = {.kernels = kernels,
+                 .kernels16 = kernels16,
+                 .params = params,
+                 .x = x,
+                 .x_slot = 0,
+                 .axis = axis,
+                 .order = {lin_first ? 0 : 1, lin_first ? 1 : 0},
+                 .nout = nout,
+                 .out = {outs[0], nout > 1 ? outs[1] : NULL},
+                 .out_slot = {1, 2}};
+    return plan_map(op, &g, 1, 1 + nout, io, names, workspaceSize, executor);
+}
+
 // Backward: (nhalf half-size inputs: dy, then gelu) and x -> gradInput. io is in the signature's
-// order: dy, x, [gelu], gradInput; half_slot[k] is the slot of half input k.
-static aclnnStatus plan_backward(const og_opdesc *op, const og_row_fn *kernels,
-                                 const og_row16_fn (*kernels16)[2], const og_glu_params *params,
-                                 int nhalf, const aclTensor *const *half, const int *half_slot,
+// order: dy, x, [gelu], gradInput; half_slot[k] is the slot of half input k. lin_first as for
+// the forward: the output halves follow the same order as x's.
+static aclnnStatus plan_backward(const og_opdesc *op, const og_ew_compute_fn *kernels,
+                                 const og_ew_compute16_fn (*kernels16)[2],
+                                 const og_glu_params *params, bool lin_first, int nhalf,
+                                 const aclTensor *const *half, const int *half_slot,
                                  const aclTensor *x, int x_slot, const aclTensor *gradInput,
                                  int axis, const aclTensor *const *io, const char *const *names,
                                  uint64_t *workspaceSize, aclOpExecutor **executor) {
     int nin = nhalf + 1;
     const aclTensor *outs[1] = {gradInput};
     OG_TRY(og_check_io_memory(op, nin, io, 1, outs, names));
-    og_prog p;
-    og_prog_init(&p, op, nin, 1, io);
-    if (x->numel > 0) {
-        og_rows_op r = {.kernels = kernels,
-                        .kernels16 = kernels16,
-                        .nin = 1 + nhalf,
-                        .nout = 1,
-                        .in = {x},
-                        .in_slot = {x_slot},
-                        .out = {gradInput},
-                        .out_slot = {nin},
-                        .ndim = x->ndim,
-                        .axis = axis,
-                        .params = params,
-                        .params_size = sizeof *params,
-                        .compute_dtype = x->dtype};
-        for (int d = 0; d < x->ndim; d++) r.dims[d] = x->dims[d];
-        og_ew_op m = {.op = op,
-                      .kernels = copy_kernels[nhalf - 1],
-                      .nin = nhalf,
-                      .nout = nhalf,
-                      .slots = true,
-                      .compute_dtype = ACL_FLOAT};
-        aclTensor h[2];
-        for (int k = 0; k < nhalf; k++) {
-            const aclTensor *t = NULL;
-            int slot = og_prog_temp(&p, x->dtype, x->ndim, x->dims, &t);
-            if (slot < 0) return og_prog_publish(&p, workspaceSize, executor);
-            r.in[1 + k] = t;
-            r.in_slot[1 + k] = slot;
-            h[k] = first_half(t, axis);
-            m.in[k] = half[k];
-            m.in_slot[k] = half_slot[k];
-            m.names[k] = names[half_slot[k]];
-            m.out[k] = &h[k];
-            m.out_slot[k] = slot;
-            m.names[nhalf + k] = "(temporary)";
-        }
-        og_prog_map(&p, &m);
-        og_prog_rows(&p, &r);
-    }
-    return og_prog_publish(&p, workspaceSize, executor);
+    glu_map g = {.kernels = kernels,
+                 .kernels16 = kernels16,
+                 .params = params,
+                 .x = x,
+                 .x_slot = x_slot,
+                 .axis = axis,
+                 .order = {lin_first ? 0 : 1, lin_first ? 1 : 0},
+                 .nhalf = nhalf,
+                 .half = {half[0], nhalf > 1 ? half[1] : NULL},
+                 .half_slot = {half_slot[0], nhalf > 1 ? half_slot[1] : 0},
+                 .nout = 1,
+                 .split_out = true,
+                 .out = {gradInput},
+                 .out_slot = {nin}};
+    return plan_map(op, &g, nin, nin + 1, io, names, workspaceSize, executor);
 }
 
 aclnnStatus aclnnSwiGluGetWorkspaceSize(const aclTensor *x, int64_t dim, const aclTensor *out,
@@ -217,10 +209,10 @@ aclnnStatus aclnnSwiGluGetWorkspaceSize(const aclTensor *x, int64_t dim, const a
     OG_TRY(og_check_tensor(op, "out", out, 1));
     OG_TRY(og_check_same_dtype(op, "x", x, "out", out));
     OG_TRY(check_half(op, "x", x, axis, "out", out));
-    static const og_glu_params params = {0, false};
+    static const og_glu_params params = {0};
     const aclTensor *outs[1] = {out};
-    return plan_forward(op, og_swiglu_fwd_kernels, og_swiglu_fwd_kernels16, &params, x, axis, 1,
-                        outs, names, workspaceSize, executor);
+    return plan_forward(op, og_swiglu_fwd_kernels, og_swiglu_fwd_kernels16, &params, true, x, axis,
+                        1, outs, names, workspaceSize, executor);
 }
 
 aclnnStatus aclnnSwiGluGradGetWorkspaceSize(const aclTensor *yGrad, const aclTensor *x, int64_t dim,
@@ -240,10 +232,10 @@ aclnnStatus aclnnSwiGluGradGetWorkspaceSize(const aclTensor *yGrad, const aclTen
     OG_TRY(og_check_same_dtype(op, "x", x, "out", out));
     OG_TRY(check_half(op, "x", x, axis, "yGrad", yGrad));
     OG_TRY(og_check_same_shape(op, "x", x, "out", out));
-    static const og_glu_params params = {0, false};
+    static const og_glu_params params = {0};
     const aclTensor *half[1] = {yGrad};
     static const int half_slot[1] = {0};
-    return plan_backward(op, og_swiglu_bwd_kernels, og_swiglu_bwd_kernels16, &params, 1, half,
+    return plan_backward(op, og_swiglu_bwd_kernels, og_swiglu_bwd_kernels16, &params, true, 1, half,
                          half_slot, x, 1, out, axis, io, names, workspaceSize, executor);
 }
 
@@ -270,10 +262,10 @@ static aclnnStatus geglu(const og_opdesc *op, const aclTensor *self, int64_t dim
                        "%sGetWorkspaceSize: out and outGelu overlap in memory; they are two "
                        "different results",
                        op->name);
-    og_glu_params params = {(int)approximate, activateLeft};
+    og_glu_params params = {(int)approximate};
     const aclTensor *outs[2] = {out, outGelu};
-    return plan_forward(op, og_geglu_fwd_kernels, og_geglu_fwd_kernels16, &params, self, axis, 2,
-                        outs, names, workspaceSize, executor);
+    return plan_forward(op, og_geglu_fwd_kernels, og_geglu_fwd_kernels16, &params, !activateLeft,
+                        self, axis, 2, outs, names, workspaceSize, executor);
 }
 
 aclnnStatus aclnnGeGluGetWorkspaceSize(const aclTensor *self, int64_t dim, int64_t approximate,
@@ -311,11 +303,12 @@ static aclnnStatus geglu_backward(const og_opdesc *op, const aclTensor *gradOutp
     OG_TRY(check_half(op, "self", self, axis, "gelu", gelu));
     OG_TRY(og_check_same_shape(op, "self", self, "gradInput", gradInput));
     OG_TRY(check_approximate(op, approximate));
-    og_glu_params params = {(int)approximate, activateLeft};
+    og_glu_params params = {(int)approximate};
     const aclTensor *half[2] = {gradOutput, gelu};
     static const int half_slot[2] = {0, 2};
-    return plan_backward(op, og_geglu_bwd_kernels, og_geglu_bwd_kernels16, &params, 2, half,
-                         half_slot, self, 1, gradInput, axis, io, names, workspaceSize, executor);
+    return plan_backward(op, og_geglu_bwd_kernels, og_geglu_bwd_kernels16, &params, !activateLeft,
+                         2, half, half_slot, self, 1, gradInput, axis, io, names, workspaceSize,
+                         executor);
 }
 
 aclnnStatus aclnnGeGluBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,

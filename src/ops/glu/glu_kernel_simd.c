@@ -1,12 +1,12 @@
-/* GLU row kernels (glu_kernel.h), compiled once per ISA. Each row is processed in chunks of
- * CHUNK values: the activation kernel of the same ISA build (og_silu_*, og_gelu_*) runs on the
- * chunk into a stack buffer, and plain products finish it. Products of two floats are exact
- * IEEE operations on every ISA (no contraction: C11 without extensions), so the builds agree
+/* GLU elementwise kernels (glu_kernel.h), compiled once per ISA. Each operand range is processed
+ * in chunks of CHUNK values: the activation kernel of the same ISA build (og_silu_*, og_gelu_*)
+ * runs on the chunk into a stack buffer, and plain products finish it. Products of two floats are
+ * exact IEEE operations on every ISA (no contraction: C11 without extensions), so the builds agree
  * bit for bit as the activation kernels do.
  *
- * The 16-bit kernels (rows of bf16 or fp16, every operand of that dtype) widen each chunk of
- * their inputs into fp32 stack buffers, run the same chunk code and round each result once: the
- * same bits as the fp32 kernel between a CopyIn and a CopyOut. */
+ * The 16-bit kernels (every operand bf16 or fp16 and linear: the engine's fused path) widen each
+ * chunk of their inputs into fp32 stack buffers, run the same chunk code and round each result
+ * once: the same bits as the fp32 kernel between the engine's CopyIn and CopyOut. */
 #include <stdint.h>
 #include <string.h>
 
@@ -80,117 +80,97 @@ static inline void geglu_bwd_chunk(og_ew_compute_fn dgelu, size_t m, const float
     memcpy(dgat, u, m * sizeof *u);
 }
 
-// ---- fp32 rows
+// ---- fp32 (og_ew_compute_fn): n aligned values of each operand
 
-void OG_FN(og_swiglu_fwd)(size_t n, const float *const *in, float *const *out, const void *params,
-                          float *stats) {
-    (void)params, (void)stats;
-    size_t h = n / 2;
-    for (size_t c = 0; c < h; c += CHUNK) {
-        size_t m = h - c < CHUNK ? h - c : CHUNK;
-        swiglu_fwd_chunk(m, in[0] + c, in[0] + h + c, out[0] + c);
+void OG_FN(og_swiglu_fwd)(size_t n, const float *const *in, float *const *out, const void *params) {
+    (void)params;
+    for (size_t c = 0; c < n; c += CHUNK) {
+        size_t m = n - c < CHUNK ? n - c : CHUNK;
+        swiglu_fwd_chunk(m, in[0] + c, in[1] + c, out[0] + c);
     }
 }
 
-void OG_FN(og_swiglu_bwd)(size_t n, const float *const *in, float *const *out, const void *params,
-                          float *stats) {
-    (void)params, (void)stats;
-    size_t h = n / 2;
-    for (size_t c = 0; c < h; c += CHUNK) {
-        size_t m = h - c < CHUNK ? h - c : CHUNK;
-        swiglu_bwd_chunk(m, in[0] + c, in[0] + h + c, in[1] + c, out[0] + c, out[0] + h + c);
+void OG_FN(og_swiglu_bwd)(size_t n, const float *const *in, float *const *out, const void *params) {
+    (void)params;
+    for (size_t c = 0; c < n; c += CHUNK) {
+        size_t m = n - c < CHUNK ? n - c : CHUNK;
+        swiglu_bwd_chunk(m, in[0] + c, in[1] + c, in[2] + c, out[0] + c, out[1] + c);
     }
 }
 
-void OG_FN(og_geglu_fwd)(size_t n, const float *const *in, float *const *out, const void *params,
-                         float *stats) {
-    (void)stats;
-    const og_glu_params *p = params;
-    size_t h = n / 2, lo = p->activate_left ? h : 0, go = p->activate_left ? 0 : h;
-    og_ew_compute_fn f = gelu_fwd_fn(p);
-    for (size_t c = 0; c < h; c += CHUNK) {
-        size_t m = h - c < CHUNK ? h - c : CHUNK;
-        geglu_fwd_chunk(f, m, in[0] + lo + c, in[0] + go + c, out[0] + c, out[1] + c);
+void OG_FN(og_geglu_fwd)(size_t n, const float *const *in, float *const *out, const void *params) {
+    og_ew_compute_fn f = gelu_fwd_fn(params);
+    for (size_t c = 0; c < n; c += CHUNK) {
+        size_t m = n - c < CHUNK ? n - c : CHUNK;
+        geglu_fwd_chunk(f, m, in[0] + c, in[1] + c, out[0] + c, out[1] + c);
     }
 }
 
-void OG_FN(og_geglu_bwd)(size_t n, const float *const *in, float *const *out, const void *params,
-                         float *stats) {
-    (void)stats;
-    const og_glu_params *p = params;
-    size_t h = n / 2, lo = p->activate_left ? h : 0, go = p->activate_left ? 0 : h;
-    og_ew_compute_fn f = gelu_bwd_fn(p);
-    for (size_t c = 0; c < h; c += CHUNK) {
-        size_t m = h - c < CHUNK ? h - c : CHUNK;
-        geglu_bwd_chunk(f, m, in[0] + lo + c, in[0] + go + c, in[1] + c, in[2] + c, out[0] + lo + c,
-                        out[0] + go + c);
+void OG_FN(og_geglu_bwd)(size_t n, const float *const *in, float *const *out, const void *params) {
+    og_ew_compute_fn f = gelu_bwd_fn(params);
+    for (size_t c = 0; c < n; c += CHUNK) {
+        size_t m = n - c < CHUNK ? n - c : CHUNK;
+        geglu_bwd_chunk(f, m, in[0] + c, in[1] + c, in[2] + c, in[3] + c, out[0] + c, out[1] + c);
     }
 }
 
-// ---- 16-bit rows: widen a chunk of each input, the fp32 chunk code, round each result once.
-// WIDEN / NARROW name the converters of the dtype (engine/convert.h, this ISA's build).
+// ---- 16-bit (og_ew_compute16_fn): widen a chunk of each input, the fp32 chunk code, round each
+// result once. WIDEN / NARROW name the converters of the dtype (engine/convert.h, this ISA's
+// build).
 
 #define GLU_KERNELS16(sfx, WIDEN, NARROW)                                                          \
     void OG_FN(og_swiglu_fwd_##sfx)(size_t n, const uint16_t *const *in, uint16_t *const *out,     \
-                                    float *scratch, const void *params, float *stats) {            \
-        (void)scratch, (void)params, (void)stats;                                                  \
-        size_t h = n / 2;                                                                          \
+                                    const void *params, bool stream) {                             \
+        (void)params;                                                                              \
         float a[CHUNK], b[CHUNK], t[CHUNK];                                                        \
-        for (size_t c = 0; c < h; c += CHUNK) {                                                    \
-            size_t m = h - c < CHUNK ? h - c : CHUNK;                                              \
+        for (size_t c = 0; c < n; c += CHUNK) {                                                    \
+            size_t m = n - c < CHUNK ? n - c : CHUNK;                                              \
             WIDEN(in[0] + c, a, m);                                                                \
-            WIDEN(in[0] + h + c, b, m);                                                            \
+            WIDEN(in[1] + c, b, m);                                                                \
             swiglu_fwd_chunk(m, a, b, t);                                                          \
-            NARROW(t, out[0] + c, m, false);                                                       \
+            NARROW(t, out[0] + c, m, stream);                                                      \
         }                                                                                          \
     }                                                                                              \
     void OG_FN(og_swiglu_bwd_##sfx)(size_t n, const uint16_t *const *in, uint16_t *const *out,     \
-                                    float *scratch, const void *params, float *stats) {            \
-        (void)scratch, (void)params, (void)stats;                                                  \
-        size_t h = n / 2;                                                                          \
+                                    const void *params, bool stream) {                             \
+        (void)params;                                                                              \
         float a[CHUNK], b[CHUNK], dy[CHUNK], da[CHUNK], db[CHUNK];                                 \
-        for (size_t c = 0; c < h; c += CHUNK) {                                                    \
-            size_t m = h - c < CHUNK ? h - c : CHUNK;                                              \
+        for (size_t c = 0; c < n; c += CHUNK) {                                                    \
+            size_t m = n - c < CHUNK ? n - c : CHUNK;                                              \
             WIDEN(in[0] + c, a, m);                                                                \
-            WIDEN(in[0] + h + c, b, m);                                                            \
-            WIDEN(in[1] + c, dy, m);                                                               \
+            WIDEN(in[1] + c, b, m);                                                                \
+            WIDEN(in[2] + c, dy, m);                                                               \
             swiglu_bwd_chunk(m, a, b, dy, da, db);                                                 \
-            NARROW(da, out[0] + c, m, false);                                                      \
-            NARROW(db, out[0] + h + c, m, false);                                                  \
+            NARROW(da, out[0] + c, m, stream);                                                     \
+            NARROW(db, out[1] + c, m, stream);                                                     \
         }                                                                                          \
     }                                                                                              \
     void OG_FN(og_geglu_fwd_##sfx)(size_t n, const uint16_t *const *in, uint16_t *const *out,      \
-                                   float *scratch, const void *params, float *stats) {             \
-        (void)scratch, (void)stats;                                                                \
-        const og_glu_params *p = params;                                                           \
-        size_t h = n / 2, lo = p->activate_left ? h : 0, go = p->activate_left ? 0 : h;            \
-        og_ew_compute_fn f = gelu_fwd_fn(p);                                                       \
+                                   const void *params, bool stream) {                              \
+        og_ew_compute_fn f = gelu_fwd_fn(params);                                                  \
         float l[CHUNK], g[CHUNK], t[CHUNK], u[CHUNK];                                              \
-        for (size_t c = 0; c < h; c += CHUNK) {                                                    \
-            size_t m = h - c < CHUNK ? h - c : CHUNK;                                              \
-            WIDEN(in[0] + lo + c, l, m);                                                           \
-            WIDEN(in[0] + go + c, g, m);                                                           \
+        for (size_t c = 0; c < n; c += CHUNK) {                                                    \
+            size_t m = n - c < CHUNK ? n - c : CHUNK;                                              \
+            WIDEN(in[0] + c, l, m);                                                                \
+            WIDEN(in[1] + c, g, m);                                                                \
             geglu_fwd_chunk(f, m, l, g, t, u);                                                     \
-            NARROW(t, out[0] + c, m, false);                                                       \
-            NARROW(u, out[1] + c, m, false);                                                       \
+            NARROW(t, out[0] + c, m, stream);                                                      \
+            NARROW(u, out[1] + c, m, stream);                                                      \
         }                                                                                          \
     }                                                                                              \
     void OG_FN(og_geglu_bwd_##sfx)(size_t n, const uint16_t *const *in, uint16_t *const *out,      \
-                                   float *scratch, const void *params, float *stats) {             \
-        (void)scratch, (void)stats;                                                                \
-        const og_glu_params *p = params;                                                           \
-        size_t h = n / 2, lo = p->activate_left ? h : 0, go = p->activate_left ? 0 : h;            \
-        og_ew_compute_fn f = gelu_bwd_fn(p);                                                       \
+                                   const void *params, bool stream) {                              \
+        og_ew_compute_fn f = gelu_bwd_fn(params);                                                  \
         float l[CHUNK], g[CHUNK], dy[CHUNK], ge[CHUNK], dl[CHUNK], dg[CHUNK];                      \
-        for (size_t c = 0; c < h; c += CHUNK) {                                                    \
-            size_t m = h - c < CHUNK ? h - c : CHUNK;                                              \
-            WIDEN(in[0] + lo + c, l, m);                                                           \
-            WIDEN(in[0] + go + c, g, m);                                                           \
-            WIDEN(in[1] + c, dy, m);                                                               \
-            WIDEN(in[2] + c, ge, m);                                                               \
+        for (size_t c = 0; c < n; c += CHUNK) {                                                    \
+            size_t m = n - c < CHUNK ? n - c : CHUNK;                                              \
+            WIDEN(in[0] + c, l, m);                                                                \
+            WIDEN(in[1] + c, g, m);                                                                \
+            WIDEN(in[2] + c, dy, m);                                                               \
+            WIDEN(in[3] + c, ge, m);                                                               \
             geglu_bwd_chunk(f, m, l, g, dy, ge, dl, dg);                                           \
-            NARROW(dl, out[0] + lo + c, m, false);                                                 \
-            NARROW(dg, out[0] + go + c, m, false);                                                 \
+            NARROW(dl, out[0] + c, m, stream);                                                     \
+            NARROW(dg, out[1] + c, m, stream);                                                     \
         }                                                                                          \
     }
 
