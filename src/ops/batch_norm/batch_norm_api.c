@@ -14,9 +14,9 @@
  *                       makes them), then one ROWS pass (or MAP) over the data.
  *   eval                the final pass with runningMean and 1 / sqrt(runningVar + eps); the
  *                       backward's dx = dy * (w invstd) (a MAP), its sums as in training.
- * Rank 2 (and data without a row view): REDUCE steps for the statistics and the sums, MAPs for
- * the data. Every sum has one fixed order (the row kernels', n order, the reduction engine's): the
- * results do not depend on the thread count or the ISA. */
+ * Rank 2, S < 8 (and data without a row view): REDUCE steps for the statistics and the sums, MAPs
+ * for the data. Every sum has one fixed order (the row kernels', n order, the reduction engine's):
+ * the results do not depend on the thread count or the ISA. */
 #include <stdio.h>
 #include <string.h>
 
@@ -80,8 +80,8 @@ void og_bn_reduce(og_prog *p, og_reduce_kind kind, const og_ew_compute_fn *map, 
 
 // t [N, C, d2, ...] (channels in dim ca: 1, or the last dim of an NHWC / NDHWC tensor) as
 // [N, C, S], S = d2 * ..., when the dims other than N and C are one progression (a contiguous
-// tensor's are, in either format): the row view. Every layout that has one runs the same steps
-// on the same values, so its results are the same bits.
+// tensor's are, in either format) and S >= 8: the row view. Every layout that has one runs the same
+// steps on the same values, so its results are the same bits.
 static bool rows_view(const aclTensor *t, int ca, aclTensor *v) {
     if (t->ndim < 3) return false;
     int64_t S = 1, inner = 0, next = 0;
@@ -94,6 +94,9 @@ static bool rows_view(const aclTensor *t, int ca, aclTensor *v) {
         next = t->strides[d] * t->dims[d];
         S *= t->dims[d];
     }
+    // short rows are mostly per-row overhead: [4096, 256, 1, 1] ran 50x slower by rows than by
+    // the REDUCE path; from 8 values the rows win (a shape rule: every layout decides alike)
+    if (S < 8) return false;
     *v = *t;
     v->ndim = 3;
     v->dims[1] = t->dims[ca], v->strides[1] = t->strides[ca];
