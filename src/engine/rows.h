@@ -47,7 +47,7 @@
 
 #define OG_ROWS_MAX_IN 6
 #define OG_ROWS_MAX_OUT 3
-#define OG_ROWS_MAX_STATS 2
+#define OG_ROWS_MAX_STATS 4 // BatchNorm's dx pass reads 4 per-channel values per row
 #define OG_ROWS_MAX_ACC 2
 #define OG_ROWS_GROUP 32 // rows per group of the column accumulators
 

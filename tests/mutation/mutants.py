@@ -686,15 +686,15 @@ MUTANTS = [
     {
         "id": "bn-gradweight-first-n",
         "cls": "broadcast reduction",
-        "file": "src/ops/batch_norm/batch_norm_api.c",
-        "find": "(int[]){0, 1, mean_s}, input->dims,",
-        "replace": "(int[]){0, 1, mean_s}, (int64_t[8]){1, input->dims[1], input->dims[2], "
-                   "input->dims[3], input->dims[4], input->dims[5], input->dims[6], input->dims[7]},",
+        "file": "src/ops/batch_norm/batch_norm_coef.c",
+        "find": "sdx += (double)in[1][r] + ((double)in[2][r] - (double)in[3][r]) * s1;",
+        "replace": "if (r == 0) sdx += (double)in[1][r] + ((double)in[2][r] - (double)in[3][r]) * s1;",
         "expect": r"FAIL +batch_norm +\w+ .*gradient of 'weight'",
         "isa": "scalar",
         "fast": False,
-        "why": "sum(dy (x - mean)) per channel covers only the first sample (n = 0), not the "
-               "batch: gradWeight (and the training dx that uses the sum) is wrong when N > 1",
+        "why": "sum(dy (x - mean)) per channel covers only the first sample's row (n = 0) in "
+               "the combine over n, not the batch: gradWeight (and the training dx that uses "
+               "the sum) is wrong when N > 1",
     },
     {
         "id": "bn-running-var-biased",

@@ -1,18 +1,22 @@
 /* aclnnBatchNorm and aclnnBatchNormBackward: argument checks and step programs.
  *
- * Per channel c, over the K = N * spatial values of the channel:
- *   forward (training)  REDUCE mean; REDUCE mean of (x - mean)^2 (two passes: the centred sum of
- *                       squares does not cancel as E[x^2] - mean^2 would); small MAPs over [C]
- *                       for invstd, weight * invstd, the saved statistics and the running
- *                       statistics; one MAP y = (x - mean) * (weight * invstd) + bias.
- *   forward (eval)      the same final MAP with runningMean and 1 / sqrt(runningVar + eps).
- *   backward (training) REDUCE sum(dy), REDUCE sum(dy * (x - mean)); dx is affine in dy and x per
+ * Per channel c, over the K = N * spatial values of the channel. Rank >= 3 data with a row view
+ * (rows_view: rows (n, c) of S values; NCHW and NHWC alike) runs on the row engine:
+ *   forward (training)  ROWS over x: per row mean_r and M2_r (x read once); ROWS over the [C, N]
+ *                       statistics: Chan's combine in n order -> mean, var; MAPs over [C] for
+ *                       invstd, weight * invstd, the saved and the running statistics; ROWS
+ *                       y = (x - mean) * (weight * invstd) + bias with the per-channel values as
+ *                       row statistics (a MAP where the rows are strided: the same bits).
+ *   backward (training) ROWS over dy and x: per row sum dy, sum dy (x - x0), x0; ROWS over [C, N]:
+ *                       sum dy and sum dy (x - mean) in n order; dx is affine in dy and x per
  *                       channel: dx = a dy + b (x - mean) + c with a = w invstd,
  *                       b = -a invstd^2 sum(dy (x - mean)) / K, c = -a sum(dy) / K (a MAP over [C]
- *                       makes them), then one MAP over the data.
- *   backward (eval)     dx = dy * (w invstd); the sums for gradWeight / gradBias as above.
- * Every sum is the reduction engine's (fp32, fixed order): the results do not depend on the thread
- * count or the ISA. */
+ *                       makes them), then one ROWS pass (or MAP) over the data.
+ *   eval                the final pass with runningMean and 1 / sqrt(runningVar + eps); the
+ *                       backward's dx = dy * (w invstd) (a MAP), its sums as in training.
+ * Rank 2, S < 8 (and data without a row view): REDUCE steps for the statistics and the sums, MAPs
+ * for the data. Every sum has one fixed order (the row kernels', n order, the reduction engine's):
+ * the results do not depend on the thread count or the ISA. */
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +26,7 @@
 #include "engine/reduce.h"
 #include "ops/batch_norm/batch_norm_common.h"
 #include "ops/batch_norm/batch_norm_kernel.h"
+#include "ops/batch_norm/batch_norm_rows.h"
 #include "ops/common/checks.h"
 #include "ops/math/mul/mul_kernel.h"
 #include "runtime/error.h"
@@ -71,6 +76,79 @@ void og_bn_reduce(og_prog *p, og_reduce_kind kind, const og_ew_compute_fn *map, 
     for (int i = 0; i < nin; i++) r.in[i] = in[i], r.in_slot[i] = in_slot[i];
     og_reduce_to_shape(&r, dims, ndim, out);
     og_prog_reduce(p, &r);
+}
+
+// t [N, C, d2, ...] (channels in dim ca: 1, or the last dim of an NHWC / NDHWC tensor) as
+// [N, C, S], S = d2 * ..., when the dims other than N and C are one progression (a contiguous
+// tensor's are, in either format) and S >= 8: the row view. Every layout that has one runs the same
+// steps on the same values, so its results are the same bits.
+static bool rows_view(const aclTensor *t, int ca, aclTensor *v) {
+    if (t->ndim < 3) return false;
+    int64_t S = 1, inner = 0, next = 0;
+    for (int d = t->ndim - 1; d >= 1; d--) {
+        if (d == ca || t->dims[d] == 1) continue;
+        if (inner == 0)
+            inner = t->strides[d];
+        else if (t->strides[d] != next)
+            return false;
+        next = t->strides[d] * t->dims[d];
+        S *= t->dims[d];
+    }
+    // short rows are mostly per-row overhead: [4096, 256, 1, 1] ran 50x slower by rows than by
+    // the REDUCE path; from 8 values the rows win (a shape rule: every layout decides alike)
+    if (S < 8) return false;
+    *v = *t;
+    v->ndim = 3;
+    v->dims[1] = t->dims[ca], v->strides[1] = t->strides[ca];
+    v->dims[2] = S, v->strides[2] = inner ? inner : 1;
+    return true;
+}
+
+// A contiguous [N, C] temporary of per-row statistics as [N, C, 1] (rows (n, c) in row-major
+// order: the row pass's statistics) or as [C, N] (a channel's N values as one row).
+static aclTensor stat_rows(const aclTensor *t, int64_t N, int64_t C, bool by_channel) {
+    aclTensor v = *t;
+    v.ndim = by_channel ? 2 : 3;
+    if (by_channel) {
+        v.dims[0] = C, v.strides[0] = 1, v.dims[1] = N, v.strides[1] = C;
+    } else {
+        v.dims[0] = N, v.strides[0] = C, v.dims[1] = C, v.strides[1] = 1;
+        v.dims[2] = 1, v.strides[2] = 1;
+    }
+    return v;
+}
+
+// A [C] vector as [1, C, 1]: per-row values (stats) of the [N, C, S] view.
+static aclTensor chan_stat(const aclTensor *t) {
+    aclTensor v = og_bn_view(t, 2);
+    v.ndim = 3;
+    v.dims[2] = v.dims[1], v.strides[2] = v.strides[1];
+    v.dims[1] = v.dims[0], v.strides[1] = v.strides[0];
+    v.dims[0] = 1, v.strides[0] = 1;
+    return v;
+}
+
+// A ROWS step along the last of `ndim` dims (out NULL: none; stats read before the kernel with
+// stats_in, written after it otherwise).
+static void bn_rows(og_prog *p, const og_row_fn *k, const int64_t *dims, int ndim, int nin,
+                    const aclTensor *const *in, const int *in_slot, const aclTensor *out,
+                    int out_slot, int nstats, const aclTensor *const *st, const int *st_slot,
+                    bool stats_in, const og_bn_row_params *prm) {
+    og_rows_op r = {.kernels = k,
+                    .nin = nin,
+                    .nout = out ? 1 : 0,
+                    .nstats = nstats,
+                    .ndim = ndim,
+                    .axis = ndim - 1,
+                    .params = prm,
+                    .params_size = prm ? sizeof *prm : 0,
+                    .compute_dtype = ACL_FLOAT,
+                    .stats_in = stats_in};
+    for (int d = 0; d < ndim; d++) r.dims[d] = dims[d];
+    for (int i = 0; i < nin; i++) r.in[i] = in[i], r.in_slot[i] = in_slot[i];
+    if (out) r.out[0] = out, r.out_slot[0] = out_slot;
+    for (int i = 0; i < nstats; i++) r.stats[i] = st[i], r.stats_slot[i] = st_slot[i];
+    og_prog_rows(p, &r);
 }
 
 aclnnStatus og_bn_check_vector(const og_opdesc *op, const char *name, const aclTensor *t, int64_t c,
@@ -194,6 +272,10 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
     int rank = input->ndim - ca; // [C, 1, ...]: broadcasts over the dims after the channel
     int64_t K = input->numel / C;
     og_bn_params prm = {.eps = eps, .momentum = momentum, .factor = 1.0, .inv_k = 1.0 / (double)K};
+    // data whose dims other than N and C are one progression: rows (n, c) of S values
+    aclTensor xv, yv;
+    bool rows = rows_view(input, ca, &xv) && rows_view(output, ca, &yv);
+    int64_t N = input->dims[0];
 
     const aclTensor *mean_t = NULL, *var_t = NULL, *rstd_t = NULL, *scale_t = NULL;
     int mean_s, var_s = -1, rstd_s, scale_s;
@@ -201,11 +283,29 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
         mean_s = og_prog_temp(&p, ACL_FLOAT, 1, &C, &mean_t);
         var_s = og_prog_temp(&p, ACL_FLOAT, 1, &C, &var_t);
         if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
-        aclTensor mv = og_bn_view(mean_t, rank), vv = og_bn_view(var_t, rank);
-        og_bn_reduce(&p, OG_RED_MEAN, NULL, 1, (const aclTensor *[]){input}, (int[]){0},
-                     input->dims, input->ndim, &mv, mean_s);
-        og_bn_reduce(&p, OG_RED_MEAN, og_bn_sqdev_kernels, 2, (const aclTensor *[]){input, &mv},
-                     (int[]){0, mean_s}, input->dims, input->ndim, &vv, var_s);
+        if (rows) {
+            // per row (n, c): mean_r and M2_r, one read of x; then per channel, in n order
+            const aclTensor *rm_t, *rq_t;
+            int64_t nc[2] = {N, C}, cn[2] = {C, N};
+            int rm_s = og_prog_temp(&p, ACL_FLOAT, 2, nc, &rm_t);
+            int rq_s = og_prog_temp(&p, ACL_FLOAT, 2, nc, &rq_t);
+            if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
+            aclTensor rm = stat_rows(rm_t, N, C, false), rq = stat_rows(rq_t, N, C, false);
+            bn_rows(&p, og_bn_row_stat_kernels, xv.dims, 3, 1, (const aclTensor *[]){&xv},
+                    (int[]){0}, NULL, -1, 2, (const aclTensor *[]){&rm, &rq}, (int[]){rm_s, rq_s},
+                    false, NULL);
+            aclTensor rmc = stat_rows(rm_t, N, C, true), rqc = stat_rows(rq_t, N, C, true);
+            og_bn_row_params rp = {.S = (double)xv.dims[2]};
+            bn_rows(&p, og_bn_row_chan_kernels, cn, 2, 2, (const aclTensor *[]){&rmc, &rqc},
+                    (int[]){rm_s, rq_s}, NULL, -1, 2, (const aclTensor *[]){mean_t, var_t},
+                    (int[]){mean_s, var_s}, false, &rp);
+        } else {
+            aclTensor mv = og_bn_view(mean_t, rank), vv = og_bn_view(var_t, rank);
+            og_bn_reduce(&p, OG_RED_MEAN, NULL, 1, (const aclTensor *[]){input}, (int[]){0},
+                         input->dims, input->ndim, &mv, mean_s);
+            og_bn_reduce(&p, OG_RED_MEAN, og_bn_sqdev_kernels, 2, (const aclTensor *[]){input, &mv},
+                         (int[]){0, mean_s}, input->dims, input->ndim, &vv, var_s);
+        }
     } else {
         mean_t = runningMean, mean_s = 3;
     }
@@ -221,7 +321,16 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
                   1, &scale_t, &scale_s, NULL);
     }
     aclTensor mv = og_bn_view(mean_t, rank), sv = og_bn_view(scale_t, rank);
-    if (bias) {
+    // rows contiguous in memory (NCHW): the row kernel; rows gathered with a stride (NHWC): the
+    // map, which is faster there and computes the same bits (the same fma per element)
+    if (rows && xv.strides[2] == 1 && yv.strides[2] == 1) {
+        // y = (x - mean) scale (+ bias): the per-channel operands are per-row statistics
+        aclTensor ms = chan_stat(mean_t), ss = chan_stat(scale_t), bs = bias ? chan_stat(bias) : ms;
+        og_bn_row_params rp = {.has_shift = bias != NULL};
+        bn_rows(&p, og_bn_row_norm_kernels, xv.dims, 3, 1, (const aclTensor *[]){&xv}, (int[]){0},
+                &yv, 5, bias ? 3 : 2, (const aclTensor *[]){&ms, &ss, &bs},
+                (int[]){mean_s, scale_s, 2}, true, &rp);
+    } else if (bias) {
         aclTensor bv = og_bn_view(bias, rank);
         og_bn_map(&p, og_bn_norm_kernels, 4, (const aclTensor *[]){input, &mv, &sv, &bv},
                   (int[]){0, mean_s, scale_s, 2}, 1, (const aclTensor *[]){output}, (int[]){5},
@@ -349,17 +458,41 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
     aclTensor mv = og_bn_view(mean_t, rank);
     // the per-channel sums: sum(dy) and sum(dy (x - mean))
     bool need_sdy = m[2] || (m[0] && training), need_sdx = m[1] || (m[0] && training);
+    // data whose dims other than N and C are one progression: rows (n, c) of S values
+    aclTensor dyv, xv, dxv;
+    bool rows = input->numel > 0 && rows_view(gradOut, ca, &dyv) && rows_view(input, ca, &xv) &&
+                (!m[0] || rows_view(gradInput, ca, &dxv));
+    if (rows && (need_sdy || need_sdx)) need_sdy = need_sdx = true; // one pass makes both
     const aclTensor *sdy_t = NULL, *sdx_t = NULL;
     int sdy_s = -1, sdx_s = -1;
     if (need_sdy) sdy_s = og_prog_temp(&p, ACL_FLOAT, 1, &C, &sdy_t);
     if (need_sdx) sdx_s = og_prog_temp(&p, ACL_FLOAT, 1, &C, &sdx_t);
     if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
-    if (need_sdy) {
+    if (rows && need_sdy) {
+        // per row (n, c): sum dy, sum dy (x - x0) and x0, one read of dy and x; then per
+        // channel, in n order: sum dy and sum dy (x - mean)
+        const aclTensor *s1_t, *s2_t, *x0_t;
+        int64_t N = input->dims[0], nc[2] = {N, C}, cn[2] = {C, N};
+        int s1_s = og_prog_temp(&p, ACL_FLOAT, 2, nc, &s1_t);
+        int s2_s = og_prog_temp(&p, ACL_FLOAT, 2, nc, &s2_t);
+        int x0_s = og_prog_temp(&p, ACL_FLOAT, 2, nc, &x0_t);
+        if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
+        aclTensor r1 = stat_rows(s1_t, N, C, false), r2 = stat_rows(s2_t, N, C, false),
+                  r0 = stat_rows(x0_t, N, C, false);
+        bn_rows(&p, og_bn_row_dsum_kernels, xv.dims, 3, 2, (const aclTensor *[]){&dyv, &xv},
+                (int[]){0, 1}, NULL, -1, 3, (const aclTensor *[]){&r1, &r2, &r0},
+                (int[]){s1_s, s2_s, x0_s}, false, NULL);
+        aclTensor c1 = stat_rows(s1_t, N, C, true), c2 = stat_rows(s2_t, N, C, true),
+                  c0 = stat_rows(x0_t, N, C, true), mc = og_bn_view(mean_t, 2);
+        bn_rows(&p, og_bn_row_dcomb_kernels, cn, 2, 4, (const aclTensor *[]){&c1, &c2, &c0, &mc},
+                (int[]){s1_s, s2_s, x0_s, mean_s}, NULL, -1, 2, (const aclTensor *[]){sdy_t, sdx_t},
+                (int[]){sdy_s, sdx_s}, false, NULL);
+    } else if (need_sdy) {
         aclTensor v = og_bn_view(sdy_t, rank);
         og_bn_reduce(&p, OG_RED_SUM, NULL, 1, &gradOut, (int[]){0}, input->dims, input->ndim, &v,
                      sdy_s);
     }
-    if (need_sdx) {
+    if (need_sdx && !rows) {
         aclTensor v = og_bn_view(sdx_t, rank);
         og_bn_reduce(&p, OG_RED_SUM, og_bn_dymul_kernels, 3,
                      (const aclTensor *[]){gradOut, input, &mv}, (int[]){0, 1, mean_s}, input->dims,
@@ -390,6 +523,15 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
             og_bn_map(&p, og_bn_bc_kernels, 4, (const aclTensor *[]){a_t, rstd_t, sdy_t, sdx_t},
                       (int[]){a_s, rstd_s, sdy_s, sdx_s}, 2, (const aclTensor *[]){b_t, c_t},
                       (int[]){b_s, c_s}, &prm);
+            if (rows && dyv.strides[2] == 1 && xv.strides[2] == 1 && dxv.strides[2] == 1) {
+                // dx = a dy + (b (x - mean) + c): the per-channel operands are per-row stats
+                aclTensor ms = chan_stat(mean_t), as = chan_stat(a_t), bs = chan_stat(b_t),
+                          cs = chan_stat(c_t);
+                bn_rows(&p, og_bn_row_dx_kernels, xv.dims, 3, 2, (const aclTensor *[]){&dyv, &xv},
+                        (int[]){0, 1}, &dxv, 7, 4, (const aclTensor *[]){&ms, &as, &bs, &cs},
+                        (int[]){mean_s, a_s, b_s, c_s}, true, NULL);
+                return og_prog_publish(&p, workspaceSize, executor);
+            }
             aclTensor bv = og_bn_view(b_t, rank), cv = og_bn_view(c_t, rank);
             og_bn_map(&p, og_bn_dx_kernels, 6,
                       (const aclTensor *[]){gradOut, input, &mv, &av, &bv, &cv},

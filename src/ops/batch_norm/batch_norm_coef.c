@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "ops/batch_norm/batch_norm_kernel.h"
+#include "ops/batch_norm/batch_norm_rows.h"
 
 static void bn_rstd(size_t n, const float *const *in, float *const *out, const void *p) {
     const og_bn_params *q = p;
@@ -42,3 +43,45 @@ const og_ew_compute_fn og_bn_rstd_kernels[OPGRAD_ISA_COUNT] = ALL_LEVELS(bn_rstd
 const og_ew_compute_fn og_bn_running_kernels[OPGRAD_ISA_COUNT] = ALL_LEVELS(bn_running);
 const og_ew_compute_fn og_bn_copy_kernels[OPGRAD_ISA_COUNT] = ALL_LEVELS(bn_copy);
 const og_ew_compute_fn og_bn_bc_kernels[OPGRAD_ISA_COUNT] = ALL_LEVELS(bn_bc);
+
+// Per channel: the row statistics (mean_r, M2_r) of its N rows of S values each, combined in
+// increasing n by Chan et al.'s pairwise update in double: with (k, mean, M2) so far and a row
+// (S, m, q): delta = m - mean, mean += delta S / (k + S), M2 += q + delta^2 k S / (k + S).
+// stats = {mean, M2 / (N S)} (the biased variance), each rounded once.
+static void bn_row_chan(size_t n, const float *const *in, float *const *out, const void *p,
+                        float *stats) {
+    (void)out;
+    const og_bn_row_params *q = p;
+    double k = 0.0, mean = 0.0, m2 = 0.0;
+    for (size_t r = 0; r < n; r++) {
+        double delta = (double)in[0][r] - mean, k2 = k + q->S;
+        mean += delta * (q->S / k2);
+        m2 += (double)in[1][r] + delta * delta * (k * q->S / k2);
+        k = k2;
+    }
+    stats[0] = (float)mean;
+    stats[1] = (float)(k > 0.0 ? m2 / k : 0.0);
+}
+
+// Per channel, in increasing n: sum s1 and sum (s2 + (x0 - mean) s1) in double, rounded once
+// (in[3] is the channel's mean, the same value at every position).
+static void bn_row_dcomb(size_t n, const float *const *in, float *const *out, const void *p,
+                         float *stats) {
+    (void)out, (void)p;
+    double sdy = 0.0, sdx = 0.0;
+    for (size_t r = 0; r < n; r++) {
+        double s1 = in[0][r];
+        sdy += s1;
+        sdx += (double)in[1][r] + ((double)in[2][r] - (double)in[3][r]) * s1;
+    }
+    stats[0] = (float)sdy;
+    stats[1] = (float)sdx;
+}
+
+const og_row_fn og_bn_row_chan_kernels[OPGRAD_ISA_COUNT] = ALL_LEVELS(bn_row_chan);
+const og_row_fn og_bn_row_dcomb_kernels[OPGRAD_ISA_COUNT] = ALL_LEVELS(bn_row_dcomb);
+
+const og_row_fn og_bn_row_stat_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_bn_row_stat);
+const og_row_fn og_bn_row_dsum_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_bn_row_dsum);
+const og_row_fn og_bn_row_norm_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_bn_row_norm);
+const og_row_fn og_bn_row_dx_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_bn_row_dx);
