@@ -154,7 +154,16 @@ def fmt(v):
 
 # Gaps measured and not yet closed, by (op, dtype). Their rows are still computed and printed
 # as FAIL; they do not fail the run, but a listed gap that no longer fails does (remove it).
-KNOWN_GAPS = {}
+KNOWN_GAPS = {
+    # PyTorch's CPU batch norm accumulates its per-channel sums in double (acc_type<float> on the
+    # CPU); opgrad's BatchNorm on a rank-2 input ([N, C], no spatial dims: the REDUCE path, see
+    # docs/ops/batch_norm.md) sums dy (x - mean) in fp32 in the reduction engine's fixed order,
+    # within its bound but about 2 ulps off at N = 128 where PyTorch's is correctly rounded:
+    # gradWeight RMSE 1.5x PyTorch's (transposed layout; PyTorch 1.13 and 2.5.1). The row path
+    # (rank >= 3) combines its statistics in double and has no such gap.
+    ("batch_norm[train]", "float32"): "fp32 per-channel sums on the rank-2 path vs PyTorch's "
+                                      "double accumulation",
+}
 if torch.backends.mkl.is_available():
     # PyTorch's pip wheels multiply float32 through MKL, whose sgemv sums each product of a short
     # K in several partial sums (across vector lanes); opgrad's GEMM engine sums K in slices of 256,
