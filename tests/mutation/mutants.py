@@ -5,7 +5,9 @@ exactly once in `file`) with `replace`. `expect` is a regex that the output of t
 `opgrad check` must match when the checker kills the mutant: it names the operator that must fail
 (or, where the diagnosis is specific, the diagnosis). `isa` is the lowest ISA level whose code the
 mutant touches and that the CPU must have for the mutant to matter. `fast` mutants form the quick
-CI subset (`run.py --fast`): each is killed by the checker today and rebuilds in seconds.
+CI subset (`run.py --fast`): each is killed by the checker today and rebuilds in seconds; a fast
+mutant may name its checker entries in `ops` (comma-separated), and `--fast` then runs
+`opgrad check --op <ops>` instead of the whole default check (the full run always runs it all).
 
 `opgrad check` prints one summary line per failing case, "  FAIL <op> <dtype> [<isa>] <layout>:
 <why>" (the isa column since the checker runs every ISA level), so r"FAIL +softplus\b" means
@@ -36,6 +38,7 @@ MUTANTS = [
         "expect": r"FAIL +gelu\b",
         "isa": "scalar",
         "fast": True,
+        "ops": "gelu",
         "why": "the r^2 coefficient of GELU's private Estrin copy of the expf polynomial mistyped "
                "(5.0000 -> 5.0001): e^r off by up to 1.2e-6 relative in both tanh-form kernels",
     },
@@ -62,6 +65,7 @@ MUTANTS = [
         "expect": r"FAIL +leaky_(relu|neg|out)\b",
         "isa": "scalar",
         "fast": True,
+        "ops": "leaky_relu,leaky_neg,leaky_out",
         "why": "LeakyReluBackward negates the x <= 0 branch (g * -slope): only half the gradient "
                "is wrong, so it is no global sign flip",
     },
@@ -135,6 +139,7 @@ MUTANTS = [
         "expect": r"FAIL +reduce_sum\w*",
         "isa": "scalar",
         "fast": True,
+        "ops": "reduce_sum,reduce_sum_keep0,reduce_sum_all,reduce_sum_outer",
         "why": "the lanes kernel's partial last group drops its last summand (padded with the "
                "identity instead): sums over a count that is not a multiple of 16 lose one term",
     },
@@ -368,6 +373,7 @@ MUTANTS = [
         "expect": r"FAIL +softplus\b",
         "isa": "scalar",
         "fast": True,
+        "ops": "softplus",
         "why": "SoftplusBackward always dispatches its beta = 1 loop: beta is ignored by the "
                "backward only (the forward still honours it)",
     },
@@ -430,6 +436,7 @@ MUTANTS = [
         "expect": r"FAIL +(log_)?softmax\w*",
         "isa": "scalar",
         "fast": True,
+        "ops": "softmax,softmax_dim0,log_softmax,log_softmax_dim0",
         "why": "the row engine's ranges after the big ones start `extra` rows early: rows at the "
                "end are never computed when rows do not divide evenly over the ranges",
     },
@@ -482,6 +489,7 @@ MUTANTS = [
         "expect": r"FAIL +matmul\b",
         "isa": "scalar",
         "fast": True,
+        "ops": "matmul",
         "why": "the last K slice of the GEMM is one short: the final term of every dot product is "
                "dropped (with the checker's KC of 3, a tail of 2 of 71 on the engine layouts)",
     },
@@ -507,6 +515,7 @@ MUTANTS = [
         "expect": r"FAIL +b?addb?mm\b",
         "isa": "scalar",
         "fast": True,
+        "ops": "addmm,baddbmm",
         "why": "the GEMM epilogue applies beta twice to the addend (Addmm / Baddbmm with beta != 1 "
                "and != 0): beta^2 self instead of beta self",
     },
@@ -543,6 +552,7 @@ MUTANTS = [
         "expect": r"FAIL +fused_matmul\w* +\w+ +\w+ +(size1|large)\b.*gradient of 'x2'",
         "isa": "scalar",
         "fast": True,
+        "ops": "fused_matmul,fused_matmul_relu,fused_matmul_gelu_erf,fused_matmul_gelu_tanh,fused_matmul_add,fused_matmul_mul,fused_matmul_16cast32",
         "why": "FusedMatmulBackward's gradX2 of a shared x2 (a Linear layer, x1 [B,M,K] @ x2 "
                "[K,N]) sums only the first batch: the batch is left out of the folded reduction",
     },
@@ -578,7 +588,7 @@ MUTANTS = [
         "replace": "memcpy(da, s, m * sizeof *s);\n    memcpy(db, g, m * sizeof *g);",
         "expect": r"FAIL +swiglu",
         "isa": "scalar",
-        "fast": True,
+        "fast": False,
         "why": "SwiGluGrad writes the gradient of A into B's half of gradInput and the reverse",
     },
     {
@@ -602,6 +612,7 @@ MUTANTS = [
         "expect": r"FAIL +geglu",
         "isa": "scalar",
         "fast": True,
+        "ops": "geglu_tanh,geglu_erf,geglu_erf_dim0,geglu_v3_left",
         "why": "GeGluBackward differentiates the other gelu form (erf for approximate = tanh and "
                "the reverse): the derivatives differ by up to ~1e-3",
     },
@@ -627,7 +638,7 @@ MUTANTS = [
         "replace": "vf xh = vdiv(vsub(x, m), r);",
         "expect": r"FAIL +layer_norm\w*",
         "isa": "scalar",
-        "fast": True,
+        "fast": False,
         "why": "LayerNorm's forward divides x - mean by rstd (multiplies by the standard "
                "deviation) where it must multiply by rstd: rstd used where 1 / std is needed",
     },
@@ -653,6 +664,7 @@ MUTANTS = [
         "expect": r"FAIL +layer_norm\w*.*gradient of 'x'",
         "isa": "scalar",
         "fast": True,
+        "ops": "layer_norm,layer_norm_2d,layer_norm_no_affine,layer_norm_mask100",
         "why": "LayerNorm's dx forgets the mean's dependence on x: the -mean(dy gamma) term is "
                "dropped (the classic gradient of a normalization that treats the mean as a constant)",
     },
@@ -680,6 +692,7 @@ MUTANTS = [
         "expect": r"FAIL +batch_norm +\w+ .*gradient of 'input'",
         "isa": "scalar",
         "fast": True,
+        "ops": "batch_norm,batch_norm_noaffine",
         "why": "training-mode dx forgets that the batch mean depends on x: the -mean(dy w) term "
                "is dropped (the classic wrong BatchNorm gradient; GroupNorm shares the term)",
     },
@@ -704,7 +717,7 @@ MUTANTS = [
         "replace": "pv.factor = 1.0;",
         "expect": r"FAIL +batch_norm_stats\b",
         "isa": "scalar",
-        "fast": True,
+        "fast": False,
         "why": "the running variance is updated with the biased batch variance instead of "
                "PyTorch's unbiased K/(K-1) var",
     },
@@ -743,6 +756,7 @@ MUTANTS = [
         "expect": r"FAIL +smooth_l1_loss_beta(05|0)\b",
         "isa": "scalar",
         "fast": True,
+        "ops": "smooth_l1_loss_beta05,smooth_l1_loss_beta0,smooth_l1_loss_beta05_mean",
         "why": "SmoothL1's forward switches branches at |d| = 1 (the default beta) instead of beta",
     },
     {
@@ -753,7 +767,7 @@ MUTANTS = [
         "replace": "vd sw = s;\n            vstore(outs[0], keep_nan(w, bce_grad(",
         "expect": r"FAIL +binary_cross_entropy_weight\w*\b.*gradient of 'self'",
         "isa": "scalar",
-        "fast": True,
+        "fast": False,
         "why": "BinaryCrossEntropyBackward drops the weight: the forward is weighted, the gradient "
                "is not",
     },
@@ -780,6 +794,7 @@ MUTANTS = [
         "expect": r"FAIL +(cross_entropy|nll_loss)\w*_ignore\w*",
         "isa": "scalar",
         "fast": True,
+        "ops": "cross_entropy_none_int32_ignore,cross_entropy_sum_weight_ignore,nll_loss_none_ignore",
         "why": "rows whose target is ignoreIndex still contribute (loss, weight, gradient) when "
                "ignoreIndex is a valid class; only out-of-range targets are dropped",
     },
@@ -815,7 +830,7 @@ MUTANTS = [
         "replace": "vf b = vset(0.0f);",
         "expect": r"FAIL +cross_entropy_smooth\w*",
         "isa": "scalar",
-        "fast": True,
+        "fast": False,
         "why": "CrossEntropyLossGrad leaves out the label-smoothing term -eps/C w[c] of the "
                "smoothed one-hot target (the forward still smooths)",
     },
@@ -852,6 +867,7 @@ MUTANTS = [
         "expect": r"FAIL +embedding\b.*gradient of 'weight'",
         "isa": "scalar",
         "fast": True,
+        "ops": "embedding,embedding_int32",
         "why": "EmbeddingDenseBackward stores each repeated index's gradient row over the last "
                "instead of adding it: a row's gradient is its last position's",
     },
@@ -899,6 +915,7 @@ MUTANTS = [
         "expect": r"FAIL +dropout_p10\b.*gradient of 'input'",
         "isa": "scalar",
         "fast": True,
+        "ops": "dropout_p10,dropout_p50",
         "why": "DropoutBackward masks without the 1 / (1 - p) scale",
     },
     {
