@@ -54,27 +54,6 @@ static const aclDataType DTS[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 
 /* ---- aot argument sets ----------------------------------------------------------------------- */
 
-// Param i: shape, dtype, data uniform in [lo, hi) (rounded to dt), from seed; float32 is
-// spelled "float" on odd seeds.
-static void arg(argset *a, int i, const int64_t *dims, int nd, aclDataType dt, uint64_t seed,
-                double lo, double hi) {
-    aot_arg(a, i, dims, nd, dt, (seed & 1) != 0, seed, lo, hi);
-}
-
-// Param i as float64 values.
-static double *values(const argset *a, int i) {
-    double *v = malloc(sizeof(double) * (size_t)(a->numel[i] ? a->numel[i] : 1));
-    for (int64_t k = 0; k < a->numel[i]; k++) v[k] = test_load(a->p[i], k, a->adt[i]);
-    return v;
-}
-
-static double unit_roundoff(aclDataType dt) {
-    return dt == ACL_FLOAT16 ? 0x1p-11 : dt == ACL_BF16 ? 0x1p-8 : 0x1p-24;
-}
-static double min_subnormal(aclDataType dt) {
-    return dt == ACL_FLOAT16 ? 0x1p-24 : dt == ACL_BF16 ? 0x1p-133 : 0x1p-149;
-}
-
 // A float64 reference with, per element, the bound of the fp32 computation before the final
 // rounding (err) and the count of products summed (cnt) with their magnitudes (abs).
 typedef struct ref {
@@ -143,12 +122,6 @@ static int64_t bcast_index(int64_t k, const int64_t *full, int nfull, const int6
         }
     }
     return idx;
-}
-
-static int64_t prod(const int64_t *d, int n) {
-    int64_t p = 1;
-    for (int i = 0; i < n; i++) p *= d[i];
-    return p;
 }
 
 static aclnnStatus aclnn_matmul(argset *a) { // a, b, y
@@ -662,51 +635,16 @@ static void test_errors(void) {
 #endif
 
 static void test_exported_from_shared_library(void) {
-    void *h = dlopen(OPGRAD_SHARED_LIB, RTLD_NOW | RTLD_LOCAL);
-    CHECKF(h != NULL, "dlopen(%s): %s", OPGRAD_SHARED_LIB, dlerror());
-    if (!h) return;
 #define NAME(n) "opgrad_" #n,
     static const char *const names[] = {ENTRIES(NAME)};
 #undef NAME
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        CHECKF(dlsym(h, names[i]) != NULL, "%s is not exported", names[i]);
+    void *h = aot_open_exported(OPGRAD_SHARED_LIB, names, sizeof names / sizeof names[0]);
+    if (!h) return;
     CHECK(dlsym(h, "og_aot_wrap_params") == NULL); // internals stay hidden
     CHECK(dlsym(h, "og_aot_reduce_to") == NULL);
-    opgrad_aot_fn lin_b = NULL;
-    void *sym = dlsym(h, "opgrad_LinearGeluBackward");
-    memcpy(&lin_b, &sym, sizeof lin_b);
-    const char *(*errmsg)(void) = NULL;
-    sym = dlsym(h, "aclGetRecentErrMsg");
-    memcpy(&errmsg, &sym, sizeof errmsg);
-    CHECK(lin_b && errmsg);
-    if (lin_b && errmsg) {
-        static const int64_t x[] = {2, 3, 17}, w[] = {6, 17}, b[] = {6}, y[] = {2, 3, 6};
-        for (int d = 0; d < 3; d++) {
-            argset s[2];
-            for (int k = 0; k < 2; k++) {
-                memset(&s[k], 0, sizeof s[k]);
-                arg(&s[k], 0, x, 3, DTS[d], 1, -1, 1);
-                arg(&s[k], 1, w, 2, DTS[d], 2, -1, 1);
-                arg(&s[k], 2, b, 1, DTS[d], 3, -1, 1);
-                arg(&s[k], 3, y, 3, DTS[d], 4, 0, 0);
-                arg(&s[k], 4, y, 3, DTS[d], 5, -1, 1);
-                arg(&s[k], 5, x, 3, DTS[d], 6, 0, 0);
-                arg(&s[k], 6, w, 2, DTS[d], 7, 0, 0);
-                arg(&s[k], 7, b, 1, DTS[d], 8, 0, 0);
-            }
-            CHECK_EQ(lin_b(8, s[0].p, s[0].nd, s[0].sh, s[0].dt, NULL, NULL), 0);
-            CHECK_EQ(call(opgrad_LinearGeluBackward, &s[1]), 0);
-            for (int i = 5; i < 8; i++)
-                CHECK(memcmp(s[0].p[i], s[1].p[i], bytes_of(&s[0], i)) == 0);
-            s[0].dt[1] = "int8";
-            CHECK(lin_b(8, s[0].p, s[0].nd, s[0].sh, s[0].dt, NULL, NULL) != 0);
-            CHECKF(strstr(errmsg(),
-                          "opgrad_LinearGeluBackward: w (params[1]) has dtype \"int8\"") != NULL,
-                   "shared library message \"%s\"", errmsg());
-            args_free(&s[0]);
-            args_free(&s[1]);
-        }
-    }
+    static const int64_t x[] = {2, 3, 17}, w[] = {6, 17}, b[] = {6}, y[] = {2, 3, 6};
+    aot_check_shared_backward(h, "opgrad_LinearGeluBackward", opgrad_LinearGeluBackward, x, w, 2, b,
+                              1, y, "opgrad_LinearGeluBackward: w (params[1]) has dtype \"int8\"");
     // No dlclose: see test_aot_builtins.c (the second runtime's process-lifetime state).
 }
 

@@ -57,34 +57,7 @@ ENTRIES(DECL)
 static const aclDataType DTS[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 static const double PI = 3.14159265358979323846;
 
-// Param i: shape, dtype, data uniform in [lo, hi) (rounded to dt), from seed; float32 is
-// spelled "float" on odd seeds.
-static void arg(argset *a, int i, const int64_t *dims, int nd, aclDataType dt, uint64_t seed,
-                double lo, double hi) {
-    aot_arg(a, i, dims, nd, dt, (seed & 1) != 0, seed, lo, hi);
-}
-
-// Param i as float64 values.
-static double *values(const argset *a, int i) {
-    double *v = malloc(sizeof(double) * (size_t)(a->numel[i] ? a->numel[i] : 1));
-    for (int64_t k = 0; k < a->numel[i]; k++) v[k] = test_load(a->p[i], k, a->adt[i]);
-    return v;
-}
-
 static double *zeros(int64_t n) { return calloc((size_t)(n ? n : 1), sizeof(double)); }
-
-static double unit_roundoff(aclDataType dt) {
-    return dt == ACL_FLOAT16 ? 0x1p-11 : dt == ACL_BF16 ? 0x1p-8 : 0x1p-24;
-}
-static double min_subnormal(aclDataType dt) {
-    return dt == ACL_FLOAT16 ? 0x1p-24 : dt == ACL_BF16 ? 0x1p-133 : 0x1p-149;
-}
-
-static int64_t prod(const int64_t *d, int n) {
-    int64_t p = 1;
-    for (int i = 0; i < n; i++) p *= d[i];
-    return p;
-}
 
 // Param i of a against the float64 values v: |got - v| <= err + one rounding to the dtype.
 static void check_ref(const char *what, const argset *a, int i, const double *v,
@@ -626,49 +599,15 @@ static void test_errors(void) {
 #endif
 
 static void test_exported_from_shared_library(void) {
-    void *h = dlopen(OPGRAD_SHARED_LIB, RTLD_NOW | RTLD_LOCAL);
-    CHECKF(h != NULL, "dlopen(%s): %s", OPGRAD_SHARED_LIB, dlerror());
-    if (!h) return;
 #define NAME(n) "opgrad_" #n,
     static const char *const names[] = {ENTRIES(NAME)};
 #undef NAME
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        CHECKF(dlsym(h, names[i]) != NULL, "%s is not exported", names[i]);
-    opgrad_aot_fn ln_b = NULL;
-    void *sym = dlsym(h, "opgrad_LayerNormBackward");
-    memcpy(&ln_b, &sym, sizeof ln_b);
-    const char *(*errmsg)(void) = NULL;
-    sym = dlsym(h, "aclGetRecentErrMsg");
-    memcpy(&errmsg, &sym, sizeof errmsg);
-    CHECK(ln_b && errmsg);
-    if (ln_b && errmsg) {
-        static const int64_t x[] = {2, 3, 17}, c[] = {17};
-        for (int d = 0; d < 3; d++) {
-            argset s[2];
-            for (int k = 0; k < 2; k++) {
-                memset(&s[k], 0, sizeof s[k]);
-                arg(&s[k], 0, x, 3, DTS[d], 1, -1, 1);
-                arg(&s[k], 1, c, 1, DTS[d], 2, -1, 1);
-                arg(&s[k], 2, c, 1, DTS[d], 3, -1, 1);
-                arg(&s[k], 3, x, 3, DTS[d], 4, 0, 0);
-                arg(&s[k], 4, x, 3, DTS[d], 5, -1, 1);
-                arg(&s[k], 5, x, 3, DTS[d], 6, 0, 0);
-                arg(&s[k], 6, c, 1, DTS[d], 7, 0, 0);
-                arg(&s[k], 7, c, 1, DTS[d], 8, 0, 0);
-            }
-            CHECK_EQ(ln_b(8, s[0].p, s[0].nd, s[0].sh, s[0].dt, NULL, NULL), 0);
-            CHECK_EQ(call(opgrad_LayerNormBackward, &s[1]), 0);
-            for (int i = 5; i < 8; i++)
-                CHECK(memcmp(s[0].p[i], s[1].p[i], bytes_of(&s[0], i)) == 0);
-            s[0].dt[1] = "int8";
-            CHECK(ln_b(8, s[0].p, s[0].nd, s[0].sh, s[0].dt, NULL, NULL) != 0);
-            CHECKF(strstr(errmsg(),
-                          "opgrad_LayerNormBackward: gamma (params[1]) has dtype \"int8\"") != NULL,
-                   "shared library message \"%s\"", errmsg());
-            args_free(&s[0]);
-            args_free(&s[1]);
-        }
-    }
+    void *h = aot_open_exported(OPGRAD_SHARED_LIB, names, sizeof names / sizeof names[0]);
+    if (!h) return;
+    static const int64_t x[] = {2, 3, 17}, c[] = {17};
+    aot_check_shared_backward(h, "opgrad_LayerNormBackward", opgrad_LayerNormBackward, x, c, 1, c,
+                              1, x,
+                              "opgrad_LayerNormBackward: gamma (params[1]) has dtype \"int8\"");
     // No dlclose: see test_aot_builtins.c (the second runtime's process-lifetime state).
 }
 
