@@ -17,7 +17,6 @@ bench/bwprobe.c)."""
 import argparse
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
@@ -27,30 +26,9 @@ import torch.nn.functional as F  # noqa: E402
 
 import opgrad  # noqa: E402
 import opgrad.torch as ot  # noqa: E402
+from _timing import blocks  # noqa: E402  (bench/, the script's folder, is on sys.path)
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
-
-
-def blocks(fns, min_s, reps):
-    """Times each callable in interleaved blocks; (best, median) seconds per call for each."""
-    for f in fns:
-        f()
-    counts = []
-    for f in fns:
-        n, t0 = 0, time.perf_counter()
-        while time.perf_counter() - t0 < min_s / 4 or n < 1:
-            f()
-            n += 1
-        counts.append(n)
-    times = [[] for _ in fns]
-    for r in range(reps):
-        for i in range(len(fns)):
-            j = (i + r) % len(fns)
-            t0 = time.perf_counter()
-            for _ in range(counts[j]):
-                fns[j]()
-            times[j].append((time.perf_counter() - t0) / counts[j])
-    return [(min(t), sorted(t)[len(t) // 2]) for t in times]
 
 
 def probe(nbytes, min_s, reps):

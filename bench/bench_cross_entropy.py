@@ -16,7 +16,6 @@ Best and median of interleaved blocks. --quick: smaller shapes, a smoke test."""
 import argparse
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
@@ -26,24 +25,9 @@ import torch.nn.functional as F  # noqa: E402
 
 import opgrad  # noqa: E402
 import opgrad.torch as ot  # noqa: E402
+from _timing import timed  # noqa: E402  (bench/, the script's folder, is on sys.path)
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
-
-
-def timed(fn, min_s, reps):
-    fn()
-    n, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < min_s / 4 or n == 0:
-        fn()
-        n += 1
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        times.append((time.perf_counter() - t0) / n)
-    times.sort()
-    return times[0], times[len(times) // 2]
 
 
 def main():

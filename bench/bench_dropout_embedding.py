@@ -15,7 +15,6 @@ writes the whole [32000, 1024] gradient (zeros where no index points) and sums 8
 import argparse
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
@@ -25,31 +24,16 @@ import torch.nn.functional as F  # noqa: E402
 
 import opgrad  # noqa: E402
 import opgrad.torch as ot  # noqa: E402
+from _timing import timed  # noqa: E402  (bench/, the script's folder, is on sys.path)
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
-
-
-def measure(fn, min_s, reps):
-    fn()
-    n, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < min_s / 4 or n == 0:
-        fn()
-        n += 1
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        times.append((time.perf_counter() - t0) / n)
-    times.sort()
-    return times[0], times[len(times) // 2]
 
 
 def probe(nbytes, min_s, reps):
     """GB/s of torch's fp32 mul reading and writing nbytes / 2 each."""
     a = torch.ones(max(nbytes // 8, 1))
     c = torch.empty_like(a)
-    best, _ = measure(lambda: torch.mul(a, 1.0001, out=c), min_s, reps)
+    best, _ = timed(lambda: torch.mul(a, 1.0001, out=c), min_s, reps)
     return a.numel() * 8 / best * 1e-9
 
 
@@ -98,11 +82,11 @@ def main():
 
             fwd_bytes = 2 * n * es + n // 8
             bw = probe(fwd_bytes, min_s, reps)
-            row("dropout 2^24 fwd", dn, t, fwd_bytes, measure(og_fwd, min_s, reps),
-                measure(pt_fwd, min_s, reps), bw)
+            row("dropout 2^24 fwd", dn, t, fwd_bytes, timed(og_fwd, min_s, reps),
+                timed(pt_fwd, min_s, reps), bw)
             step_bytes = fwd_bytes + 2 * n * es + n // 8
-            row("dropout 2^24 fwd+bwd", dn, t, step_bytes, measure(og_step, min_s, reps),
-                measure(pt_step, min_s, reps), bw)
+            row("dropout 2^24 fwd+bwd", dn, t, step_bytes, timed(og_step, min_s, reps),
+                timed(pt_step, min_s, reps), bw)
             # ---- embedding
             w = torch.randn(V, D, generator=gen).to(dt).requires_grad_()
             idx = torch.randint(0, V, (N,), generator=gen)
@@ -123,11 +107,11 @@ def main():
                 F.embedding(idx, w).backward(ge)
 
             efwd_bytes = 2 * N * D * es + N * 8
-            row("embedding fwd", dn, t, efwd_bytes, measure(og_efwd, min_s, reps),
-                measure(pt_efwd, min_s, reps), bw)
+            row("embedding fwd", dn, t, efwd_bytes, timed(og_efwd, min_s, reps),
+                timed(pt_efwd, min_s, reps), bw)
             estep_bytes = efwd_bytes + N * D * es + V * D * es + N * 8
-            row("embedding fwd+dense bwd", dn, t, estep_bytes, measure(og_estep, min_s, reps),
-                measure(pt_estep, min_s, reps), bw)
+            row("embedding fwd+dense bwd", dn, t, estep_bytes, timed(og_estep, min_s, reps),
+                timed(pt_estep, min_s, reps), bw)
 
 
 if __name__ == "__main__":

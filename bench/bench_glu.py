@@ -17,7 +17,6 @@ stores; it is the simplest honest probe from Python)."""
 import argparse
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
@@ -27,6 +26,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import opgrad  # noqa: E402
 import opgrad.torch as ot  # noqa: E402
+from _timing import blocks  # noqa: E402  (bench/, the script's folder, is on sys.path)
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
@@ -43,30 +43,6 @@ def pt_geglu(x):
 
 CASES = [("swiglu", lambda x: ot.swiglu(x, -1), pt_swiglu, 3, 5),
          ("geglu", lambda x: ot.geglu(x, -1, "none"), pt_geglu, 4, 6)]
-
-
-def timed(fn, n):
-    t0 = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return (time.perf_counter() - t0) / n
-
-
-def measure(fns, min_s, reps):
-    """Interleaved blocks of each callable; per callable (best, median) seconds per call."""
-    counts = []
-    for f in fns:
-        f()
-        n, t0 = 0, time.perf_counter()
-        while time.perf_counter() - t0 < min_s / 4 or n == 0:
-            f()
-            n += 1
-        counts.append(n)
-    times = [[] for _ in fns]
-    for _ in range(reps):
-        for i, f in enumerate(fns):
-            times[i].append(timed(f, counts[i]))
-    return [(sorted(t)[0], sorted(t)[len(t) // 2]) for t in times]
 
 
 def main():
@@ -119,7 +95,7 @@ def main():
                         def run_pt():
                             x.grad = None
                             pt(x).backward(g)
-                    (ob, om), (pb_, pm), (qb, qm) = measure([run_og, run_pt, probe], min_s, reps)
+                    (ob, om), (pb_, pm), (qb, qm) = blocks([run_og, run_pt, probe], min_s, reps)
                     gbs, probe_gbs = nbytes / om * 1e-9, 3 * pe * 4 / qm * 1e-9
                     print("%-6s %-5s %3d  %-5s %8.2f (%7.2f) %8.2f (%7.2f) %8.2f %11.1f %11.1f "
                           "%5.2f  %.1e" % (name, dn, t, pas, ob * 1e3, om * 1e3, pb_ * 1e3,

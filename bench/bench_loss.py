@@ -17,7 +17,6 @@ is the C one). Best of --reps timed blocks, interleaved."""
 import argparse
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
@@ -27,23 +26,9 @@ import torch.nn.functional as F  # noqa: E402
 
 import opgrad  # noqa: E402
 import opgrad.torch as ot  # noqa: E402
+from _timing import timed  # noqa: E402  (bench/, the script's folder, is on sys.path)
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-
-
-def best(fn, min_s, reps):
-    fn()
-    n, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < min_s / 4 or n < 1:
-        fn()
-        n += 1
-    out = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        out.append((time.perf_counter() - t0) / n)
-    return min(out)
 
 
 def cases(n, dt, red):
@@ -109,9 +94,9 @@ def main():
                     fo = lambda: torch.autograd.grad(yo, xg, gy, retain_graph=True)  # noqa: E731
                     ft = lambda: torch.autograd.grad(yt, xg, gy, retain_graph=True)  # noqa: E731
                     traffic = 3 * a.n * es + (a.n * es if a.reduction == "none" else 0)
-                to = best(fo, min_s, a.reps)
-                tt = best(ft, min_s, a.reps) if yt is not None else float("nan")
-                tp = best(lambda: torch.mul(pa, pb, out=pc), min_s, a.reps)
+                to = timed(fo, min_s, a.reps)[0]
+                tt = timed(ft, min_s, a.reps)[0] if yt is not None else float("nan")
+                tp = timed(lambda: torch.mul(pa, pb, out=pc), min_s, a.reps)[0]
                 gbs = traffic / to / 1e9
                 probe = 3 * pa.numel() * 4 / tp / 1e9
                 print("%-16s %-5s %-4s %10.3f %10.3f %7.2f %8.1f %6.2f" % (
