@@ -266,6 +266,20 @@ static bool same_dims(const aclTensor *a, const aclTensor *b) {
     return true;
 }
 
+// og_check_io_memory over the tensors of io given (NULL entries skipped): io[0, nin) are the
+// inputs, io[nin, nin + nout) the outputs, names[k] names io[k].
+static aclnnStatus check_memory_given(const og_opdesc *op, int nin, int nout,
+                                      const aclTensor *const *io, const char *const *names) {
+    const aclTensor *ins[8], *outs[8];
+    const char *nm[16];
+    int ni = 0, no = 0;
+    for (int k = 0; k < nin; k++)
+        if (io[k]) nm[ni] = names[k], ins[ni++] = io[k];
+    for (int k = nin; k < nin + nout; k++)
+        if (io[k]) nm[ni + no] = names[k], outs[no++] = io[k];
+    return og_check_io_memory(op, ni, ins, no, outs, nm);
+}
+
 /// t has exactly the shape dims[0..n).
 static aclnnStatus check_shape(const og_opdesc *op, const char *name, const aclTensor *t,
                                const int64_t *dims, int n, const char *what) {
@@ -353,16 +367,7 @@ aclnnStatus aclnnLayerNormGetWorkspaceSize(
                               out,   meanOutOptional, rstdOutOptional};
     static const char *const names[6] = {"input", "weightOptional",  "biasOptional",
                                          "out",   "meanOutOptional", "rstdOutOptional"};
-    {
-        const aclTensor *ins[3], *outs[3];
-        const char *nm[6];
-        int ni = 0, no = 0;
-        for (int k = 0; k < 3; k++)
-            if (io[k]) nm[ni] = names[k], ins[ni++] = io[k];
-        for (int k = 3; k < 6; k++)
-            if (io[k]) nm[ni + no] = names[k], outs[no++] = io[k];
-        if (input->numel > 0) OG_TRY(og_check_io_memory(op, ni, ins, no, outs, nm));
-    }
+    if (input->numel > 0) OG_TRY(check_memory_given(op, 3, 3, io, names));
     norm_build b;
     build_init(&b, op, 3, 3, io, input, nA);
     if (input->numel == 0) return finish(&b, workspaceSize, executor);
@@ -466,17 +471,7 @@ aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(
     static const char *const names[9] = {"gradOut",      "input",          "mean",
                                          "rstd",         "weightOptional", "biasOptional",
                                          "gradInputOut", "gradWeightOut",  "gradBiasOut"};
-    {
-        const aclTensor *ins[6], *outs[3];
-        const char *nm[9];
-        int ni = 0, no = 0;
-        for (int k = 0; k < 6; k++)
-            if (io[k]) nm[ni] = names[k], ins[ni++] = io[k];
-        for (int k = 6; k < 9; k++)
-            if (io[k]) nm[ni + no] = names[k], outs[no++] = io[k];
-        if (input->numel > 0 || want[1] || want[2])
-            OG_TRY(og_check_io_memory(op, ni, ins, no, outs, nm));
-    }
+    if (input->numel > 0 || want[1] || want[2]) OG_TRY(check_memory_given(op, 6, 3, io, names));
     norm_build b;
     build_init(&b, op, 6, 3, io, input, nA);
     if (b.R == 0 || !(want[0] || want[1] || want[2])) return finish(&b, workspaceSize, executor);
@@ -720,16 +715,7 @@ aclnnStatus aclnnAddLayerNormGetWorkspaceSize(const aclTensor *x1, const aclTens
     const aclTensor *io[9] = {x1, x2, gamma, beta, biasOptional, yOut, meanOut, rstdOut, xo};
     static const char *const names[9] = {"x1",   "x2",      "gamma",   "beta", "biasOptional",
                                          "yOut", "meanOut", "rstdOut", "xOut"};
-    {
-        const aclTensor *ins[5], *outs[4];
-        const char *nm[9];
-        int ni = 0, no = 0;
-        for (int k = 0; k < 5; k++)
-            if (io[k]) nm[ni] = names[k], ins[ni++] = io[k];
-        for (int k = 5; k < 9; k++)
-            if (io[k]) nm[ni + no] = names[k], outs[no++] = io[k];
-        if (x1->numel > 0) OG_TRY(og_check_io_memory(op, ni, ins, no, outs, nm));
-    }
+    if (x1->numel > 0) OG_TRY(check_memory_given(op, 5, 4, io, names));
     norm_build b;
     build_init(&b, op, 5, 4, io, x1, nA);
     if (x1->numel == 0) return finish(&b, workspaceSize, executor);
@@ -855,15 +841,7 @@ aclnnStatus aclnnAddLayerNormGradGetWorkspaceSize(
     static const char *const names[10] = {"dy",        "x1",      "x2",           "rstd",
                                           "mean",      "gamma",   "dsumOptional", "dxOut",
                                           "dgammaOut", "dbetaOut"};
-    {
-        const aclTensor *ins[7];
-        const char *nm[10];
-        int ni = 0;
-        for (int k = 0; k < 7; k++)
-            if (io[k]) nm[ni] = names[k], ins[ni++] = io[k];
-        for (int k = 7; k < 10; k++) nm[ni + k - 7] = names[k];
-        OG_TRY(og_check_io_memory(op, ni, ins, 3, io + 7, nm));
-    }
+    OG_TRY(check_memory_given(op, 7, 3, io, names)); // the 3 outputs are required
     // The kernel writes x1 + x2 - mean into dxOut's row before it reads dy, and adds dsum last:
     // dxOut may share x1's or x2's memory (read first), not dy's or dsum's.
     const aclTensor *late[2] = {dy, dsumOptional};
