@@ -208,6 +208,31 @@ static aclnnStatus check_same_layout(const og_opdesc *op, const char *name_a, co
                    (int)b->format);
 }
 
+// runningMean and runningVar (optional), saveMean and saveInvstd: one value per channel (C);
+// in eval mode the save tensors are not used (only checked to be tensors) and both running
+// statistics are required, since `uses` (what reads them) needs them.
+static aclnnStatus check_stats(const og_opdesc *op, int64_t C, const aclTensor *runningMean,
+                               const aclTensor *runningVar, bool training,
+                               const aclTensor *saveMean, const aclTensor *saveInvstd,
+                               const char *uses) {
+    const char *per_channel = "one value per channel of input";
+    if (runningMean) OG_TRY(og_bn_check_vector(op, "runningMean", runningMean, C, per_channel));
+    if (runningVar) OG_TRY(og_bn_check_vector(op, "runningVar", runningVar, C, per_channel));
+    if (training) {
+        OG_TRY(og_bn_check_vector(op, "saveMean", saveMean, C, per_channel));
+        OG_TRY(og_bn_check_vector(op, "saveInvstd", saveInvstd, C, per_channel));
+        return ACLNN_SUCCESS;
+    }
+    OG_TRY(og_check_tensor(op, "saveMean", saveMean, 0));
+    OG_TRY(og_check_tensor(op, "saveInvstd", saveInvstd, 0));
+    if (!runningMean || !runningVar)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR,
+                       "%sGetWorkspaceSize: %s is NULL: with training false %s runningMean and "
+                       "runningVar, which are required",
+                       op->name, runningMean ? "runningVar" : "runningMean", uses);
+    return ACLNN_SUCCESS;
+}
+
 aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTensor *weight,
                                            const aclTensor *bias, aclTensor *runningMean,
                                            aclTensor *runningVar, bool training, double momentum,
@@ -227,21 +252,8 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
     const char *per_channel = "one value per channel of input";
     if (weight) OG_TRY(og_bn_check_vector(op, "weight", weight, C, per_channel));
     if (bias) OG_TRY(og_bn_check_vector(op, "bias", bias, C, per_channel));
-    if (runningMean) OG_TRY(og_bn_check_vector(op, "runningMean", runningMean, C, per_channel));
-    if (runningVar) OG_TRY(og_bn_check_vector(op, "runningVar", runningVar, C, per_channel));
-    if (training) {
-        OG_TRY(og_bn_check_vector(op, "saveMean", saveMean, C, per_channel));
-        OG_TRY(og_bn_check_vector(op, "saveInvstd", saveInvstd, C, per_channel));
-    } else {
-        // not written in eval mode: only checked to be tensors
-        OG_TRY(og_check_tensor(op, "saveMean", saveMean, 0));
-        OG_TRY(og_check_tensor(op, "saveInvstd", saveInvstd, 0));
-        if (!runningMean || !runningVar)
-            return og_fail(ACLNN_ERR_PARAM_NULLPTR,
-                           "%sGetWorkspaceSize: %s is NULL: with training false the input is "
-                           "normalised with runningMean and runningVar, which are required",
-                           op->name, runningMean ? "runningVar" : "runningMean");
-    }
+    OG_TRY(check_stats(op, C, runningMean, runningVar, training, saveMean, saveInvstd,
+                       "the input is normalised with"));
     {
         const aclTensor *in[] = {input, weight, bias, runningMean, runningVar};
         static const char *const in_names[] = {"input", "weight", "bias", "runningMean",
@@ -378,20 +390,8 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
     int64_t C = input->dims[ca];
     const char *per_channel = "one value per channel of input";
     if (weight) OG_TRY(og_bn_check_vector(op, "weight", weight, C, per_channel));
-    if (runningMean) OG_TRY(og_bn_check_vector(op, "runningMean", runningMean, C, per_channel));
-    if (runningVar) OG_TRY(og_bn_check_vector(op, "runningVar", runningVar, C, per_channel));
-    if (training) {
-        OG_TRY(og_bn_check_vector(op, "saveMean", saveMean, C, per_channel));
-        OG_TRY(og_bn_check_vector(op, "saveInvstd", saveInvstd, C, per_channel));
-    } else {
-        OG_TRY(og_check_tensor(op, "saveMean", saveMean, 0));
-        OG_TRY(og_check_tensor(op, "saveInvstd", saveInvstd, 0));
-        if (!runningMean || !runningVar)
-            return og_fail(ACLNN_ERR_PARAM_NULLPTR,
-                           "%sGetWorkspaceSize: %s is NULL: with training false the gradients "
-                           "use runningMean and runningVar, which are required",
-                           op->name, runningMean ? "runningVar" : "runningMean");
-    }
+    OG_TRY(check_stats(op, C, runningMean, runningVar, training, saveMean, saveInvstd,
+                       "the gradients use"));
     static const char *const out_names[] = {"gradInput", "gradWeight", "gradBias"};
     aclTensor *outs[3] = {gradInput, gradWeight, gradBias};
     for (int k = 0; k < 3; k++) {
