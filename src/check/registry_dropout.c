@@ -21,6 +21,7 @@
 #include "aclnnop/aclnn_dropout.h"
 #include "aclnnop/aclnn_dropout_backward.h"
 #include "check/check.h"
+#include "check/compare.h"
 #include "check/ref_dropout.h"
 #include "check/registry.h"
 #include "tensor/dtype.h"
@@ -81,20 +82,6 @@ static void dr_ref_backward(const ogc_op *op, const ogc_shape *in, const double 
     terms[0] = 1;
 }
 
-static double load_elem(const void *p, aclDataType dt) {
-    return dt == ACL_FLOAT16 ? og_f16_to_f32(*(const uint16_t *)p)
-           : dt == ACL_BF16  ? og_bf16_to_f32(*(const uint16_t *)p)
-                             : *(const float *)p;
-}
-static void store_elem(void *p, aclDataType dt, float v) {
-    if (dt == ACL_FLOAT16)
-        *(uint16_t *)p = og_f32_to_f16(v);
-    else if (dt == ACL_BF16)
-        *(uint16_t *)p = og_f32_to_bf16(v);
-    else
-        *(float *)p = v;
-}
-
 // A contiguous 1-D uint8 mask of align(n, 128) / 8 bytes over buf.
 static aclTensor *mask_tensor(int64_t n, uint8_t **buf) {
     int64_t bytes = (n + 127) / 128 * 16, stride = 1;
@@ -116,10 +103,8 @@ static int dr_forward(ogc_call *c) {
     if (!st) st = ogc_launch(ws, ex, aclnnDropout);
     if (!st && c->nresults > 1) { // the mask, unpacked into "keep"
         ogc_result *k = &c->results[1];
-        size_t es = aclDataTypeSize(k->dtype);
         for (int64_t i = 0; i < n; i++)
-            store_elem((char *)k->data + (size_t)i * es, k->dtype,
-                       (float)((bits[i / 8] >> (i % 8)) & 1));
+            ogc_store(k->data, i, k->dtype, (double)((bits[i / 8] >> (i % 8)) & 1));
     }
     aclDestroyTensor(out);
     aclDestroyTensor(m);
@@ -136,9 +121,8 @@ static int dr_backward(ogc_call *c) {
     double scale = 1;
     if (training(c->op)) { // pack "keep" (contiguous) into the bit mask
         const aclTensor *k = c->saved[0];
-        size_t es = aclDataTypeSize(k->dtype);
         for (int64_t i = 0; i < n; i++)
-            if (load_elem((const char *)k->data + (size_t)(k->offset + i) * es, k->dtype) != 0)
+            if (ogc_load(k->data, k->offset + i, k->dtype) != 0)
                 bits[i / 8] |= (uint8_t)(1u << (i % 8));
         scale = 1.0 / (1.0 - c->op->attrs[0]);
     }

@@ -29,6 +29,7 @@
 #include "aclnnop/aclnn_embedding.h"
 #include "aclnnop/aclnn_embedding_dense_backward.h"
 #include "check/check.h"
+#include "check/compare.h"
 #include "check/registry.h"
 #include "tensor/dtype.h"
 
@@ -163,20 +164,6 @@ static aclTensor *index_tensor(const ogc_op *op, int64_t V, const aclTensor *dra
                            0, ACL_FORMAT_ND, drawn->dims, (uint64_t)drawn->ndim, *buf);
 }
 
-static double load_elem(const void *p, aclDataType dt) {
-    return dt == ACL_FLOAT16 ? og_f16_to_f32(*(const uint16_t *)p)
-           : dt == ACL_BF16  ? og_bf16_to_f32(*(const uint16_t *)p)
-                             : *(const float *)p;
-}
-static void store_elem(void *p, aclDataType dt, float v) {
-    if (dt == ACL_FLOAT16)
-        *(uint16_t *)p = og_f32_to_f16(v);
-    else if (dt == ACL_BF16)
-        *(uint16_t *)p = og_f32_to_bf16(v);
-    else
-        *(float *)p = v;
-}
-
 // The padding and frequency entries check the backward's modified gradient as the exact
 // gradient of a composite forward: aclnnEmbedding's output with the padding positions' rows
 // zeroed and every row divided by its index's count (in fp32, rounded once: the copy is exact).
@@ -184,7 +171,6 @@ static void compose(const ogc_op *op, int64_t V, const void *idx, ogc_result *r)
     int64_t n = 1, count[EMB_V] = {0}, pad = (int64_t)op->attrs[0];
     for (int d = 0; d < r->ndim - 1; d++) n *= r->dims[d];
     bool i32 = op->attrs[2] != 0;
-    size_t es = aclDataTypeSize(r->dtype);
     for (int pass = 0; pass < 2; pass++)
         for (int64_t j = 0; j < n; j++) {
             int64_t k = i32 ? ((const int32_t *)idx)[j] : ((const int64_t *)idx)[j];
@@ -195,8 +181,9 @@ static void compose(const ogc_op *op, int64_t V, const void *idx, ogc_result *r)
             }
             float div = op->attrs[1] != 0 ? (float)count[k] : 1.0f;
             for (int d = 0; d < EMB_D; d++) {
-                char *p = (char *)r->data + (size_t)(j * EMB_D + d) * es;
-                store_elem(p, r->dtype, k == pad ? 0.0f : (float)load_elem(p, r->dtype) / div);
+                int64_t e = j * EMB_D + d;
+                ogc_store(r->data, e, r->dtype,
+                          k == pad ? 0.0f : (float)ogc_load(r->data, e, r->dtype) / div);
             }
         }
 }
