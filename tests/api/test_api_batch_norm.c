@@ -92,7 +92,8 @@ static void test_statuses(void) {
     CHECK_EQ(bn(x, w3, NULL, NULL, NULL, true, y, m, r), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("weight");
     CHECK_EQ(bn(x, NULL, NULL, rm, NULL, false, y, m, r), ACLNN_ERR_PARAM_NULLPTR);
-    CHECK_MSG("runningVar");
+    CHECK_MSG("runningVar is NULL: with training false the input is normalised with runningMean "
+              "and runningVar, which are required");
     CHECK_EQ(bn(x, NULL, NULL, NULL, NULL, true, y, w3, r), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("saveMean");
     // eval does not write saveMean / saveInvstd: their shape is free
@@ -113,7 +114,8 @@ static void test_statuses(void) {
     CHECK_MSG("outputMask");
     aclDestroyBoolArray(two);
     CHECK_EQ(bn_bwd(x, x, NULL, NULL, NULL, m, r, false, all, y, rm, rv), ACLNN_ERR_PARAM_NULLPTR);
-    CHECK_MSG("runningMean");
+    CHECK_MSG("runningMean is NULL: with training false the gradients use runningMean and "
+              "runningVar, which are required");
     CHECK_EQ(bn_bwd(x, x, w3, NULL, NULL, m, r, true, all, y, rm, rv), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("weight");
 
