@@ -190,6 +190,28 @@ static void rows_shape(const norm_build *b, og_rows_op *r) {
     r->compute_dtype = ACL_FLOAT; // every operand widened to fp32, each result rounded once
 }
 
+/// row_operand appended to r: to its inputs, or to its outputs when `output`; false when no view.
+static bool add_row(norm_build *b, og_rows_op *r, const aclTensor *t, int slot, int lead,
+                    bool output) {
+    int vs;
+    const aclTensor *v = row_operand(b, t, slot, lead, output, &vs);
+    if (!v) return false;
+    if (output)
+        r->out[r->nout] = v, r->out_slot[r->nout++] = vs;
+    else
+        r->in[r->nin] = v, r->in_slot[r->nin++] = vs;
+    return true;
+}
+
+/// stat_operand appended to r's statistics; false when no view.
+static bool add_stat(norm_build *b, og_rows_op *r, const aclTensor *t, int slot) {
+    int vs;
+    const aclTensor *v = stat_operand(b, t, slot, &vs);
+    if (!v) return false;
+    r->stats[r->nstats] = v, r->stats_slot[r->nstats++] = vs;
+    return true;
+}
+
 static aclnnStatus view_failed(norm_build *b) {
     og_prog_discard(&b->p);
     return og_fail(ACLNN_ERR_INNER, "%sGetWorkspaceSize: internal: too many operand views",
@@ -380,21 +402,15 @@ aclnnStatus aclnnLayerNormGetWorkspaceSize(
                     .params_size = sizeof prm,
                     .prefetch = true};
     rows_shape(&b, &r);
-    int vs;
-    const aclTensor *v = row_operand(&b, input, 0, nA, false, &vs);
-    if (!v) return view_failed(&b);
-    r.in[r.nin] = v, r.in_slot[r.nin++] = vs;
+    if (!add_row(&b, &r, input, 0, nA, false)) return view_failed(&b);
     for (int k = 1; k < 3; k++) {
         if (!io[k]) continue;
-        if (!(v = row_operand(&b, io[k], k, 0, false, &vs))) return view_failed(&b);
-        r.in[r.nin] = v, r.in_slot[r.nin++] = vs;
+        if (!add_row(&b, &r, io[k], k, 0, false)) return view_failed(&b);
     }
-    if (!(v = row_operand(&b, out, 3, nA, true, &vs))) return view_failed(&b);
-    r.out[r.nout] = v, r.out_slot[r.nout++] = vs;
+    if (!add_row(&b, &r, out, 3, nA, true)) return view_failed(&b);
     for (int k = 0; k < 2; k++) {
         if (!stats_t[k]) continue;
-        if (!(v = stat_operand(&b, stats_t[k], 4 + k, &vs))) return view_failed(&b);
-        r.stats[r.nstats] = v, r.stats_slot[r.nstats++] = vs;
+        if (!add_stat(&b, &r, stats_t[k], 4 + k)) return view_failed(&b);
     }
     og_prog_rows(&b.p, &r);
     return finish(&b, workspaceSize, executor);
@@ -485,23 +501,18 @@ aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(
                     .params_size = sizeof prm,
                     .stats_in = true};
     rows_shape(&b, &r);
-    int vs;
-    const aclTensor *v;
     const aclTensor *row_ins[3] = {gradOut, input, weightOptional};
     const int row_slots[3] = {0, 1, 4};
     for (int k = 0; k < 3; k++) {
         if (!row_ins[k]) continue;
-        if (!(v = row_operand(&b, row_ins[k], row_slots[k], k < 2 ? nA : 0, false, &vs)))
+        if (!add_row(&b, &r, row_ins[k], row_slots[k], k < 2 ? nA : 0, false))
             return view_failed(&b);
-        r.in[r.nin] = v, r.in_slot[r.nin++] = vs;
     }
     for (int k = 0; k < 2; k++) {
-        if (!(v = stat_operand(&b, k ? rstd : mean, 2 + k, &vs))) return view_failed(&b);
-        r.stats[r.nstats] = v, r.stats_slot[r.nstats++] = vs;
+        if (!add_stat(&b, &r, k ? rstd : mean, 2 + k)) return view_failed(&b);
     }
     if (want[0]) {
-        if (!(v = row_operand(&b, gradInputOut, 6, nA, true, &vs))) return view_failed(&b);
-        r.out[r.nout] = v, r.out_slot[r.nout++] = vs;
+        if (!add_row(&b, &r, gradInputOut, 6, nA, true)) return view_failed(&b);
     }
     const aclTensor *acc_t[2];
     int acc_for[2];
@@ -558,16 +569,10 @@ aclnnStatus aclnnRmsNormGetWorkspaceSize(const aclTensor *x, const aclTensor *ga
                     .params_size = sizeof prm,
                     .prefetch = true};
     rows_shape(&b, &r);
-    int vs;
-    const aclTensor *v;
-    if (!(v = row_operand(&b, x, 0, nA, false, &vs))) return view_failed(&b);
-    r.in[r.nin] = v, r.in_slot[r.nin++] = vs;
-    if (!(v = row_operand(&b, gamma, 1, 0, false, &vs))) return view_failed(&b);
-    r.in[r.nin] = v, r.in_slot[r.nin++] = vs;
-    if (!(v = row_operand(&b, yOut, 2, nA, true, &vs))) return view_failed(&b);
-    r.out[r.nout] = v, r.out_slot[r.nout++] = vs;
-    if (!(v = stat_operand(&b, rstdOut, 3, &vs))) return view_failed(&b);
-    r.stats[r.nstats] = v, r.stats_slot[r.nstats++] = vs;
+    if (!add_row(&b, &r, x, 0, nA, false)) return view_failed(&b);
+    if (!add_row(&b, &r, gamma, 1, 0, false)) return view_failed(&b);
+    if (!add_row(&b, &r, yOut, 2, nA, true)) return view_failed(&b);
+    if (!add_stat(&b, &r, rstdOut, 3)) return view_failed(&b);
     og_prog_rows(&b.p, &r);
     return finish(&b, workspaceSize, executor);
 }
@@ -617,19 +622,14 @@ aclnnStatus aclnnRmsNormGradGetWorkspaceSize(const aclTensor *dy, const aclTenso
                     .params_size = sizeof prm,
                     .stats_in = true};
     rows_shape(&b, &r);
-    int vs;
-    const aclTensor *v;
     const aclTensor *row_ins[3] = {dy, x, gamma};
     const int row_slots[3] = {0, 1, 3};
     for (int k = 0; k < 3; k++) {
-        if (!(v = row_operand(&b, row_ins[k], row_slots[k], k < 2 ? nA : 0, false, &vs)))
+        if (!add_row(&b, &r, row_ins[k], row_slots[k], k < 2 ? nA : 0, false))
             return view_failed(&b);
-        r.in[r.nin] = v, r.in_slot[r.nin++] = vs;
     }
-    if (!(v = stat_operand(&b, rstd, 2, &vs))) return view_failed(&b);
-    r.stats[r.nstats] = v, r.stats_slot[r.nstats++] = vs;
-    if (!(v = row_operand(&b, dxOut, 4, nA, true, &vs))) return view_failed(&b);
-    r.out[r.nout] = v, r.out_slot[r.nout++] = vs;
+    if (!add_stat(&b, &r, rstd, 2)) return view_failed(&b);
+    if (!add_row(&b, &r, dxOut, 4, nA, true)) return view_failed(&b);
     const aclTensor *acc;
     int s = acc_temp(&b, gamma->dims, nR, &acc);
     if (s < 0) return finish(&b, workspaceSize, executor);
@@ -729,26 +729,20 @@ aclnnStatus aclnnAddLayerNormGetWorkspaceSize(const aclTensor *x1, const aclTens
                     .params_size = sizeof prm,
                     .prefetch = true};
     rows_shape(&b, &r);
-    int vs;
-    const aclTensor *v;
     const aclTensor *ins[5] = {x1, x2, biasOptional, gamma, beta};
     const int slots[5] = {0, 1, 4, 2, 3};
     for (int k = 0; k < 5; k++) {
         if (!ins[k]) continue;
         int lead = k < 2 || (k == 2 && biasOptional->ndim == x1->ndim && nA > 0) ? nA : 0;
         if (k == 2 && same_dims(biasOptional, gamma)) lead = 0;
-        if (!(v = row_operand(&b, ins[k], slots[k], lead, false, &vs))) return view_failed(&b);
-        r.in[r.nin] = v, r.in_slot[r.nin++] = vs;
+        if (!add_row(&b, &r, ins[k], slots[k], lead, false)) return view_failed(&b);
     }
-    if (!(v = row_operand(&b, yOut, 5, nA, true, &vs))) return view_failed(&b);
-    r.out[r.nout] = v, r.out_slot[r.nout++] = vs;
+    if (!add_row(&b, &r, yOut, 5, nA, true)) return view_failed(&b);
     if (xo) {
-        if (!(v = row_operand(&b, xo, 8, nA, true, &vs))) return view_failed(&b);
-        r.out[r.nout] = v, r.out_slot[r.nout++] = vs;
+        if (!add_row(&b, &r, xo, 8, nA, true)) return view_failed(&b);
     }
     for (int k = 0; k < 2; k++) {
-        if (!(v = stat_operand(&b, k ? rstdOut : meanOut, 6 + k, &vs))) return view_failed(&b);
-        r.stats[r.nstats] = v, r.stats_slot[r.nstats++] = vs;
+        if (!add_stat(&b, &r, k ? rstdOut : meanOut, 6 + k)) return view_failed(&b);
     }
     og_prog_rows(&b.p, &r);
     return finish(&b, workspaceSize, executor);
@@ -782,20 +776,15 @@ aclnnStatus aclnnAddRmsNormGetWorkspaceSize(const aclTensor *x1, const aclTensor
                     .params_size = sizeof prm,
                     .prefetch = true};
     rows_shape(&b, &r);
-    int vs;
-    const aclTensor *v;
     for (int k = 0; k < 3; k++) {
-        if (!(v = row_operand(&b, io[k], k, k < 2 ? nA : 0, false, &vs))) return view_failed(&b);
-        r.in[r.nin] = v, r.in_slot[r.nin++] = vs;
+        if (!add_row(&b, &r, io[k], k, k < 2 ? nA : 0, false)) return view_failed(&b);
     }
     const int out_slots[2] = {3, 5};
     const aclTensor *outs[2] = {yOut, xOut};
     for (int k = 0; k < 2; k++) {
-        if (!(v = row_operand(&b, outs[k], out_slots[k], nA, true, &vs))) return view_failed(&b);
-        r.out[r.nout] = v, r.out_slot[r.nout++] = vs;
+        if (!add_row(&b, &r, outs[k], out_slots[k], nA, true)) return view_failed(&b);
     }
-    if (!(v = stat_operand(&b, rstdOut, 4, &vs))) return view_failed(&b);
-    r.stats[r.nstats] = v, r.stats_slot[r.nstats++] = vs;
+    if (!add_stat(&b, &r, rstdOut, 4)) return view_failed(&b);
     og_prog_rows(&b.p, &r);
     return finish(&b, workspaceSize, executor);
 }
@@ -865,22 +854,16 @@ aclnnStatus aclnnAddLayerNormGradGetWorkspaceSize(
                     .params_size = sizeof prm,
                     .stats_in = true};
     rows_shape(&b, &r);
-    int vs;
-    const aclTensor *v;
     const aclTensor *ins[5] = {dy, x1, x2, gamma, dsumOptional};
     const int slots[5] = {0, 1, 2, 5, 6};
     for (int k = 0; k < 5; k++) {
         if (!ins[k]) continue;
-        if (!(v = row_operand(&b, ins[k], slots[k], k == 3 ? 0 : nA, false, &vs)))
-            return view_failed(&b);
-        r.in[r.nin] = v, r.in_slot[r.nin++] = vs;
+        if (!add_row(&b, &r, ins[k], slots[k], k == 3 ? 0 : nA, false)) return view_failed(&b);
     }
     for (int k = 0; k < 2; k++) {
-        if (!(v = stat_operand(&b, k ? rstd : mean, k ? 3 : 4, &vs))) return view_failed(&b);
-        r.stats[r.nstats] = v, r.stats_slot[r.nstats++] = vs;
+        if (!add_stat(&b, &r, k ? rstd : mean, k ? 3 : 4)) return view_failed(&b);
     }
-    if (!(v = row_operand(&b, dxOut, 7, nA, true, &vs))) return view_failed(&b);
-    r.out[r.nout] = v, r.out_slot[r.nout++] = vs;
+    if (!add_row(&b, &r, dxOut, 7, nA, true)) return view_failed(&b);
     const aclTensor *acc_t[2];
     for (int k = 0; k < 2; k++) {
         int s = acc_temp(&b, gamma->dims, nR, &acc_t[k]);
