@@ -93,6 +93,15 @@ static inline int64_t prod(const int64_t *d, int n) {
     return p;
 }
 
+/// Each of the n entry points, called with nothing (nparam 0, NULL arrays): a status and a
+/// message, no crash.
+static inline void aot_check_called_with_nothing(const opgrad_aot_fn *fns, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        CHECK_EQ(fns[i](0, NULL, NULL, NULL, NULL, NULL, NULL), ACLNN_ERR_PARAM_INVALID);
+        CHECK_MSG(": nparam is 0; it takes");
+    }
+}
+
 /// dlopen of the shared library lib and a check that each of the n names is exported from it;
 /// the handle, or NULL when lib does not load. Callers never dlclose it (see
 /// test_aot_builtins.c: the second runtime's process-lifetime state).
