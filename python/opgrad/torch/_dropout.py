@@ -1,5 +1,5 @@
 """opgrad.torch.dropout (aclnnDropout + aclnnDropoutBackward) and the registration of operators
-defined after opgrad.torch._ops has registered its table (this module and _embedding.py).
+defined after opgrad.torch._ops has registered its table (this module, _embedding.py, _glu.py).
 
 Registration follows _ops.py: on PyTorch >= 2.4 each operator is a torch.library.custom_op with a
 fake and register_autograd; on 1.13 it is defined on _ops.Library (one Library per namespace

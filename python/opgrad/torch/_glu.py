@@ -20,6 +20,7 @@ import torch
 from .. import _lib as L
 from . import _kernels as K
 from . import _ops as O
+from ._dropout import register_ops
 
 _p1 = L.phase1
 _APPROX = {"none": 0, "tanh": 1, 0: 0, 1: 1}
@@ -150,53 +151,12 @@ _DEFS = (
 )
 
 
-def _function(d):
-    kernel, setup, backward = d.kernel, d.setup, d.backward
-
-    def forward(ctx, *args):
-        out = kernel(*args)
-        setup(ctx, args, out)
-        return out
-
-    def bwd(ctx, *grads):
-        return backward(K, ctx, *grads)
-
-    return type("OpgradFunction_" + d.name, (torch.autograd.Function,),
-                {"forward": staticmethod(forward), "backward": staticmethod(bwd)})
-
-
 def _register():
     for d in _DEFS:
         setattr(K, d.name, d.kernel)  # the 1.13 formulas call the kernels from _kernels
-        if d.differentiable:
-            d.function = _function(d)
     # not added to _ops' table (opgrad.torch.OPS): its generic tests assume same-shape operators
     # with one output; tests/python/test_torch_glu.py covers these four, opcheck included
-    if O.USING_CUSTOM_OP:
-        ops_ns = torch.ops.opgrad
-        for d in _DEFS:
-            torch.library.custom_op("opgrad::" + d.name, d.kernel, mutates_args=(),
-                                    device_types="cpu", schema=d.schema)
-            torch.library.register_fake("opgrad::" + d.name, d.fake)
-            if d.differentiable:
-                def bwd(ctx, *grads, _b=d.backward):
-                    return _b(ops_ns, ctx, *grads)
-
-                torch.library.register_autograd("opgrad::" + d.name, bwd, setup_context=d.setup)
-    else:
-        lib = O.Library  # the namespace's only DEF library (1.13 allows one)
-        for d in _DEFS:
-            lib.define(d.name + d.schema)
-            lib.impl(d.name, d.kernel, "CPU")
-            if d.differentiable:
-                def autograd_impl(*args, _fn=d.function, _kernel=d.kernel):
-                    if torch.is_grad_enabled() and args[0].requires_grad:
-                        return _fn.apply(*args)
-                    return _kernel(*args)
-
-                lib.impl(d.name, autograd_impl, "Autograd")
-    for d in _DEFS:
-        d.op = getattr(torch.ops.opgrad, d.name)
+    register_ops(_DEFS)
 
 
 _register()
