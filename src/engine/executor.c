@@ -218,8 +218,10 @@ static launch *prepare_launch(const og_opdesc *op, void *workspace, uint64_t wor
                                    .views = e->views};
     int nio = e->ninputs + e->noutputs;
     memcpy(l->io, e->io, (size_t)nio * sizeof(og_io));
+    // temporaries live in the workspace; a program whose temporaries are all empty asks for
+    // none, and NULL plus an offset (even 0) is undefined: they get NULL, never dereferenced
     for (int t = nio; t < e->nslots; t++)
-        l->io[t] = (og_io){(char *)workspace + e->temp_offset[t - nio], 0};
+        l->io[t] = (og_io){workspace ? (char *)workspace + e->temp_offset[t - nio] : NULL, 0};
     if (!e->repeatable) {
         remember_consumed(e);
         release_ref(e); // the owner's reference passes to the launch instead (last use of e here)
