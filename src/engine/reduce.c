@@ -88,6 +88,17 @@ static int64_t bcast_stride(const aclTensor *t, int ndim, const int64_t *dims, i
     return (td < 0 || t->dims[td] == 1 || dims[d] == 1) ? 0 : t->strides[td];
 }
 
+// The product of n extents: 0 if any is 0 (an empty shape, whose other extents may be huge: their
+// product need not fit), else the product, which then fits (it counts elements of a tensor).
+static int64_t extent_product(const int64_t *v, int n) {
+    int64_t prod = 1;
+    for (int d = 0; d < n; d++)
+        if (v[d] == 0) return 0;
+    for (int d = 0; d < n; d++)
+        if (__builtin_mul_overflow(prod, v[d], &prod)) return INT64_MAX;
+    return prod;
+}
+
 void og_reduce_make_plan(const og_reduce_op *op, int max_cores, og_reduce_plan *p) {
     memset(p, 0, sizeof *p);
     p->kind = op->kind;
@@ -113,18 +124,22 @@ void og_reduce_make_plan(const og_reduce_op *op, int max_cores, og_reduce_plan *
         bool merge = *n > 0 && size > 0 && sizes[*n - 1] > 0;
         for (int k = 0; k < nin && merge; k++) {
             const int64_t *prev = red ? p->red_in[k] : p->kept_in[k];
-            merge = prev[*n - 1] == st[k] * size;
+            int64_t next; // a stride times a size may not fit (a huge-stride view): no merge
+            merge = !__builtin_mul_overflow(st[k], size, &next) && prev[*n - 1] == next;
         }
-        if (merge && !red) merge = p->kept_out[*n - 1] == ost * size;
+        int64_t next_out;
+        if (merge && !red)
+            merge =
+                !__builtin_mul_overflow(ost, size, &next_out) && p->kept_out[*n - 1] == next_out;
+        int64_t merged = 0; // an empty shape's other dims may be huge: their product may not fit
+        if (merge && __builtin_mul_overflow(sizes[*n - 1], size, &merged)) merge = false;
         int at = merge ? *n - 1 : (*n)++;
-        sizes[at] = merge ? sizes[at] * size : size;
+        sizes[at] = merge ? merged : size;
         for (int k = 0; k < nin; k++) (red ? p->red_in[k] : p->kept_in[k])[at] = st[k];
         if (!red) p->kept_out[at] = ost;
     }
-    p->M = 1;
-    for (int d = 0; d < p->nkept; d++) p->M *= p->kept[d];
-    p->K = 1;
-    for (int d = 0; d < p->nred; d++) p->K *= p->red[d];
+    p->M = extent_product(p->kept, p->nkept);
+    p->K = extent_product(p->red, p->nred);
 
     // Units: strips along the innermost kept dim when operand 0 is contiguous there (the
     // summands of neighbouring outputs are neighbours in memory), else one output each.
