@@ -34,6 +34,12 @@
 #define OG_EACH_12(f, a, b, c, d, e, g, h, i, j, k, l, m) OG_EACH_11(f, a, b, c, d, e, g, h, i, j, k, l) f(11, m)
 #define OG_EACH_13(f, a, b, c, d, e, g, h, i, j, k, l, m, n)                                       \
     OG_EACH_12(f, a, b, c, d, e, g, h, i, j, k, l, m) f(12, n)
+#define OG_EACH_14(f, a, b, c, d, e, g, h, i, j, k, l, m, n, o)                                    \
+    OG_EACH_13(f, a, b, c, d, e, g, h, i, j, k, l, m, n) f(13, o)
+#define OG_EACH_15(f, a, b, c, d, e, g, h, i, j, k, l, m, n, o, q)                                 \
+    OG_EACH_14(f, a, b, c, d, e, g, h, i, j, k, l, m, n, o) f(14, q)
+#define OG_EACH_16(f, a, b, c, d, e, g, h, i, j, k, l, m, n, o, q, r)                              \
+    OG_EACH_15(f, a, b, c, d, e, g, h, i, j, k, l, m, n, o, q) f(15, r)
 // clang-format on
 
 // OG_ARGV(i, T(self)) -> "a[i].t," : the og_arg member of parameter i, by its kind letter.
