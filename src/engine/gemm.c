@@ -108,7 +108,7 @@ static void coalesce_batch(og_gemm_plan *p) {
     // A batch over a shared B whose other operands step from one batch to the next as from one
     // block of M rows to the next (x [B,S,K] @ W [K,N], a Linear layer) is one taller product:
     // one set of units over B·S rows instead of small products per batch.
-    if (nb == 1 && op->b.bstride[0] == 0) {
+    if (nb == 1 && op->b.bstride[0] == 0 && !op->a.gen) {
         bool fold = true;
         for (int k = 0; k < NMATS && fold; k++) {
             og_gemm_mat *m = mat_at(op, k);
@@ -325,6 +325,44 @@ static void pack_b_rows(const og_convert_table *cv, const char *base, aclDataTyp
     }
 }
 
+// A block of a generated operand: dst[r * dr + c * dc] = row r0 + r, column c0 + c, for
+// r < nrows, c < ncols, through a line buffer (rounded through `round` when 16-bit).
+static void gen_block(const og_gemm_plan *p, og_gemm_gen_fn gen, const char *base, int64_t r0,
+                      int64_t nrows, int64_t c0, int64_t ncols, float *dst, int64_t dr,
+                      int64_t dc) {
+    const og_convert_table *cv = &og_convert[p->isa];
+    float line[256];
+    for (int64_t r = 0; r < nrows; r++)
+        for (int64_t c = 0; c < ncols; c += 256) {
+            int64_t n = ncols - c < 256 ? ncols - c : 256;
+            gen(p->op.gen_params, cv, base, r0 + r, c0 + c, n, line);
+            if (p->op.round_ab != ACL_FLOAT) og_round_through(cv, line, n, p->op.round_ab);
+            float *d = dst + r * dr + c * dc;
+            for (int64_t j = 0; j < n; j++) d[j * dc] = line[j];
+        }
+}
+
+// pack_b_rows for a generated B: rows [k0, k0 + nrows), columns [c0, c0 + ncols) into NR-column
+// panels (panel q at dst + q * panel_stride, k-major; columns past ncols zero).
+static void gen_b_rows(const og_gemm_plan *p, const char *base, int64_t k0, int64_t nrows,
+                       int64_t c0, int64_t ncols, float *dst, int64_t panel_stride) {
+    const og_convert_table *cv = &og_convert[p->isa];
+    const int64_t nr = p->kernel.nr, span = 512 / nr * nr;
+    float line[512];
+    for (int64_t k = 0; k < nrows; k++)
+        for (int64_t c = 0; c < ncols; c += span) {
+            int64_t n = ncols - c < span ? ncols - c : span;
+            p->op.b.gen(p->op.gen_params, cv, base, k0 + k, c0 + c, n, line);
+            if (p->op.round_ab != ACL_FLOAT) og_round_through(cv, line, n, p->op.round_ab);
+            for (int64_t j0 = 0; j0 < n; j0 += nr) {
+                float *d = dst + (c + j0) / nr * panel_stride + k * nr;
+                int64_t m = n - j0 < nr ? n - j0 : nr;
+                for (int64_t j = 0; j < m; j++) d[j] = line[j0 + j];
+                for (int64_t j = m; j < nr; j++) d[j] = 0.0f;
+            }
+        }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Phase 2
 
@@ -378,6 +416,11 @@ static void pack_b_unit(void *ctx, int unit, int slot) {
     const int64_t nr = p->kernel.nr, K = p->op.K, kblocks = (K + PACK_B_ROWS - 1) / PACK_B_ROWS;
     int64_t g = unit / kblocks, k0 = unit % kblocks * PACK_B_ROWS;
     int64_t kn = K - k0 < PACK_B_ROWS ? K - k0 : PACK_B_ROWS;
+    if (b->gen) {
+        gen_b_rows(p, x->base[MB] + batch_offset(p, MB, x->b0 + g), k0, kn, x->n0, x->cw,
+                   b_panel_area(x, g) + k0 * nr, K * nr);
+        return;
+    }
     pack_b_rows(&og_convert[p->isa], elem(x, MB, x->b0 + g, k0, x->n0), b->dtype, b->rs, b->cs, kn,
                 x->cw, nr, b_panel_area(x, g) + k0 * nr, K * nr, p->op.round_ab);
 }
@@ -486,11 +529,18 @@ static void compute_unit(void *ctx, int unit, int slot) {
             if (nrows < mr)
                 for (int64_t k = 0; k < kcur; k++)
                     memset(dst + k * mr + nrows, 0, (size_t)(mr - nrows) * 4);
-            pack_block(&og_convert[p->isa], elem(x, MA, bi, m0 + ir, pc), op->a.dtype, op->a.rs,
-                       op->a.cs, nrows, kcur, dst, 1, mr, op->round_ab);
+            if (op->a.gen)
+                gen_block(p, op->a.gen, x->base[MA] + batch_offset(p, MA, bi), m0 + ir, nrows, pc,
+                          kcur, dst, 1, mr);
+            else
+                pack_block(&og_convert[p->isa], elem(x, MA, bi, m0 + ir, pc), op->a.dtype, op->a.rs,
+                           op->a.cs, nrows, kcur, dst, 1, mr, op->round_ab);
         }
         // CopyIn of a local B block: the unit's NR-column panels of this K slice.
-        if (p->b_local)
+        if (p->b_local && op->b.gen)
+            gen_b_rows(p, x->base[MB] + batch_offset(p, MB, bi), pc, kcur, x->n0 + j0, ncur, blocal,
+                       kcur * nr);
+        else if (p->b_local)
             pack_b_rows(&og_convert[p->isa], elem(x, MB, bi, pc, x->n0 + j0), op->b.dtype, op->b.rs,
                         op->b.cs, kcur, ncur, nr, blocal, kcur * nr, op->round_ab);
         // Compute: each B micro-panel stays in L1 while the A block streams from L2.

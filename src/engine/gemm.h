@@ -33,10 +33,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "engine/convert.h"
 #include "engine/elementwise.h"
 #include "engine/executor.h"
 #include "opgrad/opgrad.h"
 #include "tensor/tensor.h"
+
+/// A generated operand (implicit GEMM: convolution's im2col matrix, never stored): writes n
+/// values of the operand's row `row`, columns [col, col + n), as fp32 to out. base is the
+/// operand's slot address plus its batch offset (bstride); params the op's gen_params. It reads
+/// only its slot, so the packing runs it on any thread.
+typedef void (*og_gemm_gen_fn)(const void *params, const og_convert_table *cv, const char *base,
+                               int64_t row, int64_t col, int64_t n, float *out);
 
 /// One matrix operand of a GEMM step.
 typedef struct og_gemm_mat {
@@ -45,6 +53,7 @@ typedef struct og_gemm_mat {
     aclDataType dtype;            // FLOAT, FLOAT16, BFLOAT16
     int64_t bstride[OG_MAX_DIMS]; // per batch dim (0: broadcast)
     int64_t rs, cs;               // row and column strides (0: broadcast)
+    og_gemm_gen_fn gen;           // A or B only: generated rows (rs, cs unused), NULL: strided
 } og_gemm_mat;
 
 /// What the epilogue does with z = alpha * acc + beta * D (all in fp32, rounded once to C).
@@ -58,6 +67,7 @@ typedef enum og_gemm_epi_kind {
 } og_gemm_epi_kind;
 
 #define OG_GEMM_MAX_PARAMS 16
+#define OG_GEMM_GEN_PARAMS 512
 
 /// A GEMM step as an operator describes it.
 typedef struct og_gemm_op {
@@ -74,6 +84,7 @@ typedef struct og_gemm_op {
     og_gemm_epi_kind epi;
     const og_ew_compute_fn *act_kernels; // [OPGRAD_ISA_COUNT], for ACT / ACT_GRAD
     unsigned char act_params[OG_GEMM_MAX_PARAMS];
+    _Alignas(8) unsigned char gen_params[OG_GEMM_GEN_PARAMS]; // for a.gen and b.gen
 } og_gemm_op;
 
 /// The micro-kernel: C[MR x NR] (row stride ldc) = (accumulate ? C + p : p), p = A panel @ B panel

@@ -33,8 +33,10 @@ static bool is_pointer(og_param_kind k) {
     return is_tensor(k) || k == OG_PARAM_SCALAR || k == OG_PARAM_STRING ||
            k == OG_PARAM_INT_ARRAY || k == OG_PARAM_BOOL_ARRAY;
 }
-// A tensor the list marks optional: NULL is a valid argument.
-static bool is_optional(const og_param *p) { return is_tensor(p->kind) && !strcmp(p->def, "NULL"); }
+// A tensor or an int array the list marks optional: NULL is a valid argument.
+static bool is_optional(const og_param *p) {
+    return (is_tensor(p->kind) || p->kind == OG_PARAM_INT_ARRAY) && !strcmp(p->def, "NULL");
+}
 
 // Valid-looking arguments: fp32 [4,6] tensors over one shared buffer each, scalars 1, the
 // list's defaults for the other kinds, dims {-1}, dtype float32.

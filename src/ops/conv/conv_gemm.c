@@ -1,0 +1,365 @@
+/* The three GEMM steps of a convolution (conv.h) and the generated operands they pack from: the
+ * im2col matrix of X, the stride gather of Y, the weight read transposed, Y read transposed. A
+ * generator writes one row run of its matrix; runs follow the innermost spatial dim, so a
+ * stride-1 run is one contiguous (converting) load and the padding is zeros written around it. */
+#include <string.h>
+
+#include "engine/convert.h"
+#include "ops/conv/conv.h"
+#include "ops/norm/norm_kernel.h"
+#include "tensor/dtype.h"
+
+og_conv_tensor og_conv_tensor_of(const aclTensor *t, int slot) {
+    og_conv_tensor c = {.slot = slot, .dtype = t->dtype};
+    for (int d = 0; d < 5; d++) c.dims[d] = 1, c.strides[d] = 0;
+    if (t->ndim == 1) { // a bias: channels only
+        c.dims[1] = t->dims[0], c.strides[1] = t->strides[0];
+        return c;
+    }
+    int nsp = t->ndim - 2;
+    c.dims[0] = t->dims[0], c.strides[0] = t->strides[0];
+    c.dims[1] = t->dims[1], c.strides[1] = t->strides[1];
+    for (int j = 0; j < nsp; j++)
+        c.dims[5 - nsp + j] = t->dims[2 + j], c.strides[5 - nsp + j] = t->strides[2 + j];
+    return c;
+}
+
+// What the generators of one GEMM step read (og_gemm_op.gen_params).
+typedef struct gen_params {
+    og_conv_geom g;
+    aclDataType adt, bdt; // the A and B tensors' dtypes
+    int64_t as[5], bs[5]; // their strides (canonical 5-D, elements)
+    int64_t aesz, besz;   // element sizes
+    bool a_wcontig;       // A is the weight and its (t) dims are one contiguous run
+} gen_params;
+_Static_assert(sizeof(gen_params) <= OG_GEMM_GEN_PARAMS, "gen_params fits the GEMM op");
+
+static void zero(float *o, int64_t n) { memset(o, 0, (size_t)n * sizeof *o); }
+
+// Kernel offset t = (kd, kh, kw) of the flat index within KS.
+static void split_k(const og_conv_geom *g, int64_t t, int64_t kk[3]) {
+    kk[2] = t % g->k[2];
+    kk[1] = t / g->k[2] % g->k[1];
+    kk[0] = t / (g->k[2] * g->k[1]);
+}
+
+// col(X): row r = (ci, t), column c = (n, od, oh, ow) (n > 0 only for the weight product, whose
+// columns run over the batch) = X[n, ci, od*s - pad + kd*d, ...], zero outside X.
+static void run_im2col(const gen_params *q, const og_convert_table *cv, const char *base,
+                       aclDataType dt, const int64_t *xs, int64_t esz, int64_t row, int64_t col,
+                       int64_t n, float *out) {
+    const og_conv_geom *g = &q->g;
+    int64_t kk[3];
+    split_k(g, row % g->KS, kk);
+    const char *xc = base + row / g->KS * xs[1] * esz;
+    const int64_t OW = g->out[2], OHW = g->out[1] * OW;
+    for (int64_t c = col, end = col + n; c < end;) {
+        int64_t nn = c / g->O, rem = c % g->O;
+        int64_t od = rem / OHW, oh = rem / OW % g->out[1], ow = rem % OW;
+        int64_t run = OW - ow < end - c ? OW - ow : end - c;
+        float *o = out + (c - col);
+        c += run;
+        int64_t id = od * g->s[0] - g->pad[0] + kk[0] * g->d[0];
+        int64_t ih = oh * g->s[1] - g->pad[1] + kk[1] * g->d[1];
+        if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1]) {
+            zero(o, run);
+            continue;
+        }
+        // iw = iw0 + j * s for j < run; valid for j in [lo, hi)
+        const int64_t s = g->s[2], W = g->in[2];
+        int64_t iw0 = ow * s - g->pad[2] + kk[2] * g->d[2];
+        int64_t lo = iw0 >= 0 ? 0 : (-iw0 + s - 1) / s;
+        int64_t hi = iw0 >= W ? 0 : (W - 1 - iw0) / s + 1;
+        if (hi > run) hi = run;
+        if (lo > hi) lo = hi;
+        zero(o, lo);
+        if (hi > lo)
+            og_load_run(cv,
+                        xc + (nn * xs[0] + id * xs[2] + ih * xs[3] + (iw0 + lo * s) * xs[4]) * esz,
+                        dt, s * xs[4], o + lo, hi - lo);
+        zero(o + hi, run - hi);
+    }
+}
+
+static void gen_im2col_a(const void *params, const og_convert_table *cv, const char *base,
+                         int64_t row, int64_t col, int64_t n, float *out) {
+    const gen_params *q = params;
+    run_im2col(q, cv, base, q->adt, q->as, q->aesz, row, col, n, out);
+}
+
+static void gen_im2col_b(const void *params, const og_convert_table *cv, const char *base,
+                         int64_t row, int64_t col, int64_t n, float *out) {
+    const gen_params *q = params;
+    run_im2col(q, cv, base, q->bdt, q->bs, q->besz, row, col, n, out);
+}
+
+// gather(Y): row r = (co, t), column c = (id, ih, iw) = Y[co, (id + pad - kd*d) / s, ...] where
+// each division is exact and lands in Y, else zero.
+static void gen_gather_b(const void *params, const og_convert_table *cv, const char *base,
+                         int64_t row, int64_t col, int64_t n, float *out) {
+    const gen_params *q = params;
+    const og_conv_geom *g = &q->g;
+    const int64_t *ys = q->bs, esz = q->besz;
+    int64_t kk[3];
+    split_k(g, row % g->KS, kk);
+    const char *yc = base + row / g->KS * ys[1] * esz;
+    const int64_t IW = g->in[2], IHW = g->in[1] * IW, s = g->s[2];
+    for (int64_t c = col, end = col + n; c < end;) {
+        int64_t id = c / IHW, ih = c / IW % g->in[1], iw = c % IW;
+        int64_t run = IW - iw < end - c ? IW - iw : end - c;
+        float *o = out + (c - col);
+        c += run;
+        int64_t td = id + g->pad[0] - kk[0] * g->d[0], th = ih + g->pad[1] - kk[1] * g->d[1];
+        if (td < 0 || td % g->s[0] || td / g->s[0] >= g->out[0] || th < 0 || th % g->s[1] ||
+            th / g->s[1] >= g->out[1]) {
+            zero(o, run);
+            continue;
+        }
+        const char *yrow = yc + (td / g->s[0] * ys[2] + th / g->s[1] * ys[3]) * esz;
+        // tw = tw0 + j; j contributes when tw >= 0, s | tw and tw / s < OW
+        int64_t tw0 = iw + g->pad[2] - kk[2] * g->d[2];
+        int64_t j = tw0 >= 0 ? (s - tw0 % s) % s : -tw0; // first j with s | tw, tw >= 0
+        int64_t cnt = 0;
+        if (j < run) {
+            int64_t ow0 = (tw0 + j) / s, last = (run - 1 - j) / s + 1; // js: j, j + s, ...
+            cnt = g->out[2] - ow0 < last ? g->out[2] - ow0 : last;
+            if (cnt < 0) cnt = 0;
+            if (s == 1) {
+                zero(o, j);
+                if (cnt) og_load_run(cv, yrow + ow0 * ys[4] * esz, q->bdt, ys[4], o + j, cnt);
+                zero(o + j + cnt, run - j - cnt);
+                continue;
+            }
+            zero(o, run);
+            float v[64];
+            for (int64_t m = 0; m < cnt; m += 64) {
+                int64_t len = cnt - m < 64 ? cnt - m : 64;
+                og_load_run(cv, yrow + (ow0 + m) * ys[4] * esz, q->bdt, ys[4], v, len);
+                for (int64_t i = 0; i < len; i++) o[j + (m + i) * s] = v[i];
+            }
+            continue;
+        }
+        zero(o, run);
+    }
+}
+
+// W as the forward's A when its (ci, t) dims are no single stride: row co, column (ci, t).
+static void gen_weight_a(const void *params, const og_convert_table *cv, const char *base,
+                         int64_t row, int64_t col, int64_t n, float *out) {
+    (void)cv;
+    const gen_params *q = params;
+    const og_conv_geom *g = &q->g;
+    int64_t kk[3];
+    for (int64_t j = 0; j < n; j++) {
+        int64_t c = col + j;
+        split_k(g, c % g->KS, kk);
+        int64_t off = row * q->as[0] + c / g->KS * q->as[1] + kk[0] * q->as[2] + kk[1] * q->as[3] +
+                      kk[2] * q->as[4];
+        out[j] = og_load_elem(base + off * q->aesz, q->adt);
+    }
+}
+
+// W^T as the data product's A: row ci, column (co, t) = W[co, ci, t].
+static void gen_weight_t_a(const void *params, const og_convert_table *cv, const char *base,
+                           int64_t row, int64_t col, int64_t n, float *out) {
+    const gen_params *q = params;
+    const og_conv_geom *g = &q->g;
+    int64_t kk[3];
+    for (int64_t c = col, end = col + n; c < end;) {
+        int64_t co = c / g->KS, t = c % g->KS;
+        int64_t run = g->KS - t < end - c ? g->KS - t : end - c;
+        const char *wc = base + (co * q->as[0] + row * q->as[1]) * q->aesz;
+        if (q->a_wcontig) {
+            og_load_run(cv, wc + t * q->as[4] * q->aesz, q->adt, q->as[4], out + (c - col), run);
+        } else {
+            for (int64_t j = 0; j < run; j++) {
+                split_k(g, t + j, kk);
+                out[c - col + j] = og_load_elem(
+                    wc + (kk[0] * q->as[2] + kk[1] * q->as[3] + kk[2] * q->as[4]) * q->aesz,
+                    q->adt);
+            }
+        }
+        c += run;
+    }
+}
+
+// Y^T as the weight product's B: row (n, o), column co = Y[n, co, o].
+static void gen_yt_b(const void *params, const og_convert_table *cv, const char *base, int64_t row,
+                     int64_t col, int64_t n, float *out) {
+    const gen_params *q = params;
+    const og_conv_geom *g = &q->g;
+    int64_t nn = row / g->O, o = row % g->O, OW = g->out[2], OHW = g->out[1] * OW;
+    int64_t off = nn * q->bs[0] + o / OHW * q->bs[2] + o / OW % g->out[1] * q->bs[3] +
+                  o % OW * q->bs[4] + col * q->bs[1];
+    og_load_run(cv, base + off * q->besz, q->bdt, q->bs[1], out, n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The steps
+
+// Whether dims [from, 5) of t step as one (size-1 dims ignored); *stride: that step.
+static bool merged(const og_conv_tensor *t, int from, int64_t *stride) {
+    int64_t expect = -1;
+    *stride = 1;
+    for (int d = 4; d >= from; d--) {
+        if (t->dims[d] == 1) continue;
+        if (expect < 0)
+            *stride = t->strides[d];
+        else if (t->strides[d] != expect)
+            return false;
+        expect = t->strides[d] * t->dims[d];
+    }
+    return true;
+}
+
+// The GEMM's C for output t: t itself when dims [from, 5) are one progression, else a contiguous
+// temporary of t's dtype and shape, which `finish` copies into t after the step.
+typedef struct out_view {
+    og_conv_tensor t;
+    int64_t stride; // of the merged dims
+    int user_slot;  // the output's slot, -1 when C is t itself
+    const aclTensor *tmp;
+} out_view;
+
+static out_view out_begin(og_prog *p, const og_conv_tensor *t, int from) {
+    out_view v = {.t = *t, .user_slot = -1};
+    if (merged(t, from, &v.stride)) return v;
+    const aclTensor *u = p->io[t->slot];
+    int slot = og_prog_temp(p, t->dtype, u->ndim, u->dims, &v.tmp);
+    if (slot < 0) return v; // the builder has failed; publish reports it
+    v.user_slot = t->slot;
+    v.t = og_conv_tensor_of(v.tmp, slot);
+    merged(&v.t, from, &v.stride);
+    return v;
+}
+
+static void out_finish(og_prog *p, const out_view *v) {
+    if (v->user_slot < 0) return;
+    og_ew_op m = {.op = p->op,
+                  .kernels = og_norm_copy_kernels,
+                  .nin = 1,
+                  .nout = 1,
+                  .in = {v->tmp},
+                  .out = {p->io[v->user_slot]},
+                  .names = {"tmp", "out"},
+                  .slots = true,
+                  .in_slot = {v->t.slot},
+                  .out_slot = {v->user_slot},
+                  .compute_dtype = v->t.dtype};
+    og_prog_map(p, &m);
+}
+
+static og_gemm_mat gen_mat(const og_conv_tensor *t, og_gemm_gen_fn gen) {
+    return (og_gemm_mat){.present = true, .slot = t->slot, .dtype = t->dtype, .gen = gen};
+}
+
+static void set_a(gen_params *q, const og_conv_tensor *t) {
+    q->adt = t->dtype, q->aesz = (int64_t)aclDataTypeSize(t->dtype);
+    memcpy(q->as, t->strides, sizeof q->as);
+}
+
+static void set_b(gen_params *q, const og_conv_tensor *t) {
+    q->bdt = t->dtype, q->besz = (int64_t)aclDataTypeSize(t->dtype);
+    memcpy(q->bs, t->strides, sizeof q->bs);
+}
+
+static og_gemm_op step_op(const og_conv_geom *g, aclDataType round_ab, gen_params *q) {
+    og_gemm_op op = {.alpha = 1, .beta = 0, .round_ab = round_ab, .epi = OG_GEMM_EPI_NONE};
+    memset(q, 0, sizeof *q);
+    q->g = *g;
+    return op;
+}
+
+// bias [G * rows_g] as the epilogue's addend D of C [rows, cols] per group.
+static void set_bias(og_gemm_op *op, const og_conv_tensor *bias, int64_t rows_g) {
+    if (!bias) return;
+    int64_t bs = bias->strides[1];
+    op->d = (og_gemm_mat){.present = true, .slot = bias->slot, .dtype = bias->dtype, .rs = bs};
+    op->d.bstride[op->nbatch - 1] = rows_g * bs;
+    op->beta = 1;
+}
+
+void og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
+                     const og_conv_tensor *w, const og_conv_tensor *bias, const og_conv_tensor *y,
+                     aclDataType round_ab) {
+    gen_params q;
+    og_gemm_op op = step_op(g, round_ab, &q);
+    out_view c = out_begin(p, y, 2);
+    op.nbatch = 2, op.batch[0] = g->N, op.batch[1] = g->G;
+    op.M = g->co_g, op.N = g->O, op.K = g->ci_g * g->KS;
+    int64_t wst;
+    if (merged(w, 1, &wst)) {
+        op.a = (og_gemm_mat){
+            .present = true, .slot = w->slot, .dtype = w->dtype, .rs = w->strides[0], .cs = wst};
+    } else {
+        op.a = gen_mat(w, gen_weight_a);
+        set_a(&q, w);
+    }
+    op.a.bstride[1] = g->co_g * w->strides[0];
+    op.b = gen_mat(x, gen_im2col_b);
+    set_b(&q, x);
+    op.b.bstride[0] = x->strides[0], op.b.bstride[1] = g->ci_g * x->strides[1];
+    op.c = (og_gemm_mat){.present = true,
+                         .slot = c.t.slot,
+                         .dtype = c.t.dtype,
+                         .rs = c.t.strides[1],
+                         .cs = c.stride};
+    op.c.bstride[0] = c.t.strides[0], op.c.bstride[1] = g->co_g * c.t.strides[1];
+    set_bias(&op, bias, g->co_g);
+    memcpy(op.gen_params, &q, sizeof q);
+    og_prog_gemm(p, &op);
+    out_finish(p, &c);
+}
+
+void og_conv_data(og_prog *p, const og_conv_geom *g, const og_conv_tensor *y,
+                  const og_conv_tensor *w, const og_conv_tensor *bias, const og_conv_tensor *x,
+                  aclDataType round_ab) {
+    gen_params q;
+    og_gemm_op op = step_op(g, round_ab, &q);
+    out_view c = out_begin(p, x, 2);
+    op.nbatch = 2, op.batch[0] = g->N, op.batch[1] = g->G;
+    op.M = g->ci_g, op.N = g->I, op.K = g->co_g * g->KS;
+    int64_t wst;
+    q.a_wcontig = merged(w, 2, &wst);
+    op.a = gen_mat(w, gen_weight_t_a);
+    set_a(&q, w);
+    if (q.a_wcontig) q.as[4] = wst; // the t dims as one run of stride wst
+    op.a.bstride[1] = g->co_g * w->strides[0];
+    op.b = gen_mat(y, gen_gather_b);
+    set_b(&q, y);
+    op.b.bstride[0] = y->strides[0], op.b.bstride[1] = g->co_g * y->strides[1];
+    op.c = (og_gemm_mat){.present = true,
+                         .slot = c.t.slot,
+                         .dtype = c.t.dtype,
+                         .rs = c.t.strides[1],
+                         .cs = c.stride};
+    op.c.bstride[0] = c.t.strides[0], op.c.bstride[1] = g->ci_g * c.t.strides[1];
+    set_bias(&op, bias, g->ci_g);
+    memcpy(op.gen_params, &q, sizeof q);
+    og_prog_gemm(p, &op);
+    out_finish(p, &c);
+}
+
+void og_conv_weight(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
+                    const og_conv_tensor *y, const og_conv_tensor *dw, aclDataType round_ab) {
+    gen_params q;
+    og_gemm_op op = step_op(g, round_ab, &q);
+    out_view c = out_begin(p, dw, 1);
+    op.nbatch = 1, op.batch[0] = g->G;
+    op.M = g->ci_g * g->KS, op.N = g->co_g, op.K = g->N * g->O;
+    op.a = gen_mat(x, gen_im2col_a);
+    set_a(&q, x);
+    op.a.bstride[0] = g->ci_g * x->strides[1];
+    op.b = gen_mat(y, gen_yt_b);
+    set_b(&q, y);
+    op.b.bstride[0] = g->co_g * y->strides[1];
+    op.c = (og_gemm_mat){.present = true,
+                         .slot = c.t.slot,
+                         .dtype = c.t.dtype,
+                         .rs = c.stride,
+                         .cs = c.t.strides[0]};
+    op.c.bstride[0] = g->co_g * c.t.strides[0];
+    memcpy(op.gen_params, &q, sizeof q);
+    og_prog_gemm(p, &op);
+    out_finish(p, &c);
+}
