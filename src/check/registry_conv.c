@@ -70,6 +70,10 @@ static const conv_case cases[] = {
     {3, true, 1, 2, 2, 1, {3, 2, 3}, {2, 2, 2}, {2, 1, 2}, {1, 0, 1}, {1, 0, 1}, {1, 1, 1}, {1, 0, 0}, {4, 4, 5}, 3, 4, 0, true},
     // 13: fp32 with cubeMathType 2 (USE_FP16)
     {2, false, 1, 3, 4, 2, {6, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0}, {11, 10}, 5, 6, 2, true},
+    // 14: depthwise 1-D, stride 2, dilation 2, [left, right] padding (the direct kernel)
+    {1, false, 4, 4, 4, 2, {11}, {3}, {2}, {1}, {3}, {2}, {0}, {70}, 5, 5, 0, true},
+    // 15: depthwise transposed 2-D (weight [C, 1, k]), stride 2, outputPadding 1
+    {2, true, 3, 3, 3, 2, {4, 5}, {3, 2}, {2, 2}, {1, 0}, {1, 0}, {1, 1}, {1, 1}, {9, 8}, 4, 4, 0, true},
 };
 // clang-format on
 
@@ -397,6 +401,8 @@ static const ogc_op conv_ops[] = {
     CONV_ENTRY("conv_transpose1d", 11, OG_DTS_FLOATING, true, true, true),
     CONV_ENTRY("conv_transpose3d", 12, OG_DTS_FLOATING, true, true, true),
     CONV_ENTRY("conv2d_cube2", 13, OG_DT(ACL_FLOAT), true, true, true),
+    CONV_ENTRY("conv1d_depthwise", 14, OG_DTS_FLOATING, true, true, true),
+    CONV_ENTRY("conv_transpose2d_depthwise", 15, OG_DTS_FLOATING, true, true, true),
     CONV_ENTRY("conv2d_mask_input", 1, OG_DTS_FLOATING, true, false, false),
     CONV_ENTRY("conv2d_mask_weight_bias", 2, OG_DTS_FLOATING, false, true, true),
 };

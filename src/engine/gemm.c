@@ -569,7 +569,9 @@ void og_gemm_run(const aclOpExecutor *e, const og_gemm_plan *p, char *scratch) {
     run_ctx x = {.p = p, .scratch = scratch};
     for (int k = 0; k < NMATS; k++) {
         const og_gemm_mat *m = mat_of(p, k);
-        x.base[k] = m->present ? og_executor_addr(e, m->slot) : NULL;
+        x.base[k] = m->present ? og_executor_addr(e, m->slot) +
+                                     m->offset * (int64_t)aclDataTypeSize(m->dtype)
+                               : NULL;
     }
     const int64_t nr = p->kernel.nr, N = p->op.N;
     for (x.n0 = 0; x.n0 < N; x.n0 += p->chunk_n) {

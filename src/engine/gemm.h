@@ -54,6 +54,7 @@ typedef struct og_gemm_mat {
     int64_t bstride[OG_MAX_DIMS]; // per batch dim (0: broadcast)
     int64_t rs, cs;               // row and column strides (0: broadcast)
     og_gemm_gen_fn gen;           // A or B only: generated rows (rs, cs unused), NULL: strided
+    int64_t offset;               // element 0 of batch 0, in elements from the slot's address
 } og_gemm_mat;
 
 /// What the epilogue does with z = alpha * acc + beta * D (all in fp32, rounded once to C).
