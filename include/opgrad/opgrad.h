@@ -31,6 +31,13 @@ typedef enum {
 __attribute__((visibility("default"))) int opgrad_set_num_threads(int n);
 __attribute__((visibility("default"))) int opgrad_get_num_threads(void);
 
+/// Winograd F(4x4, 3x3) for 3x3 stride-1 fp32 convolutions with 8 or more channels per group
+/// (aclnnConvolution, and ConvolutionBackward's gradInput): 4x fewer multiplies, a larger
+/// rounding error (docs/ops/conv.md). Default on, or OPGRAD_WINOGRAD=0 in the environment; the
+/// setting applies to executors made after the call. Returns the previous setting.
+__attribute__((visibility("default"))) int opgrad_set_winograd(int on);
+__attribute__((visibility("default"))) int opgrad_get_winograd(void);
+
 /// Best ISA this CPU and OS support (CPUID + XGETBV).
 __attribute__((visibility("default"))) opgrad_isa opgrad_cpu_isa(void);
 /// ISA used for executors planned from now on: min(cpu, cap). The cap starts from OPGRAD_ISA

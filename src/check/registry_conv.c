@@ -39,45 +39,50 @@ typedef struct conv_case {
     int64_t big_in[3], big_cin, big_cout; // the "large" / "wide" geometry
     int8_t cube;
     bool bias;
+    bool wino; // 3x3 stride 1, >= 8 channels per group: Winograd runs (fp32, switch on)
 } conv_case;
 
 // clang-format off
 static const conv_case cases[] = {
     // 0: 3x3 stride 1, padding 1
-    {2, false, 1, 3, 4, 2, {6, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0}, {13, 11}, 5, 7, 0, true},
+    {2, false, 1, 3, 4, 2, {6, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0}, {13, 11}, 5, 7, 0, true, false},
     // 1: 3x3 stride 2 over 7x8 (odd: the last row and column reach past the input)
-    {2, false, 1, 2, 3, 2, {7, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {0}, {15, 12}, 6, 5, 0, true},
+    {2, false, 1, 2, 3, 2, {7, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {0}, {15, 12}, 6, 5, 0, true, false},
     // 2: 2x3 stride 3, padding beyond the kernel's reach, asymmetric [top, bottom, left, right]
-    {2, false, 1, 2, 3, 1, {5, 7}, {2, 3}, {3, 3}, {3, 1}, {2, 4}, {1, 1}, {0}, {11, 14}, 5, 6, 0, true},
+    {2, false, 1, 2, 3, 1, {5, 7}, {2, 3}, {3, 3}, {3, 1}, {2, 4}, {1, 1}, {0}, {11, 14}, 5, 6, 0, true, false},
     // 3: dilation 2, padding 2
-    {2, false, 1, 2, 3, 2, {7, 6}, {3, 2}, {1, 2}, {2, 1}, {2, 1}, {2, 3}, {0}, {12, 13}, 4, 5, 0, true},
+    {2, false, 1, 2, 3, 2, {7, 6}, {3, 2}, {1, 2}, {2, 1}, {2, 1}, {2, 3}, {0}, {12, 13}, 4, 5, 0, true, false},
     // 4: groups 2
-    {2, false, 2, 4, 6, 2, {5, 6}, {3, 3}, {1, 2}, {1, 1}, {1, 1}, {1, 1}, {0}, {10, 11}, 6, 10, 0, true},
+    {2, false, 2, 4, 6, 2, {5, 6}, {3, 3}, {1, 2}, {1, 1}, {1, 1}, {1, 1}, {0}, {10, 11}, 6, 10, 0, true, false},
     // 5: depthwise (groups = channels), multiplier 2
-    {2, false, 3, 3, 6, 2, {6, 5}, {3, 3}, {2, 1}, {1, 1}, {1, 1}, {1, 1}, {0}, {13, 9}, 6, 12, 0, true},
+    {2, false, 3, 3, 6, 2, {6, 5}, {3, 3}, {2, 1}, {1, 1}, {1, 1}, {1, 1}, {0}, {13, 9}, 6, 12, 0, true, false},
     // 6: 1-D, stride 2, [left, right] padding
-    {1, false, 1, 3, 2, 2, {9}, {3}, {2}, {0}, {2}, {1}, {0}, {67}, 7, 5, 0, true},
+    {1, false, 1, 3, 2, 2, {9}, {3}, {2}, {0}, {2}, {1}, {0}, {67}, 7, 5, 0, true, false},
     // 7: 3-D, stride (1, 2, 1)
-    {3, false, 1, 2, 3, 1, {4, 5, 4}, {2, 2, 2}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0}, {6, 7, 5}, 3, 5, 0, true},
+    {3, false, 1, 2, 3, 1, {4, 5, 4}, {2, 2, 2}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0}, {6, 7, 5}, 3, 5, 0, true, false},
     // 8: 1x1 (pointwise), no bias
-    {2, false, 1, 5, 3, 2, {4, 5}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {0}, {9, 8}, 9, 7, 0, false},
+    {2, false, 1, 5, 3, 2, {4, 5}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {0}, {9, 8}, 9, 7, 0, false, false},
     // 9: transposed 3x3 stride 2, padding 1, outputPadding 1
-    {2, true, 1, 3, 2, 2, {4, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {7, 6}, 5, 4, 0, true},
+    {2, true, 1, 3, 2, 2, {4, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {7, 6}, 5, 4, 0, true, false},
     // 10: transposed, groups 2, stride 3, dilation 2, outputPadding (2, 1)
-    {2, true, 2, 4, 2, 1, {3, 4}, {2, 3}, {3, 2}, {1, 0}, {1, 0}, {2, 2}, {2, 1}, {6, 5}, 6, 4, 0, true},
+    {2, true, 2, 4, 2, 1, {3, 4}, {2, 3}, {3, 2}, {1, 0}, {1, 0}, {2, 2}, {2, 1}, {6, 5}, 6, 4, 0, true, false},
     // 11: transposed 1-D, 3-D
-    {1, true, 1, 3, 2, 2, {6}, {4}, {3}, {2}, {2}, {1}, {1}, {29}, 5, 6, 0, true},
-    {3, true, 1, 2, 2, 1, {3, 2, 3}, {2, 2, 2}, {2, 1, 2}, {1, 0, 1}, {1, 0, 1}, {1, 1, 1}, {1, 0, 0}, {4, 4, 5}, 3, 4, 0, true},
+    {1, true, 1, 3, 2, 2, {6}, {4}, {3}, {2}, {2}, {1}, {1}, {29}, 5, 6, 0, true, false},
+    {3, true, 1, 2, 2, 1, {3, 2, 3}, {2, 2, 2}, {2, 1, 2}, {1, 0, 1}, {1, 0, 1}, {1, 1, 1}, {1, 0, 0}, {4, 4, 5}, 3, 4, 0, true, false},
     // 13: fp32 with cubeMathType 2 (USE_FP16)
-    {2, false, 1, 3, 4, 2, {6, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0}, {11, 10}, 5, 6, 2, true},
+    {2, false, 1, 3, 4, 2, {6, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0}, {11, 10}, 5, 6, 2, true, false},
     // 14: depthwise 1-D, stride 2, dilation 2, [left, right] padding (the direct kernel)
-    {1, false, 4, 4, 4, 2, {11}, {3}, {2}, {1}, {3}, {2}, {0}, {70}, 5, 5, 0, true},
+    {1, false, 4, 4, 4, 2, {11}, {3}, {2}, {1}, {3}, {2}, {0}, {70}, 5, 5, 0, true, false},
     // 15: depthwise transposed 2-D (weight [C, 1, k]), stride 2, outputPadding 1
-    {2, true, 3, 3, 3, 2, {4, 5}, {3, 2}, {2, 2}, {1, 0}, {1, 0}, {1, 1}, {1, 1}, {9, 8}, 4, 4, 0, true},
+    {2, true, 3, 3, 3, 2, {4, 5}, {3, 2}, {2, 2}, {1, 0}, {1, 0}, {1, 1}, {1, 1}, {9, 8}, 4, 4, 0, true, false},
+    // 16: Winograd F(4x4, 3x3): groups 2 of 8 channels, 7x9 (tiles cropped at both edges), 18 tiles
+    {2, false, 2, 16, 16, 3, {7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0}, {13, 11}, 16, 18, 0, true, true},
+    // 17: Winograd as the transposed convolution (the data product), padding 0 (2 in the transform)
+    {2, true, 1, 8, 10, 4, {6, 5}, {3, 3}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {0, 0}, {11, 9}, 9, 8, 0, true, true},
 };
 // clang-format on
 
-enum { A_CASE, A_MASK }; // attrs: {case, mask (0: every input differentiable)}
+enum { A_CASE, A_UNUSED }; // attrs: {case, 0}
 static const conv_case *case_of(const ogc_op *op) { return &cases[(int)op->attrs[A_CASE]]; }
 
 typedef struct geom {
@@ -205,6 +210,107 @@ static void each_term(const geom *g, term_fn f, void *ctx) {
                     }
 }
 
+// The magnitude of Winograd F(4x4, 3x3)'s computation of dst from src (2-D, stride 1): every
+// intermediate sum with its terms made non-negative, |A^T| (sum_i (|G| |k_oi| |G^T|) .
+// (|B^T| |d_i| |B|)) |A| per 4x4 tile, to which each stage's rounding error is proportional.
+// dst[N, G * cd, DH, DW](h, w) reads src[N, G * cs, SH, SW](h - ph + a, w - pw + b) through the
+// tap k(o, i, a, b) (o: dst channel, i: src channel within the group). Adds into mag.
+typedef struct wino_prod {
+    const geom *g;
+    int64_t cs, cd, SH, SW, DH, DW, ph, pw;
+    const double *src, *w;
+    double (*k)(const struct wino_prod *q, int64_t o, int64_t i, int a, int b);
+} wino_prod;
+
+static void wino_mag(const wino_prod *q, double *mag) {
+    static const double Bt[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0},
+                                    {0, 4, -4, -1, 1, 0}, {0, -2, -1, 2, 1, 0},
+                                    {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
+    static const double Gm[6][3] = {{0.25, 0, 0},
+                                    {1.0 / 6, 1.0 / 6, 1.0 / 6},
+                                    {1.0 / 6, 1.0 / 6, 1.0 / 6},
+                                    {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                    {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                    {0, 0, 1}}; // |G|
+    static const double At[4][6] = {
+        {1, 1, 1, 1, 1, 0}, {0, 1, 1, 2, 2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, 1, 8, 8, 1}}; // |A^T|
+    const geom *g = q->g;
+    for (int64_t n = 0; n < g->N; n++)
+        for (int64_t grp = 0; grp < g->G; grp++)
+            for (int64_t o = grp * q->cd; o < (grp + 1) * q->cd; o++)
+                for (int64_t h0 = 0; h0 < q->DH; h0 += 4)
+                    for (int64_t w0 = 0; w0 < q->DW; w0 += 4) {
+                        double M[6][6] = {{0}};
+                        for (int64_t i = 0; i < q->cs; i++) {
+                            double d[6][6], t[6][6], kk[3][3], u[6][3];
+                            for (int r = 0; r < 6; r++)
+                                for (int c = 0; c < 6; c++) {
+                                    int64_t h = h0 - q->ph + r, w = w0 - q->pw + c;
+                                    bool in = h >= 0 && h < q->SH && w >= 0 && w < q->SW;
+                                    int64_t at = ((n * g->G + grp) * q->cs + i) * q->SH * q->SW;
+                                    d[r][c] = in ? fabs(q->src[at + h * q->SW + w]) : 0;
+                                }
+                            for (int r = 0; r < 6; r++)
+                                for (int c = 0; c < 6; c++) {
+                                    t[r][c] = 0;
+                                    for (int j = 0; j < 6; j++) t[r][c] += fabs(Bt[r][j]) * d[j][c];
+                                }
+                            for (int a = 0; a < 3; a++)
+                                for (int b = 0; b < 3; b++) kk[a][b] = fabs(q->k(q, o, i, a, b));
+                            for (int r = 0; r < 6; r++)
+                                for (int b = 0; b < 3; b++)
+                                    u[r][b] = Gm[r][0] * kk[0][b] + Gm[r][1] * kk[1][b] +
+                                              Gm[r][2] * kk[2][b];
+                            for (int r = 0; r < 6; r++)
+                                for (int c = 0; c < 6; c++) {
+                                    double V = 0, U = 0;
+                                    for (int j = 0; j < 6; j++) V += t[r][j] * fabs(Bt[c][j]);
+                                    for (int b = 0; b < 3; b++) U += u[r][b] * Gm[c][b];
+                                    M[r][c] += U * V;
+                                }
+                        }
+                        for (int r = 0; r < 4; r++)
+                            for (int c = 0; c < 4; c++) {
+                                if (h0 + r >= q->DH || w0 + c >= q->DW) continue;
+                                double v = 0;
+                                for (int a = 0; a < 6; a++)
+                                    for (int b = 0; b < 6; b++) v += At[r][a] * M[a][b] * At[c][b];
+                                mag[((n * g->G * q->cd + o) * q->DH + h0 + r) * q->DW + w0 + c] +=
+                                    v;
+                            }
+                    }
+}
+
+// The four products' taps. Weight [cout, cin_g, 3, 3], or transposed [cin, cout_g, 3, 3].
+static double tap_fwd(const wino_prod *q, int64_t o, int64_t i, int a, int b) {
+    return q->w[((o * q->g->cin_g + i) * 3 + a) * 3 + b]; // y from x
+}
+static double tap_data(const wino_prod *q, int64_t o, int64_t i, int a, int b) {
+    int64_t grp = o / q->g->cin_g; // dx from dy: flipped, transposed
+    return q
+        ->w[(((grp * q->g->cout_g + i) * q->g->cin_g + o % q->g->cin_g) * 3 + 2 - a) * 3 + 2 - b];
+}
+static double tap_t_fwd(const wino_prod *q, int64_t o, int64_t i, int a, int b) {
+    int64_t grp = o / q->g->cout_g; // transposed y from x: flipped, transposed
+    return q
+        ->w[(((grp * q->g->cin_g + i) * q->g->cout_g + o % q->g->cout_g) * 3 + 2 - a) * 3 + 2 - b];
+}
+static double tap_t_data(const wino_prod *q, int64_t o, int64_t i, int a, int b) {
+    return q->w[((o * q->g->cout_g + i) * 3 + a) * 3 + b]; // transposed dx from dy
+}
+
+// The Winograd product from the x-space (to_y) or to it, with its taps.
+static wino_prod wino_of(const geom *g, bool to_y, const double *src, const double *w) {
+    wino_prod q = {.g = g, .src = src, .w = w};
+    bool direct = to_y != g->transposed; // the direct convolution's forward product
+    q.cs = to_y ? g->cin_g : g->cout_g, q.cd = to_y ? g->cout_g : g->cin_g;
+    q.SH = to_y ? g->in[1] : g->out[1], q.SW = to_y ? g->in[2] : g->out[2];
+    q.DH = to_y ? g->out[1] : g->in[1], q.DW = to_y ? g->out[2] : g->in[2];
+    q.ph = direct ? g->p[1] : 2 - g->p[1], q.pw = direct ? g->p[2] : 2 - g->p[2];
+    q.k = g->transposed ? (to_y ? tap_t_fwd : tap_t_data) : (to_y ? tap_fwd : tap_data);
+    return q;
+}
+
 typedef struct fwd_ctx {
     const double *x, *w;
     double *y, *mag;
@@ -236,6 +342,11 @@ static void conv_ref_forward(const ogc_op *op, const ogc_shape *in, const double
     }
     fwd_ctx ctx = {xr, wr, y, mag, count};
     each_term(&g, fwd_term, &ctx);
+    if (c->wino) { // the transforms' magnitudes instead of the direct sum's
+        for (int64_t i = 0; i < ny; i++) mag[i] = c->bias ? fabs(x[2][i / O % g.cout]) : 0;
+        wino_prod q = wino_of(&g, true, xr, wr);
+        wino_mag(&q, mag);
+    }
     *terms = 1;
     for (int64_t i = 0; i < ny; i++)
         if (count[i] + 1 > *terms) *terms = count[i] + 1;
@@ -275,6 +386,11 @@ static void conv_ref_backward(const ogc_op *op, const ogc_shape *in, const doubl
     int64_t *cw = calloc((size_t)(nw > 0 ? nw : 1), sizeof *cw);
     bwd_ctx ctx = {xr, wr, gr, sx, sw, mx, mw, cx, cw};
     each_term(&g, bwd_term, &ctx);
+    if (c->wino && gx[0]) { // gradInput through Winograd: the transforms' magnitudes
+        memset(mx, 0, sizeof *mx * (size_t)nx);
+        wino_prod q = wino_of(&g, false, gr, wr);
+        wino_mag(&q, mx);
+    }
     const int64_t *pcount[2] = {cx, cw};
     const double *pg[2] = {sx, sw}, *pm[2] = {mx, mw};
     int64_t n[2] = {nx, nw};
@@ -374,8 +490,9 @@ static int conv_backward(ogc_call *call) {
 // ---------------------------------------------------------------------------------------------
 
 #define API "aclnnConvolution + aclnnConvolutionBackward"
-static const double attrs[][2] = {{0, 0}, {1, 0}, {2, 0}, {3, 0},  {4, 0},  {5, 0},  {6, 0},
-                                  {7, 0}, {8, 0}, {9, 0}, {10, 0}, {11, 0}, {12, 0}, {13, 0}};
+static const double attrs[][2] = {{0, 0},  {1, 0},  {2, 0},  {3, 0},  {4, 0},  {5, 0},
+                                  {6, 0},  {7, 0},  {8, 0},  {9, 0},  {10, 0}, {11, 0},
+                                  {12, 0}, {13, 0}, {14, 0}, {15, 0}, {16, 0}, {17, 0}};
 
 #define CONV_ENTRY(NAME, CASE, DTYPES, X, W, B)                                                    \
     {                                                                                              \
@@ -403,6 +520,8 @@ static const ogc_op conv_ops[] = {
     CONV_ENTRY("conv2d_cube2", 13, OG_DT(ACL_FLOAT), true, true, true),
     CONV_ENTRY("conv1d_depthwise", 14, OG_DTS_FLOATING, true, true, true),
     CONV_ENTRY("conv_transpose2d_depthwise", 15, OG_DTS_FLOATING, true, true, true),
+    CONV_ENTRY("conv2d_winograd", 16, OG_DT(ACL_FLOAT), true, true, true),
+    CONV_ENTRY("conv_transpose2d_winograd", 17, OG_DT(ACL_FLOAT), true, true, true),
     CONV_ENTRY("conv2d_mask_input", 1, OG_DTS_FLOATING, true, false, false),
     CONV_ENTRY("conv2d_mask_weight_bias", 2, OG_DTS_FLOATING, false, true, true),
 };

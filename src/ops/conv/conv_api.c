@@ -107,10 +107,9 @@ static aclnnStatus check_shape(const conv_args *a, const char *name, const aclTe
                    og_shape_str(want, n, s2, sizeof s2), why);
 }
 
-// input, weight (rank, channels, groups) and the geometry; out_shape: the result's shape.
-static aclnnStatus plan_geometry(conv_args *a, const aclTensor *input, const aclTensor *weight,
-                                 og_conv_geom *g, int64_t *out_shape) {
-    char s1[160], s2[160];
+// input's rank (NCL, NCHW or NCDHW) and weight's; sets the spatial rank.
+static aclnnStatus check_ranks(conv_args *a, const aclTensor *input, const aclTensor *weight) {
+    char s1[160];
     if (input->ndim < 3 || input->ndim > 5)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%s: input has shape %s (rank %d); it must have rank 3, 4 or 5 (NCL, NCHW, "
@@ -118,6 +117,14 @@ static aclnnStatus plan_geometry(conv_args *a, const aclTensor *input, const acl
                        a->fn, og_shape_str(input->dims, input->ndim, s1, sizeof s1), input->ndim);
     OG_TRY(check_rank(a, "weight", weight, input->ndim));
     a->nsp = input->ndim - 2;
+    return ACLNN_SUCCESS;
+}
+
+// input, weight (channels, groups; ranks checked) and the geometry; out_shape: the result's
+// shape.
+static aclnnStatus plan_geometry(conv_args *a, const aclTensor *input, const aclTensor *weight,
+                                 og_conv_geom *g, int64_t *out_shape) {
+    char s1[160], s2[160];
     if (a->groups < 1 || a->groups > 65535)
         return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: groups = %lld; it must be in [1, 65535]",
                        a->fn, (long long)a->groups);
@@ -228,8 +235,7 @@ aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor *input, const aclTe
     aclDataType promoted;
     OG_TRY(og_check_promotion(op, 2, names, ins, "output", output, &promoted));
     OG_TRY(check_cube_math(&a, cubeMathType));
-    a.nsp = input->ndim - 2;
-    if (a.nsp < 1 || a.nsp > 3) a.nsp = 1; // plan_geometry reports the rank
+    OG_TRY(check_ranks(&a, input, weight));
     OG_TRY(check_attrs(&a, stride, padding, dilation, outputPadding));
     og_conv_geom g;
     int64_t want[5];
@@ -322,8 +328,7 @@ aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
     for (int k = 0; k < 3; k++)
         if (m[k]) OG_TRY(og_check_castable(op, promoted, out_names[k], outs[k]));
     OG_TRY(check_cube_math(&a, cubeMathType));
-    a.nsp = input->ndim - 2;
-    if (a.nsp < 1 || a.nsp > 3) a.nsp = 1;
+    OG_TRY(check_ranks(&a, input, weight));
     OG_TRY(check_attrs(&a, stride, padding, dilation, outputPadding));
     og_conv_geom g;
     int64_t want[5];

@@ -7,6 +7,7 @@
 #include "engine/convert.h"
 #include "ops/conv/conv.h"
 #include "ops/conv/conv_dw.h"
+#include "ops/conv/conv_winograd.h"
 #include "ops/norm/norm_kernel.h"
 #include "runtime/cpu.h"
 #include "runtime/pool.h"
@@ -289,6 +290,10 @@ void og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
         og_conv_dw_forward(p, g, x, w, bias, y, round_ab);
         return;
     }
+    if (og_conv_wino_eligible(g, x->dtype, w->dtype, y->dtype, round_ab)) {
+        og_conv_wino_forward(p, g, x, w, bias, y);
+        return;
+    }
     gen_params q;
     og_gemm_op op = step_op(g, round_ab, &q);
     out_view c = out_begin(p, y, 2);
@@ -482,6 +487,10 @@ void og_conv_data(og_prog *p, const og_conv_geom *g, const og_conv_tensor *y,
                   aclDataType round_ab) {
     if (og_conv_dw_eligible(g)) {
         og_conv_dw_data(p, g, y, w, bias, x, round_ab);
+        return;
+    }
+    if (og_conv_wino_eligible(g, y->dtype, w->dtype, x->dtype, round_ab)) {
+        og_conv_wino_data(p, g, y, w, bias, x);
         return;
     }
     if (g->s[0] * g->s[1] * g->s[2] > 1) {
