@@ -59,13 +59,21 @@ def _free(arrs):
 # ---- max pool -----------------------------------------------------------------------------------
 def max_pool2d_kernel(x, kernel_size, stride, padding, dilation, ceil_mode=False):
     """(out, indices int64) = aclnnMaxPool2dWithIndices."""
+    k, p, d = tuple(kernel_size), tuple(padding), tuple(dilation)
+    s = tuple(stride) if len(stride) else k
+    shape = _pooled_shape(x, k, s, p, d, bool(ceil_mode))
+    out = torch.empty(shape, dtype=x.dtype)
+    idx = torch.empty(shape, dtype=torch.int64)
+    return max_pool2d_into(x, kernel_size, stride, padding, dilation, ceil_mode, out, idx)
+
+
+def max_pool2d_into(x, kernel_size, stride, padding, dilation, ceil_mode, out, idx):
+    """aclnnMaxPool2dWithIndices into given contiguous out / idx (int64) tensors."""
     dt = K.acl_dtype(x, "max_pool2d")
     k, p, d = tuple(kernel_size), tuple(padding), tuple(dilation)
     s = tuple(stride) if len(stride) else k
     ceil_mode = bool(ceil_mode)
-    shape = _pooled_shape(x, k, s, p, d, ceil_mode)
-    out = torch.empty(shape, dtype=x.dtype)
-    idx = torch.empty(shape, dtype=torch.int64)
+    shape = tuple(out.shape)
 
     def p1(hi, ho, sc, w, e):
         arrs = _arrays(k, s, p, d)
@@ -83,12 +91,18 @@ def max_pool2d_kernel(x, kernel_size, stride, padding, dilation, ceil_mode=False
 def max_pool2d_backward_kernel(grad, x, indices, kernel_size, stride, padding, dilation,
                                ceil_mode=False):
     """aclnnMaxPool2dWithIndicesBackward: the gradient of x."""
+    return max_pool2d_backward_into(grad, x, indices, kernel_size, stride, padding, dilation,
+                                    ceil_mode, torch.empty(x.shape, dtype=x.dtype))
+
+
+def max_pool2d_backward_into(grad, x, indices, kernel_size, stride, padding, dilation, ceil_mode,
+                             gi):
+    """aclnnMaxPool2dWithIndicesBackward into a given contiguous gi."""
     dt = K.acl_dtype(x, "max_pool2d_backward")
     gdt = K.acl_dtype(grad, "max_pool2d_backward", "grad")
     k, p, d = tuple(kernel_size), tuple(padding), tuple(dilation)
     s = tuple(stride) if len(stride) else k
     ceil_mode = bool(ceil_mode)
-    gi = torch.empty(x.shape, dtype=x.dtype)
 
     def p1(hi, ho, sc, w, e):
         arrs = _arrays(k, s, p, d)
@@ -130,12 +144,22 @@ def _backward_max(ops, ctx, grad, grad_indices=None):
 def avg_pool2d_kernel(x, kernel_size, stride, padding, ceil_mode=False, count_include_pad=True,
                       divisor_override=0):
     """aclnnAvgPool2d (divisor_override 0: none)."""
+    k = tuple(kernel_size)
+    s = tuple(stride) if len(stride) else k
+    out = torch.empty(_pooled_shape(x, k, s, tuple(padding), (1, 1), bool(ceil_mode)),
+                      dtype=x.dtype)
+    return avg_pool2d_into(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                           divisor_override, out)
+
+
+def avg_pool2d_into(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                    divisor_override, out):
+    """aclnnAvgPool2d into a given contiguous out."""
     dt = K.acl_dtype(x, "avg_pool2d")
     k, p = tuple(kernel_size), tuple(padding)
     s = tuple(stride) if len(stride) else k
     ceil_mode, cip, div = bool(ceil_mode), bool(count_include_pad), int(divisor_override)
-    shape = _pooled_shape(x, k, s, p, (1, 1), ceil_mode)
-    out = torch.empty(shape, dtype=x.dtype)
+    shape = tuple(out.shape)
 
     def p1(hi, ho, sc, w, e):
         arrs = _arrays(k, s, p)
@@ -153,12 +177,19 @@ def avg_pool2d_kernel(x, kernel_size, stride, padding, ceil_mode=False, count_in
 def avg_pool2d_backward_kernel(grad, x, kernel_size, stride, padding, ceil_mode=False,
                                count_include_pad=True, divisor_override=0):
     """aclnnAvgPool2dBackward: the gradient of x."""
+    return avg_pool2d_backward_into(grad, x, kernel_size, stride, padding, ceil_mode,
+                                    count_include_pad, divisor_override,
+                                    torch.empty(x.shape, dtype=x.dtype))
+
+
+def avg_pool2d_backward_into(grad, x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                             divisor_override, gi):
+    """aclnnAvgPool2dBackward into a given contiguous gi."""
     dt = K.acl_dtype(x, "avg_pool2d_backward")
     gdt = K.acl_dtype(grad, "avg_pool2d_backward", "grad")
     k, p = tuple(kernel_size), tuple(padding)
     s = tuple(stride) if len(stride) else k
     ceil_mode, cip, div = bool(ceil_mode), bool(count_include_pad), int(divisor_override)
-    gi = torch.empty(x.shape, dtype=x.dtype)
 
     def p1(hi, ho, sc, w, e):
         arrs = _arrays(k, s, p)
@@ -198,9 +229,15 @@ def _backward_avg(ops, ctx, grad):
 # ---- adaptive avg pool --------------------------------------------------------------------------
 def adaptive_avg_pool2d_kernel(x, output_size):
     """aclnnAdaptiveAvgPool2d."""
+    size = tuple(int(v) for v in output_size)
+    return adaptive_avg_pool2d_into(x, size, torch.empty(tuple(x.shape[:-2]) + size,
+                                                         dtype=x.dtype))
+
+
+def adaptive_avg_pool2d_into(x, output_size, out):
+    """aclnnAdaptiveAvgPool2d into a given contiguous out."""
     dt = K.acl_dtype(x, "adaptive_avg_pool2d")
     size = tuple(int(v) for v in output_size)
-    out = torch.empty(tuple(x.shape[:-2]) + size, dtype=x.dtype)
 
     def p1(hi, ho, sc, w, e):
         arrs = _arrays(size)
@@ -217,9 +254,13 @@ def adaptive_avg_pool2d_kernel(x, output_size):
 
 def adaptive_avg_pool2d_backward_kernel(grad, x):
     """aclnnAdaptiveAvgPool2dBackward: the gradient of x."""
+    return adaptive_avg_pool2d_backward_into(grad, x, torch.empty(x.shape, dtype=x.dtype))
+
+
+def adaptive_avg_pool2d_backward_into(grad, x, gi):
+    """aclnnAdaptiveAvgPool2dBackward into a given contiguous gi."""
     dt = K.acl_dtype(x, "adaptive_avg_pool2d_backward")
     gdt = K.acl_dtype(grad, "adaptive_avg_pool2d_backward", "grad")
-    gi = torch.empty(x.shape, dtype=x.dtype)
 
     def p1(hi, ho, sc, w, e):
         return L.phase1["AdaptiveAvgPool2dBackward"](hi[0], hi[1], ho[0], w, e)
