@@ -27,7 +27,8 @@ TOL = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
 
 MAX_CASES = [  # kernel, stride, padding, dilation, ceil_mode, input H, W
     (3, 2, 1, 1, False, 9, 10), (3, 2, 0, 1, True, 8, 10), (2, 2, 1, 1, True, 5, 7),
-    (3, 1, 1, 2, False, 7, 8), (2, 3, 1, 1, False, 8, 7), ((3, 2), (2, 1), (1, 0), (1, 2), True, 8, 7),
+    (3, 1, 1, 2, False, 7, 8), (2, 3, 1, 1, False, 8, 7),
+    ((3, 2), (2, 1), (1, 0), (1, 2), True, 8, 7),
 ]
 AVG_CASES = [  # kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, H, W
     (3, 2, 1, False, True, None, 9, 10), (3, 2, 1, False, False, None, 9, 10),
@@ -122,8 +123,10 @@ class TestPool(unittest.TestCase):
     def test_modules(self):
         torch.manual_seed(4)
         x = torch.randn(2, 3, 12, 11, requires_grad=True)
-        pairs = [(ot.nn.MaxPool2d(3, 2, 1, ceil_mode=True), torch.nn.MaxPool2d(3, 2, 1, ceil_mode=True)),
-                 (ot.nn.AvgPool2d(2, count_include_pad=False), torch.nn.AvgPool2d(2, count_include_pad=False)),
+        pairs = [(ot.nn.MaxPool2d(3, 2, 1, ceil_mode=True),
+                  torch.nn.MaxPool2d(3, 2, 1, ceil_mode=True)),
+                 (ot.nn.AvgPool2d(2, count_include_pad=False),
+                  torch.nn.AvgPool2d(2, count_include_pad=False)),
                  (ot.nn.AdaptiveAvgPool2d((5, 4)), torch.nn.AdaptiveAvgPool2d((5, 4)))]
         for a, b in pairs:
             with self.subTest(module=type(a).__name__):
@@ -152,7 +155,8 @@ class TestPool(unittest.TestCase):
     def test_opcheck(self):
         x = torch.randn(2, 3, 9, 10, requires_grad=True)
         ops = torch.ops.opgrad
-        torch.library.opcheck(ops.max_pool2d_with_indices.default, (x, [3, 3], [2, 2], [1, 1], [1, 1], True))
+        torch.library.opcheck(ops.max_pool2d_with_indices.default,
+                              (x, [3, 3], [2, 2], [1, 1], [1, 1], True))
         torch.library.opcheck(ops.avg_pool2d.default, (x, [3, 3], [2, 2], [1, 1], True, False, 0))
         torch.library.opcheck(ops.adaptive_avg_pool2d.default, (x, [4, 3]))
 
