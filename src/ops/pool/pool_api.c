@@ -29,12 +29,19 @@
 #include "aclnnop/aclnn_max_pool2d_with_indices.h"
 #include "aclnnop/aclnn_max_pool2d_with_indices_backward.h"
 #include "engine/convert.h"
+#include "engine/isa_table.h"
 #include "engine/program.h"
 #include "ops/common/checks.h"
+#include "ops/pool/pool_kernel.h"
 #include "runtime/cpu.h"
 #include "runtime/pool.h"
 
 enum { POOL_MAX, POOL_AVG, POOL_ADAPTIVE };
+
+const og_pool_max_fn og_pool_max_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_pool_max);
+const og_pool_sum_fn og_pool_sum_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_pool_sum);
+const og_pool_add_fn og_pool_add_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_pool_add);
+const og_pool_run_fn og_pool_run_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_pool_run);
 
 // Attribute values are at most this (so that products like dil * (k - 1) fit int64 with room).
 #define POOL_ATTR_MAX ((int64_t)1 << 31)
@@ -45,6 +52,7 @@ typedef struct pool_view {
     aclDataType dt;
     int es;
     int64_t C, sn, sc, sh, sw;
+    bool uniform; // plane p at p * sc (one batch, a 3-d tensor, or batches C planes apart)
 } pool_view;
 
 static void view_of(pool_view *v, const aclTensor *t) {
@@ -56,10 +64,11 @@ static void view_of(pool_view *v, const aclTensor *t) {
     v->sc = t->strides[r - 3];
     v->sh = t->strides[r - 2];
     v->sw = t->strides[r - 1];
+    v->uniform = r == 3 || t->dims[0] == 1 || v->sn == v->C * v->sc;
 }
 
 static int64_t plane_offset(const pool_view *v, int64_t p) {
-    return (p / v->C) * v->sn + (p % v->C) * v->sc;
+    return v->uniform ? p * v->sc : (p / v->C) * v->sn + (p % v->C) * v->sc;
 }
 
 // The parameters phase 2 runs with (a copy in the executor).
@@ -75,12 +84,18 @@ typedef struct pool_plan {
     int threads;
     opgrad_isa isa;
     int64_t per_unit, units;
-    uint64_t slot_bytes; // scratch bytes per thread
+    uint64_t slot_bytes;  // scratch bytes per thread
+    uint64_t table_bytes; // adaptive: the window tables, before the threads' scratch
 } pool_plan;
 
 typedef struct pool_ctx {
     const pool_plan *p;
     const og_convert_table *cv;
+    og_pool_max_fn max;
+    og_pool_sum_fn sum;
+    og_pool_add_fn add;
+    og_pool_run_fn run;
+    int64_t *hs, *he, *ws, *we; // adaptive windows: rows [hs[o], he[o]), columns likewise
     const char *a;
     char *b, *idx;
     char *scratch;
@@ -98,24 +113,22 @@ static void tap_range(int64_t off, int64_t s, int64_t W, int64_t Wo, int64_t *lo
 
 // ---- forward rows ---------------------------------------------------------------------------
 
-static void max_row(const pool_plan *p, const float *x, int64_t ld, int64_t oh, float *m,
-                    int64_t *id) {
+static void max_row(const pool_ctx *c, const float *x, int64_t ld, int64_t oh, float *m,
+                    int32_t *id) {
+    const pool_plan *p = c->p;
     for (int64_t ow = 0; ow < p->Wo; ow++) m[ow] = -INFINITY, id[ow] = -1;
     int64_t h0 = oh * p->sh - p->ph;
     for (int64_t i = 0; i < p->kh; i++) {
         int64_t h = h0 + i * p->dh;
         if (h < 0 || h >= p->H) continue;
-        const float *row = x + h * ld;
         for (int64_t j = 0; j < p->kw; j++) {
             int64_t off = j * p->dw - p->pw, lo, hi;
             tap_range(off, p->sw, p->W, p->Wo, &lo, &hi);
             // PyTorch's rule: the first valid tap to start with, then a strictly larger value or
             // a NaN replaces it (the first maximum in window order; the last NaN)
-            for (int64_t ow = lo; ow <= hi; ow++) {
-                float v = row[ow * p->sw + off];
-                if (v > m[ow] || v != v || id[ow] < 0)
-                    m[ow] = v, id[ow] = h * p->W + ow * p->sw + off;
-            }
+            if (lo <= hi)
+                c->max(x + h * ld + lo * p->sw + off, p->sw, hi - lo + 1,
+                       (int32_t)(h * p->W + lo * p->sw + off), m + lo, id + lo);
         }
     }
 }
@@ -138,7 +151,8 @@ static float avg_divisor(const pool_plan *p, int64_t hn, int64_t hpad, int64_t o
     return (float)(p->count_pad ? hpad * wpad : hn * (b - a));
 }
 
-static void avg_row(const pool_plan *p, const float *x, int64_t ld, int64_t oh, float *acc) {
+static void avg_row(const pool_ctx *c, const float *x, int64_t ld, int64_t oh, float *acc) {
+    const pool_plan *p = c->p;
     for (int64_t ow = 0; ow < p->Wo; ow++) acc[ow] = 0.0f;
     int64_t h0, h1, hpad;
     avg_window(oh, p->sh, p->ph, p->kh, p->H, &h0, &h1, &hpad);
@@ -147,7 +161,7 @@ static void avg_row(const pool_plan *p, const float *x, int64_t ld, int64_t oh, 
         for (int64_t j = 0; j < p->kw; j++) {
             int64_t off = j - p->pw, lo, hi;
             tap_range(off, p->sw, p->W, p->Wo, &lo, &hi);
-            for (int64_t ow = lo; ow <= hi; ow++) acc[ow] += row[ow * p->sw + off];
+            if (lo <= hi) c->sum(row + lo * p->sw + off, p->sw, hi - lo + 1, acc + lo);
         }
     }
     for (int64_t ow = 0; ow < p->Wo; ow++) acc[ow] /= avg_divisor(p, h1 - h0, hpad, ow);
@@ -157,13 +171,16 @@ static void avg_row(const pool_plan *p, const float *x, int64_t ld, int64_t oh, 
 static int64_t ad_start(int64_t o, int64_t n, int64_t no) { return o * n / no; }
 static int64_t ad_end(int64_t o, int64_t n, int64_t no) { return ((o + 1) * n + no - 1) / no; }
 
-static void adaptive_row(const pool_plan *p, const float *x, int64_t ld, int64_t oh, float *acc) {
-    int64_t h0 = ad_start(oh, p->H, p->Ho), h1 = ad_end(oh, p->H, p->Ho);
+static void adaptive_row(const pool_ctx *c, const float *x, int64_t ld, int64_t oh, float *acc) {
+    const pool_plan *p = c->p;
+    int64_t h0 = c->hs[oh], h1 = c->he[oh];
     for (int64_t ow = 0; ow < p->Wo; ow++) {
-        int64_t w0 = ad_start(ow, p->W, p->Wo), w1 = ad_end(ow, p->W, p->Wo);
+        int64_t w0 = c->ws[ow], w1 = c->we[ow];
         float s = 0.0f;
-        for (int64_t h = h0; h < h1; h++)
-            for (int64_t w = w0; w < w1; w++) s += x[h * ld + w];
+        if (w0 == 0 && w1 == p->W && ld == p->W) // whole rows of a dense plane: one run
+            s = c->run(x + h0 * ld, (h1 - h0) * p->W);
+        else
+            for (int64_t h = h0; h < h1; h++) s += c->run(x + h * ld + w0, w1 - w0);
         // PyTorch divides by the two extents one after the other
         acc[ow] = s / (float)(h1 - h0) / (float)(w1 - w0);
     }
@@ -196,17 +213,21 @@ static void forward_plane(const pool_ctx *c, int64_t p, char *scratch) {
     const pool_plan *P = c->p;
     float *xbuf = (float *)scratch;
     float *acc = (float *)(scratch + align64u((uint64_t)(P->H * P->W) * 4));
-    int64_t *id = (int64_t *)((char *)acc + align64u((uint64_t)P->Wo * 4));
+    int32_t *id = (int32_t *)((char *)acc + align64u((uint64_t)P->Wo * 4));
     int64_t ld;
     const float *x = load_plane(c, &P->a, c->a, p, P->H, P->W, xbuf, &ld);
+    // fp32 output rows that are contiguous are computed in place (no copy)
+    bool direct = P->b.dt == ACL_FLOAT && (P->b.sw == 1 || P->Wo == 1);
+    float *out = direct ? (float *)(c->b + plane_offset(&P->b, p) * 4) : NULL;
     for (int64_t oh = 0; oh < P->Ho; oh++) {
+        float *row = direct ? out + oh * P->b.sh : acc;
         if (P->kind == POOL_MAX)
-            max_row(P, x, ld, oh, acc, id);
+            max_row(c, x, ld, oh, row, id);
         else if (P->kind == POOL_AVG)
-            avg_row(P, x, ld, oh, acc);
+            avg_row(c, x, ld, oh, row);
         else
-            adaptive_row(P, x, ld, oh, acc);
-        store_row(c, &P->b, c->b, p, oh, acc, P->Wo);
+            adaptive_row(c, x, ld, oh, row);
+        if (!direct) store_row(c, &P->b, c->b, p, oh, acc, P->Wo);
         if (P->kind != POOL_MAX) continue;
         char *irow = c->idx + (plane_offset(&P->idx, p) + oh * P->idx.sh) * P->idx.es;
         for (int64_t ow = 0; ow < P->Wo; ow++) {
@@ -224,6 +245,10 @@ static void backward_plane(const pool_ctx *c, int64_t p, char *scratch) {
     float *gi = (float *)scratch;
     float *q = (float *)(scratch + align64u((uint64_t)(P->H * P->W) * 4));
     float *gbuf = (float *)((char *)q + align64u((uint64_t)P->Wo * 4));
+    // a dense fp32 gradInput plane is accumulated in place (it overlaps no input)
+    bool direct =
+        P->b.dt == ACL_FLOAT && (P->b.sw == 1 || P->W == 1) && (P->b.sh == P->W || P->H == 1);
+    if (direct) gi = (float *)(c->b + plane_offset(&P->b, p) * 4);
     memset(gi, 0, (size_t)(P->H * P->W) * sizeof *gi);
     int64_t ld;
     const float *g = load_plane(c, &P->a, c->a, p, P->Ho, P->Wo, gbuf, &ld);
@@ -248,20 +273,21 @@ static void backward_plane(const pool_ctx *c, int64_t p, char *scratch) {
                 for (int64_t j = 0; j < P->kw; j++) {
                     int64_t off = j - P->pw, lo, hi;
                     tap_range(off, P->sw, P->W, P->Wo, &lo, &hi);
-                    for (int64_t ow = lo; ow <= hi; ow++) girow[ow * P->sw + off] += q[ow];
+                    if (lo <= hi) c->add(girow + lo * P->sw + off, P->sw, hi - lo + 1, q + lo);
                 }
             }
         } else {
-            int64_t h0 = ad_start(oh, P->H, P->Ho), h1 = ad_end(oh, P->H, P->Ho);
+            int64_t h0 = c->hs[oh], h1 = c->he[oh];
             for (int64_t ow = 0; ow < P->Wo; ow++) {
-                int64_t w0 = ad_start(ow, P->W, P->Wo), w1 = ad_end(ow, P->W, P->Wo);
+                int64_t w0 = c->ws[ow], w1 = c->we[ow];
                 float d = grow[ow] / (float)(h1 - h0) / (float)(w1 - w0);
                 for (int64_t h = h0; h < h1; h++)
                     for (int64_t w = w0; w < w1; w++) gi[h * P->W + w] += d;
             }
         }
     }
-    for (int64_t h = 0; h < P->H; h++) store_row(c, &P->b, c->b, p, h, gi + h * P->W, P->W);
+    if (!direct)
+        for (int64_t h = 0; h < P->H; h++) store_row(c, &P->b, c->b, p, h, gi + h * P->W, P->W);
 }
 
 static void pool_unit(void *vctx, int core, int slot) {
@@ -280,12 +306,25 @@ static void pool_unit(void *vctx, int core, int slot) {
 
 static void pool_run(const aclOpExecutor *e, const void *params, char *scratch) {
     const pool_plan *p = params;
-    pool_ctx c = {p,
-                  &og_convert[p->isa],
-                  og_executor_addr(e, p->slot_a),
-                  og_executor_addr(e, p->slot_b),
-                  p->slot_idx >= 0 ? og_executor_addr(e, p->slot_idx) : NULL,
-                  scratch};
+    pool_ctx c = {.p = p,
+                  .cv = &og_convert[p->isa],
+                  .max = og_pool_max_kernels[p->isa],
+                  .sum = og_pool_sum_kernels[p->isa],
+                  .add = og_pool_add_kernels[p->isa],
+                  .run = og_pool_run_kernels[p->isa],
+                  .a = og_executor_addr(e, p->slot_a),
+                  .b = og_executor_addr(e, p->slot_b),
+                  .idx = p->slot_idx >= 0 ? og_executor_addr(e, p->slot_idx) : NULL,
+                  .scratch = scratch + p->table_bytes};
+    if (p->kind == POOL_ADAPTIVE) { // the windows once per launch, not per plane
+        int64_t *t = (int64_t *)scratch;
+        c.hs = t, c.he = t + p->Ho, c.ws = t + 2 * p->Ho, c.we = t + 2 * p->Ho + p->Wo;
+        for (int64_t o = 0; o < p->Ho; o++)
+            c.hs[o] = ad_start(o, p->H, p->Ho), c.he[o] = ad_end(o, p->H, p->Ho);
+        for (int64_t o = 0; o < p->Wo; o++)
+            c.ws[o] = ad_start(o, p->W, p->Wo), c.we[o] = ad_end(o, p->W, p->Wo);
+    }
+
     og_parallel_for((int)p->units, p->threads, pool_unit, &c);
 }
 
@@ -450,13 +489,24 @@ static aclnnStatus publish(og_prog *prog, pool_plan *P, const aclTensor *self, i
         uint64_t row = align64u((uint64_t)P->Wo * 8);
         uint64_t outp = align64u((uint64_t)(P->Ho * P->Wo) * 4);
         P->slot_bytes = P->backward ? plane + row + outp : plane + row + row;
+        if (P->kind == POOL_ADAPTIVE) P->table_bytes = align64u((uint64_t)(P->Ho + P->Wo) * 16);
         og_prog_custom(prog, pool_run, P, sizeof *P, slots, nslots,
-                       P->slot_bytes * (uint64_t)P->threads);
+                       P->table_bytes + P->slot_bytes * (uint64_t)P->threads);
     }
     return og_prog_publish(prog, workspaceSize, executor);
 }
 
 // ---- MaxPool2dWithIndices -------------------------------------------------------------------
+
+// Indices are positions in a plane, kept in int32 while computed: planes up to 2^31 - 1 elements.
+static aclnnStatus check_plane_int32(const og_opdesc *op, const aclTensor *self) {
+    int64_t H = self->dims[self->ndim - 2], W = self->dims[self->ndim - 1];
+    if (H <= INT32_MAX / W) return ACLNN_SUCCESS;
+    return og_fail(ACLNN_ERR_PARAM_INVALID,
+                   "%sGetWorkspaceSize: self's planes have %lld x %lld elements; supported: at "
+                   "most 2^31 - 1 per plane",
+                   op->name, (long long)H, (long long)W);
+}
 
 static const char *const max_attr_names[] = {"kernelSize", "stride", "padding", "dilation"};
 
@@ -483,6 +533,7 @@ aclnnStatus aclnnMaxPool2dWithIndicesGetWorkspaceSize(
     OG_TRY(get_attrs(op, max_attr_names, kernelSize, stride, padding, dilation, ceilMode, &a));
     int64_t HoWo[2], want[4];
     OG_TRY(pooled_size(op, self, &a, HoWo));
+    OG_TRY(check_plane_int32(op, self));
     pooled_shape(self, HoWo[0], HoWo[1], want);
     OG_TRY(og_check_tensor(op, "out", out, 0));
     OG_TRY(og_check_same_dtype(op, "self", self, "out", out));
