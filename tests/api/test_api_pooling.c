@@ -283,6 +283,54 @@ static void test_backward_deterministic(void) {
     free(x), free(g), free(a), free(b), free(idx), free(o);
 }
 
+// Every ISA level computes the same bits (the per-ISA inner loops touch each output once per tap;
+// the 8-lane window sum's lanes are explicit): fp32 and bf16, forwards and backwards.
+static void test_isa_levels_bitwise(void) {
+    enum { N = 2, C = 3, H = 21, W = 37, N_X = N * C * H * W };
+    test_rng r;
+    test_rng_seed(&r, 0x15a);
+    int64_t xd[4] = {N, C, H, W}, od[4] = {N, C, 11, 19}, ad[4] = {N, C, 1, 1};
+    aclIntArray *one = arr(2, 1, 1);
+    opgrad_isa top = opgrad_set_max_isa(OPGRAD_ISA_AMX);
+    for (int dt = 0; dt < 2; dt++) {
+        aclDataType t = dt ? ACL_BF16 : ACL_FLOAT;
+        size_t es = dt ? 2 : 4;
+        // results: avg out, avg gradInput, adaptive gradInput, adaptive out (scalar, then others)
+        char *x = malloc(N_X * es), *g = malloc(N_X * es), *res[2];
+        test_fill(x, 0, N_X, t, &r, -3, 3);
+        test_fill(g, 0, N_X, t, &r, -3, 3);
+        for (int k = 0; k < 2; k++) res[k] = calloc(4 * N_X, es);
+        aclTensor *tx = test_tensor(xd, 4, t, x), *tg = test_tensor(od, 4, t, g);
+        aclTensor *tga = test_tensor(ad, 4, t, g);
+        for (int isa = 0; isa <= test_best_isa(); isa++) {
+            if (!test_isa_available(isa)) continue;
+            opgrad_set_max_isa((opgrad_isa)isa);
+            char *o = res[isa == 0 ? 0 : 1];
+            aclTensor *to = test_tensor(od, 4, t, o), *tgi = test_tensor(xd, 4, t, o + N_X * es);
+            aclTensor *tagi = test_tensor(xd, 4, t, o + 2 * N_X * es);
+            aclTensor *tao = test_tensor(ad, 4, t, o + 3 * N_X * es);
+            CHECK_EQ(avgpool(tx, 3, 2, 1, false, false, 0, to), ACLNN_SUCCESS);
+            CHECK_EQ(avgpool_bwd(tg, tx, 3, 2, 1, false, false, 0, tgi), ACLNN_SUCCESS);
+            aclnnStatus st;
+            OP_RUN(st, aclnnAdaptiveAvgPool2dGetWorkspaceSize(tx, one, tao, &ws_, &ex_),
+                   aclnnAdaptiveAvgPool2d);
+            CHECK_EQ(st, ACLNN_SUCCESS);
+            OP_RUN(st, aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize(tga, tx, tagi, &ws_, &ex_),
+                   aclnnAdaptiveAvgPool2dBackward);
+            CHECK_EQ(st, ACLNN_SUCCESS);
+            if (isa > 0)
+                CHECKF(!memcmp(res[0], res[1], 4 * N_X * es),
+                       "dtype %d: ISA level %d differs from scalar", dt, isa);
+            aclDestroyTensor(to), aclDestroyTensor(tgi), aclDestroyTensor(tao);
+            aclDestroyTensor(tagi);
+        }
+        aclDestroyTensor(tx), aclDestroyTensor(tg), aclDestroyTensor(tga);
+        free(x), free(g), free(res[0]), free(res[1]);
+    }
+    opgrad_set_max_isa(top);
+    aclDestroyIntArray(one);
+}
+
 static void test_status_paths(void) {
     float x[32], out[8], gi[32];
     int32_t idx[8];
@@ -400,6 +448,7 @@ int main(void) {
     RUN(test_adaptive_values);
     RUN(test_strided_and_empty);
     RUN(test_backward_deterministic);
+    RUN(test_isa_levels_bitwise);
     RUN(test_status_paths);
     return test_summary();
 }
