@@ -197,8 +197,11 @@ static const float *load_plane(const pool_ctx *c, const pool_view *v, const char
         *ld = v->sh;
         return (const float *)first;
     }
-    for (int64_t r = 0; r < rows; r++)
-        og_load_run(c->cv, first + r * v->sh * v->es, v->dt, v->sw, buf + r * cols, cols);
+    if (v->sw == 1 && v->sh == cols) // a dense plane: one conversion call (small planes)
+        og_load_run(c->cv, first, v->dt, 1, buf, rows * cols);
+    else
+        for (int64_t r = 0; r < rows; r++)
+            og_load_run(c->cv, first + r * v->sh * v->es, v->dt, v->sw, buf + r * cols, cols);
     *ld = cols;
     return buf;
 }
@@ -286,7 +289,10 @@ static void backward_plane(const pool_ctx *c, int64_t p, char *scratch) {
             }
         }
     }
-    if (!direct)
+    if (direct) return;
+    if (P->b.sw == 1 && P->b.sh == P->W) // a dense plane: one conversion call
+        store_row(c, &P->b, c->b, p, 0, gi, P->H * P->W);
+    else
         for (int64_t h = 0; h < P->H; h++) store_row(c, &P->b, c->b, p, h, gi + h * P->W, P->W);
 }
 
