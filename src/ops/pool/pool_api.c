@@ -407,6 +407,12 @@ static aclnnStatus check_input(const og_opdesc *op, const char *name, const aclT
                        "%sGetWorkspaceSize: %s has rank %d; it must be 3 ([C, H, W]) or 4 "
                        "([N, C, H, W])",
                        op->name, name, t->ndim);
+    for (int d = t->ndim - 2; d < t->ndim; d++) // keeps the window arithmetic within int64
+        if (t->dims[d] > POOL_ATTR_MAX)
+            return og_fail(ACLNN_ERR_PARAM_INVALID,
+                           "%sGetWorkspaceSize: %s has %s %lld; supported: at most %lld", op->name,
+                           name, d == t->ndim - 2 ? "height" : "width", (long long)t->dims[d],
+                           (long long)POOL_ATTR_MAX);
     for (int d = t->ndim - 3; d < t->ndim; d++)
         if (t->dims[d] == 0) {
             char a[128];
