@@ -42,6 +42,7 @@ const og_pool_max_fn og_pool_max_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_poo
 const og_pool_sum_fn og_pool_sum_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_pool_sum);
 const og_pool_add_fn og_pool_add_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_pool_add);
 const og_pool_run_fn og_pool_run_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_pool_run);
+const og_pool_runs_fn og_pool_runs_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_pool_runs);
 
 // Attribute values are at most this (so that products like dil * (k - 1) fit int64 with room).
 #define POOL_ATTR_MAX ((int64_t)1 << 31)
@@ -77,6 +78,7 @@ typedef struct pool_plan {
     bool backward;
     bool count_pad;
     bool idx_out;        // forward max: an indices output
+    bool global;         // forward adaptive to 1 x 1, fp32 planes dense and equally spaced
     pool_view a, b, idx; // forward: a = self, b = out; backward: a = gradOutput, b = gradInput
     int slot_a, slot_b, slot_idx;
     int64_t planes, H, W, Ho, Wo;
@@ -95,6 +97,7 @@ typedef struct pool_ctx {
     og_pool_sum_fn sum;
     og_pool_add_fn add;
     og_pool_run_fn run;
+    og_pool_runs_fn runs;
     int64_t *hs, *he, *ws, *we; // adaptive windows: rows [hs[o], he[o]), columns likewise
     const char *a;
     char *b, *idx;
@@ -302,6 +305,11 @@ static void pool_unit(void *vctx, int core, int slot) {
     char *scratch = c->scratch + (uint64_t)slot * P->slot_bytes;
     int64_t p0 = (int64_t)core * P->per_unit, p1 = p0 + P->per_unit;
     if (p1 > P->planes) p1 = P->planes;
+    if (P->global) { // adaptive to 1 x 1 of dense fp32 planes: the same sums in one loop
+        c->runs((const float *)c->a + p0 * P->a.sc, P->H * P->W, P->a.sc, p1 - p0, (float)P->H,
+                (float)P->W, (float *)c->b + p0 * P->b.sc, P->b.sc);
+        return;
+    }
     for (int64_t p = p0; p < p1; p++) {
         if (P->backward)
             backward_plane(c, p, scratch);
@@ -318,6 +326,7 @@ static void pool_run(const aclOpExecutor *e, const void *params, char *scratch) 
                   .sum = og_pool_sum_kernels[p->isa],
                   .add = og_pool_add_kernels[p->isa],
                   .run = og_pool_run_kernels[p->isa],
+                  .runs = og_pool_runs_kernels[p->isa],
                   .a = og_executor_addr(e, p->slot_a),
                   .b = og_executor_addr(e, p->slot_b),
                   .idx = p->slot_idx >= 0 ? og_executor_addr(e, p->slot_idx) : NULL,
@@ -735,6 +744,10 @@ aclnnStatus aclnnAdaptiveAvgPool2dGetWorkspaceSize(const aclTensor *self,
     memset(&P, 0, sizeof P);
     P.kind = POOL_ADAPTIVE, P.slot_a = 0, P.slot_b = 1, P.slot_idx = -1;
     view_of(&P.a, self), view_of(&P.b, out);
+    int r = self->ndim;
+    P.global = want[r - 2] == 1 && want[r - 1] == 1 && self->dtype == ACL_FLOAT && P.a.uniform &&
+               P.b.uniform && (P.a.sw == 1 || self->dims[r - 1] == 1) &&
+               (P.a.sh == self->dims[r - 1] || self->dims[r - 2] == 1);
     return publish(&prog, &P, self, want[self->ndim - 2], want[self->ndim - 1], (const int[]){0, 1},
                    2, workspaceSize, executor);
 }

@@ -45,7 +45,7 @@ void OG_FN(og_pool_add)(float *restrict g, int64_t s, int64_t n, const float *re
 
 // The lanes are explicit, so every ISA adds the same values in the same order (the AVX2 / AVX-512
 // builds keep the 8 lanes in one vector).
-float OG_FN(og_pool_run)(const float *restrict x, int64_t n) {
+static inline float run8(const float *restrict x, int64_t n) {
     float s = 0.0f;
     if (n < 16) {
         for (int64_t i = 0; i < n; i++) s += x[i];
@@ -57,4 +57,11 @@ float OG_FN(og_pool_run)(const float *restrict x, int64_t n) {
         for (int k = 0; k < 8; k++) l[k] += x[i + k];
     for (int k = 0; i < n; i++, k++) l[k] += x[i];
     return ((l[0] + l[4]) + (l[1] + l[5])) + ((l[2] + l[6]) + (l[3] + l[7]));
+}
+
+float OG_FN(og_pool_run)(const float *restrict x, int64_t n) { return run8(x, n); }
+
+void OG_FN(og_pool_runs)(const float *restrict x, int64_t n, int64_t xs, int64_t count, float d1,
+                         float d2, float *restrict y, int64_t ys) {
+    for (int64_t p = 0; p < count; p++) y[p * ys] = run8(x + p * xs, n) / d1 / d2;
 }
