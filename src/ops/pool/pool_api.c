@@ -264,9 +264,12 @@ static void backward_plane(const pool_ctx *c, int64_t p, char *scratch) {
         const float *grow = g + oh * ld;
         if (P->kind == POOL_MAX) {
             // the scatter to the argmax, in output order; an index outside the plane adds nothing
+            bool i32 = P->idx.dt == ACL_INT32;
+            const int32_t *r32 = i32 ? (const int32_t *)ip + oh * P->idx.sh : NULL;
+            const int64_t *r64 = i32 ? NULL : (const int64_t *)ip + oh * P->idx.sh;
+            int64_t is = P->idx.sw;
             for (int64_t ow = 0; ow < P->Wo; ow++) {
-                const char *e = ip + (oh * P->idx.sh + ow * P->idx.sw) * P->idx.es;
-                int64_t k = P->idx.dt == ACL_INT32 ? *(const int32_t *)e : *(const int64_t *)e;
+                int64_t k = i32 ? r32[ow * is] : r64[ow * is];
                 if (k >= 0 && k < HW) gi[k] += grow[ow];
             }
         } else if (P->kind == POOL_AVG) {
