@@ -1052,4 +1052,56 @@ MUTANTS = [
         "why": "the last row of Winograd's output transform A^T subtracts the point at infinity: "
                "every fourth output row and column of each tile wrong",
     },
+    # ---------------------------------------------------------------- pool (issue 13)
+    {
+        "id": "pool-ceil-keeps-last-window",
+        "cls": "index arithmetic",
+        "file": "src/ops/pool/pool_api.c",
+        "find": "if (ceil_mode && (out - 1) * s >= in + pad) out--;",
+        "replace": "if (ceil_mode && (out - 1) * s > in + pad) out--;",
+        "expect": r"FAIL +max_pool2d_ceil_drop\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "off-by-one output size with ceilMode: a last window that starts exactly at "
+               "in + pad (in the right padding alone) is kept, so out is one row/column too large",
+    },
+    {
+        "id": "pool-avg-divisor-ignores-count-include-pad",
+        "cls": "branch sign/factor",
+        "file": "src/ops/pool/pool_api.c",
+        "find": "return (float)(p->count_pad ? hpad * wpad : hn * (b - a));",
+        "replace": "return (void)hn, (float)(hpad * wpad);",
+        "expect": r"FAIL +avg_pool2d_exclude\b",
+        "isa": "scalar",
+        "fast": True,
+        "ops": "avg_pool2d_exclude",
+        "why": "the avg-pool divisor ignores countIncludePad: edge windows divide by the padded "
+               "window size even when the padding must not count",
+    },
+    {
+        "id": "pool-max-bwd-window-first",
+        "cls": "index arithmetic",
+        "file": "src/ops/pool/pool_api.c",
+        "find": "if (k >= 0 && k < HW) gi[k] += grow[ow];",
+        "replace": "(void)k; (void)HW; int64_t h0_ = oh * P->sh - P->ph, w0_ = ow * P->sw - P->pw; "
+                   "gi[(h0_ < 0 ? 0 : h0_) * P->W + (w0_ < 0 ? 0 : w0_)] += grow[ow];",
+        "expect": r"FAIL +max_pool2d\b.*gradient of 'self'",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the max-pool backward sends each gradient to its window's first element instead "
+               "of the argmax the indices name",
+    },
+    {
+        "id": "pool-adaptive-end-floor",
+        "cls": "index arithmetic",
+        "file": "src/ops/pool/pool_api.c",
+        "find": "static int64_t ad_end(int64_t o, int64_t n, int64_t no) { return ((o + 1) * n + no - 1) / no; }",
+        "replace": "static int64_t ad_end(int64_t o, int64_t n, int64_t no) { return (o + 1) * n / no; }",
+        "expect": r"FAIL +adaptive_avg_pool2d\b",
+        "isa": "scalar",
+        "fast": True,
+        "ops": "adaptive_avg_pool2d",
+        "why": "the adaptive window end rounds down instead of up: windows of sizes that do not "
+               "divide lose their last row/column (7 -> 3: [0, 2) instead of [0, 3))",
+    },
 ]

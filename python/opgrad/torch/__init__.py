@@ -403,3 +403,7 @@ __all__ += ["dropout", "dropout_with_mask"]
 # ---- embedding (issue 14)
 from ._embedding import embedding  # noqa: E402
 __all__ += ["embedding"]
+
+# ---- pool (issue 13)
+from ._pool import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: E402
+__all__ += ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]

@@ -279,3 +279,34 @@ class Embedding(torch.nn.Embedding):
 
 
 __all__.append("Embedding")
+
+# ---- pool (issue 13)
+from ._pool import adaptive_avg_pool2d as _adaptive_avg_pool2d  # noqa: E402
+from ._pool import avg_pool2d as _avg_pool2d  # noqa: E402
+from ._pool import max_pool2d as _max_pool2d  # noqa: E402
+
+
+class MaxPool2d(torch.nn.MaxPool2d):
+    """torch.nn.MaxPool2d on aclnnMaxPool2dWithIndices and its backward."""
+
+    def forward(self, x):
+        return _max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                           self.ceil_mode, self.return_indices)
+
+
+class AvgPool2d(torch.nn.AvgPool2d):
+    """torch.nn.AvgPool2d on aclnnAvgPool2d and its backward."""
+
+    def forward(self, x):
+        return _avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                           self.count_include_pad, self.divisor_override)
+
+
+class AdaptiveAvgPool2d(torch.nn.AdaptiveAvgPool2d):
+    """torch.nn.AdaptiveAvgPool2d on aclnnAdaptiveAvgPool2d and its backward."""
+
+    def forward(self, x):
+        return _adaptive_avg_pool2d(x, self.output_size)
+
+
+__all__ += ["MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
