@@ -403,3 +403,10 @@ __all__ += ["dropout", "dropout_with_mask"]
 # ---- embedding (issue 14)
 from ._embedding import embedding  # noqa: E402
 __all__ += ["embedding"]
+
+# ---- conv (issue 13)
+from ._conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,  # noqa: E402
+                    conv_transpose3d)
+
+__all__ += ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+            "conv_transpose3d"]

@@ -279,3 +279,54 @@ class Embedding(torch.nn.Embedding):
 
 
 __all__.append("Embedding")
+
+# ---- conv (issue 13)
+from . import _conv  # noqa: E402
+
+
+def _conv_module(base, n, fn):
+    """A subclass of torch.nn.Conv{n}d on opgrad.torch.conv{n}d: the same parameters,
+    initialisation and state_dict keys; padding_mode other than 'zeros' pads with torch's F.pad
+    first, as torch.nn does."""
+
+    def _conv_forward(self, input, weight, bias):
+        if self.padding_mode != "zeros":
+            input = torch.nn.functional.pad(input, self._reversed_padding_repeated_twice,
+                                            mode=self.padding_mode)
+            return fn(input, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return fn(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    doc = ("torch.nn.%s on opgrad.torch.%s (aclnnConvolution / aclnnConvolutionBackward); a "
+           "subclass of torch.nn.%s (same parameters, init, state_dict)."
+           % (base.__name__, fn.__name__, base.__name__))
+    return type(base.__name__, (base,), {"_conv_forward": _conv_forward, "__doc__": doc,
+                                         "__module__": __name__})
+
+
+def _conv_transpose_module(base, n, fn):
+    """A subclass of torch.nn.ConvTranspose{n}d on opgrad.torch.conv_transpose{n}d (forward takes
+    output_size as torch.nn's does)."""
+
+    def forward(self, input, output_size=None):
+        if self.padding_mode != "zeros":
+            raise ValueError("Only `zeros` padding mode is supported for %s" % base.__name__)
+        output_padding = self._output_padding(input, output_size, self.stride, self.padding,
+                                              self.kernel_size, n, self.dilation)
+        return fn(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                  self.groups, self.dilation)
+
+    doc = ("torch.nn.%s on opgrad.torch.%s (aclnnConvolution transposed / "
+           "aclnnConvolutionBackward); a subclass of torch.nn.%s." % (base.__name__, fn.__name__,
+                                                                     base.__name__))
+    return type(base.__name__, (base,), {"forward": forward, "__doc__": doc,
+                                         "__module__": __name__})
+
+
+Conv1d = _conv_module(torch.nn.Conv1d, 1, _conv.conv1d)
+Conv2d = _conv_module(torch.nn.Conv2d, 2, _conv.conv2d)
+Conv3d = _conv_module(torch.nn.Conv3d, 3, _conv.conv3d)
+ConvTranspose1d = _conv_transpose_module(torch.nn.ConvTranspose1d, 1, _conv.conv_transpose1d)
+ConvTranspose2d = _conv_transpose_module(torch.nn.ConvTranspose2d, 2, _conv.conv_transpose2d)
+ConvTranspose3d = _conv_transpose_module(torch.nn.ConvTranspose3d, 3, _conv.conv_transpose3d)
+__all__ += ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+            "ConvTranspose3d"]
