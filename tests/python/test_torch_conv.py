@@ -305,6 +305,26 @@ class ConvGradcheck(unittest.TestCase):
                                [0, 0], 2, [True, False, True]))
 
 
+    @unittest.skipUnless(hasattr(torch, "compile") and hasattr(torch.library, "custom_op"),
+                         "torch.compile with custom ops (PyTorch >= 2.4)")
+    def test_compile(self):
+        # under torch.compile the functional form goes through torch.ops.opgrad.convolution
+        # (fake kernel for tracing, register_autograd for the backward)
+        torch.manual_seed(14)
+        m = ot.nn.Conv2d(3, 4, 3, padding=1, stride=2)
+        r = torch.nn.Conv2d(3, 4, 3, padding=1, stride=2)
+        r.load_state_dict(m.state_dict())
+        f = torch.compile(m, backend="aot_eager", fullgraph=True)
+        x = torch.randn(2, 3, 9, 8, requires_grad=True)
+        xr = x.detach().clone().requires_grad_()
+        y, yr = f(x), r(xr)
+        torch.testing.assert_close(y, yr, atol=1e-5, rtol=1e-5)
+        y.sum().backward()
+        yr.sum().backward()
+        torch.testing.assert_close(x.grad, xr.grad, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(m.weight.grad, r.weight.grad, atol=1e-4, rtol=1e-5)
+
+
 class ConvErrors(unittest.TestCase):
     def test_errors(self):
         x, w = torch.randn(1, 4, 6, 6), torch.randn(3, 3, 3, 3)

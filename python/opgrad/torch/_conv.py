@@ -253,17 +253,27 @@ def _register():
 
 _register()
 _CONV = torch.ops.opgrad.convolution
-_FUNCTION = _DEFS[1].function  # torch.autograd.Function over the kernel (1.13 path)
+_FUNCTION = _DEFS[1].function  # the torch.autograd.Function over the kernel (both paths)
+
+
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+try:  # PyTorch >= 2.3: under torch.compile / export the dispatcher path must be used
+    from torch.compiler import is_compiling as _is_compiling
+except ImportError:  # 1.13
+    _is_compiling = None
 
 
 def _conv(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     args = (input, weight, bias, list(stride), list(padding), list(dilation), bool(transposed),
             list(output_padding), int(groups))
-    # Plain CPU tensors skip the dispatcher on 1.13 (the Autograd kernel would make the same
-    # choice); subclasses and PyTorch >= 2.4 go through torch.ops.opgrad.convolution.
-    if _FUNCTION is not None and not O.USING_CUSTOM_OP and type(input) is torch.Tensor:
-        if torch.is_grad_enabled() and any(
-                t is not None and t.requires_grad for t in (input, weight, bias)):
+    # Plain CPU tensors skip the dispatcher (as opgrad.torch's other functional forms do): the
+    # autograd.Function when a gradient is wanted, else the kernel; tensor subclasses and
+    # torch.compile tracing go through torch.ops.opgrad.convolution. Same results either way.
+    if (type(input) in _PLAIN and type(weight) in _PLAIN
+            and (bias is None or type(bias) in _PLAIN)
+            and (_is_compiling is None or not _is_compiling())):
+        if torch.is_grad_enabled() and (input.requires_grad or weight.requires_grad
+                                        or (bias is not None and bias.requires_grad)):
             return _FUNCTION.apply(*args)
         return convolution(*args)
     return _CONV(*args)
