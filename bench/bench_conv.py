@@ -121,8 +121,8 @@ def main():
                     def gf(sec):
                         return flops / sec * 1e-9
 
-                    print("%-11s %-4s %3d %-3s %7.1f (%7.1f) %7.1f (%7.1f) %7.1f (%7.1f) %6.2f %6.2f"
-                          " %5s %5s" % (
+                    print("%-11s %-4s %3d %-3s %7.1f (%7.1f) %7.1f (%7.1f) %7.1f (%7.1f) "
+                          "%6.2f %6.2f %5s %5s" % (
                               name, dn, t, opn, gf(nb), gf(nm), gf(rb), gf(rm), gf(tb), gf(tm),
                               tb / nb, tb / rb,
                               "%.2f" % (gf(nb) / pk) if pk else "-",

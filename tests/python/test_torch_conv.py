@@ -52,7 +52,8 @@ def assert_bound(tc, name, got, truth, mag, dtype):
         tc.fail("%s (%s): %d of %d elements out of bounds; first at flat index %d: got %r, truth "
                 "%r, magnitude %r, bound %r" % (name, dtype, int(bad.sum()), bad.numel(), i,
                                                  got.flatten()[i].item(), truth.flatten()[i].item(),
-                                                 mag.flatten()[i].item(), bound.flatten()[i].item()))
+                                                 mag.flatten()[i].item(),
+                                                 bound.flatten()[i].item()))
 
 
 def truth_and_mag(n, transposed, x, w, b, g, kw):
@@ -432,8 +433,9 @@ class TinyCNN(unittest.TestCase):
         og, ref = self.net(ot.nn.Conv2d), self.net(torch.nn.Conv2d)
         ref.load_state_dict(og.state_dict())
         lo, lr = self.train(og, data), self.train(ref, data)
-        # 8 steps of fp32 SGD over 2 batches (4 epochs: the loss must fall): both libraries' rounding differences grow through the steps but
-        # stay far below the loss changes (a wrong gradient diverges at once)
+        # 8 steps of fp32 SGD over 2 batches (4 epochs: the loss must fall): both libraries'
+        # rounding differences grow through the steps but stay far below the loss changes (a
+        # wrong gradient diverges at once)
         for a, b in zip(lo, lr):
             self.assertAlmostEqual(a, b, delta=1e-4 * max(1.0, abs(b)))
         self.assertLess(lo[-1], lo[0])

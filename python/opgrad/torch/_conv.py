@@ -98,8 +98,8 @@ def conv_output_shape(input, weight, stride, padding, dilation, transposed, outp
     after this and carry aclnn's messages)."""
     n = input.dim() - 2
     if n < 1 or n > 3 or weight.dim() != input.dim():
-        raise ValueError("opgrad.torch.convolution: input %s and weight %s: expected ranks 3, 4 or 5"
-                         " (batched NCL, NCHW, NCDHW) and equal" % (list(input.shape),
+        raise ValueError("opgrad.torch.convolution: input %s and weight %s: expected ranks 3, 4 "
+                         "or 5 (batched NCL, NCHW, NCDHW) and equal" % (list(input.shape),
                                                                    list(weight.shape)))
     for name, v in (("stride", stride), ("dilation", dilation)):
         if len(v) != n:
