@@ -131,6 +131,9 @@ def conv_output_shape(input, weight, stride, padding, dilation, transposed, outp
 
 
 # ---- kernels ------------------------------------------------------------------------------------
+_SHAPES = {}  # (shapes, attributes) -> output shape: checked once per geometry
+
+
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                 groups, out=None):
     """aclnnConvolution. out (not in the schema): a preallocated result tensor (the
@@ -139,8 +142,15 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     K._checked(op, ((input, "input"), (weight, "weight"), (bias, "bias")))
     stride, padding, dilation = tuple(stride), tuple(padding), tuple(dilation)
     output_padding, groups, transposed = tuple(output_padding), int(groups), bool(transposed)
-    shape = conv_output_shape(input, weight, stride, padding, dilation, transposed,
-                              output_padding, groups)
+    key = (input.shape, weight.shape, stride, padding, dilation, transposed, output_padding,
+           groups)
+    shape = _SHAPES.get(key)
+    if shape is None:
+        shape = conv_output_shape(input, weight, stride, padding, dilation, transposed,
+                                  output_padding, groups)
+        if len(_SHAPES) >= 4096:
+            _SHAPES.clear()
+        _SHAPES[key] = shape
     if out is None:
         out = torch.empty(shape, dtype=torch.promote_types(input.dtype, weight.dtype))
 
