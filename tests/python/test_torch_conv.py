@@ -393,6 +393,21 @@ class ConvModules(unittest.TestCase):
         self.pair(nn.ConvTranspose3d, tn.ConvTranspose3d, torch.randn(1, 2, 3, 3, 3), 2, 2, 2,
                   stride=2)
 
+    def test_from_torch(self):
+        torch.manual_seed(15)
+        for og_cls, r in ((ot.nn.Conv2d, torch.nn.Conv2d(4, 6, 3, stride=2, padding=1, groups=2)),
+                          (ot.nn.Conv1d, torch.nn.Conv1d(3, 2, 3, bias=False,
+                                                         padding_mode="replicate", padding=1)),
+                          (ot.nn.ConvTranspose2d, torch.nn.ConvTranspose2d(
+                              4, 2, 3, stride=2, padding=1, output_padding=1, dilation=1))):
+            m = og_cls.from_torch(r)
+            self.assertIs(m.weight, r.weight)
+            self.assertIs(m.bias, r.bias)
+            x = torch.randn((2, r.in_channels) + (7,) * (r.weight.dim() - 2))
+            torch.testing.assert_close(m(x), r(x), atol=1e-5, rtol=1e-5)
+        with self.assertRaises(TypeError):
+            ot.nn.Conv2d.from_torch(torch.nn.Conv1d(1, 1, 1))
+
     def test_transpose_output_size(self):
         torch.manual_seed(11)
         m = ot.nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1)

@@ -297,10 +297,12 @@ def _conv_module(base, n, fn):
         return fn(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     doc = ("torch.nn.%s on opgrad.torch.%s (aclnnConvolution / aclnnConvolutionBackward); a "
-           "subclass of torch.nn.%s (same parameters, init, state_dict)."
+           "subclass of torch.nn.%s (same parameters, init, state_dict); from_torch(conv) shares "
+           "a torch module's parameters."
            % (base.__name__, fn.__name__, base.__name__))
     return type(base.__name__, (base,), {"_conv_forward": _conv_forward, "__doc__": doc,
-                                         "__module__": __name__})
+                                         "__module__": __name__,
+                                         "from_torch": classmethod(_conv_from_torch)})
 
 
 def _conv_transpose_module(base, n, fn):
@@ -319,7 +321,27 @@ def _conv_transpose_module(base, n, fn):
            "aclnnConvolutionBackward); a subclass of torch.nn.%s." % (base.__name__, fn.__name__,
                                                                      base.__name__))
     return type(base.__name__, (base,), {"forward": forward, "__doc__": doc,
-                                         "__module__": __name__})
+                                         "__module__": __name__,
+                                         "from_torch": classmethod(_conv_from_torch)})
+
+
+def _conv_from_torch(cls, conv):
+    """An opgrad module sharing `conv`'s weight and bias (the same Parameters: training either one
+    trains both). Nothing is allocated or initialised."""
+    base = cls.__mro__[1]
+    if not isinstance(conv, base):
+        raise TypeError("opgrad.torch.nn.%s.from_torch: expected a torch.nn.%s, got %s"
+                        % (cls.__name__, base.__name__, type(conv).__name__))
+    kw = dict(stride=conv.stride, padding=conv.padding, dilation=conv.dilation,
+              groups=conv.groups, bias=conv.bias is not None, padding_mode=conv.padding_mode,
+              device="meta", dtype=conv.weight.dtype)
+    if conv.transposed:
+        kw["output_padding"] = conv.output_padding
+    m = cls(conv.in_channels, conv.out_channels, conv.kernel_size, **kw)
+    m.weight = conv.weight
+    m.bias = conv.bias
+    m.train(conv.training)
+    return m
 
 
 Conv1d = _conv_module(torch.nn.Conv1d, 1, _conv.conv1d)
