@@ -137,7 +137,8 @@ _SHAPES = {}  # (shapes, attributes) -> output shape: checked once per geometry
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                 groups, out=None):
     """aclnnConvolution. out (not in the schema): a preallocated result tensor (the
-    benchmark's reuse mode); by default a new contiguous one."""
+    benchmark's reuse mode); by default a new contiguous one. out must not overlap an input: a
+    cached plan (planned with another output) does not check the memory again."""
     op = "convolution"
     K._checked(op, ((input, "input"), (weight, "weight"), (bias, "bias")))
     stride, padding, dilation = tuple(stride), tuple(padding), tuple(dilation)
@@ -169,7 +170,8 @@ def convolution_backward(grad, input, weight, has_bias, stride, padding, dilatio
                          output_padding, groups, output_mask, outs=None):
     """aclnnConvolutionBackward: (grad_input, grad_weight, grad_bias), each in its input's dtype
     (grad_bias: the promoted dtype); one not in output_mask is not computed and comes back as an
-    empty [0] tensor. outs (not in the schema): preallocated gradients (None where not wanted)."""
+    empty [0] tensor. outs (not in the schema): preallocated gradients (None where not wanted),
+    which must not overlap the inputs (as out in convolution)."""
     op = "convolution_backward"
     K._checked(op, ((grad, "grad"), (input, "input"), (weight, "weight")))
     stride, padding, dilation = tuple(stride), tuple(padding), tuple(dilation)
