@@ -407,3 +407,10 @@ __all__ += ["embedding"]
 # ---- pool (issue 13)
 from ._pool import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: E402
 __all__ += ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
+
+# ---- conv (issue 13)
+from ._conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,  # noqa: E402
+                    conv_transpose3d)
+
+__all__ += ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+            "conv_transpose3d"]

@@ -310,3 +310,76 @@ class AdaptiveAvgPool2d(torch.nn.AdaptiveAvgPool2d):
 
 
 __all__ += ["MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
+
+# ---- conv (issue 13)
+from . import _conv  # noqa: E402
+
+
+def _conv_module(base, n, fn):
+    """A subclass of torch.nn.Conv{n}d on opgrad.torch.conv{n}d: the same parameters,
+    initialisation and state_dict keys; padding_mode other than 'zeros' pads with torch's F.pad
+    first, as torch.nn does."""
+
+    def _conv_forward(self, input, weight, bias):
+        if self.padding_mode != "zeros":
+            input = torch.nn.functional.pad(input, self._reversed_padding_repeated_twice,
+                                            mode=self.padding_mode)
+            return fn(input, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return fn(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    doc = ("torch.nn.%s on opgrad.torch.%s (aclnnConvolution / aclnnConvolutionBackward); a "
+           "subclass of torch.nn.%s (same parameters, init, state_dict); from_torch(conv) shares "
+           "a torch module's parameters."
+           % (base.__name__, fn.__name__, base.__name__))
+    return type(base.__name__, (base,), {"_conv_forward": _conv_forward, "__doc__": doc,
+                                         "__module__": __name__,
+                                         "from_torch": classmethod(_conv_from_torch)})
+
+
+def _conv_transpose_module(base, n, fn):
+    """A subclass of torch.nn.ConvTranspose{n}d on opgrad.torch.conv_transpose{n}d (forward takes
+    output_size as torch.nn's does)."""
+
+    def forward(self, input, output_size=None):
+        if self.padding_mode != "zeros":
+            raise ValueError("Only `zeros` padding mode is supported for %s" % base.__name__)
+        output_padding = self._output_padding(input, output_size, self.stride, self.padding,
+                                              self.kernel_size, n, self.dilation)
+        return fn(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                  self.groups, self.dilation)
+
+    doc = ("torch.nn.%s on opgrad.torch.%s (aclnnConvolution transposed / "
+           "aclnnConvolutionBackward); a subclass of torch.nn.%s." % (base.__name__, fn.__name__,
+                                                                     base.__name__))
+    return type(base.__name__, (base,), {"forward": forward, "__doc__": doc,
+                                         "__module__": __name__,
+                                         "from_torch": classmethod(_conv_from_torch)})
+
+
+def _conv_from_torch(cls, conv):
+    """An opgrad module sharing `conv`'s weight and bias (the same Parameters: training either one
+    trains both). Nothing is allocated or initialised."""
+    base = cls.__mro__[1]
+    if not isinstance(conv, base):
+        raise TypeError("opgrad.torch.nn.%s.from_torch: expected a torch.nn.%s, got %s"
+                        % (cls.__name__, base.__name__, type(conv).__name__))
+    kw = dict(stride=conv.stride, padding=conv.padding, dilation=conv.dilation,
+              groups=conv.groups, bias=conv.bias is not None, padding_mode=conv.padding_mode,
+              device="meta", dtype=conv.weight.dtype)
+    if conv.transposed:
+        kw["output_padding"] = conv.output_padding
+    m = cls(conv.in_channels, conv.out_channels, conv.kernel_size, **kw)
+    m.weight = conv.weight
+    m.bias = conv.bias
+    m.train(conv.training)
+    return m
+
+
+Conv1d = _conv_module(torch.nn.Conv1d, 1, _conv.conv1d)
+Conv2d = _conv_module(torch.nn.Conv2d, 2, _conv.conv2d)
+Conv3d = _conv_module(torch.nn.Conv3d, 3, _conv.conv3d)
+ConvTranspose1d = _conv_transpose_module(torch.nn.ConvTranspose1d, 1, _conv.conv_transpose1d)
+ConvTranspose2d = _conv_transpose_module(torch.nn.ConvTranspose2d, 2, _conv.conv_transpose2d)
+ConvTranspose3d = _conv_transpose_module(torch.nn.ConvTranspose3d, 3, _conv.conv_transpose3d)
+__all__ += ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+            "ConvTranspose3d"]
