@@ -72,9 +72,9 @@ static const conv_case cases[] = {
     // 13: fp32 with cubeMathType 2 (USE_FP16)
     {2, false, 1, 3, 4, 2, {6, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0}, {11, 10}, 5, 6, 2, true, false},
     // 14: depthwise 1-D, stride 2, dilation 2, [left, right] padding (the direct kernel)
-    {1, false, 4, 4, 4, 2, {11}, {3}, {2}, {1}, {3}, {2}, {0}, {70}, 5, 5, 0, true, false},
+    {1, false, 4, 4, 4, 2, {11}, {3}, {2}, {1}, {3}, {2}, {0}, {70}, 8, 8, 0, true, false},
     // 15: depthwise transposed 2-D (weight [C, 1, k]), stride 2, outputPadding 1
-    {2, true, 3, 3, 3, 2, {4, 5}, {3, 2}, {2, 2}, {1, 0}, {1, 0}, {1, 1}, {1, 1}, {9, 8}, 4, 4, 0, true, false},
+    {2, true, 3, 3, 3, 2, {4, 5}, {3, 2}, {2, 2}, {1, 0}, {1, 0}, {1, 1}, {1, 1}, {9, 8}, 6, 6, 0, true, false},
     // 16: Winograd F(4x4, 3x3): groups 2 of 8 channels, 7x9 (tiles cropped at both edges), 18 tiles
     {2, false, 2, 16, 16, 3, {7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0}, {13, 11}, 16, 18, 0, true, true},
     // 17: Winograd as the transposed convolution (the data product), padding 0 (2 in the transform)
