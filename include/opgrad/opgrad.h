@@ -36,6 +36,12 @@ __attribute__((visibility("default"))) int opgrad_get_num_threads(void);
 /// rounding error (docs/ops/conv.md). Default on, or OPGRAD_WINOGRAD=0 in the environment; the
 /// setting applies to executors made after the call. Returns the previous setting.
 __attribute__((visibility("default"))) int opgrad_set_winograd(int on);
+/// What an operator chose at plan time for an executor phase 1 returned, e.g. for
+/// aclnnConvolutionBackward "gradInput: winograd F(4x4,3x3); gradWeight: implicit GEMM"; "" for
+/// operators with one algorithm, or an executor that is not live.
+struct aclOpExecutor;
+__attribute__((visibility("default"))) const char *
+opgrad_executor_algorithm(const struct aclOpExecutor *executor);
 __attribute__((visibility("default"))) int opgrad_get_winograd(void);
 
 /// Best ISA this CPU and OS support (CPUID + XGETBV).

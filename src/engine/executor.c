@@ -341,3 +341,9 @@ aclnnStatus opgrad_executor_run(aclOpExecutor *executor, void *const *addrs, siz
     release_ref(executor);
     return st;
 }
+
+const char *opgrad_executor_algorithm(const aclOpExecutor *executor) {
+    // a live executor only: a destroyed one's memory may be gone
+    if (!executor || !og_ptrset_find(&live_executors, executor, NULL)) return "";
+    return executor->algorithm;
+}

@@ -57,6 +57,7 @@ struct aclOpExecutor {
     int nsteps;
     const struct og_step *steps;
     og_exec_view *views; // gradient monitor: [nio] bound views, or NULL (not watched)
+    char algorithm[160]; // what phase 1 chose, "" if nothing to say (opgrad_executor_algorithm)
 };
 
 /// Allocates an executor for `op` with nin + nout user slots, ntemps temporaries and room for

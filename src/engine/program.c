@@ -1,6 +1,7 @@
 /* Step programs (see program.h). */
 #include "engine/program.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,11 @@ static uint64_t align64(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
 
 void og_prog_init(og_prog *p, const og_opdesc *op, int nin, int nout, const aclTensor *const *io) {
     *p = (og_prog){.op = op, .nin = nin, .nout = nout, .io = io, .status = ACLNN_SUCCESS};
+}
+
+void og_prog_note(og_prog *p, const char *what) {
+    size_t n = strlen(p->algorithm);
+    snprintf(p->algorithm + n, sizeof p->algorithm - n, "%s%s", n ? "; " : "", what);
 }
 
 static void fail(og_prog *p, aclnnStatus st, const char *what) {
@@ -176,6 +182,7 @@ aclnnStatus og_prog_publish(og_prog *p, uint64_t *workspaceSize, aclOpExecutor *
     for (int s = 0; s < p->nin + p->nout; s++)
         if (p->io[s]) og_executor_bind(e, s, p->io[s]);
     if (p->nsteps) memcpy(og_executor_steps(e), p->steps, (size_t)p->nsteps * sizeof *p->steps);
+    memcpy(e->algorithm, p->algorithm, sizeof e->algorithm);
     uint64_t *offsets = og_executor_temp_offsets(e);
     for (int t = 0; t < p->ntemps; t++) offsets[t] = p->temps[t]->offset;
     e->scratch_offset = p->temp_bytes;

@@ -78,7 +78,8 @@ typedef struct og_prog {
     int nsteps, steps_cap;
     og_step *steps;
     uint64_t temp_bytes, scratch_bytes;
-    aclnnStatus status; // the first failure (sticky), ACLNN_SUCCESS
+    aclnnStatus status;  // the first failure (sticky), ACLNN_SUCCESS
+    char algorithm[160]; // what the operator chose, for opgrad_executor_algorithm
 } og_prog;
 
 void og_prog_init(og_prog *p, const og_opdesc *op, int nin, int nout, const aclTensor *const *io);
@@ -96,6 +97,9 @@ void og_prog_gemm(og_prog *p, const og_gemm_op *op);
 /// the slots it names (checked here) and `scratch` bytes of workspace.
 void og_prog_custom(og_prog *p, og_custom_fn fn, const void *params, size_t params_size,
                     const int *slots, int nslots, uint64_t scratch);
+/// Appends "what" to the program's algorithm note ("; "-separated; cut at its size): the
+/// algorithm an operator picked at plan time, reported by opgrad_executor_algorithm.
+void og_prog_note(og_prog *p, const char *what);
 /// Makes the executor (binds the user slots, sizes the workspace) and frees the builder; returns
 /// the first failure of the building instead, if any.
 aclnnStatus og_prog_publish(og_prog *p, uint64_t *workspaceSize, aclOpExecutor **executor);

@@ -439,6 +439,81 @@ static void test_strided_and_empty(void) {
     aclrtFree(buf);
 }
 
+// Each executor names the algorithm it planned (opgrad_executor_algorithm).
+static void test_algorithm_names(void) {
+    float *buf = test_dev_alloc(200000 * 4);
+    const struct {
+        int64_t cin, cout, groups, stride, hw;
+        const char *want;
+    } cases[] = {
+        {16, 16, 1, 1, 16, "winograd F(4x4,3x3)"},
+        {8, 8, 8, 1, 16, "direct depthwise"},
+        {4, 6, 1, 1, 16, "implicit GEMM"}, // (few channels: no Winograd)
+        {16, 16, 1, 2, 16, "implicit GEMM"},
+    };
+    int prev = opgrad_set_winograd(1);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int64_t o = (cases[i].hw + 2 - 3) / cases[i].stride + 1;
+        int64_t xd[4] = {2, cases[i].cin, cases[i].hw, cases[i].hw};
+        int64_t wd[4] = {cases[i].cout, cases[i].cin / cases[i].groups, 3, 3};
+        int64_t yd[4] = {2, cases[i].cout, o, o};
+        aclTensor *x = test_tensor(xd, 4, ACL_FLOAT, buf),
+                  *w = test_tensor(wd, 4, ACL_FLOAT, buf + 40000);
+        aclTensor *y = test_tensor(yd, 4, ACL_FLOAT, buf + 50000),
+                  *gx = test_tensor(xd, 4, ACL_FLOAT, buf + 100000);
+        const int64_t s2[2] = {cases[i].stride, cases[i].stride}, one[2] = {1, 1}, zero[2] = {0, 0};
+        aclIntArray *s = arr(s2, 2), *p = arr(one, 2), *d = arr(one, 2), *op = arr(zero, 2);
+        uint64_t ws;
+        aclOpExecutor *ex;
+        CHECK_EQ(aclnnConvolutionGetWorkspaceSize(x, w, NULL, s, p, d, false, op, cases[i].groups,
+                                                  y, 0, &ws, &ex),
+                 ACLNN_SUCCESS);
+        CHECKF(!strcmp(opgrad_executor_algorithm(ex), cases[i].want),
+               "case %zu: \"%s\", want \"%s\"", i, opgrad_executor_algorithm(ex), cases[i].want);
+        aclDestroyAclOpExecutor(ex);
+        CHECK(!strcmp(opgrad_executor_algorithm(ex), "")); // destroyed: no longer live
+        bool m[3] = {true, false, false};
+        aclBoolArray *mask = aclCreateBoolArray(m, 3);
+        CHECK_EQ(aclnnConvolutionBackwardGetWorkspaceSize(y, x, w, NULL, s, p, d, false, op,
+                                                          (int)cases[i].groups, mask, 0, gx, NULL,
+                                                          NULL, &ws, &ex),
+                 ACLNN_SUCCESS);
+        const char *want_dx = cases[i].stride > 1 ? "gradInput: GEMM + col2im" : NULL;
+        if (want_dx)
+            CHECKF(!strcmp(opgrad_executor_algorithm(ex), want_dx), "case %zu backward: \"%s\"", i,
+                   opgrad_executor_algorithm(ex));
+        else
+            CHECKF(!strncmp(opgrad_executor_algorithm(ex), "gradInput: ", 11) &&
+                       !strcmp(opgrad_executor_algorithm(ex) + 11, cases[i].want),
+                   "case %zu backward: \"%s\"", i, opgrad_executor_algorithm(ex));
+        aclDestroyAclOpExecutor(ex);
+        aclDestroyBoolArray(mask);
+        aclDestroyTensor(x), aclDestroyTensor(w), aclDestroyTensor(y), aclDestroyTensor(gx);
+        aclDestroyIntArray(s), aclDestroyIntArray(p), aclDestroyIntArray(d), aclDestroyIntArray(op);
+    }
+    CHECK(!strcmp(opgrad_executor_algorithm(NULL), ""));
+    opgrad_set_winograd(0);
+    {
+        int64_t xd[4] = {2, 16, 16, 16}, wd[4] = {16, 16, 3, 3};
+        aclTensor *x = test_tensor(xd, 4, ACL_FLOAT, buf),
+                  *w = test_tensor(wd, 4, ACL_FLOAT, buf + 40000);
+        aclTensor *y = test_tensor(xd, 4, ACL_FLOAT, buf + 50000);
+        const int64_t one[2] = {1, 1}, zero[2] = {0, 0};
+        aclIntArray *s = arr(one, 2), *p = arr(one, 2), *op = arr(zero, 2);
+        uint64_t ws;
+        aclOpExecutor *ex;
+        CHECK_EQ(
+            aclnnConvolutionGetWorkspaceSize(x, w, NULL, s, p, s, false, op, 1, y, 0, &ws, &ex),
+            ACLNN_SUCCESS);
+        CHECK(!strcmp(opgrad_executor_algorithm(ex), "implicit GEMM")); // switched off
+        aclDestroyAclOpExecutor(ex);
+        aclDestroyTensor(x), aclDestroyTensor(w), aclDestroyTensor(y);
+        aclDestroyIntArray(s), aclDestroyIntArray(p), aclDestroyIntArray(op);
+    }
+    opgrad_set_winograd(prev);
+    aclrtFree(buf);
+}
+
 int main(void) {
     aclInit(NULL);
     RUN(test_statuses);
@@ -446,5 +521,6 @@ int main(void) {
     RUN(test_reference);
     RUN(test_winograd);
     RUN(test_strided_and_empty);
+    RUN(test_algorithm_names);
     return test_summary();
 }

@@ -40,16 +40,17 @@ typedef struct og_conv_tensor {
 /// og_conv_tensor of t (rank 3 to 5) at slot.
 og_conv_tensor og_conv_tensor_of(const aclTensor *t, int slot);
 
-/// Appends the GEMM step of each product. round_ab: the cubeMathType's rounding of the operands.
+/// Appends the steps of each product and returns the name of the algorithm they run (for
+/// opgrad_executor_algorithm). round_ab: the cubeMathType's rounding of the operands.
 /// forward: y = conv(x, w) (+ bias [G*co_g], NULL for none); data: x = conv^T(y, w) (+ bias
 /// [G*ci_g]); weight: dw = d conv / d w contracted with y (dw has W's shape).
-void og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
-                     const og_conv_tensor *w, const og_conv_tensor *bias, const og_conv_tensor *y,
-                     aclDataType round_ab);
-void og_conv_data(og_prog *p, const og_conv_geom *g, const og_conv_tensor *y,
-                  const og_conv_tensor *w, const og_conv_tensor *bias, const og_conv_tensor *x,
-                  aclDataType round_ab);
-void og_conv_weight(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
-                    const og_conv_tensor *y, const og_conv_tensor *dw, aclDataType round_ab);
+const char *og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
+                            const og_conv_tensor *w, const og_conv_tensor *bias,
+                            const og_conv_tensor *y, aclDataType round_ab);
+const char *og_conv_data(og_prog *p, const og_conv_geom *g, const og_conv_tensor *y,
+                         const og_conv_tensor *w, const og_conv_tensor *bias,
+                         const og_conv_tensor *x, aclDataType round_ab);
+const char *og_conv_weight(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
+                           const og_conv_tensor *y, const og_conv_tensor *dw, aclDataType round_ab);
 
 #endif

@@ -257,10 +257,8 @@ aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor *input, const aclTe
         og_conv_tensor y = og_conv_tensor_of(output, 3), b;
         if (bias) b = og_conv_tensor_of(bias, 2);
         aclDataType round = og_mm_round_ab(cubeMathType, promoted);
-        if (transposed)
-            og_conv_data(&p, &g, &x, &w, bias ? &b : NULL, &y, round);
-        else
-            og_conv_forward(&p, &g, &x, &w, bias ? &b : NULL, &y, round);
+        og_prog_note(&p, transposed ? og_conv_data(&p, &g, &x, &w, bias ? &b : NULL, &y, round)
+                                    : og_conv_forward(&p, &g, &x, &w, bias ? &b : NULL, &y, round));
     }
     return og_prog_publish(&p, workspaceSize, executor);
 }
@@ -364,17 +362,21 @@ aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
     aclDataType round = og_mm_round_ab(cubeMathType, promoted);
     if (m[0] && gradInput->numel > 0) {
         og_conv_tensor dx = og_conv_tensor_of(gradInput, 3);
-        if (transposed) // gradInput lives in the direct convolution's out-space
-            og_conv_forward(&p, &g, &dy, &w, NULL, &dx, round);
-        else
-            og_conv_data(&p, &g, &dy, &w, NULL, &dx, round);
+        // (transposed: gradInput lives in the direct convolution's out-space)
+        const char *a = transposed ? og_conv_forward(&p, &g, &dy, &w, NULL, &dx, round)
+                                   : og_conv_data(&p, &g, &dy, &w, NULL, &dx, round);
+        char note[64];
+        snprintf(note, sizeof note, "gradInput: %s", a);
+        og_prog_note(&p, note);
     }
     if (m[1] && gradWeight->numel > 0) {
         og_conv_tensor dw = og_conv_tensor_of(gradWeight, 4);
-        if (transposed) // the direct convolution maps gradOutput's space to input's
-            og_conv_weight(&p, &g, &dy, &x, &dw, round);
-        else
-            og_conv_weight(&p, &g, &x, &dy, &dw, round);
+        // (transposed: the direct convolution maps gradOutput's space to input's)
+        const char *a = transposed ? og_conv_weight(&p, &g, &dy, &x, &dw, round)
+                                   : og_conv_weight(&p, &g, &x, &dy, &dw, round);
+        char note[64];
+        snprintf(note, sizeof note, "gradWeight: %s", a);
+        og_prog_note(&p, note);
     }
     if (m[2] && gradBias->numel > 0) bias_grad(&p, gradOutput, 0, gradBias, 5);
     return og_prog_publish(&p, workspaceSize, executor);

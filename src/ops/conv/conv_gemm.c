@@ -283,16 +283,16 @@ static void set_bias(og_gemm_op *op, const og_conv_tensor *bias, int64_t rows_g)
     op->beta = 1;
 }
 
-void og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
-                     const og_conv_tensor *w, const og_conv_tensor *bias, const og_conv_tensor *y,
-                     aclDataType round_ab) {
+const char *og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
+                            const og_conv_tensor *w, const og_conv_tensor *bias,
+                            const og_conv_tensor *y, aclDataType round_ab) {
     if (og_conv_dw_eligible(g)) {
         og_conv_dw_forward(p, g, x, w, bias, y, round_ab);
-        return;
+        return "direct depthwise";
     }
     if (og_conv_wino_eligible(g, x->dtype, w->dtype, y->dtype, round_ab)) {
         og_conv_wino_forward(p, g, x, w, bias, y);
-        return;
+        return "winograd F(4x4,3x3)";
     }
     gen_params q;
     og_gemm_op op = step_op(g, round_ab, &q);
@@ -321,6 +321,7 @@ void og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
     memcpy(op.gen_params, &q, sizeof q);
     og_prog_gemm(p, &op);
     out_finish(p, &c);
+    return "implicit GEMM";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -482,20 +483,20 @@ static void data_col2im(og_prog *p, const og_conv_geom *g, const og_conv_tensor 
     }
 }
 
-void og_conv_data(og_prog *p, const og_conv_geom *g, const og_conv_tensor *y,
-                  const og_conv_tensor *w, const og_conv_tensor *bias, const og_conv_tensor *x,
-                  aclDataType round_ab) {
+const char *og_conv_data(og_prog *p, const og_conv_geom *g, const og_conv_tensor *y,
+                         const og_conv_tensor *w, const og_conv_tensor *bias,
+                         const og_conv_tensor *x, aclDataType round_ab) {
     if (og_conv_dw_eligible(g)) {
         og_conv_dw_data(p, g, y, w, bias, x, round_ab);
-        return;
+        return "direct depthwise";
     }
     if (og_conv_wino_eligible(g, y->dtype, w->dtype, x->dtype, round_ab)) {
         og_conv_wino_data(p, g, y, w, bias, x);
-        return;
+        return "winograd F(4x4,3x3)";
     }
     if (g->s[0] * g->s[1] * g->s[2] > 1) {
         data_col2im(p, g, y, w, bias, x, round_ab);
-        return;
+        return "GEMM + col2im";
     }
     gen_params q;
     og_gemm_op op = step_op(g, round_ab, &q);
@@ -521,13 +522,15 @@ void og_conv_data(og_prog *p, const og_conv_geom *g, const og_conv_tensor *y,
     memcpy(op.gen_params, &q, sizeof q);
     og_prog_gemm(p, &op);
     out_finish(p, &c);
+    return "implicit GEMM";
 }
 
-void og_conv_weight(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
-                    const og_conv_tensor *y, const og_conv_tensor *dw, aclDataType round_ab) {
+const char *og_conv_weight(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
+                           const og_conv_tensor *y, const og_conv_tensor *dw,
+                           aclDataType round_ab) {
     if (og_conv_dw_eligible(g)) {
         og_conv_dw_weight(p, g, x, y, dw, round_ab);
-        return;
+        return "direct depthwise";
     }
     gen_params q;
     og_gemm_op op = step_op(g, round_ab, &q);
@@ -549,4 +552,5 @@ void og_conv_weight(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
     memcpy(op.gen_params, &q, sizeof q);
     og_prog_gemm(p, &op);
     out_finish(p, &c);
+    return "implicit GEMM";
 }
