@@ -75,10 +75,10 @@ static const conv_case cases[] = {
     {1, false, 4, 4, 4, 2, {11}, {3}, {2}, {1}, {3}, {2}, {0}, {70}, 8, 8, 0, true, false},
     // 15: depthwise transposed 2-D (weight [C, 1, k]), stride 2, outputPadding 1
     {2, true, 3, 3, 3, 2, {4, 5}, {3, 2}, {2, 2}, {1, 0}, {1, 0}, {1, 1}, {1, 1}, {9, 8}, 6, 6, 0, true, false},
-    // 16: Winograd F(4x4, 3x3): groups 2 of 8 channels, 7x9 (tiles cropped at both edges), 18 tiles
-    {2, false, 2, 16, 16, 3, {7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0}, {13, 11}, 16, 18, 0, true, true},
+    // 16: Winograd F(4x4, 3x3): groups 2 of 8 channels, 13x15 (tiles cropped at both edges), 64 tiles
+    {2, false, 2, 16, 16, 4, {13, 15}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0}, {17, 15}, 16, 18, 0, true, true},
     // 17: Winograd as the transposed convolution (the data product), padding 0 (2 in the transform)
-    {2, true, 1, 8, 10, 4, {6, 5}, {3, 3}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {0, 0}, {11, 9}, 9, 8, 0, true, true},
+    {2, true, 1, 8, 10, 8, {10, 11}, {3, 3}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {0, 0}, {11, 9}, 9, 8, 0, true, true},
 };
 // clang-format on
 
@@ -165,6 +165,8 @@ typedef void (*term_fn)(void *ctx, int64_t xi, int64_t wi, int64_t yi);
 static void each_term(const geom *g, term_fn f, void *ctx) {
     const int64_t KS = g->k[0] * g->k[1] * g->k[2];
     const int64_t I = g->in[0] * g->in[1] * g->in[2], O = g->out[0] * g->out[1] * g->out[2];
+    // the gather (forward) walks the output positions, the scatter (transposed) the inputs
+    const int64_t *walk = g->transposed ? g->in : g->out, *hit = g->transposed ? g->out : g->in;
     for (int64_t n = 0; n < g->N; n++)
         for (int64_t grp = 0; grp < g->G; grp++)
             for (int64_t ci = 0; ci < g->cin_g; ci++)
@@ -176,35 +178,23 @@ static void each_term(const geom *g, term_fn f, void *ctx) {
                         // weight [cout, cin_g, k] or, transposed, [cin, cout_g, k]
                         int64_t wi = g->transposed ? (cx * g->cout_g + co) * KS + t
                                                    : (cy * g->cin_g + ci) * KS + t;
-                        if (!g->transposed) { // gather: every output position
-                            for (int64_t o = 0; o < O; o++) {
-                                int64_t oo[3] = {o / (g->out[1] * g->out[2]),
-                                                 o / g->out[2] % g->out[1], o % g->out[2]};
-                                int64_t pos = 0;
-                                bool inside = true;
-                                for (int j = 0; j < 3; j++) {
-                                    int64_t i = oo[j] * g->s[j] - g->p[j] + kk[j] * g->d[j];
-                                    inside &= i >= 0 && i < g->in[j];
-                                    pos = pos * g->in[j] + i;
+                        int64_t xb = (n * g->cin + cx) * I, yb = (n * g->cout + cy) * O;
+                        for (int64_t a = 0; a < walk[0]; a++) {
+                            int64_t pa = a * g->s[0] - g->p[0] + kk[0] * g->d[0];
+                            if (pa < 0 || pa >= hit[0]) continue;
+                            for (int64_t b = 0; b < walk[1]; b++) {
+                                int64_t pb = b * g->s[1] - g->p[1] + kk[1] * g->d[1];
+                                if (pb < 0 || pb >= hit[1]) continue;
+                                for (int64_t c = 0; c < walk[2]; c++) {
+                                    int64_t pc = c * g->s[2] - g->p[2] + kk[2] * g->d[2];
+                                    if (pc < 0 || pc >= hit[2]) continue;
+                                    int64_t wpos = (a * walk[1] + b) * walk[2] + c;
+                                    int64_t hpos = (pa * hit[1] + pb) * hit[2] + pc;
+                                    if (g->transposed) // x at wpos scatters to y at hpos
+                                        f(ctx, xb + wpos, wi, yb + hpos);
+                                    else // y at wpos gathers x at hpos
+                                        f(ctx, xb + hpos, wi, yb + wpos);
                                 }
-                                if (inside)
-                                    f(ctx, (n * g->cin + cx) * I + pos, wi,
-                                      (n * g->cout + cy) * O + o);
-                            }
-                        } else { // scatter: every input position
-                            for (int64_t i = 0; i < I; i++) {
-                                int64_t ii[3] = {i / (g->in[1] * g->in[2]), i / g->in[2] % g->in[1],
-                                                 i % g->in[2]};
-                                int64_t pos = 0;
-                                bool inside = true;
-                                for (int j = 0; j < 3; j++) {
-                                    int64_t o = ii[j] * g->s[j] - g->p[j] + kk[j] * g->d[j];
-                                    inside &= o >= 0 && o < g->out[j];
-                                    pos = pos * g->out[j] + o;
-                                }
-                                if (inside)
-                                    f(ctx, (n * g->cin + cx) * I + i, wi,
-                                      (n * g->cout + cy) * O + pos);
                             }
                         }
                     }
@@ -223,62 +213,76 @@ typedef struct wino_prod {
 } wino_prod;
 
 static void wino_mag(const wino_prod *q, double *mag) {
-    static const double Bt[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0},
-                                    {0, 4, -4, -1, 1, 0}, {0, -2, -1, 2, 1, 0},
-                                    {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
+    static const double Bt[6][6] = {{4, 0, 5, 0, 1, 0}, {0, 4, 4, 1, 1, 0}, {0, 4, 4, 1, 1, 0},
+                                    {0, 2, 1, 2, 1, 0}, {0, 2, 1, 2, 1, 0}, {0, 4, 0, 5, 0, 1}};
     static const double Gm[6][3] = {{0.25, 0, 0},
                                     {1.0 / 6, 1.0 / 6, 1.0 / 6},
                                     {1.0 / 6, 1.0 / 6, 1.0 / 6},
                                     {1.0 / 24, 1.0 / 12, 1.0 / 6},
                                     {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                    {0, 0, 1}}; // |G|
+                                    {0, 0, 1}}; // |B^T|, |G|, |A^T|
     static const double At[4][6] = {
-        {1, 1, 1, 1, 1, 0}, {0, 1, 1, 2, 2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, 1, 8, 8, 1}}; // |A^T|
+        {1, 1, 1, 1, 1, 0}, {0, 1, 1, 2, 2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, 1, 8, 8, 1}};
     const geom *g = q->g;
+    const int64_t CD = g->G * q->cd;
+    // |G| |k| |G^T| of every filter (dst channel o, src channel i in its group), once
+    double(*U)[36] = malloc(sizeof *U * (size_t)(CD * q->cs + 1));
+    double(*V)[36] = malloc(sizeof *V * (size_t)(q->cs + 1));
+    for (int64_t o = 0; o < CD; o++)
+        for (int64_t i = 0; i < q->cs; i++) {
+            double kk[3][3], u[6][3];
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++) kk[a][b] = fabs(q->k(q, o, i, a, b));
+            for (int r = 0; r < 6; r++)
+                for (int b = 0; b < 3; b++)
+                    u[r][b] = Gm[r][0] * kk[0][b] + Gm[r][1] * kk[1][b] + Gm[r][2] * kk[2][b];
+            for (int r = 0; r < 6; r++)
+                for (int c = 0; c < 6; c++)
+                    U[o * q->cs + i][r * 6 + c] =
+                        u[r][0] * Gm[c][0] + u[r][1] * Gm[c][1] + u[r][2] * Gm[c][2];
+        }
     for (int64_t n = 0; n < g->N; n++)
         for (int64_t grp = 0; grp < g->G; grp++)
-            for (int64_t o = grp * q->cd; o < (grp + 1) * q->cd; o++)
-                for (int64_t h0 = 0; h0 < q->DH; h0 += 4)
-                    for (int64_t w0 = 0; w0 < q->DW; w0 += 4) {
-                        double M[6][6] = {{0}};
-                        for (int64_t i = 0; i < q->cs; i++) {
-                            double d[6][6], t[6][6], kk[3][3], u[6][3];
-                            for (int r = 0; r < 6; r++)
-                                for (int c = 0; c < 6; c++) {
-                                    int64_t h = h0 - q->ph + r, w = w0 - q->pw + c;
-                                    bool in = h >= 0 && h < q->SH && w >= 0 && w < q->SW;
-                                    int64_t at = ((n * g->G + grp) * q->cs + i) * q->SH * q->SW;
-                                    d[r][c] = in ? fabs(q->src[at + h * q->SW + w]) : 0;
-                                }
-                            for (int r = 0; r < 6; r++)
-                                for (int c = 0; c < 6; c++) {
-                                    t[r][c] = 0;
-                                    for (int j = 0; j < 6; j++) t[r][c] += fabs(Bt[r][j]) * d[j][c];
-                                }
-                            for (int a = 0; a < 3; a++)
-                                for (int b = 0; b < 3; b++) kk[a][b] = fabs(q->k(q, o, i, a, b));
-                            for (int r = 0; r < 6; r++)
-                                for (int b = 0; b < 3; b++)
-                                    u[r][b] = Gm[r][0] * kk[0][b] + Gm[r][1] * kk[1][b] +
-                                              Gm[r][2] * kk[2][b];
-                            for (int r = 0; r < 6; r++)
-                                for (int c = 0; c < 6; c++) {
-                                    double V = 0, U = 0;
-                                    for (int j = 0; j < 6; j++) V += t[r][j] * fabs(Bt[c][j]);
-                                    for (int b = 0; b < 3; b++) U += u[r][b] * Gm[c][b];
-                                    M[r][c] += U * V;
-                                }
-                        }
+            for (int64_t h0 = 0; h0 < q->DH; h0 += 4)
+                for (int64_t w0 = 0; w0 < q->DW; w0 += 4) {
+                    for (int64_t i = 0; i < q->cs; i++) { // |B^T| |d_i| |B| of the tile's patches
+                        double d[6][6], t[6][6];
+                        int64_t at = ((n * g->G + grp) * q->cs + i) * q->SH * q->SW;
+                        for (int r = 0; r < 6; r++)
+                            for (int c = 0; c < 6; c++) {
+                                int64_t h = h0 - q->ph + r, w = w0 - q->pw + c;
+                                bool in = h >= 0 && h < q->SH && w >= 0 && w < q->SW;
+                                d[r][c] = in ? fabs(q->src[at + h * q->SW + w]) : 0;
+                            }
+                        for (int r = 0; r < 6; r++)
+                            for (int c = 0; c < 6; c++) {
+                                t[r][c] = 0;
+                                for (int j = 0; j < 6; j++) t[r][c] += Bt[r][j] * d[j][c];
+                            }
+                        for (int r = 0; r < 6; r++)
+                            for (int c = 0; c < 6; c++) {
+                                double v = 0;
+                                for (int j = 0; j < 6; j++) v += t[r][j] * Bt[c][j];
+                                V[i][r * 6 + c] = v;
+                            }
+                    }
+                    for (int64_t o = grp * q->cd; o < (grp + 1) * q->cd; o++) {
+                        double M[36] = {0};
+                        for (int64_t i = 0; i < q->cs; i++)
+                            for (int x = 0; x < 36; x++) M[x] += U[o * q->cs + i][x] * V[i][x];
                         for (int r = 0; r < 4; r++)
                             for (int c = 0; c < 4; c++) {
                                 if (h0 + r >= q->DH || w0 + c >= q->DW) continue;
                                 double v = 0;
                                 for (int a = 0; a < 6; a++)
-                                    for (int b = 0; b < 6; b++) v += At[r][a] * M[a][b] * At[c][b];
-                                mag[((n * g->G * q->cd + o) * q->DH + h0 + r) * q->DW + w0 + c] +=
-                                    v;
+                                    for (int b = 0; b < 6; b++)
+                                        v += At[r][a] * M[a * 6 + b] * At[c][b];
+                                mag[((n * CD + o) * q->DH + h0 + r) * q->DW + w0 + c] += v;
                             }
                     }
+                }
+    free(U);
+    free(V);
 }
 
 // The four products' taps. Weight [cout, cin_g, 3, 3], or transposed [cin, cout_g, 3, 3].

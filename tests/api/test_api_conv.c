@@ -389,7 +389,7 @@ static void test_winograd(void) {
     CHECK_EQ(opgrad_get_winograd(), 0);
     opgrad_set_winograd(1);
     tol_scale = 0x1p-14;
-    const shapes sh[2] = {{2, 16, 24, {20, 19}, {3, 3}}, {2, 10, 8, {9, 8}, {3, 3}}};
+    const shapes sh[2] = {{3, 16, 24, {20, 19}, {3, 3}}, {6, 10, 8, {13, 12}, {3, 3}}}; // 64+ tiles
     const conv_cfg c[2] = {{2, false, 2, {1, 1}, {1, 1}, {1, 1}, {0, 0}},
                            {2, true, 1, {1, 1}, {0, 0}, {1, 1}, {0, 0}}};
     for (int i = 0; i < 2; i++) check_case(&sh[i], &c[i], ACL_FLOAT);
@@ -402,9 +402,11 @@ static void test_winograd(void) {
 // A transposed-storage (channels-last-like) input and an output with padded rows give the
 // contiguous result's bits; an empty batch succeeds and writes nothing.
 static void test_strided_and_empty(void) {
-    const int64_t N = 2, C = 3, H = 7, W = 6, K = 4;
+    // (an output plane of 120 >= 96 positions: the per-image product, whose C is the output or,
+    // for these padded rows, a temporary copied out)
+    const int64_t N = 2, C = 3, H = 12, W = 10, K = 4;
     float *buf = test_dev_alloc(8192 * 4);
-    float *xc = buf, *xs = buf + 512, *w = buf + 1024, *yc = buf + 1200, *ys = buf + 2000;
+    float *xc = buf, *xs = buf + 1024, *w = buf + 2048, *yc = buf + 2400, *ys = buf + 4000;
     test_rng r;
     test_rng_seed(&r, 3);
     test_fill(xc, 0, N * C * H * W, ACL_FLOAT, &r, -1, 1);
@@ -416,19 +418,19 @@ static void test_strided_and_empty(void) {
                 for (int64_t x = 0; x < W; x++)
                     xs[((n * H + h) * W + x) * C + c] = xc[((n * C + c) * H + h) * W + x];
     int64_t xd[4] = {N, C, H, W}, xst[4] = {H * W * C, 1, W * C, C};
-    int64_t wd[4] = {K, C, 3, 3}, yd[4] = {N, K, H, W}, yst[4] = {K * H * 8, H * 8, 8, 1};
+    int64_t wd[4] = {K, C, 3, 3}, yd[4] = {N, K, H, W}, yst[4] = {K * H * 16, H * 16, 16, 1};
     aclTensor *txc = test_tensor(xd, 4, ACL_FLOAT, xc), *tw = test_tensor(wd, 4, ACL_FLOAT, w);
     aclTensor *txs = aclCreateTensor(xd, 4, ACL_FLOAT, xst, 0, ACL_FORMAT_NCHW,
                                      (int64_t[]){N * H * W * C}, 1, xs);
     aclTensor *tyc = test_tensor(yd, 4, ACL_FLOAT, yc);
     aclTensor *tys = aclCreateTensor(yd, 4, ACL_FLOAT, yst, 0, ACL_FORMAT_NCHW,
-                                     (int64_t[]){N * K * H * 8}, 1, ys);
+                                     (int64_t[]){N * K * H * 16}, 1, ys);
     conv_cfg c = {2, false, 1, {1, 1}, {1, 1}, {1, 1}, {0, 0}};
     CHECK_EQ(fwd(txc, tw, NULL, &c, tyc, 0), ACLNN_SUCCESS);
     CHECK_EQ(fwd(txs, tw, NULL, &c, tys, 0), ACLNN_SUCCESS);
     int diff = 0;
     for (int64_t i = 0; i < N * K * H; i++)
-        for (int64_t x = 0; x < W; x++) diff += yc[i * W + x] != ys[i * 8 + x];
+        for (int64_t x = 0; x < W; x++) diff += yc[i * W + x] != ys[i * 16 + x];
     CHECK_EQ(diff, 0);
     // empty batch
     int64_t ed[4] = {0, C, H, W}, eyd[4] = {0, K, H, W};
@@ -446,10 +448,10 @@ static void test_algorithm_names(void) {
         int64_t cin, cout, groups, stride, hw;
         const char *want;
     } cases[] = {
-        {16, 16, 1, 1, 16, "winograd F(4x4,3x3)"},
+        {16, 16, 1, 1, 24, "winograd F(4x4,3x3)"},
         {8, 8, 8, 1, 16, "direct depthwise"},
-        {4, 6, 1, 1, 16, "implicit GEMM"}, // (few channels: no Winograd)
-        {16, 16, 1, 2, 16, "implicit GEMM"},
+        {4, 6, 1, 1, 16, "implicit GEMM"},                  // (few channels: no Winograd)
+        {16, 16, 1, 2, 16, "implicit GEMM, images folded"}, // (8 x 8 outputs per image)
     };
     int prev = opgrad_set_winograd(1);
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

@@ -39,7 +39,7 @@ static int cmd_info(void) {
     printf("convolution algorithms, picked per shape when an executor is planned (each executor's\n"
            "choice: opgrad_executor_algorithm()):\n"
            "  direct depthwise     groups = input channels, 1-D or 2-D\n"
-           "  winograd F(4x4,3x3)  3x3 stride 1 dilation 1 fp32, 8+ channels per group, 16+ tiles\n"
+           "  winograd F(4x4,3x3)  3x3 stride 1 dilation 1 fp32, 8+ channels per group, 64+ tiles\n"
            "                       (the forward and gradInput), unless switched off\n"
            "  GEMM + col2im        gradInput (transposed: the output) at stride > 1\n"
            "  implicit GEMM        the rest (im2col packed on the fly, no buffer)\n");

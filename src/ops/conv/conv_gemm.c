@@ -109,7 +109,8 @@ static void gen_gather_b(const void *params, const og_convert_table *cv, const c
     const char *yc = base + row / g->KS * ys[1] * esz;
     const int64_t IW = g->in[2], IHW = g->in[1] * IW, s = g->s[2];
     for (int64_t c = col, end = col + n; c < end;) {
-        int64_t id = c / IHW, ih = c / IW % g->in[1], iw = c % IW;
+        // (nn > 0: images folded into the columns, see fold_images)
+        int64_t nn = c / g->I, id = c % g->I / IHW, ih = c / IW % g->in[1], iw = c % IW;
         int64_t run = IW - iw < end - c ? IW - iw : end - c;
         float *o = out + (c - col);
         c += run;
@@ -119,7 +120,7 @@ static void gen_gather_b(const void *params, const og_convert_table *cv, const c
             zero(o, run);
             continue;
         }
-        const char *yrow = yc + (td / g->s[0] * ys[2] + th / g->s[1] * ys[3]) * esz;
+        const char *yrow = yc + (nn * ys[0] + td / g->s[0] * ys[2] + th / g->s[1] * ys[3]) * esz;
         // tw = tw0 + j; j contributes when tw >= 0, s | tw and tw / s < OW
         int64_t tw0 = iw + g->pad[2] - kk[2] * g->d[2];
         int64_t j = tw0 >= 0 ? (s - tw0 % s) % s : -tw0; // first j with s | tw, tw >= 0
@@ -283,6 +284,46 @@ static void set_bias(og_gemm_op *op, const og_conv_tensor *bias, int64_t rows_g)
     op->beta = 1;
 }
 
+// Few positions per image (ResNet's 7x7 layers): a product per image would be a few NR panels
+// wide, the last one mostly padding. Instead the images' columns go side by side, one product
+// per group over N x positions, into a temporary [G, rows, N, positions] of the output's dtype,
+// which a copy then lays out as [N, G * rows, positions] (exact: the same sums, the same bits).
+#define FOLD_MAX_COLS 96
+
+static bool fold_images(const og_conv_geom *g, int64_t cols) {
+    return g->N > 1 && cols < FOLD_MAX_COLS;
+}
+
+// The temporary's slot (-1 when the builder has failed).
+static int fold_begin(og_prog *p, const og_conv_geom *g, const og_conv_tensor *t, int64_t rows,
+                      int64_t cols) {
+    const aclTensor *tmp;
+    return og_prog_temp(p, t->dtype, 4, (const int64_t[]){g->G, rows, g->N, cols}, &tmp);
+}
+
+static void fold_finish(og_prog *p, const og_conv_geom *g, int tmp_slot, const og_conv_tensor *t,
+                        int64_t cols) {
+    if (tmp_slot < 0) return;
+    const aclTensor *u = p->io[t->slot];
+    aclTensor v = *u; // the temporary seen with the output's dims: channel c at c * N * cols
+    v.offset = 0, v.data = NULL;
+    int64_t st = 1;
+    for (int d = u->ndim - 1; d >= 2; d--) v.strides[d] = st, st *= u->dims[d];
+    v.strides[0] = cols, v.strides[1] = g->N * cols;
+    og_ew_op m = {.op = p->op,
+                  .kernels = og_norm_copy_kernels,
+                  .nin = 1,
+                  .nout = 1,
+                  .in = {&v},
+                  .out = {u},
+                  .names = {"tmp", "out"},
+                  .slots = true,
+                  .in_slot = {tmp_slot},
+                  .out_slot = {t->slot},
+                  .compute_dtype = t->dtype};
+    og_prog_map(p, &m);
+}
+
 const char *og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
                             const og_conv_tensor *w, const og_conv_tensor *bias,
                             const og_conv_tensor *y, aclDataType round_ab) {
@@ -296,9 +337,28 @@ const char *og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_ten
     }
     gen_params q;
     og_gemm_op op = step_op(g, round_ab, &q);
-    out_view c = out_begin(p, y, 2);
-    op.nbatch = 2, op.batch[0] = g->N, op.batch[1] = g->G;
-    op.M = g->co_g, op.N = g->O, op.K = g->ci_g * g->KS;
+    const bool fold = fold_images(g, g->O);
+    out_view c = {.user_slot = -1};
+    int tmp = -1;
+    if (fold) {
+        tmp = fold_begin(p, g, y, g->co_g, g->O);
+        op.nbatch = 1, op.batch[0] = g->G;
+        op.N = g->N * g->O;
+        op.c = (og_gemm_mat){.present = true, .slot = tmp, .dtype = y->dtype, .rs = op.N, .cs = 1};
+        op.c.bstride[0] = g->co_g * op.N;
+    } else {
+        c = out_begin(p, y, 2);
+        op.nbatch = 2, op.batch[0] = g->N, op.batch[1] = g->G;
+        op.N = g->O;
+        op.c = (og_gemm_mat){.present = true,
+                             .slot = c.t.slot,
+                             .dtype = c.t.dtype,
+                             .rs = c.t.strides[1],
+                             .cs = c.stride};
+        op.c.bstride[0] = c.t.strides[0], op.c.bstride[1] = g->co_g * c.t.strides[1];
+    }
+    const int gb = op.nbatch - 1; // the group's batch dim
+    op.M = g->co_g, op.K = g->ci_g * g->KS;
     int64_t wst;
     if (merged(w, 1, &wst)) {
         op.a = (og_gemm_mat){
@@ -307,19 +367,18 @@ const char *og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_ten
         op.a = gen_mat(w, gen_weight_a);
         set_a(&q, w);
     }
-    op.a.bstride[1] = g->co_g * w->strides[0];
+    op.a.bstride[gb] = g->co_g * w->strides[0];
     op.b = gen_mat(x, gen_im2col_b);
     set_b(&q, x);
-    op.b.bstride[0] = x->strides[0], op.b.bstride[1] = g->ci_g * x->strides[1];
-    op.c = (og_gemm_mat){.present = true,
-                         .slot = c.t.slot,
-                         .dtype = c.t.dtype,
-                         .rs = c.t.strides[1],
-                         .cs = c.stride};
-    op.c.bstride[0] = c.t.strides[0], op.c.bstride[1] = g->co_g * c.t.strides[1];
+    if (!fold) op.b.bstride[0] = x->strides[0]; // (folded: the generator steps the images)
+    op.b.bstride[gb] = g->ci_g * x->strides[1];
     set_bias(&op, bias, g->co_g);
     memcpy(op.gen_params, &q, sizeof q);
     og_prog_gemm(p, &op);
+    if (fold) {
+        fold_finish(p, g, tmp, y, g->O);
+        return "implicit GEMM, images folded";
+    }
     out_finish(p, &c);
     return "implicit GEMM";
 }
@@ -500,27 +559,45 @@ const char *og_conv_data(og_prog *p, const og_conv_geom *g, const og_conv_tensor
     }
     gen_params q;
     og_gemm_op op = step_op(g, round_ab, &q);
-    out_view c = out_begin(p, x, 2);
-    op.nbatch = 2, op.batch[0] = g->N, op.batch[1] = g->G;
-    op.M = g->ci_g, op.N = g->I, op.K = g->co_g * g->KS;
+    const bool fold = fold_images(g, g->I);
+    out_view c = {.user_slot = -1};
+    int tmp = -1;
+    if (fold) {
+        tmp = fold_begin(p, g, x, g->ci_g, g->I);
+        op.nbatch = 1, op.batch[0] = g->G;
+        op.N = g->N * g->I;
+        op.c = (og_gemm_mat){.present = true, .slot = tmp, .dtype = x->dtype, .rs = op.N, .cs = 1};
+        op.c.bstride[0] = g->ci_g * op.N;
+    } else {
+        c = out_begin(p, x, 2);
+        op.nbatch = 2, op.batch[0] = g->N, op.batch[1] = g->G;
+        op.N = g->I;
+        op.c = (og_gemm_mat){.present = true,
+                             .slot = c.t.slot,
+                             .dtype = c.t.dtype,
+                             .rs = c.t.strides[1],
+                             .cs = c.stride};
+        op.c.bstride[0] = c.t.strides[0], op.c.bstride[1] = g->ci_g * c.t.strides[1];
+    }
+    const int gb = op.nbatch - 1; // the group's batch dim
+    op.M = g->ci_g, op.K = g->co_g * g->KS;
     int64_t wst;
     q.a_wcontig = merged(w, 2, &wst);
     op.a = gen_mat(w, gen_weight_t_a);
     set_a(&q, w);
     if (q.a_wcontig) q.as[4] = wst; // the t dims as one run of stride wst
-    op.a.bstride[1] = g->co_g * w->strides[0];
+    op.a.bstride[gb] = g->co_g * w->strides[0];
     op.b = gen_mat(y, gen_gather_b);
     set_b(&q, y);
-    op.b.bstride[0] = y->strides[0], op.b.bstride[1] = g->co_g * y->strides[1];
-    op.c = (og_gemm_mat){.present = true,
-                         .slot = c.t.slot,
-                         .dtype = c.t.dtype,
-                         .rs = c.t.strides[1],
-                         .cs = c.stride};
-    op.c.bstride[0] = c.t.strides[0], op.c.bstride[1] = g->ci_g * c.t.strides[1];
+    if (!fold) op.b.bstride[0] = y->strides[0]; // (folded: the generator steps the images)
+    op.b.bstride[gb] = g->co_g * y->strides[1];
     set_bias(&op, bias, g->ci_g);
     memcpy(op.gen_params, &q, sizeof q);
     og_prog_gemm(p, &op);
+    if (fold) {
+        fold_finish(p, g, tmp, x, g->I);
+        return "implicit GEMM, images folded";
+    }
     out_finish(p, &c);
     return "implicit GEMM";
 }
