@@ -526,3 +526,12 @@ static int aot_dispatch(const og_opdesc *fwd, bool backward, int nparam, void **
 #define OG_OP(family, Name, kind, grad, aot, params) OG_AOT_##aot(Name)
 #include "ops/ops.inc"
 #undef OG_OP
+
+int og_aot_run(const aot_entry *d, og_aot_body body, int nparam, void **params, int *ndims,
+               int64_t **shapes, const char **dtypes) {
+    aclTensor t[AOT_MAX_PARAMS];
+    aclnnStatus st = og_aot_wrap_params(d, nparam, params, ndims, shapes, dtypes, t);
+    if (st == ACLNN_SUCCESS) st = body(d, t);
+    for (int i = 0; i < og_aot_nparams(d); i++) og_object_unregister(&t[i]);
+    return og_aot_reported(st);
+}

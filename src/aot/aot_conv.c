@@ -173,32 +173,12 @@ static aclnnStatus bwd_nobias(const aot_entry *d, aclTensor *t) { return conv_bw
 /* ---- the exported entry points ----------------------------------------------------------------
  */
 
-typedef aclnnStatus (*entry_body)(const aot_entry *d, aclTensor *t);
-
-static int run_entry(const aot_entry *d, entry_body body, int nparam, void **params, int *ndims,
-                     int64_t **shapes, const char **dtypes) {
-    aclTensor t[AOT_MAX_PARAMS];
-    aclnnStatus st = og_aot_wrap_params(d, nparam, params, ndims, shapes, dtypes, t);
-    if (st == ACLNN_SUCCESS) st = body(d, t);
-    for (int i = 0; i < og_aot_nparams(d); i++) og_object_unregister(&t[i]);
-    return og_aot_reported(st);
-}
-
-#define CONV_ENTRY(sym, inputs, nin_, backward_, body)                                             \
-    OPGRAD_API int sym(int nparam, void **params, int *ndims, int64_t **shapes,                    \
-                       const char **dtypes, void *stream, void *extra) {                           \
-        static const aot_entry d = {                                                               \
-            .name = #sym, .backward = backward_, .nin = nin_, .in = inputs};                       \
-        (void)stream; /* NULL on the CPU; the call is synchronous in any case */                   \
-        (void)extra;  /* MindSpore's C++ AotExtra: not readable from C */                          \
-        return run_entry(&d, body, nparam, params, ndims, shapes, dtypes);                         \
-    }
 #define BIAS_INPUTS                                                                                \
     { "x", "weight", "bias" }
 #define NOBIAS_INPUTS                                                                              \
     { "x", "weight" }
 
-CONV_ENTRY(opgrad_Conv2d, BIAS_INPUTS, 3, false, fwd_bias)
-CONV_ENTRY(opgrad_Conv2dBackward, BIAS_INPUTS, 3, true, bwd_bias)
-CONV_ENTRY(opgrad_Conv2dNoBias, NOBIAS_INPUTS, 2, false, fwd_nobias)
-CONV_ENTRY(opgrad_Conv2dNoBiasBackward, NOBIAS_INPUTS, 2, true, bwd_nobias)
+OG_AOT_ENTRY(opgrad_Conv2d, BIAS_INPUTS, 3, false, fwd_bias)
+OG_AOT_ENTRY(opgrad_Conv2dBackward, BIAS_INPUTS, 3, true, bwd_bias)
+OG_AOT_ENTRY(opgrad_Conv2dNoBias, NOBIAS_INPUTS, 2, false, fwd_nobias)
+OG_AOT_ENTRY(opgrad_Conv2dNoBiasBackward, NOBIAS_INPUTS, 2, true, bwd_nobias)

@@ -64,4 +64,22 @@ void og_aot_log_grads(const aot_entry *d, const aclTensor *t);
 /// rc, after printing its message to stderr when it is not 0 (a framework sees only the code).
 int og_aot_reported(int rc);
 
+/// A hand-written entry point's body over its wrapped parameters.
+typedef aclnnStatus (*og_aot_body)(const aot_entry *d, aclTensor *t);
+/// What every hand-written entry point does: wraps the parameters, runs body, unregisters them
+/// and reports the status.
+int og_aot_run(const aot_entry *d, og_aot_body body, int nparam, void **params, int *ndims,
+               int64_t **shapes, const char **dtypes);
+/// Defines the exported entry point `sym` (MindSpore's aot signature) running body with the
+/// input names `inputs` (a braced list), nin_ inputs, as a forward or a backward.
+#define OG_AOT_ENTRY(sym, inputs, nin_, backward_, body)                                           \
+    OPGRAD_API int sym(int nparam, void **params, int *ndims, int64_t **shapes,                    \
+                       const char **dtypes, void *stream, void *extra) {                           \
+        static const aot_entry d = {                                                               \
+            .name = #sym, .backward = backward_, .nin = nin_, .in = inputs};                       \
+        (void)stream; /* NULL on the CPU; the call is synchronous in any case */                   \
+        (void)extra;  /* MindSpore's C++ AotExtra: not readable from C */                          \
+        return og_aot_run(&d, body, nparam, params, ndims, shapes, dtypes);                        \
+    }
+
 #endif

@@ -325,26 +325,6 @@ done:
 /* ---- the exported entry points ----------------------------------------------------------------
  */
 
-typedef aclnnStatus (*entry_body)(const aot_entry *d, aclTensor *t);
-
-static int run_entry(const aot_entry *d, entry_body body, int nparam, void **params, int *ndims,
-                     int64_t **shapes, const char **dtypes) {
-    aclTensor t[AOT_MAX_PARAMS];
-    aclnnStatus st = og_aot_wrap_params(d, nparam, params, ndims, shapes, dtypes, t);
-    if (st == ACLNN_SUCCESS) st = body(d, t);
-    for (int i = 0; i < og_aot_nparams(d); i++) og_object_unregister(&t[i]);
-    return og_aot_reported(st);
-}
-
-#define NORM_ENTRY(sym, inputs, nin_, backward_, body)                                             \
-    OPGRAD_API int sym(int nparam, void **params, int *ndims, int64_t **shapes,                    \
-                       const char **dtypes, void *stream, void *extra) {                           \
-        static const aot_entry d = {                                                               \
-            .name = #sym, .backward = backward_, .nin = nin_, .in = inputs};                       \
-        (void)stream; /* NULL on the CPU; the call is synchronous in any case */                   \
-        (void)extra;  /* MindSpore's C++ AotExtra: not readable from C */                          \
-        return run_entry(&d, body, nparam, params, ndims, shapes, dtypes);                         \
-    }
 #define LN_INPUTS                                                                                  \
     { "x", "gamma", "beta" }
 #define RMS_INPUTS                                                                                 \
@@ -352,11 +332,11 @@ static int run_entry(const aot_entry *d, entry_body body, int nparam, void **par
 #define GLU_INPUTS                                                                                 \
     { "x" }
 
-NORM_ENTRY(opgrad_LayerNorm, LN_INPUTS, 3, false, layer_norm_fwd)
-NORM_ENTRY(opgrad_LayerNormBackward, LN_INPUTS, 3, true, layer_norm_bwd)
-NORM_ENTRY(opgrad_RmsNorm, RMS_INPUTS, 2, false, rms_norm_fwd)
-NORM_ENTRY(opgrad_RmsNormBackward, RMS_INPUTS, 2, true, rms_norm_bwd)
-NORM_ENTRY(opgrad_SwiGlu, GLU_INPUTS, 1, false, swiglu_fwd)
-NORM_ENTRY(opgrad_SwiGluBackward, GLU_INPUTS, 1, true, swiglu_bwd)
-NORM_ENTRY(opgrad_GeGlu, GLU_INPUTS, 1, false, geglu_fwd)
-NORM_ENTRY(opgrad_GeGluBackward, GLU_INPUTS, 1, true, geglu_bwd)
+OG_AOT_ENTRY(opgrad_LayerNorm, LN_INPUTS, 3, false, layer_norm_fwd)
+OG_AOT_ENTRY(opgrad_LayerNormBackward, LN_INPUTS, 3, true, layer_norm_bwd)
+OG_AOT_ENTRY(opgrad_RmsNorm, RMS_INPUTS, 2, false, rms_norm_fwd)
+OG_AOT_ENTRY(opgrad_RmsNormBackward, RMS_INPUTS, 2, true, rms_norm_bwd)
+OG_AOT_ENTRY(opgrad_SwiGlu, GLU_INPUTS, 1, false, swiglu_fwd)
+OG_AOT_ENTRY(opgrad_SwiGluBackward, GLU_INPUTS, 1, true, swiglu_bwd)
+OG_AOT_ENTRY(opgrad_GeGlu, GLU_INPUTS, 1, false, geglu_fwd)
+OG_AOT_ENTRY(opgrad_GeGluBackward, GLU_INPUTS, 1, true, geglu_bwd)

@@ -79,6 +79,8 @@ static const conv_case cases[] = {
     {2, false, 2, 16, 16, 4, {13, 15}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0}, {17, 15}, 16, 18, 0, true, true},
     // 17: Winograd as the transposed convolution (the data product), padding 0 (2 in the transform)
     {2, true, 1, 8, 10, 8, {10, 11}, {3, 3}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {0, 0}, {11, 9}, 9, 8, 0, true, true},
+    // 18: 5x5 stride 1 with 9 input channels: gradInput by the stride gather (8+ channels)
+    {2, false, 1, 9, 4, 2, {6, 7}, {5, 5}, {1, 1}, {2, 2}, {2, 2}, {1, 1}, {0}, {11, 9}, 10, 5, 0, true, false},
 };
 // clang-format on
 
@@ -494,9 +496,9 @@ static int conv_backward(ogc_call *call) {
 // ---------------------------------------------------------------------------------------------
 
 #define API "aclnnConvolution + aclnnConvolutionBackward"
-static const double attrs[][2] = {{0, 0},  {1, 0},  {2, 0},  {3, 0},  {4, 0},  {5, 0},
-                                  {6, 0},  {7, 0},  {8, 0},  {9, 0},  {10, 0}, {11, 0},
-                                  {12, 0}, {13, 0}, {14, 0}, {15, 0}, {16, 0}, {17, 0}};
+static const double attrs[][2] = {{0, 0},  {1, 0},  {2, 0},  {3, 0},  {4, 0},  {5, 0},  {6, 0},
+                                  {7, 0},  {8, 0},  {9, 0},  {10, 0}, {11, 0}, {12, 0}, {13, 0},
+                                  {14, 0}, {15, 0}, {16, 0}, {17, 0}, {18, 0}};
 
 #define CONV_ENTRY(NAME, CASE, DTYPES, X, W, B)                                                    \
     {                                                                                              \
@@ -526,6 +528,7 @@ static const ogc_op conv_ops[] = {
     CONV_ENTRY("conv_transpose2d_depthwise", 15, OG_DTS_FLOATING, true, true, true),
     CONV_ENTRY("conv2d_winograd", 16, OG_DT(ACL_FLOAT), true, true, true),
     CONV_ENTRY("conv_transpose2d_winograd", 17, OG_DT(ACL_FLOAT), true, true, true),
+    CONV_ENTRY("conv2d_5x5_gather", 18, OG_DTS_FLOATING, true, true, true),
     CONV_ENTRY("conv2d_mask_input", 1, OG_DTS_FLOATING, true, false, false),
     CONV_ENTRY("conv2d_mask_weight_bias", 2, OG_DTS_FLOATING, false, true, true),
 };

@@ -324,6 +324,34 @@ static void fold_finish(og_prog *p, const og_conv_geom *g, int tmp_slot, const o
     og_prog_map(p, &m);
 }
 
+// The C of a product whose rows are an output's channels within a group (rows of them) and
+// whose columns its positions (cols per image): the output itself per (image, group), or, folded,
+// a temporary per group with the images side by side. Sets op's batch dims, N and c; returns the
+// temporary's slot (-1 when not folded).
+static int plan_out(og_prog *p, const og_conv_geom *g, og_gemm_op *op, const og_conv_tensor *t,
+                    int64_t rows, int64_t cols, bool fold, out_view *c) {
+    *c = (out_view){.user_slot = -1};
+    if (fold) {
+        int tmp = fold_begin(p, g, t, rows, cols);
+        op->nbatch = 1, op->batch[0] = g->G;
+        op->N = g->N * cols;
+        op->c =
+            (og_gemm_mat){.present = true, .slot = tmp, .dtype = t->dtype, .rs = op->N, .cs = 1};
+        op->c.bstride[0] = rows * op->N;
+        return tmp;
+    }
+    *c = out_begin(p, t, 2);
+    op->nbatch = 2, op->batch[0] = g->N, op->batch[1] = g->G;
+    op->N = cols;
+    op->c = (og_gemm_mat){.present = true,
+                          .slot = c->t.slot,
+                          .dtype = c->t.dtype,
+                          .rs = c->t.strides[1],
+                          .cs = c->stride};
+    op->c.bstride[0] = c->t.strides[0], op->c.bstride[1] = rows * c->t.strides[1];
+    return -1;
+}
+
 const char *og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
                             const og_conv_tensor *w, const og_conv_tensor *bias,
                             const og_conv_tensor *y, aclDataType round_ab) {
@@ -338,25 +366,8 @@ const char *og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_ten
     gen_params q;
     og_gemm_op op = step_op(g, round_ab, &q);
     const bool fold = fold_images(g, g->O);
-    out_view c = {.user_slot = -1};
-    int tmp = -1;
-    if (fold) {
-        tmp = fold_begin(p, g, y, g->co_g, g->O);
-        op.nbatch = 1, op.batch[0] = g->G;
-        op.N = g->N * g->O;
-        op.c = (og_gemm_mat){.present = true, .slot = tmp, .dtype = y->dtype, .rs = op.N, .cs = 1};
-        op.c.bstride[0] = g->co_g * op.N;
-    } else {
-        c = out_begin(p, y, 2);
-        op.nbatch = 2, op.batch[0] = g->N, op.batch[1] = g->G;
-        op.N = g->O;
-        op.c = (og_gemm_mat){.present = true,
-                             .slot = c.t.slot,
-                             .dtype = c.t.dtype,
-                             .rs = c.t.strides[1],
-                             .cs = c.stride};
-        op.c.bstride[0] = c.t.strides[0], op.c.bstride[1] = g->co_g * c.t.strides[1];
-    }
+    out_view c;
+    int tmp = plan_out(p, g, &op, y, g->co_g, g->O, fold, &c);
     const int gb = op.nbatch - 1; // the group's batch dim
     op.M = g->co_g, op.K = g->ci_g * g->KS;
     int64_t wst;
@@ -553,32 +564,17 @@ const char *og_conv_data(og_prog *p, const og_conv_geom *g, const og_conv_tensor
         og_conv_wino_data(p, g, y, w, bias, x);
         return "winograd F(4x4,3x3)";
     }
-    if (g->s[0] * g->s[1] * g->s[2] > 1) {
+    // (few input channels, e.g. an RGB image's 3: the gather's product would be ci_g rows deep,
+    // its packed operand used ci_g times; col's is ci_g * KS rows)
+    if (g->s[0] * g->s[1] * g->s[2] > 1 || g->ci_g < 8) {
         data_col2im(p, g, y, w, bias, x, round_ab);
         return "GEMM + col2im";
     }
     gen_params q;
     og_gemm_op op = step_op(g, round_ab, &q);
     const bool fold = fold_images(g, g->I);
-    out_view c = {.user_slot = -1};
-    int tmp = -1;
-    if (fold) {
-        tmp = fold_begin(p, g, x, g->ci_g, g->I);
-        op.nbatch = 1, op.batch[0] = g->G;
-        op.N = g->N * g->I;
-        op.c = (og_gemm_mat){.present = true, .slot = tmp, .dtype = x->dtype, .rs = op.N, .cs = 1};
-        op.c.bstride[0] = g->ci_g * op.N;
-    } else {
-        c = out_begin(p, x, 2);
-        op.nbatch = 2, op.batch[0] = g->N, op.batch[1] = g->G;
-        op.N = g->I;
-        op.c = (og_gemm_mat){.present = true,
-                             .slot = c.t.slot,
-                             .dtype = c.t.dtype,
-                             .rs = c.t.strides[1],
-                             .cs = c.stride};
-        op.c.bstride[0] = c.t.strides[0], op.c.bstride[1] = g->ci_g * c.t.strides[1];
-    }
+    out_view c;
+    int tmp = plan_out(p, g, &op, x, g->ci_g, g->I, fold, &c);
     const int gb = op.nbatch - 1; // the group's batch dim
     op.M = g->ci_g, op.K = g->co_g * g->KS;
     int64_t wst;
