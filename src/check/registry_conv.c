@@ -500,37 +500,36 @@ static const double attrs[][2] = {{0, 0},  {1, 0},  {2, 0},  {3, 0},  {4, 0},  {
                                   {7, 0},  {8, 0},  {9, 0},  {10, 0}, {11, 0}, {12, 0}, {13, 0},
                                   {14, 0}, {15, 0}, {16, 0}, {17, 0}, {18, 0}};
 
-#define CONV_ENTRY(NAME, CASE, DTYPES, X, W, B)                                                    \
+#define CONV_ENTRY(NAME, CASE, DTYPES, NIN, X, W, B)                                               \
     {                                                                                              \
-        .name = NAME, .api = API, .nin = cases[CASE].bias ? 3 : 2,                                 \
-        .in = {{"input", X}, {"weight", W}, {"bias", B}}, .attrs = attrs[CASE], .dtypes = DTYPES,  \
-        .lo = -2, .hi = 2, .fp32_ulps = 4, .forward = conv_forward, .backward = conv_backward,     \
-        .shapes = conv_shapes, .ref_forward_tensor = conv_ref_forward,                             \
-        .ref_backward_tensor = conv_ref_backward,                                                  \
+        .name = NAME, .api = API, .nin = NIN, .in = {{"input", X}, {"weight", W}, {"bias", B}},    \
+        .attrs = attrs[CASE], .dtypes = DTYPES, .lo = -2, .hi = 2, .fp32_ulps = 4,                 \
+        .forward = conv_forward, .backward = conv_backward, .shapes = conv_shapes,                 \
+        .ref_forward_tensor = conv_ref_forward, .ref_backward_tensor = conv_ref_backward,          \
     }
 
 static const ogc_op conv_ops[] = {
-    CONV_ENTRY("conv2d", 0, OG_DTS_FLOATING, true, true, true),
-    CONV_ENTRY("conv2d_stride2", 1, OG_DTS_FLOATING, true, true, true),
-    CONV_ENTRY("conv2d_stride3_pad", 2, OG_DTS_FLOATING, true, true, true),
-    CONV_ENTRY("conv2d_dilation", 3, OG_DTS_FLOATING, true, true, true),
-    CONV_ENTRY("conv2d_groups", 4, OG_DTS_FLOATING, true, true, true),
-    CONV_ENTRY("conv2d_depthwise", 5, OG_DTS_FLOATING, true, true, true),
-    CONV_ENTRY("conv1d", 6, OG_DTS_FLOATING, true, true, true),
-    CONV_ENTRY("conv3d", 7, OG_DTS_FLOATING, true, true, true),
-    CONV_ENTRY("conv2d_1x1_nobias", 8, OG_DTS_FLOATING, true, true, false),
-    CONV_ENTRY("conv_transpose2d", 9, OG_DTS_FLOATING, true, true, true),
-    CONV_ENTRY("conv_transpose2d_groups", 10, OG_DTS_FLOATING, true, true, true),
-    CONV_ENTRY("conv_transpose1d", 11, OG_DTS_FLOATING, true, true, true),
-    CONV_ENTRY("conv_transpose3d", 12, OG_DTS_FLOATING, true, true, true),
-    CONV_ENTRY("conv2d_cube2", 13, OG_DT(ACL_FLOAT), true, true, true),
-    CONV_ENTRY("conv1d_depthwise", 14, OG_DTS_FLOATING, true, true, true),
-    CONV_ENTRY("conv_transpose2d_depthwise", 15, OG_DTS_FLOATING, true, true, true),
-    CONV_ENTRY("conv2d_winograd", 16, OG_DT(ACL_FLOAT), true, true, true),
-    CONV_ENTRY("conv_transpose2d_winograd", 17, OG_DT(ACL_FLOAT), true, true, true),
-    CONV_ENTRY("conv2d_5x5_gather", 18, OG_DTS_FLOATING, true, true, true),
-    CONV_ENTRY("conv2d_mask_input", 1, OG_DTS_FLOATING, true, false, false),
-    CONV_ENTRY("conv2d_mask_weight_bias", 2, OG_DTS_FLOATING, false, true, true),
+    CONV_ENTRY("conv2d", 0, OG_DTS_FLOATING, 3, true, true, true),
+    CONV_ENTRY("conv2d_stride2", 1, OG_DTS_FLOATING, 3, true, true, true),
+    CONV_ENTRY("conv2d_stride3_pad", 2, OG_DTS_FLOATING, 3, true, true, true),
+    CONV_ENTRY("conv2d_dilation", 3, OG_DTS_FLOATING, 3, true, true, true),
+    CONV_ENTRY("conv2d_groups", 4, OG_DTS_FLOATING, 3, true, true, true),
+    CONV_ENTRY("conv2d_depthwise", 5, OG_DTS_FLOATING, 3, true, true, true),
+    CONV_ENTRY("conv1d", 6, OG_DTS_FLOATING, 3, true, true, true),
+    CONV_ENTRY("conv3d", 7, OG_DTS_FLOATING, 3, true, true, true),
+    CONV_ENTRY("conv2d_1x1_nobias", 8, OG_DTS_FLOATING, 2, true, true, false),
+    CONV_ENTRY("conv_transpose2d", 9, OG_DTS_FLOATING, 3, true, true, true),
+    CONV_ENTRY("conv_transpose2d_groups", 10, OG_DTS_FLOATING, 3, true, true, true),
+    CONV_ENTRY("conv_transpose1d", 11, OG_DTS_FLOATING, 3, true, true, true),
+    CONV_ENTRY("conv_transpose3d", 12, OG_DTS_FLOATING, 3, true, true, true),
+    CONV_ENTRY("conv2d_cube2", 13, OG_DT(ACL_FLOAT), 3, true, true, true),
+    CONV_ENTRY("conv1d_depthwise", 14, OG_DTS_FLOATING, 3, true, true, true),
+    CONV_ENTRY("conv_transpose2d_depthwise", 15, OG_DTS_FLOATING, 3, true, true, true),
+    CONV_ENTRY("conv2d_winograd", 16, OG_DT(ACL_FLOAT), 3, true, true, true),
+    CONV_ENTRY("conv_transpose2d_winograd", 17, OG_DT(ACL_FLOAT), 3, true, true, true),
+    CONV_ENTRY("conv2d_5x5_gather", 18, OG_DTS_FLOATING, 3, true, true, true),
+    CONV_ENTRY("conv2d_mask_input", 1, OG_DTS_FLOATING, 3, true, false, false),
+    CONV_ENTRY("conv2d_mask_weight_bias", 2, OG_DTS_FLOATING, 3, false, true, true),
 };
 
 OGC_DEFINE_FAMILY(conv, conv_ops)
