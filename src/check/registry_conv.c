@@ -60,8 +60,8 @@ static const conv_case cases[] = {
     {1, false, 1, 3, 2, 2, {9}, {3}, {2}, {0}, {2}, {1}, {0}, {67}, 7, 5, 0, true, false},
     // 7: 3-D, stride (1, 2, 1)
     {3, false, 1, 2, 3, 1, {4, 5, 4}, {2, 2, 2}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0}, {6, 7, 5}, 3, 5, 0, true, false},
-    // 8: 1x1 (pointwise), no bias
-    {2, false, 1, 5, 3, 2, {4, 5}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {0}, {9, 8}, 9, 7, 0, false, false},
+    // 8: 1x1 (pointwise), no bias; large / wide: 110 positions, the plain-matrix products
+    {2, false, 1, 5, 3, 2, {4, 5}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {0}, {11, 10}, 9, 7, 0, false, false},
     // 9: transposed 3x3 stride 2, padding 1, outputPadding 1
     {2, true, 1, 3, 2, 2, {4, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {7, 6}, 5, 4, 0, true, false},
     // 10: transposed, groups 2, stride 3, dilation 2, outputPadding (2, 1)

@@ -352,6 +352,94 @@ static int plan_out(og_prog *p, const og_conv_geom *g, og_gemm_op *op, const og_
     return -1;
 }
 
+// ---------------------------------------------------------------------------------------------
+// 1x1 convolutions (stride 1, no padding) over planes of 96+ positions: every operand is a plain
+// strided matrix per image, packed by the engine's own fast paths instead of a generator.
+
+static bool pointwise(const og_conv_geom *g, const og_conv_tensor *a, const og_conv_tensor *b,
+                      const og_conv_tensor *c) {
+    int64_t st;
+    bool ok = g->KS == 1 && g->O == g->I && g->O >= FOLD_MAX_COLS;
+    for (int j = 0; j < 3 && ok; j++) ok = g->s[j] == 1 && g->pad[j] == 0;
+    return ok && merged(a, 2, &st) && merged(b, 2, &st) && merged(c, 2, &st);
+}
+
+// A channels x positions matrix of image batch 0 of t (rows the channels).
+static og_gemm_mat plane_mat(const og_conv_tensor *t, int64_t rows_g, int gb) {
+    int64_t st;
+    merged(t, 2, &st);
+    og_gemm_mat m = {
+        .present = true, .slot = t->slot, .dtype = t->dtype, .rs = t->strides[1], .cs = st};
+    if (gb > 0) m.bstride[0] = t->strides[0];
+    m.bstride[gb] = rows_g * t->strides[1];
+    return m;
+}
+
+// dW^T[ci, co] = sum over n of X[n] (ci x O) @ Y[n]^T (O x co): one product per image in n
+// order, each adding into an fp32 accumulator (dW itself when it is fp32, else a temporary
+// rounded into dW once at the end), so the sums run over whole planes with no generator.
+static void weight_pointwise(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
+                             const og_conv_tensor *y, const og_conv_tensor *dw,
+                             aclDataType round_ab) {
+    og_conv_tensor acc = *dw;
+    int64_t st;
+    const aclTensor *tmp = NULL;
+    if (dw->dtype != ACL_FLOAT || !merged(dw, 1, &st)) {
+        const aclTensor *u = p->io[dw->slot];
+        int slot = og_prog_temp(p, ACL_FLOAT, u->ndim, u->dims, &tmp);
+        if (slot < 0) return; // the builder has failed; publish reports it
+        acc = og_conv_tensor_of(tmp, slot);
+    }
+    // The transposed operand (positions x channels) packs column by column, the other row by
+    // row, cheaply: the one with more channels goes first (A) and the product is dW or dW^T.
+    const bool t = g->ci_g >= g->co_g; // dW^T = X[n] @ Y[n]^T, else dW = Y[n] @ X[n]^T
+    const og_conv_tensor *ta = t ? x : y, *tb = t ? y : x;
+    const int64_t ra = t ? g->ci_g : g->co_g, rb = t ? g->co_g : g->ci_g;
+    for (int64_t n = 0; n < g->N; n++) {
+        og_gemm_op op = {.nbatch = 1,
+                         .batch = {g->G},
+                         .M = ra,
+                         .N = rb,
+                         .K = g->O,
+                         .alpha = 1,
+                         .beta = n > 0,
+                         .round_ab = round_ab,
+                         .epi = OG_GEMM_EPI_NONE};
+        op.a = plane_mat(ta, ra, 0);
+        op.a.offset = n * ta->strides[0];
+        og_gemm_mat bt = plane_mat(tb, rb, 0); // transposed: rows the positions
+        op.b = (og_gemm_mat){.present = true,
+                             .slot = tb->slot,
+                             .dtype = tb->dtype,
+                             .rs = bt.cs,
+                             .cs = bt.rs,
+                             .bstride = {bt.bstride[0]},
+                             .offset = n * tb->strides[0]};
+        op.c = (og_gemm_mat){.present = true,
+                             .slot = acc.slot,
+                             .dtype = ACL_FLOAT,
+                             .rs = acc.strides[t ? 1 : 0],
+                             .cs = acc.strides[t ? 0 : 1],
+                             .bstride = {g->co_g * acc.strides[0]}};
+        if (n > 0) op.d = op.c; // (the engine allows D = C: each element read, then written)
+        og_prog_gemm(p, &op);
+    }
+    if (tmp) {
+        og_ew_op m = {.op = p->op,
+                      .kernels = og_norm_copy_kernels,
+                      .nin = 1,
+                      .nout = 1,
+                      .in = {tmp},
+                      .out = {p->io[dw->slot]},
+                      .names = {"acc", "gradWeight"},
+                      .slots = true,
+                      .in_slot = {acc.slot},
+                      .out_slot = {dw->slot},
+                      .compute_dtype = ACL_FLOAT};
+        og_prog_map(p, &m);
+    }
+}
+
 const char *og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
                             const og_conv_tensor *w, const og_conv_tensor *bias,
                             const og_conv_tensor *y, aclDataType round_ab) {
@@ -379,10 +467,15 @@ const char *og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_ten
         set_a(&q, w);
     }
     op.a.bstride[gb] = g->co_g * w->strides[0];
-    op.b = gen_mat(x, gen_im2col_b);
-    set_b(&q, x);
-    if (!fold) op.b.bstride[0] = x->strides[0]; // (folded: the generator steps the images)
-    op.b.bstride[gb] = g->ci_g * x->strides[1];
+    const bool plain = !fold && pointwise(g, x, y, y);
+    if (plain) {
+        op.b = plane_mat(x, g->ci_g, gb);
+    } else {
+        op.b = gen_mat(x, gen_im2col_b);
+        set_b(&q, x);
+        if (!fold) op.b.bstride[0] = x->strides[0]; // (folded: the generator steps the images)
+        op.b.bstride[gb] = g->ci_g * x->strides[1];
+    }
     set_bias(&op, bias, g->co_g);
     memcpy(op.gen_params, &q, sizeof q);
     og_prog_gemm(p, &op);
@@ -391,7 +484,7 @@ const char *og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_ten
         return "implicit GEMM, images folded";
     }
     out_finish(p, &c);
-    return "implicit GEMM";
+    return plain ? "GEMM (1x1)" : "implicit GEMM";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -572,6 +665,22 @@ const char *og_conv_data(og_prog *p, const og_conv_geom *g, const og_conv_tensor
     }
     gen_params q;
     og_gemm_op op = step_op(g, round_ab, &q);
+    if (pointwise(g, y, y, x)) { // dX[n] = W^T (ci x co) @ Y[n]: plain matrices
+        out_view c;
+        plan_out(p, g, &op, x, g->ci_g, g->I, false, &c);
+        op.M = g->ci_g, op.K = g->co_g;
+        op.a = (og_gemm_mat){.present = true,
+                             .slot = w->slot,
+                             .dtype = w->dtype,
+                             .rs = w->strides[1],
+                             .cs = w->strides[0]};
+        op.a.bstride[1] = g->co_g * w->strides[0];
+        op.b = plane_mat(y, g->co_g, 1);
+        set_bias(&op, bias, g->ci_g);
+        og_prog_gemm(p, &op);
+        out_finish(p, &c);
+        return "GEMM (1x1)";
+    }
     const bool fold = fold_images(g, g->I);
     out_view c;
     int tmp = plan_out(p, g, &op, x, g->ci_g, g->I, fold, &c);
@@ -604,6 +713,10 @@ const char *og_conv_weight(og_prog *p, const og_conv_geom *g, const og_conv_tens
     if (og_conv_dw_eligible(g)) {
         og_conv_dw_weight(p, g, x, y, dw, round_ab);
         return "direct depthwise";
+    }
+    if (pointwise(g, x, y, y)) {
+        weight_pointwise(p, g, x, y, dw, round_ab);
+        return "GEMM per image (1x1)";
     }
     gen_params q;
     og_gemm_op op = step_op(g, round_ab, &q);
