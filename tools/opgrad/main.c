@@ -41,8 +41,11 @@ static int cmd_info(void) {
            "  direct depthwise     groups = input channels, 1-D or 2-D\n"
            "  winograd F(4x4,3x3)  3x3 stride 1 dilation 1 fp32, 8+ channels per group, 64+ tiles\n"
            "                       (the forward and gradInput), unless switched off\n"
-           "  GEMM + col2im        gradInput (transposed: the output) at stride > 1\n"
-           "  implicit GEMM        the rest (im2col packed on the fly, no buffer)\n");
+           "  GEMM + col2im        gradInput (transposed: the output) at stride > 1 or with\n"
+           "                       fewer than 8 input channels per group\n"
+           "  GEMM (1x1)           1x1 stride 1 unpadded, 96+ positions: plain matrices\n"
+           "  implicit GEMM        the rest (im2col packed on the fly, no buffer; images\n"
+           "                       folded into one product below 96 positions)\n");
     return 0;
 }
 
