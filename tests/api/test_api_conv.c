@@ -11,6 +11,7 @@
  *  - strided (non-contiguous) inputs and outputs equal the contiguous result bit for bit, 1 and
  *    2 threads give the same bits, an empty batch writes nothing. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +101,13 @@ static void test_statuses(void) {
         aclIntArray *s0 = arr(bad, 2), *pn = arr(neg, 2), *s3 = arr(three, 3);
         CHECK_EQ(P1(x, w, b, s0, p, d, false, op, 2, y, 0), ACLNN_ERR_PARAM_INVALID);
         CHECK_MSG("stride[1] = 0");
+        const int64_t huge[2] = {INT64_MAX, 1};
+        aclIntArray *sh = arr(huge, 2);
+        CHECK_EQ(P1(x, w, b, sh, p, d, false, op, 2, y, 0), ACLNN_ERR_PARAM_INVALID);
+        CHECK_MSG("it must be in [1, 2147483647]");
+        CHECK_EQ(P1(x, w, b, s, sh, d, false, op, 2, y, 0), ACLNN_ERR_PARAM_INVALID);
+        CHECK_MSG("padding[0]");
+        aclDestroyIntArray(sh);
         CHECK_EQ(P1(x, w, b, s, pn, d, false, op, 2, y, 0), ACLNN_ERR_PARAM_INVALID);
         CHECK_MSG("padding[0] = -1");
         CHECK_EQ(P1(x, w, b, s, p, s3, false, op, 2, y, 0), ACLNN_ERR_PARAM_INVALID);

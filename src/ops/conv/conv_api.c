@@ -2,6 +2,7 @@
  * Rules from ops-nn conv/convolution_forward (aclnn_convolution.cpp) and
  * conv/convolution_backward (docs/aclnnConvolutionBackward.md); where opgrad differs,
  * docs/ops/conv.md says so. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +12,10 @@
 #include "ops/common/checks.h"
 #include "ops/conv/conv.h"
 #include "ops/matmul/matmul_common.h"
+
+// stride, dilation and padding at most 2^31 - 1 (upstream's own limit on padding), so that the
+// sizes computed from them and the tensors' dims are checked for overflow before they are used.
+#define ATTR_MAX ((int64_t)INT32_MAX)
 
 /// The attributes of one call, checked, as the direct convolution's geometry (conv.h).
 typedef struct conv_args {
@@ -43,10 +48,10 @@ static aclnnStatus check_attrs(conv_args *a, const aclIntArray *stride, const ac
                            "%s: %s has %llu entries; it must have one per spatial dim (%d)", a->fn,
                            pos[k].name, (unsigned long long)pos[k].v->size, n);
         for (int d = 0; d < n; d++) {
-            if (pos[k].v->values[d] <= 0)
+            if (pos[k].v->values[d] <= 0 || pos[k].v->values[d] > ATTR_MAX)
                 return og_fail(ACLNN_ERR_PARAM_INVALID,
-                               "%s: %s[%d] = %lld; it must be greater than 0", a->fn, pos[k].name,
-                               d, (long long)pos[k].v->values[d]);
+                               "%s: %s[%d] = %lld; it must be in [1, %lld]", a->fn, pos[k].name, d,
+                               (long long)pos[k].v->values[d], (long long)ATTR_MAX);
             pos[k].dst[d] = pos[k].v->values[d];
         }
     }
@@ -61,9 +66,10 @@ static aclnnStatus check_attrs(conv_args *a, const aclIntArray *stride, const ac
             pairs_ok ? (n == 1 ? " or 2 ([left, right])" : " or 4 ([top, bottom, left, right])")
                      : "");
     for (int d = 0; d < np; d++)
-        if (padding->values[d] < 0)
-            return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: padding[%d] = %lld; it must be 0 or more",
-                           a->fn, d, (long long)padding->values[d]);
+        if (padding->values[d] < 0 || padding->values[d] > ATTR_MAX)
+            return og_fail(ACLNN_ERR_PARAM_INVALID,
+                           "%s: padding[%d] = %lld; it must be in [0, %lld]", a->fn, d,
+                           (long long)padding->values[d], (long long)ATTR_MAX);
     for (int d = 0; d < n; d++) {
         a->pad_lo[d] = padding->values[np == n ? d : 2 * d];
         a->pad_hi[d] = padding->values[np == n ? d : 2 * d + 1];
@@ -130,7 +136,11 @@ static aclnnStatus plan_geometry(conv_args *a, const aclTensor *input, const acl
                        a->fn, (long long)a->groups);
     const int64_t G = a->groups, C = input->dims[1];
     // weight: [Cout, Cin / G, k...]; transposed: [Cin, Cout / G, k...]
-    if (!a->transposed && weight->dims[1] * G != C)
+    int64_t wg; // weight's dim 1 x groups (checked: an empty weight's dims may be huge)
+    if (__builtin_mul_overflow(weight->dims[1], G, &wg))
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: weight's dim 1 x groups overflows int64",
+                       a->fn);
+    if (!a->transposed && wg != C)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%s: weight %s and input %s: groups (%lld) x weight's dim 1 (%lld) must "
                        "equal input's channels (%lld)",
@@ -152,7 +162,7 @@ static aclnnStatus plan_geometry(conv_args *a, const aclTensor *input, const acl
     g->N = input->dims[0], g->G = G;
     const int off = 3 - a->nsp;
     for (int j = 0; j < 3; j++) g->k[j] = g->s[j] = g->d[j] = g->in[j] = g->out[j] = 1;
-    int64_t cout = a->transposed ? weight->dims[1] * G : weight->dims[0];
+    int64_t cout = a->transposed ? wg : weight->dims[0];
     out_shape[0] = g->N, out_shape[1] = cout;
     for (int d = 0; d < a->nsp; d++) {
         int64_t in = input->dims[2 + d], k = weight->dims[2 + d], s = a->stride[d];
@@ -161,6 +171,17 @@ static aclnnStatus plan_geometry(conv_args *a, const aclTensor *input, const acl
             return og_fail(ACLNN_ERR_PARAM_INVALID,
                            "%s: weight's spatial dim %d is %lld; it must be 1 or more", a->fn, d,
                            (long long)k);
+        int64_t reach; // dil * (k - 1) + in + pads + 1, and (in - 1) * s + that (transposed)
+        if (__builtin_mul_overflow(dil, k - 1, &reach) ||
+            __builtin_add_overflow(reach, in, &reach) ||
+            __builtin_add_overflow(reach, pads + 1, &reach) ||
+            (a->transposed && in > 0 &&
+             (__builtin_mul_overflow(in - 1, s, &o) || __builtin_add_overflow(o, reach, &o))))
+            return og_fail(ACLNN_ERR_PARAM_INVALID,
+                           "%s: spatial dim %d: the sizes (input %lld, kernel %lld, stride %lld, "
+                           "dilation %lld, padding %lld) overflow int64",
+                           a->fn, d, (long long)in, (long long)k, (long long)s, (long long)dil,
+                           (long long)pads);
         if (a->transposed) {
             o = (in - 1) * s - pads + dil * (k - 1) + a->out_pad[d] + 1;
             if (in > 0 && o < 1)
@@ -191,9 +212,15 @@ static aclnnStatus plan_geometry(conv_args *a, const aclTensor *input, const acl
     // direct convolution channels: X has G * ci_g, Y has G * co_g, W [G * co_g, ci_g, k...]
     g->co_g = weight->dims[0] / G;
     g->ci_g = weight->dims[1];
-    g->KS = g->k[0] * g->k[1] * g->k[2];
-    g->I = g->in[0] * g->in[1] * g->in[2];
-    g->O = g->out[0] * g->out[1] * g->out[2];
+    // (products of the dims of tensors that may be empty: checked)
+    if (__builtin_mul_overflow(g->k[0], g->k[1], &g->KS) ||
+        __builtin_mul_overflow(g->KS, g->k[2], &g->KS) ||
+        __builtin_mul_overflow(g->in[0], g->in[1], &g->I) ||
+        __builtin_mul_overflow(g->I, g->in[2], &g->I) ||
+        __builtin_mul_overflow(g->out[0], g->out[1], &g->O) ||
+        __builtin_mul_overflow(g->O, g->out[2], &g->O))
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%s: the kernel's or a plane's number of positions overflows int64", a->fn);
     return ACLNN_SUCCESS;
 }
 

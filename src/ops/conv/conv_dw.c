@@ -14,8 +14,18 @@ static const og_dw_fwd_fn fwd_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_conv_d
 static const og_dw_data_fn data_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_conv_dw_data);
 static const og_dw_weight_fn weight_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_conv_dw_weight);
 
+// The padded plane buffer's extent along one dim: the reach of the windows, or the input plane
+// placed after the leading padding, whichever is larger.
+static int64_t padded_extent(const og_conv_geom *g, int j) {
+    int64_t reach = (g->out[j] - 1) * g->s[j] + (g->k[j] - 1) * g->d[j] + 1;
+    return reach > g->pad[j] + g->in[j] ? reach : g->pad[j] + g->in[j];
+}
+
 bool og_conv_dw_eligible(const og_conv_geom *g) {
-    return g->ci_g == 1 && g->in[0] == 1 && g->out[0] == 1 && g->k[0] == 1 && g->G > 1;
+    int64_t plane; // (huge strides or padding around a small plane: the GEMM takes it)
+    return g->ci_g == 1 && g->in[0] == 1 && g->out[0] == 1 && g->k[0] == 1 && g->G > 1 &&
+           !__builtin_mul_overflow(padded_extent(g, 1), padded_extent(g, 2), &plane) &&
+           plane <= (int64_t)1 << 26;
 }
 
 enum { DW_FWD, DW_DATA, DW_WEIGHT };
@@ -172,8 +182,7 @@ static void dw_step(og_prog *p, int kind, const og_conv_geom *g, const og_conv_t
     q.pl.xw = (g->out[2] - 1) * g->s[2] + (g->k[2] - 1) * g->d[2] + 1;
     q.pad_h = g->pad[1], q.pad_w = g->pad[2];
     // the buffer holds the padded reach and the input plane at (pad_h, pad_w)
-    q.bh = q.pl.xh > q.pad_h + g->in[1] ? q.pl.xh : q.pad_h + g->in[1];
-    q.bw = q.pl.xw > q.pad_w + g->in[2] ? q.pl.xw : q.pad_w + g->in[2];
+    q.bh = padded_extent(g, 1), q.bw = padded_extent(g, 2);
     q.pl.xw = q.bw; // the kernels' row stride
     for (int k = 0; k < nt; k++) q.t[k] = t[k];
     const int64_t KS = q.pl.kh * q.pl.kw;
