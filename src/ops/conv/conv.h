@@ -10,7 +10,9 @@
  *              where gather(Y)[(co,t), i] = Y[co, (i + pad - t*d) / s] when that divides and lies
  *              in Y: every element of X is one dot product (no scatter: deterministic)
  *   weight     dW^T[g] (ci_g*KS x co_g) = col(X[:,g]) (ci_g*KS x N*O) @ Y[:,g]^T (N*O x co_g)
- * aclnnConvolution runs `forward` (transposed: `data`, X the input, Y-space the output);
+ * (each product may instead take another algorithm: conv_gemm.c picks it per shape and names it
+ * for opgrad_executor_algorithm). aclnnConvolution runs `forward` (transposed: `data`, X the
+ * input, Y-space the output);
  * aclnnConvolutionBackward runs `data` and `weight` (transposed: `forward` and `weight` with the
  * roles of the tensors exchanged). Spatial dims are always three here (d, h, w): a 1-D or 2-D
  * convolution has extent 1 in the leading ones. */

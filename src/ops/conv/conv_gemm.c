@@ -1,7 +1,10 @@
-/* The three GEMM steps of a convolution (conv.h) and the generated operands they pack from: the
- * im2col matrix of X, the stride gather of Y, the weight read transposed, Y read transposed. A
- * generator writes one row run of its matrix; runs follow the innermost spatial dim, so a
- * stride-1 run is one contiguous (converting) load and the padding is zeros written around it. */
+/* A convolution's three products (conv.h): the choice among the algorithms (the direct
+ * depthwise kernel, conv_dw.c; Winograd, conv_winograd.c; here: GEMM + col2im, the 1x1 products,
+ * the implicit GEMM, with images folded into one product where planes are small) and the GEMM
+ * steps with the generated operands they pack from: the im2col matrix of X, the stride gather of
+ * Y, the weight read transposed, Y read transposed. A generator writes one row run of its matrix;
+ * runs follow the innermost spatial dim, so a stride-1 run is one contiguous (converting) load
+ * and the padding is zeros written around it. */
 #include <string.h>
 
 #include "engine/convert.h"
@@ -47,8 +50,8 @@ static void split_k(const og_conv_geom *g, int64_t t, int64_t kk[3]) {
     kk[0] = t / (g->k[2] * g->k[1]);
 }
 
-// col(X): row r = (ci, t), column c = (n, od, oh, ow) (n > 0 only for the weight product, whose
-// columns run over the batch) = X[n, ci, od*s - pad + kd*d, ...], zero outside X.
+// col(X): row r = (ci, t), column c = (n, od, oh, ow) (n > 0 where the columns run over the
+// batch: the weight product, a folded forward) = X[n, ci, od*s - pad + kd*d, ...], zero outside X.
 static void run_im2col(const gen_params *q, const og_convert_table *cv, const char *base,
                        aclDataType dt, const int64_t *xs, int64_t esz, int64_t row, int64_t col,
                        int64_t n, float *out) {
