@@ -480,7 +480,8 @@ bool og_broadcast_shapes(const int64_t *a, int na, const int64_t *b, int nb, int
     return true;
 }
 
-static int64_t llabs_i64(int64_t x) { return x < 0 ? -x : x; }
+// |x|, INT64_MIN saturated to INT64_MAX (a stride from the caller may be anything)
+static int64_t llabs_i64(int64_t x) { return x >= 0 ? x : x == INT64_MIN ? INT64_MAX : -x; }
 
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -526,7 +527,12 @@ int og_tensor_self_overlap_dim(const aclTensor *t) {
         int d = order[i];
         if (t->strides[d] == 0) return d;
         if (llabs_i64(t->strides[d]) <= span && suspect < 0) suspect = d;
-        span += llabs_i64(t->strides[d]) * (t->dims[d] - 1);
+        // A span past int64 is no addressable layout (and would overflow the offsets below):
+        // refused like a self-overlapping one.
+        int64_t step;
+        if (__builtin_mul_overflow(llabs_i64(t->strides[d]), t->dims[d] - 1, &step) ||
+            __builtin_add_overflow(span, step, &span))
+            return d;
     }
     if (suspect < 0) return -1;
     if (t->numel > ((int64_t)1 << 20)) return suspect;
