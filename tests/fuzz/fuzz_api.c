@@ -578,7 +578,7 @@ static void make_arg(fz *f, call *c, int k) {
     }
     case OG_PARAM_INT_ARRAY:
         a->a = c->arrays[k] = make_array(f);
-        if (!a->a) c->any_null = true;
+        if (!a->a && !optional(c, k)) c->any_null = true; // (A(name, NULL): NULL is valid)
         if (a->a && pick_handle_mode(f) == 1) c->stale[k] = true;
         break;
     case OG_PARAM_STRING: {

@@ -69,8 +69,9 @@ static aclnnStatus check_dims(const og_opdesc *op, const char *name, const aclTe
     char a[160];
     og_shape_str(x->dims, x->ndim, a, sizeof a);
     int64_t hw = 1;
-    for (int d = 2; d < x->ndim; d++) hw *= x->dims[d];
-    if (x->dims[0] != N || x->dims[1] != C || hw != HxW)
+    bool over = false; // (an empty tensor's other dims may multiply past int64)
+    for (int d = 2; d < x->ndim; d++) over |= __builtin_mul_overflow(hw, x->dims[d], &hw);
+    if (x->dims[0] != N || x->dims[1] != C || over || hw != HxW)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: %s has shape %s, which does not match N = %lld, "
                        "C = %lld, HxW = %lld ([N, C, *] with HxW the product of the dims after C)",

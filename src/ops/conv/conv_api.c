@@ -36,6 +36,7 @@ static aclnnStatus check_attrs(conv_args *a, const aclIntArray *stride, const ac
     OG_TRY(int_array(a, "stride", stride));
     OG_TRY(int_array(a, "padding", padding));
     OG_TRY(int_array(a, "dilation", dilation));
+    if (outputPadding) OG_TRY(int_array(a, "outputPadding", outputPadding)); // (a live handle)
     const int n = a->nsp;
     const struct {
         const char *name;
