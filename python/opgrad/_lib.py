@@ -221,7 +221,7 @@ OPS = _read_ops()
 # The ctypes type of each parameter kind (the trailing workspaceSize / executor pointers added).
 _CTYPE = {"T": P, "G": P, "Y": P, "O": P, "R": P, "S": P, "A": P, "I": I64,
           "I8": ctypes.c_int8, "B": BOOL, "D": ctypes.c_double, "C": CHARP, "DT": INT,
-          "BA": P}
+          "BA": P, "L": P, "LR": P, "LO": P, "F": ctypes.c_float}
 
 phase1 = {}
 phase2 = {}

@@ -47,7 +47,7 @@ aclOpExecutor *og_executor_new(const og_opdesc *op, int nin, int nout, int ntemp
         og_set_error("%sGetWorkspaceSize: out of memory creating the executor", op->name);
         return NULL;
     }
-    memset(e, 0, steps_at);
+    memset(e, 0, steps_at + (size_t)nsteps * sizeof(og_step)); // steps own nothing yet
     *e = (aclOpExecutor){
         .op = op, .ninputs = nin, .noutputs = nout, .nslots = nslots, .nsteps = nsteps};
     atomic_init(&e->refs, 1);
@@ -83,6 +83,7 @@ bool og_executor_bind(aclOpExecutor *e, int slot, const aclTensor *t) {
 }
 
 static void destroy(aclOpExecutor *e) {
+    og_prog_free_steps(og_executor_steps(e), e->nsteps);
     free(e->views);
     free(e);
 }

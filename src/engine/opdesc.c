@@ -8,11 +8,12 @@ static const struct {
     const char *letters;
     og_param_kind kind;
 } KINDS[] = {
-    {"T", OG_PARAM_TENSOR}, {"G", OG_PARAM_GRAD},        {"Y", OG_PARAM_RESULT},
-    {"O", OG_PARAM_OUT},    {"R", OG_PARAM_REF},         {"S", OG_PARAM_SCALAR},
-    {"I", OG_PARAM_INT},    {"I8", OG_PARAM_INT8},       {"B", OG_PARAM_BOOL},
-    {"D", OG_PARAM_DOUBLE}, {"C", OG_PARAM_STRING},      {"A", OG_PARAM_INT_ARRAY},
-    {"DT", OG_PARAM_DTYPE}, {"BA", OG_PARAM_BOOL_ARRAY},
+    {"T", OG_PARAM_TENSOR},    {"G", OG_PARAM_GRAD},        {"Y", OG_PARAM_RESULT},
+    {"O", OG_PARAM_OUT},       {"R", OG_PARAM_REF},         {"S", OG_PARAM_SCALAR},
+    {"I", OG_PARAM_INT},       {"I8", OG_PARAM_INT8},       {"B", OG_PARAM_BOOL},
+    {"D", OG_PARAM_DOUBLE},    {"C", OG_PARAM_STRING},      {"A", OG_PARAM_INT_ARRAY},
+    {"DT", OG_PARAM_DTYPE},    {"BA", OG_PARAM_BOOL_ARRAY}, {"L", OG_PARAM_TENSOR_LIST},
+    {"LR", OG_PARAM_REF_LIST}, {"LO", OG_PARAM_OUT_LIST},   {"F", OG_PARAM_FLOAT},
 };
 
 static const char *skip_space(const char *s) {

@@ -21,20 +21,24 @@ typedef enum {
 
 /// The kinds of phase-1 parameters (the letters of ops.inc).
 typedef enum {
-    OG_PARAM_TENSOR,     // T  const aclTensor *, an input
-    OG_PARAM_GRAD,       // G  const aclTensor *, the incoming gradient dL/dy of a backward
-    OG_PARAM_RESULT,     // Y  const aclTensor *, the forward's output, read by a backward
-    OG_PARAM_OUT,        // O  aclTensor *, an output
-    OG_PARAM_REF,        // R  aclTensor *, updated in place (an input and an output)
-    OG_PARAM_SCALAR,     // S  const aclScalar *
-    OG_PARAM_INT,        // I  int64_t
-    OG_PARAM_INT8,       // I8 int8_t
-    OG_PARAM_BOOL,       // B  bool
-    OG_PARAM_DOUBLE,     // D  double
-    OG_PARAM_STRING,     // C  char *
-    OG_PARAM_INT_ARRAY,  // A  const aclIntArray *
-    OG_PARAM_DTYPE,      // DT aclDataType
-    OG_PARAM_BOOL_ARRAY, // BA const aclBoolArray * (an outputMask)
+    OG_PARAM_TENSOR,      // T  const aclTensor *, an input
+    OG_PARAM_GRAD,        // G  const aclTensor *, the incoming gradient dL/dy of a backward
+    OG_PARAM_RESULT,      // Y  const aclTensor *, the forward's output, read by a backward
+    OG_PARAM_OUT,         // O  aclTensor *, an output
+    OG_PARAM_REF,         // R  aclTensor *, updated in place (an input and an output)
+    OG_PARAM_SCALAR,      // S  const aclScalar *
+    OG_PARAM_INT,         // I  int64_t
+    OG_PARAM_INT8,        // I8 int8_t
+    OG_PARAM_BOOL,        // B  bool
+    OG_PARAM_DOUBLE,      // D  double
+    OG_PARAM_STRING,      // C  char *
+    OG_PARAM_INT_ARRAY,   // A  const aclIntArray *
+    OG_PARAM_DTYPE,       // DT aclDataType
+    OG_PARAM_BOOL_ARRAY,  // BA const aclBoolArray * (an outputMask)
+    OG_PARAM_TENSOR_LIST, // L  const aclTensorList *, input tensors
+    OG_PARAM_REF_LIST,    // LR aclTensorList *, tensors updated in place
+    OG_PARAM_OUT_LIST,    // LO aclTensorList *, output tensors
+    OG_PARAM_FLOAT,       // F  float
     OG_PARAM_KIND_COUNT
 } og_param_kind;
 
@@ -50,6 +54,8 @@ typedef union og_arg {
     aclIntArray *a;    // A
     aclDataType dtype; // DT
     aclBoolArray *ba;  // BA
+    aclTensorList *tl; // L LR LO
+    float f;           // F
 } og_arg;
 
 struct og_opdesc;
@@ -80,6 +86,11 @@ typedef struct og_param {
 
 /// Reads parameter i (0-based) of op; false when i is out of range.
 bool og_opdesc_param(const og_opdesc *op, int i, og_param *p);
+
+/// Whether a parameter kind is a tensor list (L, LR, LO).
+static inline bool og_param_is_list(og_param_kind k) {
+    return k == OG_PARAM_TENSOR_LIST || k == OG_PARAM_REF_LIST || k == OG_PARAM_OUT_LIST;
+}
 
 /// The name of the k-th output (O or R parameter) of op, or NULL.
 const char *og_opdesc_output_name(const og_opdesc *op, int k, char *buf, int size);

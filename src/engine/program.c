@@ -149,19 +149,30 @@ void og_prog_gemm(og_prog *p, const og_gemm_op *op) {
 
 void og_prog_custom(og_prog *p, og_custom_fn fn, const void *params, size_t params_size,
                     const int *slots, int nslots, uint64_t scratch) {
-    if (params_size > OG_CUSTOM_MAX_PARAMS) {
-        fail(p, ACLNN_ERR_INNER, "internal: a custom step's parameters exceed their room");
+    void *heap = NULL;
+    if (params_size > OG_CUSTOM_MAX_PARAMS && !(heap = malloc(params_size))) {
+        fail(p, ACLNN_ERR_INNER_CREATE_EXECUTOR, "out of memory for a step's parameters");
         return;
     }
     og_step *s = new_step(p, OG_STEP_CUSTOM);
-    if (!s) return;
+    if (!s) {
+        free(heap);
+        return;
+    }
     s->plan.custom.run = fn;
-    if (params_size) memcpy(s->plan.custom.params, params, params_size);
+    s->plan.custom.heap = heap;
+    if (params_size) memcpy(heap ? heap : s->plan.custom.params, params, params_size);
     if (!slots_ok(p, slots, nslots)) return;
     add_scratch(p, s, scratch);
 }
 
+void og_prog_free_steps(og_step *steps, int nsteps) {
+    for (int s = 0; s < nsteps; s++)
+        if (steps[s].kind == OG_STEP_CUSTOM) free(steps[s].plan.custom.heap);
+}
+
 void og_prog_discard(og_prog *p) {
+    og_prog_free_steps(p->steps, p->nsteps);
     for (int t = 0; t < p->ntemps; t++) free(p->temps[t]);
     free(p->temps);
     free(p->steps);
@@ -187,6 +198,7 @@ aclnnStatus og_prog_publish(og_prog *p, uint64_t *workspaceSize, aclOpExecutor *
     for (int t = 0; t < p->ntemps; t++) offsets[t] = p->temps[t]->offset;
     e->scratch_offset = p->temp_bytes;
     e->workspace_size = p->nsteps ? p->temp_bytes + p->scratch_bytes : 0;
+    p->nsteps = 0; // the executor owns the steps' heap parameters now
     og_prog_discard(p);
     return og_executor_publish(e, workspaceSize, executor);
 }
@@ -257,7 +269,8 @@ void og_program_run(const aclOpExecutor *e, char *workspace) {
             og_gemm_run(e, &s->plan.gemm, scratch);
             break;
         case OG_STEP_CUSTOM:
-            s->plan.custom.run(e, s->plan.custom.params, scratch);
+            s->plan.custom.run(e, s->plan.custom.heap ? s->plan.custom.heap : s->plan.custom.params,
+                               scratch);
             break;
         }
     }

@@ -51,6 +51,7 @@ typedef void (*og_custom_fn)(const aclOpExecutor *e, const void *params, char *s
 
 typedef struct og_custom_plan {
     og_custom_fn run;
+    void *heap; // parameters larger than `params` (a tensor list's views), owned by the executor
     _Alignas(16) unsigned char params[OG_CUSTOM_MAX_PARAMS];
 } og_custom_plan;
 
@@ -93,8 +94,9 @@ void og_prog_reduce(og_prog *p, const og_reduce_op *op);
 void og_prog_rows(og_prog *p, const og_rows_op *op);
 /// A GEMM step; fails the builder (161002, naming the operator) when a size overflows.
 void og_prog_gemm(og_prog *p, const og_gemm_op *op);
-/// A CUSTOM step: fn runs in phase 2 with a copy of params (at most OG_CUSTOM_MAX_PARAMS bytes),
-/// the slots it names (checked here) and `scratch` bytes of workspace.
+/// A CUSTOM step: fn runs in phase 2 with a copy of params (of any size: up to
+/// OG_CUSTOM_MAX_PARAMS bytes live in the step, more on the heap, freed with the executor), the
+/// slots it names (checked here) and `scratch` bytes of workspace.
 void og_prog_custom(og_prog *p, og_custom_fn fn, const void *params, size_t params_size,
                     const int *slots, int nslots, uint64_t scratch);
 /// Appends "what" to the program's algorithm note ("; "-separated; cut at its size): the
@@ -105,6 +107,8 @@ void og_prog_note(og_prog *p, const char *what);
 aclnnStatus og_prog_publish(og_prog *p, uint64_t *workspaceSize, aclOpExecutor **executor);
 /// Frees the builder without making an executor.
 void og_prog_discard(og_prog *p);
+/// Frees what steps own (a CUSTOM step's heap parameters); the executor calls it when it dies.
+void og_prog_free_steps(og_step *steps, int nsteps);
 
 /// The memory rules of operators whose outputs may share memory with an input element for element
 /// (in place): every tensor has data (161001); an output never writes one address twice, and

@@ -58,6 +58,10 @@
 #define OG_ARGV_A(...) OG_ARG_INT_ARRAY
 #define OG_ARGV_DT(...) OG_ARG_DTYPE
 #define OG_ARGV_BA(...) OG_ARG_BOOL_ARRAY
+#define OG_ARGV_L(...) OG_ARG_TENSOR_LIST
+#define OG_ARGV_LR(...) OG_ARG_TENSOR_LIST
+#define OG_ARGV_LO(...) OG_ARG_TENSOR_LIST
+#define OG_ARGV_F(...) OG_ARG_FLOAT
 #define OG_ARG_TENSOR(n_) a[n_].t,
 #define OG_ARG_SCALAR(n_) a[n_].s,
 #define OG_ARG_INT(n_) a[n_].i,
@@ -68,6 +72,8 @@
 #define OG_ARG_INT_ARRAY(n_) a[n_].a,
 #define OG_ARG_DTYPE(n_) a[n_].dtype,
 #define OG_ARG_BOOL_ARRAY(n_) a[n_].ba,
+#define OG_ARG_TENSOR_LIST(n_) a[n_].tl,
+#define OG_ARG_FLOAT(n_) a[n_].f,
 
 #define OG_KIND_FWD OG_OP_FORWARD
 #define OG_KIND_BWD OG_OP_BACKWARD

@@ -5,12 +5,14 @@
  *  - NULL workspaceSize / executor -> 161001 naming them; each pointer argument NULL in turn ->
  *    161001 naming that parameter (the others valid), but an optional tensor (T(name, NULL) or
  *    O(name, NULL) in the list), for which NULL is a valid argument;
- *  - a tensor of rank 9 in each tensor parameter in turn -> 161002 (never a crash), and an int32
+ *  - a tensor of rank 9 in each tensor parameter in turn (a tensor list's last entry for a list)
+ *    -> 161002 (never a crash), and an int32
  *    tensor -> 161002 naming the dtype (for the operators the otherwise valid arguments suit);
  *  - a foreign pointer (memory no create function returned) or an object of another kind in each
  *    tensor / scalar / array parameter in turn -> 161002 naming the parameter (looked up in the
  *    object registry, never read);
- *  - a view larger than the aclrtMalloc block it starts at, in each tensor parameter -> 161002;
+ *  - a view larger than the aclrtMalloc block it starts at, in each tensor parameter (or as a
+ *    list's entry) -> 161002;
  *  - two outputs in one place (one tensor twice, or two tensors over one buffer) -> 161002;
  *  - phase 2 refuses an executor planned by another operator. */
 #include <stdlib.h>
@@ -23,28 +25,30 @@
 #include "test.h"
 #include "testutil.h"
 
-enum { MAXARGS = 16 };
+enum { MAXARGS = 16, LIST_LEN = 2 };
 
 static bool is_tensor(og_param_kind k) {
     return k == OG_PARAM_TENSOR || k == OG_PARAM_GRAD || k == OG_PARAM_RESULT ||
            k == OG_PARAM_OUT || k == OG_PARAM_REF;
 }
 static bool is_pointer(og_param_kind k) {
-    return is_tensor(k) || k == OG_PARAM_SCALAR || k == OG_PARAM_STRING ||
+    return is_tensor(k) || og_param_is_list(k) || k == OG_PARAM_SCALAR || k == OG_PARAM_STRING ||
            k == OG_PARAM_INT_ARRAY || k == OG_PARAM_BOOL_ARRAY;
 }
 // A tensor or an int array the list marks optional: NULL is a valid argument.
 static bool is_optional(const og_param *p) {
-    return (is_tensor(p->kind) || p->kind == OG_PARAM_INT_ARRAY) && !strcmp(p->def, "NULL");
+    return (is_tensor(p->kind) || og_param_is_list(p->kind) || p->kind == OG_PARAM_INT_ARRAY) &&
+           !strcmp(p->def, "NULL");
 }
 
-// Valid-looking arguments: fp32 [4,6] tensors over one shared buffer each, scalars 1, the
-// list's defaults for the other kinds, dims {-1}, dtype float32.
+// Valid-looking arguments: fp32 [4,6] tensors over one shared buffer each, tensor lists of two
+// such tensors, scalars 1, the list's defaults for the other kinds, dims {-1}, dtype float32.
+// rank9_at / int32_at make that tensor (or a list's second tensor) rank 9 / int32.
 typedef struct args {
     og_arg a[MAXARGS];
     og_param p[MAXARGS];
     int n;
-    float *bufs[MAXARGS];
+    float *bufs[MAXARGS], *list_bufs[MAXARGS][LIST_LEN];
     aclScalar *scalars[MAXARGS];
     aclIntArray *arrays[MAXARGS];
     aclBoolArray *bools[MAXARGS];
@@ -61,6 +65,18 @@ static void make_args(const og_opdesc *op, args *g, int rank9_at, int int32_at) 
             aclDataType dt = i == int32_at ? ACL_INT32 : ACL_FLOAT;
             g->a[i].t = i == rank9_at ? test_tensor(d9, 9, dt, g->bufs[i])
                                       : test_tensor(d2, 2, dt, g->bufs[i]);
+        } else if (og_param_is_list(k)) {
+            aclTensor *ts[LIST_LEN];
+            for (int j = 0; j < LIST_LEN; j++) {
+                bool odd = j == LIST_LEN - 1;
+                g->list_bufs[i][j] = test_dev_alloc(24 * 4);
+                ts[j] =
+                    test_tensor(odd && i == rank9_at ? d9 : d2, odd && i == rank9_at ? 9 : 2,
+                                odd && i == int32_at ? ACL_INT32 : ACL_FLOAT, g->list_bufs[i][j]);
+            }
+            g->a[i].tl = aclCreateTensorList((const aclTensor *const *)ts, LIST_LEN);
+        } else if (k == OG_PARAM_FLOAT) {
+            g->a[i].f = g->p[i].def[0] ? (float)atof(g->p[i].def) : 0;
         } else if (k == OG_PARAM_SCALAR) {
             float one = 1.0f;
             g->scalars[i] = aclCreateScalar(&one, ACL_FLOAT);
@@ -94,6 +110,9 @@ static void make_args(const og_opdesc *op, args *g, int rank9_at, int int32_at) 
 static void free_args(args *g) {
     for (int i = 0; i < g->n; i++) {
         if (is_tensor(g->p[i].kind) && g->a[i].t) aclDestroyTensor(g->a[i].t);
+        if (og_param_is_list(g->p[i].kind) && g->a[i].tl) aclDestroyTensorList(g->a[i].tl);
+        for (int j = 0; j < LIST_LEN; j++)
+            if (g->list_bufs[i][j]) aclrtFree(g->list_bufs[i][j]);
         if (g->bufs[i]) aclrtFree(g->bufs[i]);
         if (g->scalars[i]) aclDestroyScalar(g->scalars[i]);
         if (g->arrays[i]) aclDestroyIntArray(g->arrays[i]);
@@ -113,7 +132,8 @@ static void test_descriptors(void) {
         for (; og_opdesc_param(op, n, &p); n++) {
             CHECKF(p.kind != OG_PARAM_KIND_COUNT && p.name[0], "%s parameter %d does not parse",
                    op->name, n);
-            outs += p.kind == OG_PARAM_OUT || p.kind == OG_PARAM_REF;
+            outs += p.kind == OG_PARAM_OUT || p.kind == OG_PARAM_REF ||
+                    p.kind == OG_PARAM_OUT_LIST || p.kind == OG_PARAM_REF_LIST;
         }
         CHECKF(n == op->nparams, "%s: %d parameters parse, the list counts %d", op->name, n,
                op->nparams);
@@ -178,7 +198,7 @@ static void test_bad_tensors(void) {
         bool valid = accepts_defaults(op);
         og_param p;
         for (int k = 0; og_opdesc_param(op, k, &p); k++) {
-            if (!is_tensor(p.kind)) continue;
+            if (!is_tensor(p.kind) && !og_param_is_list(p.kind)) continue;
             for (int which = 0; which < 2; which++) {
                 args g;
                 make_args(op, &g, which == 0 ? k : -1, which == 1 ? k : -1);
@@ -209,12 +229,14 @@ static void test_foreign_objects(void) {
         make_args(op, &g, -1, -1);
         for (int k = 0; k < g.n; k++) {
             og_param_kind kind = g.p[k].kind;
-            if (!is_tensor(kind) && kind != OG_PARAM_SCALAR && kind != OG_PARAM_INT_ARRAY) continue;
+            bool list = og_param_is_list(kind);
+            if (!is_tensor(kind) && !list && kind != OG_PARAM_SCALAR && kind != OG_PARAM_INT_ARRAY)
+                continue;
             for (int which = 0; which < 2; which++) { // junk, then an object of another kind
                 og_arg saved = g.a[k];
-                const void *bad = which == 0        ? (const void *)junk
-                                  : is_tensor(kind) ? (const void *)scalar
-                                                    : (const void *)g.a[0].t;
+                const void *bad = which == 0                ? (const void *)junk
+                                  : is_tensor(kind) || list ? (const void *)scalar
+                                                            : (const void *)g.a[0].t;
                 memcpy(&g.a[k], &bad, sizeof bad); // every pointer member shares the storage
                 uint64_t ws = 0;
                 aclOpExecutor *e = NULL;
@@ -247,13 +269,21 @@ static void test_views_larger_than_their_block(void) {
         void *small = test_dev_alloc(16);
         aclTensor *over = test_tensor(d2, 2, ACL_FLOAT, small);
         for (int k = 0; k < g.n; k++) {
-            if (!is_tensor(g.p[k].kind)) continue;
+            bool list = og_param_is_list(g.p[k].kind);
+            if (!is_tensor(g.p[k].kind) && !list) continue;
             og_arg saved = g.a[k];
-            g.a[k].t = over;
+            aclTensorList *with_over = NULL;
+            if (list) { // a list whose one tensor is the oversized view
+                const aclTensor *one = test_tensor(d2, 2, ACL_FLOAT, small);
+                g.a[k].tl = with_over = aclCreateTensorList(&one, 1);
+            } else {
+                g.a[k].t = over;
+            }
             uint64_t ws = 0;
             aclOpExecutor *e = NULL;
             aclnnStatus st = op->phase1(g.a, &ws, &e);
             g.a[k] = saved;
+            if (with_over) aclDestroyTensorList(with_over);
             CHECKF(st == ACLNN_ERR_PARAM_INVALID, "%s with %s over 16 bytes: status %d", op->name,
                    g.p[k].name, (int)st);
             CHECKF(strstr(aclGetRecentErrMsg(), "aclrtMalloc block of 16 bytes"), "%s: \"%s\"",

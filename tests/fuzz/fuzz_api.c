@@ -39,6 +39,7 @@
 
 enum {
     MAXP = 16,          // parameters per operator
+    MAXLIST = 4,        // tensors per tensor list
     MAXRANK = 40,       // ranks passed to aclCreateTensor (> the tensor limit, 32)
     CAP = 1 << 20,      // largest buffer a view gets (bytes)
     MAXNUMEL = 1 << 20, // most elements phase 2 may process per view
@@ -179,6 +180,9 @@ typedef struct call {
     const opinfo *info;
     og_arg a[MAXP];
     tslot ts[MAXP];
+    tslot lts[MAXP][MAXLIST]; // the tensors of list parameters (L, LR, LO)
+    int nlts[MAXP];
+    aclTensorList *lists[MAXP];
     aclScalar *scalars[MAXP];
     aclIntArray *arrays[MAXP];
     aclBoolArray *bools[MAXP]; // BA parameters (an outputMask)
@@ -234,8 +238,8 @@ static i128 mul(i128 a, i128 b) {
 // A tensor the list marks optional (T(name, NULL) / O(name, NULL)): NULL is a valid argument.
 static bool optional(const call *c, int k) { return !strcmp(c->info->p[k].def, "NULL"); }
 
-static void make_tensor(fz *f, call *c, int k) {
-    tslot *s = &c->ts[k];
+// Tensor k of the call (s = &c->ts[k]) or an entry of list parameter k (s in c->lts[k]).
+static void make_tensor_at(fz *f, call *c, int k, tslot *s) {
     int64_t dims[MAXRANK], strides[MAXRANK], storage[MAXRANK];
     int rank;
     // shape
@@ -459,11 +463,38 @@ static void make_tensor(fz *f, call *c, int k) {
                      "aclGetViewOffset");
         FUZZ_REQUIRE(aclGetDataType(s->t, &gdt) == ACLNN_SUCCESS && gdt == dt, "aclGetDataType");
     }
-    if (!s->t && !optional(c, k)) c->any_null = true;
     if (s->t && s->unsafe) c->any_unsafe = true;
     if (s->t && s->overflow) c->any_overflow = true;
     if (s->t && s->too_big) c->any_too_big = true;
-    c->a[k].t = s->t;
+}
+
+static void make_tensor(fz *f, call *c, int k) {
+    make_tensor_at(f, c, k, &c->ts[k]);
+    if (!c->ts[k].t && !optional(c, k)) c->any_null = true;
+    c->a[k].t = c->ts[k].t;
+}
+
+// A tensor list of 0..MAXLIST tensors made like the tensor parameters (the refused ones left
+// out), or sometimes NULL; the list owns its tensors.
+static void make_list(fz *f, call *c, int k) {
+    const aclTensor *ts[MAXLIST];
+    int n = 0, want = fz_pick(f, 8) == 1 ? 0 : 1 + fz_pick(f, MAXLIST);
+    for (int j = 0; j < want; j++) {
+        tslot *s = &c->lts[k][j];
+        make_tensor_at(f, c, k, s);
+        if (s->t) ts[n++] = s->t;
+    }
+    c->nlts[k] = want;
+    if (fz_pick(f, 16) == 1) {
+        c->any_null |= !optional(c, k);
+    } else {
+        c->lists[k] = aclCreateTensorList(ts, (uint64_t)n);
+        FUZZ_REQUIRE(c->lists[k], "aclCreateTensorList: %s", aclGetRecentErrMsg());
+    }
+    if (!c->lists[k]) // the tensors are not owned by a list
+        for (int j = 0; j < n; j++) aclDestroyTensor((aclTensor *)ts[j]);
+    for (int j = 0; j < want; j++) c->lts[k][j].t = NULL; // owned by the list (or destroyed)
+    c->a[k].tl = c->lists[k];
 }
 
 static aclScalar *make_scalar(fz *f, const og_param *p) {
@@ -642,6 +673,17 @@ static void make_arg(fz *f, call *c, int k) {
     case OG_PARAM_DTYPE:
         a->dtype = gen_dtype(f, c->base_dtype);
         break;
+    case OG_PARAM_FLOAT:
+        if (fz_pick(f, 4) == 1)
+            a->f = (float)dspecials[fz_pick(f, sizeof dspecials / sizeof dspecials[0])];
+        else
+            a->f = p->def[0] ? (float)atof(p->def) : 0;
+        break;
+    case OG_PARAM_TENSOR_LIST:
+    case OG_PARAM_REF_LIST:
+    case OG_PARAM_OUT_LIST:
+        make_list(f, c, k);
+        break;
     default:
         make_tensor(f, c, k);
         if (a->t) switch (pick_handle_mode(f)) {
@@ -696,6 +738,8 @@ static void free_call(call *c) {
         tslot *s = &c->ts[k];
         if (s->t) aclDestroyTensor(s->t);
         dev_free(s->own, s->own_size);
+        if (c->lists[k]) aclDestroyTensorList(c->lists[k]);
+        for (int j = 0; j < c->nlts[k]; j++) dev_free(c->lts[k][j].own, c->lts[k][j].own_size);
         if (c->scalars[k]) aclDestroyScalar(c->scalars[k]);
         if (c->arrays[k]) aclDestroyIntArray(c->arrays[k]);
         if (c->bools[k]) aclDestroyBoolArray(c->bools[k]);
@@ -721,10 +765,16 @@ static void phase2(fz *f, call *c, aclOpExecutor *e, uint64_t ws, int opindex) {
     }
     void *wsbuf = ws ? dev_alloc((size_t)ws) : NULL;
     if (wsbuf) fill(wsbuf, (size_t)ws, ACL_INT8, 7);
-    int nslots = 0;
+    int nslots = 0; // a list's tensors are slots (an LR list's twice, as an R tensor's)
+    bool lists = false;
     for (int k = 0; k < c->info->n; k++) {
         og_param_kind kind = c->info->p[k].kind;
         nslots += is_tensor(kind) + (kind == OG_PARAM_REF);
+        uint64_t size = 0;
+        if (og_param_is_list(kind) && aclGetTensorListSize(c->lists[k], &size) == 0) {
+            lists = true;
+            nslots += (int)size * (kind == OG_PARAM_REF_LIST ? 2 : 1);
+        }
     }
     switch (fz_pick(f, 12)) {
     case 1: // too small a workspace
@@ -771,8 +821,8 @@ static void phase2(fz *f, call *c, aclOpExecutor *e, uint64_t ws, int opindex) {
                ACLNN_ERR_PARAM_INVALID);
         // re-point input 0 (the first input tensor of the signature) at a copy of its block, then
         // back through opgrad_executor_run
-        int first = -1;
-        for (int k = 0; k < c->info->n && first < 0; k++) {
+        int first = -1; // (slot 0 of a list operator may be a list's tensor: not re-pointed)
+        for (int k = 0; k < c->info->n && first < 0 && !lists; k++) {
             og_param_kind kind = c->info->p[k].kind;
             if (is_tensor(kind) && kind != OG_PARAM_OUT) first = k;
         }

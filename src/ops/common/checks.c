@@ -51,6 +51,20 @@ aclnnStatus og_check_args(const og_opdesc *op, uint64_t *workspaceSize, aclOpExe
     return ACLNN_SUCCESS;
 }
 
+aclnnStatus og_check_tensor_list(const og_opdesc *op, const char *name, const aclTensorList *list,
+                                 uint64_t *size) {
+    char fn[96], entry[96];
+    snprintf(fn, sizeof fn, "%sGetWorkspaceSize", op->name);
+    OG_TRY(og_check_live(fn, name, list, OG_OBJ_TENSOR_LIST));
+    for (uint64_t k = 0; k < list->size; k++) {
+        snprintf(entry, sizeof entry, "%s[%llu]", name, (unsigned long long)k);
+        OG_TRY(og_check_live(fn, entry, list->tensors[k], OG_OBJ_TENSOR));
+        OG_TRY(og_check_fits_block(op, entry, list->tensors[k]));
+    }
+    *size = list->size;
+    return ACLNN_SUCCESS;
+}
+
 aclnnStatus og_check_live_tensors(const og_opdesc *op, int n, const char *const *names,
                                   const aclTensor *const *tensors) {
     char fn[96];

@@ -31,6 +31,10 @@ aclnnStatus og_check_args(const og_opdesc *op, uint64_t *workspaceSize, aclOpExe
 /// an operator reads of its tensors before og_check_tensor, such as the empty-tensor shortcut.
 aclnnStatus og_check_live_tensors(const og_opdesc *op, int n, const char *const *names,
                                   const aclTensor *const *tensors);
+/// A tensor list (L, LR, LO): a live aclTensorList whose every entry is a live aclTensor that
+/// fits its block (161002, naming "name[i]"); *size receives its length.
+aclnnStatus og_check_tensor_list(const og_opdesc *op, const char *name, const aclTensorList *list,
+                                 uint64_t *size);
 /// A tensor: a live aclTensor (og_check_live), dtype float32, float16 or bfloat16 and rank in
 /// [min_rank, 8] (161002).
 aclnnStatus og_check_tensor(const og_opdesc *op, const char *name, const aclTensor *t,
