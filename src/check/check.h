@@ -35,8 +35,8 @@
 
 #include "tensor/tensor.h"
 
-#define OGC_MAX_IN 4
-#define OGC_MAX_SAVED 2
+#define OGC_MAX_IN 6
+#define OGC_MAX_SAVED 3
 #define OGC_MAX_RESULTS 6
 
 typedef enum { OGC_PASS, OGC_FAIL, OGC_MISTRUSTED, OGC_SKIPPED } ogc_status;
@@ -118,7 +118,12 @@ typedef struct ogc_op {
     /// magnitude bound: the same expression with every term made non-negative (0 = use |gx[k]|).
     void (*ref_backward)(const struct ogc_op *op, const double *x, const double *saved, double gy,
                          double *gx, double *mag);
-    /// Kernels through the public API: return an aclnn status (0 = success).
+    /// Kernels through the public API: return an aclnn status (0 = success). A forward-only
+    /// entry (an optimizer step, a compressor: nothing differentiable) has backward NULL and
+    /// every input non-differentiable: its cases stop after the forward stages (values,
+    /// determinism, in-place) and it has no formula check. Its forward must leave c->in as it
+    /// found them (the checker runs it again): an operator that updates tensors in place runs
+    /// on copies, and the copies' new values are its results.
     int (*forward)(ogc_call *c);
     int (*backward)(ogc_call *c);
     /// The in-place form (aclnnInplaceXxx), if the operator has one: updates c->in[0] in place

@@ -1034,8 +1034,10 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
     og_gemm_blocking blocking = og_gemm_blocking_get();
     if (cs.l.gated) og_size_gates_set(&(og_size_gates){1, 1, 1});
     if (cs.l.engine) og_gemm_blocking_set(&cs.l.gemm); // tiny GEMM blocks (engine/blocking.h)
-    for (size_t i = 0; i < sizeof case_stages / sizeof *case_stages; i++)
+    for (size_t i = 0; i < sizeof case_stages / sizeof *case_stages; i++) {
+        if (!op->backward && case_stages[i] == stage_backward_inputs) break; // forward-only
         if (!case_stages[i](&cs, rep)) break;
+    }
     if (cs.l.gated) og_size_gates_set(&gates);
     if (cs.l.engine) og_gemm_blocking_set(&blocking);
     finish_stats(rep, &cs.s);
@@ -1088,6 +1090,12 @@ ogc_status ogc_check_formula(const ogc_op *op, const char *layout, const ogc_opt
     rep->status = OGC_PASS;
     rep->isa = -1;
     fill_repro(rep, opt);
+    if (!op->backward) { // nothing differentiable: no backward formula to check
+        rep->status = OGC_SKIPPED;
+        snprintf(rep->diagnosis, sizeof rep->diagnosis,
+                 "forward-only entry: no backward formula to check");
+        return rep->status;
+    }
     ogc_layout l;
     if (!case_layout(op, layout, &l, rep)) return rep->status;
     if (l.engine) { // engine-sized shapes test the kernels; the formula is the same on small ones
