@@ -1,7 +1,7 @@
 /* aclnnop/aclnn_foreach_mul_scalar.h - aclnnForeachMulScalar: out[i] = x[i] * scalar for every
  * tensor of the list x.
  *
- * x, out: lists of equally long, one dtype each (float32, float16, bfloat16), out[i] of x[i]'s
+ * x, out: lists of one length, one dtype each (float32, float16, bfloat16), out[i] of x[i]'s
  * shape and dtype, any strides (out[i] may be x[i] itself: in place); scalar: a one-element
  * tensor, x's dtype or float32 (bfloat16 x: float32), read when the operator runs. Computed in
  * fp32, rounded once. Empty tensors and empty lists are a no-op. */
