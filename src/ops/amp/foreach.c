@@ -340,14 +340,23 @@ static aclnnStatus fe_publish(const og_opdesc *op, fe_io *io, int n, int out_bas
     return og_prog_publish(&g, workspaceSize, executor);
 }
 
+// The memory rules of og_check_io_memory over the tensors that hold elements (an empty one has
+// nothing to overlap, and may have no address).
 static aclnnStatus fe_check_memory(const og_opdesc *op, fe_io *io) {
-    const char **nm = malloc((size_t)(io->nin + io->nout + 1) * sizeof *nm);
-    if (!nm)
-        return og_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, "%sGetWorkspaceSize: out of memory",
-                       op->name);
-    for (int k = 0; k < io->nin + io->nout; k++) nm[k] = io->names[k];
-    aclnnStatus st = og_check_io_memory(op, io->nin, io->t, io->nout, io->t + io->nin, nm);
-    free(nm);
+    int total = io->nin + io->nout, nin = 0, n = 0;
+    const char **nm = malloc((size_t)(total + 1) * sizeof *nm);
+    const aclTensor **ts = malloc((size_t)(total + 1) * sizeof *ts);
+    aclnnStatus st = ACLNN_SUCCESS;
+    if (!nm || !ts)
+        st =
+            og_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, "%sGetWorkspaceSize: out of memory", op->name);
+    for (int k = 0; st == ACLNN_SUCCESS && k < total; k++) {
+        if (io->t[k]->numel == 0) continue;
+        nm[n] = io->names[k], ts[n++] = io->t[k];
+        nin += k < io->nin;
+    }
+    if (st == ACLNN_SUCCESS) st = og_check_io_memory(op, nin, ts, n - nin, ts + nin, nm);
+    free(nm), free(ts);
     return st;
 }
 
