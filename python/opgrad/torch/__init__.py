@@ -417,3 +417,4 @@ __all__ += ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d"
 
 # ---- amp (issue 15)
 from . import amp  # noqa: E402,F401  (opgrad.torch.amp: GradScaler, clip_grad_norm_)
+from . import optim  # noqa: E402,F401  (opgrad.torch.optim: AdamW, SGD on the fused operators)

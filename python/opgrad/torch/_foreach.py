@@ -61,7 +61,7 @@ def _slots(op, args):
     """The tensors of the io slots: inputs, then outputs."""
     ins, outs = [], []
     for p, a in zip(op.params, args):
-        seq = list(a) if p.kind in _LISTS else [a] if a is not None else []
+        seq = [] if a is None else list(a) if p.kind in _LISTS else [a]
         if p.kind in _IN_KINDS:
             ins += seq
         if p.kind in _OUT_KINDS:
@@ -73,7 +73,9 @@ def _plan(name, op, args, fn):
     handles, lists, scalars, cargs = [], [], [], []
     try:
         for p, a in zip(op.params, args):
-            if p.kind in _LISTS:
+            if p.kind in _LISTS and a is None:  # an optional list not given
+                cargs.append(None)
+            elif p.kind in _LISTS:
                 hs = []
                 for i, t in enumerate(a):
                     hs.append(K._new_tensor(t, K.acl_dtype(t, L.snake(name), "%s[%d]" % (p.name, i)),
@@ -130,7 +132,7 @@ def run(name, *args):
     key = [name]
     for p, a in zip(op.params, args):
         if p.kind in _LISTS:
-            key.append(tuple(_layout(t) for t in a))
+            key.append(None if a is None else tuple(_layout(t) for t in a))
         elif p.kind in ("T", "G", "Y", "O", "R"):
             key.append(_layout(a))
         else:
