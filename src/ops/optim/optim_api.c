@@ -184,9 +184,11 @@ static aclnnStatus check_like(const og_opdesc *op, const char *name, const aclTe
     return ACLNN_SUCCESS;
 }
 
-// A one-element tensor of one of two dtypes (step: INT64 / FLOAT; gradScale, foundInf: FLOAT).
-static aclnnStatus check_one(const og_opdesc *op, const char *name, const aclTensor *t,
-                             aclDataType a, aclDataType b) {
+// A one-element tensor of one of two dtypes (step: INT64 / FLOAT; gradScale, foundInf: FLOAT);
+// with `first` any non-empty tensor, of which element 0 is read (FusedAdamw's stateSteps:
+// upstream checks no size there, and its example passes [2,2,2] step tensors).
+static aclnnStatus check_one_of(const og_opdesc *op, const char *name, const aclTensor *t,
+                                aclDataType a, aclDataType b, bool first) {
     char fn[FN_BUF];
     snprintf(fn, sizeof fn, "%sGetWorkspaceSize", op->name);
     OG_TRY(og_check_live(fn, name, t, OG_OBJ_TENSOR));
@@ -194,11 +196,15 @@ static aclnnStatus check_one(const og_opdesc *op, const char *name, const aclTen
         return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has dtype %s; it must be %s%s%s", fn, name,
                        og_dtype_name(t->dtype), og_dtype_name(a), a != b ? " or " : "",
                        a != b ? og_dtype_name(b) : "");
-    if (t->numel != 1)
-        return og_fail(ACLNN_ERR_PARAM_INVALID,
-                       "%s: %s has %lld elements; it must have exactly one", fn, name,
-                       (long long)t->numel);
+    if (first ? t->numel < 1 : t->numel != 1)
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has %lld elements; it must have %s", fn,
+                       name, (long long)t->numel, first ? "at least one" : "exactly one");
     return og_check_fits_block(op, name, t);
+}
+
+static aclnnStatus check_one(const og_opdesc *op, const char *name, const aclTensor *t,
+                             aclDataType a, aclDataType b) {
+    return check_one_of(op, name, t, a, b, false);
 }
 
 // The hyperparameters upstream refuses: lr, betas, weightDecay below 0 (161002); they must be
@@ -408,7 +414,7 @@ aclnnStatus aclnnFusedAdamwGetWorkspaceSize(
             OG_TRY(check_like(op, tn, ls[k]->tensors[i], pn, p, dt));
         }
         const char *sn = elem_name(nb[1], sizeof nb[1], "stateSteps", i);
-        OG_TRY(check_one(op, sn, stateSteps->tensors[i], ACL_INT64, ACL_FLOAT));
+        OG_TRY(check_one_of(op, sn, stateSteps->tensors[i], ACL_INT64, ACL_FLOAT, true));
         if (stateSteps->tensors[i]->dtype != sdt)
             return og_fail(ACLNN_ERR_PARAM_INVALID,
                            "%sGetWorkspaceSize: %s has dtype %s but stateSteps[0] %s; the steps "
