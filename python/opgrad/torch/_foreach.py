@@ -7,7 +7,8 @@ S/D/F/I/I8/B. The first call with a given layout (every tensor's shape, strides 
 non-tensor arguments) runs phase 1 and keeps the executor (repeatable); later calls write the
 tensors' addresses into its io slots and run phase 2 in one ctypes call (opgrad_executor_run).
 The io slots are the operator's tensors flattened, a list's tensors in list order: the inputs
-(T G Y R L LR, in parameter order), then the outputs (O R LO LR) - the rule of src/ops/ops.inc.
+(T G Y R L LR, in parameter order), then the outputs (O R LO LR) - the rule of src/ops/ops.inc;
+an optional tensor not given keeps its slot (NULL), an optional list not given has none.
 Plans are per thread (threading.local), each with its own workspace; they are keyed by layout
 only, so the memory rules of phase 1 (no two outputs in one place) hold for callers that pass
 distinct tensors, as optimizers do.
@@ -61,7 +62,8 @@ def _slots(op, args):
     """The tensors of the io slots: inputs, then outputs."""
     ins, outs = [], []
     for p, a in zip(op.params, args):
-        seq = [] if a is None else list(a) if p.kind in _LISTS else [a]
+        # an optional tensor not given keeps its slot (NULL); a list not given has no tensors
+        seq = list(a or ()) if p.kind in _LISTS else [a]
         if p.kind in _IN_KINDS:
             ins += seq
         if p.kind in _OUT_KINDS:
@@ -153,7 +155,7 @@ def run(name, *args):
         tl.plans[key] = plan
     addrs = plan.addrs
     for i, t in enumerate(_slots(op, args)):
-        addrs[i] = t.data_ptr() or None
+        addrs[i] = None if t is None else t.data_ptr() or None
     st = K._run_nogil(*plan.args)
     if st:
         raise OpgradError(st, L.error_message(), fn)

@@ -6,7 +6,7 @@
 Same arguments, state names (step, exp_avg, exp_avg_sq, max_exp_avg_sq, momentum_buffer) and
 update rules as PyTorch's (docs/ops/optim.md states them and the ulp bounds). One step is one
 call of aclnnFusedAdamw / aclnnFusedSgd per parameter group and dtype: every parameter read and
-written once. Parameters may be float32, float16 or bfloat16; a gradient of another dtype than
+written once. Parameters may be float32, float16 or bfloat16 (empty ones are left out of the kernels); a gradient of another dtype than
 its parameter (fp16 gradients of fp32 master weights) is converted first.
 
 AdamW.step takes `grad_scale` and `found_inf` (one-element float32 tensors), as PyTorch's fused
@@ -74,7 +74,7 @@ class AdamW(torch.optim.Optimizer):
                             p, memory_format=torch.preserve_format)
                 items.append((p, _grad_of(p, "AdamW"), st))
             b1, b2 = group["betas"]
-            for chunk in _grouped(items):
+            for chunk in _grouped([it for it in items if it[0].numel()]):
                 ps = [it[0] for it in chunk]
                 run("FusedAdamw", ps, [it[1] for it in chunk],
                     [it[2]["exp_avg"] for it in chunk], [it[2]["exp_avg_sq"] for it in chunk],
@@ -82,11 +82,11 @@ class AdamW(torch.optim.Optimizer):
                     [it[2]["step"] for it in chunk], grad_scale, found_inf, float(group["lr"]),
                     float(b1), float(b2), float(group["weight_decay"]), float(group["eps"]),
                     bool(group["amsgrad"]), bool(group["maximize"]))
-                for it in chunk:  # the kernel reads step + 1; a skipped step counts nothing
-                    if found_inf is None:
-                        it[2]["step"] += 1
-                    else:
-                        it[2]["step"] += 1 - found_inf[0]
+            for it in items:  # the kernel reads step + 1; a skipped step counts nothing
+                if found_inf is None:
+                    it[2]["step"] += 1
+                else:
+                    it[2]["step"] += 1 - found_inf[0]
         return loss
 
 
@@ -125,7 +125,7 @@ class SGD(torch.optim.Optimizer):
                 # the kernel may write the gradient (it folds the weight decay in): a copy
                 g = _grad_of(p, "SGD")
                 items.append((p, g.clone() if g is p.grad else g, st, first))
-            for chunk in _grouped(items):
+            for chunk in _grouped([it for it in items if it[0].numel()]):  # (empty: no-op)
                 for first in (True, False):  # isFirstStep is per call: new and old buffers apart
                     part = [it for it in chunk if it[3] == first]
                     if not part:
