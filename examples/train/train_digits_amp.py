@@ -34,9 +34,11 @@ except (ImportError, OSError) as _e:
                      "libopgrad.so)\n" % _e)
     sys.exit(2)
 
-# fp16 with loss scaling against fp32, final test accuracy: measured 0.0-0.6 points apart over
-# seeds 0-4 (docs/amp.md); one point is two test images more than the worst seen twice over.
-ACC_MARGIN = 0.01
+# fp16 with loss scaling against fp32, final test accuracy (360 test images, 0.28 points each):
+# measured over seeds 0-4, quick and full runs, from 0.28 points above to 1.11 points (4 images)
+# below (docs/amp.md). The bound, 2 points (7 images), leaves ~2x headroom and still fails a
+# run whose fp16 side diverges or stalls (a scaler that never unscales: accuracy ~10%).
+ACC_MARGIN = 0.02
 SIZES = (64, 128, 64, 10)
 
 
