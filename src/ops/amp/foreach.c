@@ -24,6 +24,7 @@
 #include "aclnnop/aclnn_foreach_mul_scalar_v2.h"
 #include "aclnnop/aclnn_foreach_non_finite_check_and_unscale.h"
 #include "aclnnop/aclnn_foreach_norm.h"
+#include "engine/blocking.h"
 #include "engine/convert.h"
 #include "engine/isa_table.h"
 #include "engine/program.h"
@@ -36,7 +37,8 @@
 const og_fe_map_fn og_fe_map_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_fe_map);
 const og_fe_norm_fn og_fe_norm_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_fe_norm);
 
-enum { FE_TILE = 1024, FE_UNIT = 32 * FE_TILE };
+enum { FE_TILE = 1024, FE_UNIT = OG_BLOCK_FOREACH_UNIT };
+_Static_assert(FE_UNIT % FE_TILE == 0, "a unit is whole tiles");
 
 typedef struct fe_item {
     og_view in, out; // the norm's out is its one element
