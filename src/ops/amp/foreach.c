@@ -380,7 +380,8 @@ static aclnnStatus fe_binary(const og_opdesc *op, og_fe_map_kind kind, const acl
         unsigned long long ok = OG_DT(ACL_FLOAT) | (xdt == ACL_FLOAT16 ? OG_DT(ACL_FLOAT16) : 0);
         st = fe_one(op, "scalar", scalar_t, ok,
                     xdt == ACL_FLOAT16 ? "it must be float16 or float32" : "it must be float32");
-        tmpl.scalar_slot = io.nin, tmpl.scalar_dtype = scalar_t ? scalar_t->dtype : ACL_FLOAT;
+        if (st == ACLNN_SUCCESS) // (read only once the handle is known to be a live tensor)
+            tmpl.scalar_slot = io.nin, tmpl.scalar_dtype = scalar_t->dtype;
         if (st == ACLNN_SUCCESS && !fe_io_add(&io, scalar_t, "scalar", -1, false))
             st = og_fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, "%sGetWorkspaceSize: out of memory",
                          op->name);
