@@ -414,3 +414,11 @@ from ._conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, 
 
 __all__ += ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
             "conv_transpose3d"]
+
+# ---- compress (issue 15): gradient compressors (plain functions, no autograd); the DDP
+# communication hooks are in opgrad.torch.ddp
+from ._compress import (compress_cast, compress_sign, compress_topk, decompress_sign,  # noqa: E402
+                        decompress_topk)
+
+__all__ += ["compress_cast", "compress_topk", "decompress_topk", "compress_sign",
+            "decompress_sign"]
