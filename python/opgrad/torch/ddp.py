@@ -134,7 +134,7 @@ def encode(state, key, x):
         return torch.cat([v.view(torch.uint8), i.to(torch.int32).view(torch.uint8)])
     if state.kind == "sign":
         bits, scale = C.compress_sign(x, r)
-        return torch.cat([bits, scale.view(torch.uint8)])
+        return torch.cat([scale.view(torch.uint8), bits])  # the scale first: 4-byte aligned
     raise ValueError("encode: no message format for %r" % state.kind)
 
 
@@ -152,8 +152,8 @@ def decode(state, msgs, n):
         acc = C.decompress_topk(vals, idx, n)
     elif state.kind == "sign":
         nb = (n + 7) // 8
-        bits = torch.cat([m[:nb] for m in msgs])
-        scales = torch.cat([m[nb:].view(torch.float32) for m in msgs])
+        bits = torch.cat([m[4:4 + nb] for m in msgs])
+        scales = torch.cat([m[:4].view(torch.float32) for m in msgs])
         acc = C.decompress_sign(bits, scales, n)
     else:
         raise ValueError("decode: no message format for %r" % state.kind)
@@ -234,34 +234,75 @@ def _mm(a, b):
 
 
 def powersgd_hook(state, bucket):
-    """PowerSGD rank state.matrix_rank with error feedback (PowerSGDState); synchronous."""
+    """PowerSGD rank state.matrix_rank with error feedback (PowerSGDState); synchronous. As in
+    PyTorch's own hook, each gradient of two or more dims is compressed as a matrix [dim 0, rest]
+    when the rank is below both sides; the others (biases) are averaged uncompressed in one
+    all_reduce."""
     buf = bucket.buffer()
     n, key, w, g = buf.numel(), bucket.index(), state.world(), state.group()
-    cols = max(1, int(math.ceil(math.sqrt(n))))
-    rows = (n + cols - 1) // cols
-    r = min(state.matrix_rank, rows, cols)
-    m = torch.zeros(rows * cols, dtype=torch.float32)
-    m[:n] = buf.reshape(-1)
-    res = state.residual(key, rows * cols)
+    flat = buf.reshape(-1)
+    res = state.residual(key, n)
     if res is not None:
-        m += res
-    m = m.view(rows, cols)
-    q = state.qs.get(key)
-    if q is None or q.shape != (cols, r):
-        gen = torch.Generator().manual_seed(state.seed + 7919 * key)  # the same Q on every worker
-        q = state.qs[key] = torch.randn(cols, r, generator=gen)
-    p = _mm(m, q)
-    dist.all_reduce(p, group=g)
-    orthonormalize(p)
-    q = _mm(m.t(), p)
-    dist.all_reduce(q, group=g)
-    q.div_(w)
-    state.qs[key] = q
-    approx = _mm(p, q.t())
-    if res is not None:
-        res.copy_((m - approx).reshape(-1))
-    _account(state, bucket, (p.numel() + q.numel()) * 4)
-    buf.copy_(approx.reshape(-1)[:n].view_as(buf))
+        flat += res  # y = g + r, in the bucket itself (the gradients are views of it)
+    grads = bucket.gradients() if hasattr(bucket, "gradients") else [flat]
+    mats, dense, at = [], [], 0
+    for t in grads:
+        k = t.numel()
+        view = flat[at:at + k]
+        rows = t.shape[0] if t.dim() > 1 else 1
+        cols = k // max(rows, 1)
+        r = state.matrix_rank
+        if t.dim() > 1 and r < min(rows, cols):
+            mats.append((at, view.view(rows, cols), r))
+        else:
+            dense.append(view)
+        at += k
+    ps = []
+    for i, (off, m, r) in enumerate(mats):
+        q = state.qs.get((key, i))
+        if q is None or q.shape != (m.shape[1], r):
+            gen = torch.Generator().manual_seed(state.seed + 7919 * key + i)  # same on every worker
+            q = state.qs[(key, i)] = torch.randn(m.shape[1], r, generator=gen)
+        ps.append(_mm(m, q))
+    sent = 0
+    if ps:
+        pflat = torch.cat([p.reshape(-1) for p in ps])
+        dist.all_reduce(pflat, group=g)
+        sent += pflat.numel()
+        at = 0
+        for i, p in enumerate(ps):
+            ps[i] = orthonormalize(pflat[at:at + p.numel()].view_as(p).clone())
+            at += p.numel()
+        qs = [_mm(m.t(), p) for (_, m, _), p in zip(mats, ps)]
+        qflat = torch.cat([q.reshape(-1) for q in qs])
+        dist.all_reduce(qflat, group=g)
+        qflat.div_(w)
+        sent += qflat.numel()
+        at = 0
+        for i, ((off, m, r), p) in enumerate(zip(mats, ps)):
+            q = qflat[at:at + qs[i].numel()].view_as(qs[i]).clone()
+            at += q.numel()
+            state.qs[(key, i)] = q
+            approx = _mm(p, q.t())
+            if res is not None:
+                res[off:off + m.numel()].copy_((m - approx).reshape(-1))
+            m.copy_(approx)
+    if dense:
+        d = torch.cat(dense)
+        dist.all_reduce(d, group=g)
+        d.div_(w)
+        sent += d.numel()
+        at = 0
+        for v in dense:
+            v.copy_(d[at:at + v.numel()])
+            at += v.numel()
+    if res is not None:  # the dense parts were sent whole
+        at = 0
+        for t in grads:
+            if not any(off == at for off, _, _ in mats):
+                res[at:at + t.numel()].zero_()
+            at += t.numel()
+    _account(state, bucket, sent * 4)
     fut = torch.futures.Future()
     fut.set_result(buf)
     return fut
