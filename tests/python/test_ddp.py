@@ -127,10 +127,17 @@ def codec_checks(rank, world):
 
 # ---- 2. training ------------------------------------------------------------------------------
 def digits():
-    from sklearn.datasets import load_digits
-    d = load_digits()
-    x = torch.tensor(d.data, dtype=torch.float32) / 16.0
-    y = torch.tensor(d.target, dtype=torch.int64)
+    try:
+        from sklearn.datasets import load_digits
+        d = load_digits()
+        data, target = d.data, d.target
+    except ImportError:  # an interpreter without sklearn (the PyTorch 2 venv): Debian's copy of
+        # the same file (64 pixel columns, then the label)
+        raw = np.loadtxt("/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz",
+                         delimiter=",")
+        data, target = raw[:, :-1], raw[:, -1]
+    x = torch.tensor(data, dtype=torch.float32) / 16.0
+    y = torch.tensor(target, dtype=torch.int64)
     perm = torch.randperm(len(y), generator=torch.Generator().manual_seed(SEED))
     x, y = x[perm], y[perm]
     ntest = 360

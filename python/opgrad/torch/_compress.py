@@ -4,7 +4,8 @@ extension operators (include/aclnnop/aclnn_grad_compress.h) called through ctype
 These are not autograd operators (nothing about them is differentiable): plain functions on
 torch CPU tensors, used by the DistributedDataParallel communication hooks of opgrad.torch.ddp.
 Each call plans and runs one operator (phase 1, then phase 2 on the NULL stream); the residual
-tensors are updated in place by the kernels (error feedback)."""
+tensors are updated in place by the kernels (error feedback). Every output can be passed in
+(out=, values= / indices=, bits= / scale=) to reuse buffers across steps."""
 import ctypes
 import math
 
@@ -52,10 +53,12 @@ def _run(name, *args):
             L.aclDestroyTensor(h)
 
 
-def compress_cast(x, residual=None, dtype=torch.bfloat16, stochastic=False, seed=0, offset=0):
+def compress_cast(x, residual=None, dtype=torch.bfloat16, stochastic=False, seed=0, offset=0,
+                  out=None):
     """x + residual rounded to `dtype` (float16 / bfloat16), to nearest even or stochastically
     (keyed by seed and offset + element index); residual <- (x + residual) - result."""
-    out = torch.empty(x.shape, dtype=dtype)
+    if out is None:
+        out = torch.empty(x.shape, dtype=dtype)
     _run("GradCompressCast", x, residual, bool(stochastic), int(seed), int(offset), out)
     return out
 
@@ -65,11 +68,13 @@ def topk_count(n, fraction):
     return min(n, max(1 if n else 0, int(math.ceil(fraction * n))))
 
 
-def compress_topk(x, k, residual=None, values_dtype=torch.float32):
+def compress_topk(x, k, residual=None, values_dtype=torch.float32, values=None, indices=None):
     """The k entries of largest |x + residual| (ties: lower index), in index order:
     (values, int64 flat indices); residual <- (x + residual) with them zeroed."""
-    values = torch.empty(k, dtype=values_dtype)
-    indices = torch.empty(k, dtype=torch.int64)
+    if values is None:
+        values = torch.empty(k, dtype=values_dtype)
+    if indices is None:
+        indices = torch.empty(k, dtype=torch.int64)
     _run("GradCompressTopK", x, residual, values, indices)
     return values, indices
 
@@ -83,11 +88,13 @@ def decompress_topk(values, indices, numel, dtype=torch.float32, out=None):
     return out
 
 
-def compress_sign(x, residual=None):
+def compress_sign(x, residual=None, bits=None, scale=None):
     """(bits, scale): packed sign bits (uint8, ceil(n / 8), 1 = non-negative, LSB first) of
     y = x + residual and scale = mean |y| (float32 [1]); residual <- y - scale * sign."""
-    bits = torch.empty((x.numel() + 7) // 8, dtype=torch.uint8)
-    scale = torch.empty(1, dtype=torch.float32)
+    if bits is None:
+        bits = torch.empty((x.numel() + 7) // 8, dtype=torch.uint8)
+    if scale is None:
+        scale = torch.empty(1, dtype=torch.float32)
     _run("GradCompressSign", x, residual, bits, scale)
     return bits, scale
 
