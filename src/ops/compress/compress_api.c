@@ -167,12 +167,18 @@ static void cast_unit(void *vctx, int core, int slot) {
     float *t = y + OG_CMP_CHUNK;
     uint16_t *h = (uint16_t *)(t + OG_CMP_CHUNK);
     load_y(cv, &p->x, c->x, &p->r, c->r, p->has_r, i0, n, y, t);
-    for (int64_t i = 0; i < n; i++) {
-        float u = 0;
-        if (p->stochastic)
-            u = (float)(mix64(p->key + p->offset + (uint64_t)(i0 + i)) >> 40) * 0x1p-24f;
-        h[i] = round16(y[i], p->bf16, p->stochastic, u);
-        t[i] = y[i] - half_f32(h[i], p->bf16); // the residual, exact while h is finite
+    aclDataType dt = p->bf16 ? ACL_BF16 : ACL_FLOAT16;
+    if (!p->stochastic) {
+        // round to nearest even and back through the ISA's vector conversions
+        og_store_run(cv, (char *)h, dt, 1, y, n, false);
+        og_load_run(cv, (const char *)h, dt, 1, t, n);
+        for (int64_t i = 0; i < n; i++) t[i] = y[i] - t[i]; // exact while h is finite
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            float u = (float)(mix64(p->key + p->offset + (uint64_t)(i0 + i)) >> 40) * 0x1p-24f;
+            h[i] = round16(y[i], p->bf16, true, u);
+            t[i] = y[i] - half_f32(h[i], p->bf16); // the residual, exact while h is finite
+        }
     }
     if (p->out.contiguous)
         memcpy(c->out + i0 * 2, h, (size_t)n * 2);
