@@ -405,6 +405,13 @@ static void test_status(void) {
     CHECK_MSG("bits");
     CHECK_EQ(aclnnGradDecompressSignGetWorkspaceSize(b4, s2, tx, &ws, &ex), ACLNN_SUCCESS);
     aclDestroyAclOpExecutor(ex);
+    // a stride-0 view of 2^46 elements: more chunks than one call counts
+    int64_t huge = (int64_t)1 << 46, zero = 0;
+    aclTensor *tbig = aclCreateTensor(&huge, 1, ACL_FLOAT, &zero, 0, ACL_FORMAT_ND, &huge, 1, x);
+    CHECK_EQ(aclnnGradCompressCastGetWorkspaceSize(tbig, NULL, false, 0, 0, tbig, &ws, &ex),
+             161002);
+    CHECK_MSG("too many elements");
+    aclDestroyTensor(tbig);
     // two outputs over one buffer
     CHECK_EQ(aclnnGradCompressSignGetWorkspaceSize(tx, tr, b2, tr, &ws, &ex), 161002);
     aclTensor *all[] = {tx,  tr,  tr8, th, tf, tr16, v4, i4, i3,

@@ -13,6 +13,7 @@
  * unsigned integer (monotonic in |y| for non-negative floats, NaN above inf); three histogram
  * passes over 11, 11 and 10 key bits find the k-th largest key T exactly, then a counting pass
  * and a writing pass send every key > T and the first (in index order) keys == T. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -88,9 +89,17 @@ static aclnnStatus check_typed(const og_opdesc *op, const char *name, const aclT
     return og_check_fits_block(op, name, t);
 }
 
+// At most INT_MAX chunks (og_parallel_for counts units in an int): past 3.5e13 elements, which
+// only a stride-0 view reaches.
+static aclnnStatus check_size(const og_opdesc *op, const char *name, const aclTensor *t) {
+    if (t->numel / OG_CMP_CHUNK < INT_MAX) return ACLNN_SUCCESS;
+    return fail_arg(op, name, "has too many elements for one call", t);
+}
+
 // x (floating) and the optional residual (FLOAT, x's shape).
 static aclnnStatus check_x_residual(const og_opdesc *op, const aclTensor *x, const aclTensor *r) {
     OG_TRY(og_check_tensor(op, "x", x, 0));
+    OG_TRY(check_size(op, "x", x));
     if (!r) return ACLNN_SUCCESS;
     OG_TRY(og_check_tensor(op, "residualRef", r, 0));
     if (r->dtype != ACL_FLOAT)
@@ -481,6 +490,7 @@ aclnnStatus aclnnGradDecompressTopKGetWorkspaceSize(const aclTensor *values,
     OG_TRY(check_typed(op, "indices", indices, indices->dtype == ACL_INT32 ? ACL_INT32 : ACL_INT64,
                        1, values->numel));
     OG_TRY(og_check_tensor(op, "out", out, 0));
+    OG_TRY(check_size(op, "out", out));
     const aclTensor *in[] = {values, indices}, *outs[] = {out};
     OG_TRY(og_check_io_memory(op, 2, in, 1, outs, names));
     detopk_plan d;
@@ -682,7 +692,10 @@ aclnnStatus aclnnGradDecompressSignGetWorkspaceSize(const aclTensor *bits, const
         return fail_arg(op, "scale", "must be float32, 1-D [W] with W >= 1 (one per worker)",
                         scale);
     OG_TRY(og_check_tensor(op, "out", out, 0));
+    OG_TRY(check_size(op, "out", out));
     int64_t nbytes = (out->numel + 7) / 8;
+    if (nbytes > 0 && scale->numel > INT64_MAX / nbytes)
+        return fail_arg(op, "scale", "times ceil(out's elements / 8) overflows int64", scale);
     OG_TRY(check_typed(op, "bits", bits, ACL_UINT8, 1, scale->numel * nbytes));
     const aclTensor *in[] = {bits, scale}, *outs[] = {out};
     OG_TRY(og_check_io_memory(op, 2, in, 1, outs, names));
