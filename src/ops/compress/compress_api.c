@@ -233,7 +233,7 @@ aclnnStatus aclnnGradCompressCastGetWorkspaceSize(const aclTensor *x, aclTensor 
     d.offset = (uint64_t)offset;
     const aclTensor *io[] = {x, residualRef ? residualRef : out, out};
     og_prog p;
-    og_prog_init(&p, op, residualRef ? 2 : 1, 1, io);
+    og_prog_init(&p, op, 1, residualRef ? 2 : 1, io); // the residual: an output slot
     if (d.n > 0) {
         d.isa = og_isa();
         d.threads = og_num_threads();
@@ -419,7 +419,7 @@ aclnnStatus aclnnGradCompressTopKGetWorkspaceSize(const aclTensor *x, aclTensor 
     d.n = x->numel, d.k = valuesOut->numel;
     const aclTensor *io[] = {x, residualRef ? residualRef : valuesOut, valuesOut, indicesOut};
     og_prog p;
-    og_prog_init(&p, op, d.has_r ? 2 : 1, 2,
+    og_prog_init(&p, op, 1, d.has_r ? 3 : 2,
                  d.has_r ? io : (const aclTensor *const[]){x, valuesOut, indicesOut});
     if (d.n > 0) {
         d.isa = og_isa();
@@ -623,7 +623,7 @@ aclnnStatus aclnnGradCompressSignGetWorkspaceSize(const aclTensor *x, aclTensor 
     d.n = x->numel;
     const aclTensor *io[] = {x, residualRef ? residualRef : bitsOut, bitsOut, scaleOut};
     og_prog p;
-    og_prog_init(&p, op, d.has_r ? 2 : 1, 2,
+    og_prog_init(&p, op, 1, d.has_r ? 3 : 2,
                  d.has_r ? io : (const aclTensor *const[]){x, bitsOut, scaleOut});
     int slots[] = {d.x_slot, d.bits_slot, d.scale_slot, d.has_r ? d.r_slot : d.x_slot};
     d.isa = og_isa();
