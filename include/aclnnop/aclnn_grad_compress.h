@@ -28,6 +28,9 @@
  * aclnnGradDecompressSign: W workers' messages: bits (UINT8, 1-D, W * ceil(n / 8) bytes, worker w
  *   at byte w * ceil(n / 8)), scale (FLOAT, 1-D [W]); out (n elements, floating) = the sum over
  *   w = 0 .. W-1 in order of (bit ? scale[w] : -scale[w]) (fp32, rounded once).
+ * aclnnGradOrthonormalize: PowerSGD's step on P (FLOAT, 2-D [n, r], any strides, in place):
+ * modified Gram-Schmidt of its columns in order (dot products and norms summed in double, updates
+ * in fp32); a column whose remaining norm is <= eps (>= 0) becomes 0.
  *
  * All of them: any strides, empty tensors are a no-op (scaleOut = 0), results bitwise independent
  * of the thread count and the ISA level. */
@@ -77,6 +80,12 @@ ACLNN_API aclnnStatus aclnnGradDecompressSignGetWorkspaceSize(const aclTensor *b
                                                               uint64_t *workspaceSize,
                                                               aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnGradDecompressSign(void *workspace, uint64_t workspaceSize,
+                                              aclOpExecutor *executor, aclrtStream stream);
+
+ACLNN_API aclnnStatus aclnnGradOrthonormalizeGetWorkspaceSize(aclTensor *pRef, double eps,
+                                                              uint64_t *workspaceSize,
+                                                              aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnGradOrthonormalize(void *workspace, uint64_t workspaceSize,
                                               aclOpExecutor *executor, aclrtStream stream);
 
 #ifdef __cplusplus

@@ -7,6 +7,7 @@
  *   grad_compress_topk_half / _tenth       aclnnGradCompressTopK + aclnnGradDecompressTopK,
  *                                          k = ceil(fraction n), fraction 1/2 and 1/10
  *   grad_compress_sign                     aclnnGradCompressSign + aclnnGradDecompressSign
+ *   grad_orthonormalize_r2 / _r3           aclnnGradOrthonormalize (PowerSGD's P), [N / r, r]
  *
  * Results (fp32, x's shape): [0] what is sent, decompressed (the 16-bit value widened; the top-k
  * entries scattered into zeros; +-scale), [1] the residual after the call. The operator updates
@@ -240,6 +241,56 @@ static int sign_forward(ogc_call *c) {
     return st;
 }
 
+// ---- orthonormalize --------------------------------------------------------------------------
+static const double orth_r2[] = {2}, orth_r3[] = {3};
+
+// P is [N / r, r] (N the layout's element count): a layout whose count r does not divide, or that
+// leaves fewer rows than columns, does not apply.
+static bool orth_shapes(const ogc_op *op, const char *layout, ogc_shape *in, ogc_shape *out) {
+    (void)layout;
+    int64_t n = numel_of(&in[0]), r = (int64_t)op->attrs[0];
+    if (n % r != 0 || (n > 0 && n / r < r)) return false;
+    in[0].ndim = 2, in[0].dims[0] = n / r, in[0].dims[1] = r;
+    *out = in[0];
+    return true;
+}
+
+// Modified Gram-Schmidt in float64; mag: the same sums with |terms|, over the column's norm.
+static void orth_ref(const ogc_op *op, const ogc_shape *in, const double *const *x,
+                     const ogc_shape *out, double *y, double *const *saved, double *mag,
+                     int64_t *terms) {
+    (void)out, (void)saved;
+    int64_t n = in[0].dims[0], r = (int64_t)op->attrs[0];
+    for (int64_t i = 0; i < n * r; i++) y[i] = x[0][i], mag[i] = fabs(x[0][i]);
+    for (int64_t j = 0; j < r; j++) {
+        for (int64_t i = 0; i < j; i++) {
+            double d = 0;
+            for (int64_t k = 0; k < n; k++) d += y[k * r + i] * y[k * r + j];
+            for (int64_t k = 0; k < n; k++) {
+                y[k * r + j] -= d * y[k * r + i];
+                mag[k * r + j] += fabs(d * y[k * r + i]);
+            }
+        }
+        double s = 0;
+        for (int64_t k = 0; k < n; k++) s += y[k * r + j] * y[k * r + j];
+        double norm = sqrt(s), inv = norm > 1e-8 ? 1 / norm : 0;
+        for (int64_t k = 0; k < n; k++) y[k * r + j] *= inv, mag[k * r + j] *= inv;
+    }
+    *terms = n > 0 ? n : 1;
+}
+
+static int orth_forward(ogc_call *c) {
+    float *p = c->results[0].data;
+    for (int64_t i = 0; i < c->in[0]->numel; i++) p[i] = elem(c->in[0], i);
+    aclTensor *t = ogc_result_tensor(&c->results[0]);
+    uint64_t ws = 0;
+    aclOpExecutor *ex = NULL;
+    int st = aclnnGradOrthonormalizeGetWorkspaceSize(t, 1e-8, &ws, &ex);
+    if (!st) st = ogc_launch(ws, ex, aclnnGradOrthonormalize);
+    aclDestroyTensor(t);
+    return st;
+}
+
 // Nothing is differentiable, but the checker core still evaluates a reference backward while it
 // draws inputs (exercises_every_input, which then looks at differentiable inputs only): an empty
 // one keeps it from calling NULL. (Reported to the integrator: the core could skip it.)
@@ -271,6 +322,38 @@ static const ogc_op compress_ops[] = {
               topk_half, topk_forward, topk_ref, 0),
     CMP_ENTRY("grad_compress_topk_tenth", "aclnnGradCompressTopK + aclnnGradDecompressTopK",
               topk_tenth, topk_forward, topk_ref, 0.95),
+    {
+        .name = "grad_orthonormalize_r2",
+        .api = "aclnnGradOrthonormalize",
+        .nin = 1,
+        .in = {{"p", false}},
+        .attrs = orth_r2,
+        .dtypes = OG_DTS_FLOATING,
+        .lo = -3,
+        .hi = 3,
+        .fp32_ulps = 8,
+        .fp32_output = true,
+        .forward = orth_forward,
+        .shapes = orth_shapes,
+        .ref_forward_tensor = orth_ref,
+        .ref_backward_tensor = no_backward,
+    },
+    {
+        .name = "grad_orthonormalize_r3",
+        .api = "aclnnGradOrthonormalize",
+        .nin = 1,
+        .in = {{"p", false}},
+        .attrs = orth_r3,
+        .dtypes = OG_DTS_FLOATING,
+        .lo = -3,
+        .hi = 3,
+        .fp32_ulps = 8,
+        .fp32_output = true,
+        .forward = orth_forward,
+        .shapes = orth_shapes,
+        .ref_forward_tensor = orth_ref,
+        .ref_backward_tensor = no_backward,
+    },
     CMP_ENTRY("grad_compress_sign", "aclnnGradCompressSign + aclnnGradDecompressSign", NULL,
               sign_forward, sign_ref, 0),
 };

@@ -436,6 +436,58 @@ static void test_empty(void) {
         aclDestroyTensor(ts);
 }
 
+// ---- orthonormalize --------------------------------------------------------------------------
+static aclnnStatus run_orth(aclTensor *t, double eps) {
+    aclnnStatus st;
+    OP_RUN(st, aclnnGradOrthonormalizeGetWorkspaceSize(t, eps, &ws_, &ex_),
+           aclnnGradOrthonormalize);
+    return st;
+}
+
+// Columns of a random [n, 4] (transposed view) come out orthonormal and spanning the same space
+// as before; a column repeating an earlier one becomes 0; statuses.
+static void test_orthonormalize(void) {
+    int64_t n = 1000, r = 4;
+    test_rng rng;
+    test_rng_seed(&rng, 31);
+    float *p = fbuf(n * r, &rng, -1, 1), *p0 = malloc((size_t)(n * r) * 4);
+    for (int64_t k = 0; k < n; k++)
+        p[3 * n + k] = 2 * p[1 * n + k]; // [r, n] memory: col 3 = 2 col 1
+    memcpy(p0, p, (size_t)(n * r) * 4);
+    int64_t dims[] = {n, r}, strides[] = {1, n};
+    aclTensor *t = aclCreateTensor(dims, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 2, p);
+    CHECK_EQ(run_orth(t, 1e-4), ACLNN_SUCCESS);
+    double worst = 0, zero = 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double d = 0;
+            for (int64_t k = 0; k < n; k++) d += (double)p[i * n + k] * p[j * n + k];
+            worst = fmax(worst, fabs(d - (i == j)));
+        }
+    for (int64_t k = 0; k < n; k++) zero = fmax(zero, fabs(p[3 * n + k]));
+    CHECKF(worst < 1e-6, "|Q^T Q - I| = %g", worst);
+    CHECKF(zero == 0, "the dependent column is %g, not 0", zero);
+    // column 0 is column 0 normalised
+    double s = 0, e = 0;
+    for (int64_t k = 0; k < n; k++) s += (double)p0[k] * p0[k];
+    for (int64_t k = 0; k < n; k++) e = fmax(e, fabs(p[k] - p0[k] / sqrt(s)));
+    CHECKF(e < 1e-7, "first column off by %g", e);
+    aclDestroyTensor(t);
+    free(p0);
+    uint64_t ws;
+    aclOpExecutor *ex;
+    aclTensor *t1d = t1(4, ACL_FLOAT, p), *th = test_tensor(dims, 2, ACL_FLOAT16, p),
+              *tc = test_tensor(dims, 2, ACL_FLOAT, p);
+    CHECK_EQ(aclnnGradOrthonormalizeGetWorkspaceSize(NULL, 0, &ws, &ex), 161001);
+    CHECK_MSG("pRef");
+    CHECK_EQ(aclnnGradOrthonormalizeGetWorkspaceSize(t1d, 0, &ws, &ex), 161002);
+    CHECK_EQ(aclnnGradOrthonormalizeGetWorkspaceSize(th, 0, &ws, &ex), 161002);
+    CHECK_MSG("float32 and 2-D");
+    CHECK_EQ(aclnnGradOrthonormalizeGetWorkspaceSize(tc, -1, &ws, &ex), 161002);
+    CHECK_MSG("eps");
+    aclDestroyTensor(t1d), aclDestroyTensor(th), aclDestroyTensor(tc);
+}
+
 int main(void) {
     opgrad_set_num_threads(2);
     RUN(test_cast_nearest);
@@ -448,5 +500,6 @@ int main(void) {
     RUN(test_decompress_sign);
     RUN(test_status);
     RUN(test_empty);
+    RUN(test_orthonormalize);
     return test_summary();
 }

@@ -717,3 +717,75 @@ aclnnStatus aclnnGradDecompressSignGetWorkspaceSize(const aclTensor *bits, const
     }
     return og_prog_publish(&p, workspaceSize, executor);
 }
+
+// =============================================================================================
+// aclnnGradOrthonormalize (PowerSGD's P)
+typedef struct orth_plan {
+    og_view p;
+    int64_t n, r;
+    double eps;
+    opgrad_isa isa;
+} orth_plan;
+
+// Modified Gram-Schmidt on the columns of a column-major copy (column j at c + j n): dot
+// products and norms summed in double in index order, updates in fp32. One thread: r is small
+// and the order of every sum is then fixed.
+static void orth_run(const aclOpExecutor *e, const void *params, char *scratch) {
+    const orth_plan *p = params;
+    char *base = og_executor_addr(e, 0);
+    float *c = (float *)scratch;
+    int64_t n = p->n, r = p->r;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < r; j++)
+            c[j * n + i] = og_load_elem(base + og_view_offset(&p->p, i * r + j) * 4, ACL_FLOAT);
+    for (int64_t j = 0; j < r; j++) {
+        float *cj = c + j * n;
+        for (int64_t i = 0; i < j; i++) {
+            const float *ci = c + i * n;
+            double d = 0;
+            for (int64_t k = 0; k < n; k++) d += (double)ci[k] * cj[k];
+            const float df = (float)d;
+            for (int64_t k = 0; k < n; k++) cj[k] -= df * ci[k];
+        }
+        double s = 0;
+        for (int64_t k = 0; k < n; k++) s += (double)cj[k] * cj[k];
+        double norm = sqrt(s);
+        // a column (numerically) in the span of the previous ones: 0, not amplified noise
+        const float inv = norm > p->eps ? (float)(1.0 / norm) : 0.0f;
+        for (int64_t k = 0; k < n; k++) cj[k] *= inv;
+    }
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < r; j++)
+            og_store_elem(base + og_view_offset(&p->p, i * r + j) * 4, ACL_FLOAT, c[j * n + i]);
+}
+
+aclnnStatus aclnnGradOrthonormalizeGetWorkspaceSize(aclTensor *pRef, double eps,
+                                                    uint64_t *workspaceSize,
+                                                    aclOpExecutor **executor) {
+    const og_opdesc *op = &og_op_GradOrthonormalize;
+    const char *names[] = {"pRef"};
+    const void *ptrs[] = {pRef};
+    OG_TRY(og_check_args(op, workspaceSize, executor, 1, names, ptrs));
+    OG_TRY(og_check_tensor(op, "pRef", pRef, 2));
+    if (pRef->dtype != ACL_FLOAT || pRef->ndim != 2)
+        return fail_arg(op, "pRef", "must be float32 and 2-D [n, r] (columns orthonormalised)",
+                        pRef);
+    OG_TRY(check_size(op, "pRef", pRef));
+    if (!(eps >= 0) || !isfinite(eps))
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: eps is %g; it must be finite and >= 0", op->name, eps);
+    const aclTensor *outs[] = {pRef};
+    OG_TRY(og_check_io_memory(op, 0, NULL, 1, outs, names));
+    orth_plan d;
+    memset(&d, 0, sizeof d);
+    og_view_of(&d.p, pRef);
+    d.n = pRef->dims[0], d.r = pRef->dims[1], d.eps = eps;
+    const aclTensor *io[] = {pRef};
+    og_prog p;
+    og_prog_init(&p, op, 0, 1, io);
+    if (pRef->numel > 0) {
+        int slots[] = {0};
+        og_prog_custom(&p, orth_run, &d, sizeof d, slots, 1, (uint64_t)pRef->numel * 4);
+    }
+    return og_prog_publish(&p, workspaceSize, executor);
+}
