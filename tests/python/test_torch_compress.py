@@ -51,6 +51,12 @@ def main():
               "sign %s: scale" % dt)
         signs = ot.decompress_sign(bits, s, n)
         check(torch.equal(signs, torch.where(x.float() >= 0, s, -s)), "sign %s: values" % dt)
+    # orthonormalize: the columns of QR's Q up to their signs
+    p = torch.randn(500, 3, generator=g)
+    q = torch.linalg.qr(p.double()).Q
+    o = ot.orthonormalize(p.clone())
+    sgn = torch.sign((o.double() * q).sum(0))
+    check((o.double() - q * sgn).abs().max().item() < 1e-6, "orthonormalize vs QR")
     # bad input
     try:
         ot.compress_cast(torch.zeros(4), torch.zeros(3), torch.float16)

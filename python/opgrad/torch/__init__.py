@@ -418,7 +418,7 @@ __all__ += ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d"
 # ---- compress (issue 15): gradient compressors (plain functions, no autograd); the DDP
 # communication hooks are in opgrad.torch.ddp
 from ._compress import (compress_cast, compress_sign, compress_topk, decompress_sign,  # noqa: E402
-                        decompress_topk)
+                        decompress_topk, orthonormalize)
 
 __all__ += ["compress_cast", "compress_topk", "decompress_topk", "compress_sign",
-            "decompress_sign"]
+            "decompress_sign", "orthonormalize"]

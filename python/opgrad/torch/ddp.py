@@ -21,10 +21,11 @@ Hooks (PyTorch 1.13 and >= 2.x: torch.distributed.GradBucket, torch.futures.Futu
 * sign_hook (SignState()): 1-bit SGD / EF-signSGD: the packed signs of g + r and one fp32 scale
   mean |g + r| (aclnnGradCompressSign), error feedback; aclnnGradDecompressSign sums the workers'
   +-scale. About 32x fewer bytes.
-* powersgd_hook (PowerSGDState(rank=2)): PowerSGD (Vogels et al. 2019) on the bucket viewed as a
-  near-square matrix M (zero-padded): P = M Q, allreduce P, orthonormalize P (Gram-Schmidt in
-  fp32), Q = M^T P, allreduce Q, M~ = P Q^T / W, residual = M - M~; Q is kept across steps (warm
-  start). The products run on opgrad's aclnnMm.
+* powersgd_hook (PowerSGDState(rank=2)): PowerSGD (Vogels et al. 2019) as PyTorch's own hook
+  does it: each gradient of two or more dims as a matrix M [dim 0, rest]: P = M Q (aclnnMm),
+  all_reduce P, orthonormalise P (aclnnGradOrthonormalize), Q = M^T P (aclnnMm), all_reduce Q,
+  M~ = P Q^T / W, residual = M - M~; Q is kept across steps (warm start); biases are averaged
+  whole. Synchronous (the future is complete when the hook returns).
 
 Every state counts the bytes this worker puts into the collectives (its payload: the message of
 an all_gather, the tensor of an all_reduce) and the fp32 bytes uncompressed DDP would send for the
@@ -214,18 +215,10 @@ def allreduce_hook(state, bucket):
 
 # ---- PowerSGD -------------------------------------------------------------------------------
 def orthonormalize(p, eps=1e-8):
-    """Gram-Schmidt on the columns of p [n, r] in place (fp32, fixed order: deterministic); a
-    column whose norm falls below eps becomes 0 instead of amplifying rounding noise."""
-    for j in range(p.shape[1]):
-        c = p[:, j]
-        for i in range(j):
-            c -= torch.dot(p[:, i], c) * p[:, i]
-        norm = torch.linalg.norm(c)
-        if norm > eps:
-            c /= norm
-        else:
-            c.zero_()
-    return p
+    """Gram-Schmidt on the columns of p [n, r] in place (aclnnGradOrthonormalize: fp32, fixed
+    order, deterministic); a column whose norm falls below eps becomes 0 instead of amplifying
+    rounding noise."""
+    return C.orthonormalize(p, eps)
 
 
 def _mm(a, b):
