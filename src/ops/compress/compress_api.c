@@ -10,8 +10,8 @@
  * out.
  *
  * Top-k selects by threshold, O(n): the key of an element is the bit pattern of |y| as an
- * unsigned integer (monotonic in |y| for non-negative floats, NaN above inf); three histogram
- * passes over 11, 11 and 10 key bits find the k-th largest key T exactly, then a counting pass
+ * unsigned integer (monotonic in |y| for non-negative floats, NaN above inf); two histogram
+ * passes over 16 and 15 key bits find the k-th largest key T exactly, then a counting pass
  * and a writing pass send every key > T and the first (in index order) keys == T. */
 #include <limits.h>
 #include <math.h>
@@ -246,7 +246,7 @@ aclnnStatus aclnnGradCompressCastGetWorkspaceSize(const aclTensor *x, aclTensor 
 
 // =============================================================================================
 // aclnnGradCompressTopK
-#define TOPK_BINS 2048
+#define TOPK_BINS 65536 // 16 key bits in the first pass, the other 15 in the second
 
 typedef struct topk_plan {
     og_view x, r, vals, idx;
@@ -265,7 +265,7 @@ typedef struct topk_ctx {
     float *y, *tmp;
     int64_t *hist;  // [threads][TOPK_BINS]
     int64_t *count; // [chunks][2]: keys > T, keys == T; then output offset, ties to take
-    int level;      // histogram pass 0, 1, 2
+    int level;      // histogram pass 0, 1
     uint32_t prefix, thr;
 } topk_ctx;
 
@@ -279,16 +279,11 @@ static inline uint32_t key_of(float v) {
 static void topk_hist(const topk_ctx *c, int64_t i0, int64_t n, int64_t *h) {
     const float *y = c->y + i0;
     if (c->level == 0) {
-        for (int64_t i = 0; i < n; i++) h[key_of(y[i]) >> 20]++;
-    } else if (c->level == 1) {
-        for (int64_t i = 0; i < n; i++) {
-            uint32_t k = key_of(y[i]);
-            if (k >> 20 == c->prefix) h[(k >> 10) & 0x3FF]++;
-        }
+        for (int64_t i = 0; i < n; i++) h[key_of(y[i]) >> 15]++;
     } else {
         for (int64_t i = 0; i < n; i++) {
             uint32_t k = key_of(y[i]);
-            if (k >> 10 == c->prefix) h[k & 0x3FF]++;
+            if (k >> 15 == c->prefix) h[k & 0x7FFF]++;
         }
     }
 }
@@ -359,21 +354,20 @@ static void topk_run(const aclOpExecutor *e, const void *params, char *scratch) 
                   .tmp = (float *)(scratch + p->y_bytes),
                   .hist = (int64_t *)(scratch + p->y_bytes + p->tmp_bytes),
                   .count = (int64_t *)(scratch + p->y_bytes + p->tmp_bytes + p->hist_bytes)};
-    // three histogram levels narrow the k-th largest key down to one value T (integer counts:
+    // two histogram levels narrow the k-th largest key down to one value T (integer counts:
     // their sum over the threads' histograms does not depend on the split)
-    int64_t rank = p->k, h[TOPK_BINS];
+    int64_t rank = p->k, *h = c.hist; // the threads' histograms summed into the first
     uint32_t key = 0;
-    for (int level = 0; level < 3; level++) {
+    for (int level = 0; level < 2; level++) {
         c.level = level;
         c.prefix = key;
         memset(c.hist, 0, (size_t)p->threads * TOPK_BINS * sizeof(int64_t));
         og_parallel_for((int)chunks, p->threads, topk_pass_unit, &c);
-        int nbins = level == 0 ? TOPK_BINS : 1024;
-        memset(h, 0, sizeof h);
-        for (int s = 0; s < p->threads; s++)
+        int nbins = level == 0 ? TOPK_BINS : 32768;
+        for (int s = 1; s < p->threads; s++)
             for (int b = 0; b < nbins; b++) h[b] += c.hist[(int64_t)s * TOPK_BINS + b];
         if (p->k == 0) break; // nothing to send: y is formed, the residual is y
-        key = (key << (level == 0 ? 0 : 10)) | (uint32_t)topk_pick(h, nbins, &rank);
+        key = (key << (level == 0 ? 0 : 15)) | (uint32_t)topk_pick(h, nbins, &rank);
     }
     c.thr = key;
     if (p->k > 0) {
@@ -423,15 +417,16 @@ aclnnStatus aclnnGradCompressTopKGetWorkspaceSize(const aclTensor *x, aclTensor 
                  d.has_r ? io : (const aclTensor *const[]){x, valuesOut, indicesOut});
     if (d.n > 0) {
         d.isa = og_isa();
-        d.threads = og_num_threads();
         int64_t chunks = chunks_of(d.n);
+        // no more threads than chunks: each thread's histogram is zeroed on every pass
+        d.threads = og_num_threads() < chunks ? og_num_threads() : (int)chunks;
         d.y_bytes = ((uint64_t)d.n * sizeof(float) + 63) / 64 * 64;
         d.tmp_bytes = (uint64_t)d.threads * OG_CMP_CHUNK * sizeof(float);
         d.hist_bytes = (uint64_t)d.threads * TOPK_BINS * sizeof(int64_t);
         uint64_t scratch = d.y_bytes + d.tmp_bytes + d.hist_bytes + (uint64_t)chunks * 16;
         int slots[] = {d.x_slot, d.vals_slot, d.idx_slot, d.has_r ? d.r_slot : d.x_slot};
         og_prog_custom(&p, topk_run, &d, sizeof d, slots, 4, scratch);
-        og_prog_note(&p, "threshold selection (3 histogram passes)");
+        og_prog_note(&p, "threshold selection (2 histogram passes)");
     }
     return og_prog_publish(&p, workspaceSize, executor);
 }
