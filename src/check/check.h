@@ -119,8 +119,8 @@ typedef struct ogc_op {
     void (*ref_backward)(const struct ogc_op *op, const double *x, const double *saved, double gy,
                          double *gx, double *mag);
     /// Kernels through the public API: return an aclnn status (0 = success). A forward-only
-    /// entry (an optimizer step, a compressor: nothing differentiable) has backward NULL and
-    /// every input non-differentiable: its cases stop after the forward stages (values,
+    /// entry (an optimizer step, a compressor: nothing differentiable) has every input
+    /// non-differentiable (and backward NULL): its cases stop after the forward stages (values,
     /// determinism, in-place) and it has no formula check. Its forward must leave c->in as it
     /// found them (the checker runs it again): an operator that updates tensors in place runs
     /// on copies, and the copies' new values are its results.

@@ -505,11 +505,19 @@ static double quantize(aclDataType dt, double v) {
     return ogc_load(buf, 0, dt);
 }
 
+// A forward-only entry (an optimizer step, a compressor): no input is differentiable, and only
+// the forward stages apply.
+static bool forward_only(const ogc_op *op) {
+    for (int k = 0; k < op->nin; k++)
+        if (op->in[k].differentiable) return false;
+    return true;
+}
+
 // Does the float64 reference backward (dL/dy = 1) give every differentiable input a non-zero
 // gradient somewhere?
 static bool exercises_every_input(const ogc_op *op, const ogc_layout *l, double *const *x) {
     int64_t n = ogc_numel(&l->out);
-    if (n == 0) return true;
+    if (n == 0 || forward_only(op)) return true;
     refs r = {0};
     ref_forward_all(op, l, x, &r);
     double *ones = malloc((size_t)n * sizeof *ones);
@@ -1035,7 +1043,7 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
     if (cs.l.gated) og_size_gates_set(&(og_size_gates){1, 1, 1});
     if (cs.l.engine) og_gemm_blocking_set(&cs.l.gemm); // tiny GEMM blocks (engine/blocking.h)
     for (size_t i = 0; i < sizeof case_stages / sizeof *case_stages; i++) {
-        if (!op->backward && case_stages[i] == stage_backward_inputs) break; // forward-only
+        if (forward_only(op) && case_stages[i] == stage_backward_inputs) break;
         if (!case_stages[i](&cs, rep)) break;
     }
     if (cs.l.gated) og_size_gates_set(&gates);
@@ -1090,7 +1098,7 @@ ogc_status ogc_check_formula(const ogc_op *op, const char *layout, const ogc_opt
     rep->status = OGC_PASS;
     rep->isa = -1;
     fill_repro(rep, opt);
-    if (!op->backward) { // nothing differentiable: no backward formula to check
+    if (forward_only(op)) { // nothing differentiable: no backward formula to check
         rep->status = OGC_SKIPPED;
         snprintf(rep->diagnosis, sizeof rep->diagnosis,
                  "forward-only entry: no backward formula to check");

@@ -25,6 +25,8 @@ static const char *const layout_names[] = {
 #define WIDE_W (OG_RED_STRIP_WIDE + OG_RED_STRIP / 8 + OG_BLOCK_MAX_VLEN - 3)
 #define WIDE_R (OG_RED_LANES + 2 * OG_BLOCK_CHECK_THREADS - 1)
 _Static_assert(LARGE_N > 4 * OG_BLOCK_REDUCE_TERMS, "large crosses several reduction blocks");
+_Static_assert(LARGE_N / 3 > OG_BLOCK_FOREACH_UNIT,
+               "large in three list entries: several units each");
 _Static_assert(WIDE_W > 4 * OG_BLOCK_MAX_ROW_STEP, "wide rows span several row-kernel steps");
 static const int64_t large_n = LARGE_N, wide_w = WIDE_W, wide_r = WIDE_R;
 // sweep: 1-d, the operator's special regions densely (checker.c draws the values)

@@ -23,6 +23,10 @@
 /// Summands of one reduction block (a block's sum is a pairwise tree over its chunks; block sums
 /// are combined in a second pass when cores share one output).
 #define OG_BLOCK_REDUCE_TERMS ((int64_t)OG_RED_CHUNK * OG_RED_BLOCK)
+/// Elements of one unit of the foreach walks (src/ops/amp/foreach.c): a tensor larger than this
+/// is cut into units whose partial results are combined in order. The checker's `large` layout,
+/// split into three list entries, gives entries of more than one unit.
+#define OG_BLOCK_FOREACH_UNIT ((int64_t)16384)
 /// Thread counts the checker compares results on (with the default count): the tilings of 1, 2
 /// and 3 threads cut the same work into different ranges.
 #define OG_BLOCK_CHECK_THREADS 3

@@ -415,6 +415,10 @@ from ._conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, 
 __all__ += ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
             "conv_transpose3d"]
 
+# ---- amp (issue 15)
+from . import amp  # noqa: E402,F401  (opgrad.torch.amp: GradScaler, clip_grad_norm_)
+from . import optim  # noqa: E402,F401  (opgrad.torch.optim: AdamW, SGD on the fused operators)
+
 # ---- compress (issue 15): gradient compressors (plain functions, no autograd); the DDP
 # communication hooks are in opgrad.torch.ddp
 from ._compress import (compress_cast, compress_sign, compress_topk, decompress_sign,  # noqa: E402
