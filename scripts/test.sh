@@ -70,6 +70,7 @@ step "PyTorch: opgrad.torch tests, consistency table, digits training"
 (
     export OPGRAD_LIBRARY="$out/gcc/libopgrad.so" PYTHONPATH="$root/python"
     for t in tests/python/test_torch_*.py; do /usr/bin/python3 "$t"; done
+    /usr/bin/python3 tests/python/test_ddp.py # DDP compression hooks, 2 gloo workers (issue 15)
     /usr/bin/python3 tests/python/consistency.py --out "$out/consistency.md"
     /usr/bin/python3 examples/train/train_digits.py --quick --plot "$out/loss_curves.png" \
         --out "$out/train.json"

@@ -1142,4 +1142,42 @@ MUTANTS = [
         "why": "a unit's elements are counted from the list's first unit instead of its tensor's: "
                "every tensor after the first is skipped",
     },
+    # ---------------------------------------------------------------- compress (issue 15)
+    {
+        "id": "compress-topk-residual-keeps-sent",
+        "cls": "missing update",
+        "file": "src/ops/compress/compress_api.c",
+        "find": "            y[i] = 0; // sent: the residual keeps nothing of it\n",
+        "replace": "",
+        "expect": r"FAIL +grad_compress_topk_(half|tenth)\b",
+        "isa": "scalar",
+        "fast": True,
+        "ops": "grad_compress_topk_half,grad_compress_topk_tenth",
+        "why": "top-k error feedback keeps the sent entries in the residual: they are sent again "
+               "next step (sent + residual = 2 y for them)",
+    },
+    {
+        "id": "compress-sign-scale-max",
+        "cls": "wrong reduction",
+        "file": "src/ops/compress/compress_api.c",
+        "find": "    for (int64_t i = 0; i < n; i++) s += fabs((double)y[i]);\n    c->sums[core] = s;",
+        "replace": "    for (int64_t i = 0; i < n; i++) s = fmax(s, fabs((double)y[i]));\n"
+                   "    c->sums[core] = s * (double)n;",
+        "expect": r"FAIL +grad_compress_sign\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "the sign compressor's scale is max |y| (per chunk) instead of mean |y|",
+    },
+    {
+        "id": "compress-sr-ignores-offset",
+        "cls": "wrong index",
+        "file": "src/ops/compress/compress_api.c",
+        "find": "mix64(p->key + p->offset + (uint64_t)(i0 + i))",
+        "replace": "mix64(p->key + (uint64_t)(i0 + i))",
+        "expect": r"FAIL +grad_compress_cast_(fp16|bf16)_sr\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "stochastic rounding draws from the element index alone, not offset + index: every "
+               "step of a training run rounds the same elements up (biased over steps)",
+    },
 ]

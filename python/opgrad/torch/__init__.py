@@ -418,3 +418,11 @@ __all__ += ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d"
 # ---- amp (issue 15)
 from . import amp  # noqa: E402,F401  (opgrad.torch.amp: GradScaler, clip_grad_norm_)
 from . import optim  # noqa: E402,F401  (opgrad.torch.optim: AdamW, SGD on the fused operators)
+
+# ---- compress (issue 15): gradient compressors (plain functions, no autograd); the DDP
+# communication hooks are in opgrad.torch.ddp
+from ._compress import (compress_cast, compress_sign, compress_topk, decompress_sign,  # noqa: E402
+                        decompress_topk, orthonormalize)
+
+__all__ += ["compress_cast", "compress_topk", "decompress_topk", "compress_sign",
+            "decompress_sign", "orthonormalize"]
