@@ -1,4 +1,5 @@
-/* The optim family through the public API: aclnnApplyAdamWV2, aclnnFusedAdamw, aclnnFusedSgd.
+/* The optim family through the public API: aclnnApplyAdamW, aclnnApplyAdamWV2, aclnnFusedAdamw,
+ * aclnnFusedSgd.
  *  - values against float64 loops of PyTorch's documented AdamW / SGD rules, fp32 / fp16 / bf16,
  *    ApplyAdamWV2's mixed precision (fp32 states, 16-bit grad and maxGradNorm), strided views,
  *    sizes that end in SIMD tails and span several parallel chunks, lists of mixed sizes with
@@ -21,6 +22,7 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "aclnnop/aclnn_apply_adam_w.h"
 #include "aclnnop/aclnn_apply_adam_w_v2.h"
 #include "aclnnop/aclnn_fused_adamw.h"
 #include "aclnnop/aclnn_fused_sgd.h"
@@ -675,6 +677,88 @@ static void test_fused_sgd_status(void) {
     state_free(&s);
 }
 
+// ---- ApplyAdamW ----------------------------------------------------------------------------
+
+// Hyperparameters as one-element tensors of dt; beta^t = betaPower * beta. maxGradNorm is read
+// (amsgrad), never written; vRef gets the new v, not the maximum (upstream's kernel).
+static void test_v1_values(void) {
+    test_rng r;
+    test_rng_seed(&r, 41);
+    const aclDataType dts[] = {ACL_FLOAT, ACL_BF16, ACL_FLOAT16};
+    // exact in every dtype: lr 2^-7, wd 2^-5, beta1 7/8, beta2 63/64, eps 2^-10, powers
+    // 49/64 and 31/32
+    const double hv[7] = {0.765625, 0.96875, 0x1p-7, 0x1p-5, 0.875, 0.984375, 0x1p-10};
+    for (size_t d = 0; d < 3; d++)
+        for (int ams = 0; ams < 2; ams++) {
+            state s = state_new(4096 + 29, dts[d], dts[d], &r);
+            aclTensor *h[7];
+            void *hb[7];
+            int64_t one = 1;
+            for (int k = 0; k < 7; k++) {
+                hb[k] = test_dev_alloc(8);
+                test_store(hb[k], 0, dts[d], hv[k]);
+                h[k] = test_tensor(&one, 1, dts[d], hb[k]);
+            }
+            aclnnStatus st;
+            OP_RUN(st,
+                   aclnnApplyAdamWGetWorkspaceSize(s.tp, s.tm, s.tv, h[0], h[1], h[2], h[3], h[4],
+                                                   h[5], h[6], s.tg, ams ? s.tx : NULL, ams,
+                                                   ams != 0, &ws_, &ex_),
+                   aclnnApplyAdamW);
+            CHECK_EQ(st, ACLNN_SUCCESS);
+            int64_t bad = 0;
+            for (int64_t i = 0; i < s.n; i++) {
+                double g = ams ? -s.g0[i] : s.g0[i], b1 = hv[4], b2 = hv[5], lr = hv[2];
+                double p1 = s.p0[i] * (1 - lr * hv[3]);
+                double m = b1 * s.m0[i] + (1 - b1) * g,
+                       mm = fabs(b1 * s.m0[i]) + fabs((1 - b1) * g);
+                double v = b2 * s.v0[i] + (1 - b2) * g * g;
+                double vh = ams && s.x0[i] > v ? s.x0[i] : v;
+                double denom = sqrt(vh) / sqrt(1 - hv[1] * b2) + hv[6], ss = lr / (1 - hv[0] * b1);
+                double p = p1 - ss * m / denom, pm = fabs(p1) + ss * mm / denom;
+                bool ok = within(dts[d], test_load(s.p, i, dts[d]), p, pm) &&
+                          within(dts[d], test_load(s.m, i, dts[d]), m, mm) &&
+                          within(dts[d], test_load(s.v, i, dts[d]), v, v) &&
+                          test_load(s.x, i, dts[d]) == s.x0[i];
+                if (!ok && bad++ < 3)
+                    fprintf(stderr, "    v1 %s ams %d [%lld]: p %.9g want %.9g\n",
+                            og_dtype_name(dts[d]), ams, (long long)i, test_load(s.p, i, dts[d]), p);
+            }
+            CHECKF(bad == 0, "v1 %s ams %d: %lld bad", og_dtype_name(dts[d]), ams, (long long)bad);
+            for (int k = 0; k < 7; k++) aclDestroyTensor(h[k]), aclrtFree(hb[k]);
+            state_free(&s);
+        }
+}
+
+static void test_v1_status(void) {
+    test_rng r;
+    test_rng_seed(&r, 42);
+    state s = state_new(4, ACL_FLOAT, ACL_FLOAT, &r);
+    aclTensor *h[7];
+    void *hb = test_dev_alloc(64);
+    int64_t one = 1, two = 2;
+    for (int k = 0; k < 7; k++) h[k] = test_tensor(&one, 1, ACL_FLOAT, (float *)hb + k);
+    aclTensor *h2 = test_tensor(&two, 1, ACL_FLOAT, hb), *hh = test_tensor(&one, 1, ACL_BF16, hb);
+    uint64_t ws;
+    aclOpExecutor *ex;
+#define V1(lr_, ams)                                                                               \
+    aclnnApplyAdamWGetWorkspaceSize(s.tp, s.tm, s.tv, h[0], h[1], lr_, h[3], h[4], h[5], h[6],     \
+                                    s.tg, NULL, ams, false, &ws, &ex)
+    CHECK_EQ(V1(NULL, false), ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_MSG("lr");
+    CHECK_EQ(V1(h[2], true), ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_MSG("maxGradNormOptional");
+    CHECK_EQ(V1(h2, false), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("lr");
+    CHECK_EQ(V1(hh, false), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("lr");
+#undef V1
+    for (int k = 0; k < 7; k++) aclDestroyTensor(h[k]);
+    aclDestroyTensor(h2), aclDestroyTensor(hh);
+    aclrtFree(hb);
+    state_free(&s);
+}
+
 int main(void) {
     RUN(test_v2_hand);
     RUN(test_v2_values);
@@ -686,5 +770,7 @@ int main(void) {
     RUN(test_fused_adamw_status);
     RUN(test_fused_sgd_values);
     RUN(test_fused_sgd_status);
+    RUN(test_v1_values);
+    RUN(test_v1_status);
     return test_summary();
 }

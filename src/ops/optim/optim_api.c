@@ -1,4 +1,5 @@
-/* aclnnApplyAdamWV2, aclnnFusedAdamw, aclnnFusedSgd: argument checks and plans (ops-nn optim/).
+/* aclnnApplyAdamW, aclnnApplyAdamWV2, aclnnFusedAdamw, aclnnFusedSgd: argument checks and plans
+ * (ops-nn optim/).
  *
  * Each parameter tensor is one CUSTOM step (engine/program.h: no engine updates several tensors
  * in place from per-launch scalars such as the step counter, gradScale and foundInf, which are
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aclnnop/aclnn_apply_adam_w.h"
 #include "aclnnop/aclnn_apply_adam_w_v2.h"
 #include "aclnnop/aclnn_fused_adamw.h"
 #include "aclnnop/aclnn_fused_sgd.h"
@@ -47,6 +49,10 @@ typedef struct opt_plan {
     int step_slot;          // Adam: the step tensor (INT64 or FLOAT, one element)
     aclDataType step_dtype;
     int scale_slot, inf_slot; // gradScale / foundInf (FLOAT, one element), -1 if none
+    // ApplyAdamW: its hyperparameters are one-element tensors of var's dtype, read in phase 2:
+    // beta1Power, beta2Power (beta^(t-1)), lr, weightDecay, beta1, beta2, eps; -1: none
+    int hyper_slot[7];
+    aclDataType hyper_dtype;
     double lr, beta1, beta2, weight_decay, eps;
     bool amsgrad, maximize, lerp;
     og_sgd_coef sgd; // SGD: complete but for has_scale / grad_scale (phase 2)
@@ -74,7 +80,10 @@ static void opt_unit(void *vctx, int core, int slot) {
     float *a[OPT_MAXT] = {0};
     for (int k = 0; k < p->nt; k++) {
         const og_view *v = &p->view[k];
-        if (v->dtype == ACL_FLOAT && v->contiguous) {
+        // the kernel writes vmax; ApplyAdamW's maxGradNorm is read-only: it goes through the
+        // buffer
+        bool readonly_vmax = p->kind == OPT_ADAM && k == 4 && !p->write[k];
+        if (v->dtype == ACL_FLOAT && v->contiguous && !readonly_vmax) {
             a[k] = (float *)c->base[k] + i0;
             continue;
         }
@@ -92,7 +101,8 @@ static void opt_unit(void *vctx, int core, int slot) {
         og_sgd_step_kernels[p->isa](a[0], a[1], p->nt > 2 ? a[2] : NULL, (size_t)n, &c->sgd);
     for (int k = 0; k < p->nt; k++) {
         const og_view *v = &p->view[k];
-        if (!p->write[k] || (v->dtype == ACL_FLOAT && v->contiguous)) continue;
+        bool readonly_vmax = p->kind == OPT_ADAM && k == 4 && !p->write[k];
+        if (!p->write[k] || (v->dtype == ACL_FLOAT && v->contiguous && !readonly_vmax)) continue;
         if (v->contiguous)
             og_store_run(c->cv, c->base[k] + i0 * v->esize, v->dtype, 1, a[k], n, false);
         else
@@ -114,7 +124,24 @@ static void opt_run(const aclOpExecutor *e, const void *params, char *scratch) {
     for (int k = 0; k < p->nt; k++) c.base[k] = og_executor_addr(e, p->slot[k]);
     bool has_scale = p->scale_slot >= 0;
     float scale = has_scale ? read_f32(e, p->scale_slot) : 1.0f;
-    if (p->kind == OPT_ADAM) {
+    if (p->kind == OPT_ADAM && p->hyper_slot[0] >= 0) {
+        // ApplyAdamW: beta^t = betaPower * beta (the powers hold beta^(t-1))
+        double h[7];
+        for (int k = 0; k < 7; k++)
+            h[k] = og_load_elem(og_executor_addr(e, p->hyper_slot[k]), p->hyper_dtype);
+        double lr = h[2], wd = h[3], b1 = h[4], b2 = h[5];
+        c.adam = (og_adam_coef){.grad_scale = 1,
+                                .decay = (float)(1 - lr * wd),
+                                .beta1 = (float)b1,
+                                .one_minus_beta1 = (float)(1 - b1),
+                                .beta2 = (float)b2,
+                                .one_minus_beta2 = (float)(1 - b2),
+                                .step_size = (float)(lr / (1 - h[0] * b1)),
+                                .inv_bc2_sqrt = (float)(1 / sqrt(1 - h[1] * b2)),
+                                .eps = (float)h[6],
+                                .maximize = p->maximize,
+                                .amsgrad = p->amsgrad};
+    } else if (p->kind == OPT_ADAM) {
         const char *s = og_executor_addr(e, p->step_slot);
         double step;
         if (p->step_dtype == ACL_INT64) {
@@ -155,9 +182,11 @@ static void add_step(og_prog *prog, opt_plan *p) {
     if (p->n == 0) return;
     p->isa = og_isa();
     p->threads = og_num_threads();
-    int slots[OPT_MAXT + 3], ns = 0;
+    int slots[OPT_MAXT + 9], ns = 0;
     for (int k = 0; k < p->nt; k++) slots[ns++] = p->slot[k];
-    if (p->kind == OPT_ADAM) slots[ns++] = p->step_slot;
+    if (p->kind == OPT_ADAM && p->hyper_slot[0] < 0) slots[ns++] = p->step_slot;
+    if (p->kind == OPT_ADAM && p->hyper_slot[0] >= 0)
+        for (int k = 0; k < 7; k++) slots[ns++] = p->hyper_slot[k];
     if (p->scale_slot >= 0) slots[ns++] = p->scale_slot;
     if (p->inf_slot >= 0) slots[ns++] = p->inf_slot;
     uint64_t scratch = (uint64_t)p->threads * OPT_MAXT * OPT_CHUNK * sizeof(float);
@@ -221,7 +250,8 @@ static aclnnStatus check_hyper(const og_opdesc *op, const char *name, double x) 
 static aclnnStatus check_memory(const og_opdesc *op, int nr, const aclTensor *const *rd,
                                 const char *const *rnames, int nw, const aclTensor *const *wr,
                                 const char *const *wnames) {
-    const char *names[OPT_MAXT + 3];
+    const char *names[16]; // nr + nw <= 16
+    if (nr + nw > 16) return og_fail(ACLNN_ERR_INNER, "%s: too many tensors", op->name);
     for (int k = 0; k < nr; k++) names[k] = rnames[k];
     for (int k = 0; k < nw; k++) names[nr + k] = wnames[k];
     OG_TRY(og_check_io_memory(op, nr, rd, nw, wr, names));
@@ -293,6 +323,7 @@ aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor *varRef, aclTensor *mRef
     opt_plan p;
     memset(&p, 0, sizeof p);
     p.kind = OPT_ADAM;
+    p.hyper_slot[0] = -1;
     p.nt = vmax ? 5 : 4;
     const aclTensor *ts[] = {varRef, grad, mRef, vRef, vmax};
     const int sl[] = {6, 4, 7, 8, 9};
@@ -306,6 +337,73 @@ aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor *varRef, aclTensor *mRef
     p.scale_slot = p.inf_slot = -1;
     p.lr = lr, p.beta1 = beta1, p.beta2 = beta2, p.weight_decay = weightDecay, p.eps = eps;
     p.amsgrad = amsgrad, p.maximize = maximize, p.lerp = true;
+    p.n = varRef->numel;
+    add_step(&prog, &p);
+    return og_prog_publish(&prog, workspaceSize, executor);
+}
+
+// ---- aclnnApplyAdamW ----------------------------------------------------------------------
+
+aclnnStatus aclnnApplyAdamWGetWorkspaceSize(
+    aclTensor *varRef, aclTensor *mRef, aclTensor *vRef, const aclTensor *beta1Power,
+    const aclTensor *beta2Power, const aclTensor *lr, const aclTensor *weightDecay,
+    const aclTensor *beta1, const aclTensor *beta2, const aclTensor *eps, const aclTensor *grad,
+    const aclTensor *maxGradNormOptional, bool amsgrad, bool maximize, uint64_t *workspaceSize,
+    aclOpExecutor **executor) {
+    const og_opdesc *op = &og_op_ApplyAdamW;
+    const aclTensor *vmax = amsgrad ? maxGradNormOptional : NULL; // read only with amsgrad
+    static const char *const hnames[7] = {"beta1Power", "beta2Power", "lr", "weightDecay",
+                                          "beta1",      "beta2",      "eps"};
+    const aclTensor *hs[7] = {beta1Power, beta2Power, lr, weightDecay, beta1, beta2, eps};
+    {
+        const char *names[] = {"varRef",     "mRef", "vRef",        "beta1Power",
+                               "beta2Power", "lr",   "weightDecay", "beta1",
+                               "beta2",      "eps",  "grad",        "maxGradNormOptional"};
+        const void *ptrs[] = {varRef,      mRef,  vRef,  beta1Power, beta2Power, lr,
+                              weightDecay, beta1, beta2, eps,        grad,       vmax};
+        OG_TRY(og_check_args(op, workspaceSize, executor, amsgrad ? 12 : 11, names, ptrs));
+    }
+    OG_TRY(check_state(op, "varRef", varRef));
+    aclDataType dt = varRef->dtype;
+    OG_TRY(check_state(op, "mRef", mRef));
+    OG_TRY(check_like(op, "mRef", mRef, "varRef", varRef, dt));
+    OG_TRY(check_state(op, "vRef", vRef));
+    OG_TRY(check_like(op, "vRef", vRef, "varRef", varRef, dt));
+    OG_TRY(check_state(op, "grad", grad));
+    OG_TRY(check_like(op, "grad", grad, "varRef", varRef, dt));
+    if (vmax) {
+        OG_TRY(check_state(op, "maxGradNormOptional", vmax));
+        OG_TRY(check_like(op, "maxGradNormOptional", vmax, "varRef", varRef, dt));
+    }
+    // the hyperparameters: one element each, of var's dtype
+    for (int k = 0; k < 7; k++) OG_TRY(check_one(op, hnames[k], hs[k], dt, dt));
+    {
+        const aclTensor *rd[9] = {grad, vmax ? vmax : grad}, *wr[] = {varRef, mRef, vRef};
+        const char *rn[9] = {"grad", vmax ? "maxGradNormOptional" : "grad"};
+        for (int k = 0; k < 7; k++) rd[2 + k] = hs[k], rn[2 + k] = hnames[k];
+        const char *wn[] = {"varRef", "mRef", "vRef"};
+        OG_TRY(check_memory(op, 9, rd, rn, 3, wr, wn));
+    }
+    // slots (ops.inc's rule): inputs 0 varRef, 1 mRef, 2 vRef, 3-9 the hyperparameters, 10 grad,
+    // 11 maxGradNormOptional; outputs 12 varRef, 13 mRef, 14 vRef
+    const aclTensor *io[] = {varRef, mRef, vRef, beta1Power, beta2Power, lr,   weightDecay, beta1,
+                             beta2,  eps,  grad, vmax,       varRef,     mRef, vRef};
+    og_prog prog;
+    og_prog_init(&prog, op, 12, 3, io);
+    opt_plan p;
+    memset(&p, 0, sizeof p);
+    p.kind = OPT_ADAM;
+    p.nt = vmax ? 5 : 4;
+    const int sl[] = {12, 10, 13, 14, 11};
+    for (int k = 0; k < p.nt; k++) {
+        og_view_of(&p.view[k], io[sl[k]]);
+        p.slot[k] = sl[k];
+        p.write[k] = k != 1 && k != 4; // maxGradNorm is an input here
+    }
+    for (int k = 0; k < 7; k++) p.hyper_slot[k] = 3 + k;
+    p.hyper_dtype = dt;
+    p.scale_slot = p.inf_slot = -1;
+    p.amsgrad = amsgrad, p.maximize = maximize;
     p.n = varRef->numel;
     add_step(&prog, &p);
     return og_prog_publish(&prog, workspaceSize, executor);
@@ -466,6 +564,7 @@ aclnnStatus aclnnFusedAdamwGetWorkspaceSize(
         opt_plan p;
         memset(&p, 0, sizeof p);
         p.kind = OPT_ADAM;
+        p.hyper_slot[0] = -1;
         p.nt = 4 + nx_used;
         // p, g, m, v, vmax: the written ones through their output slots
         const int sl[] = {(int)(o0 + i), (int)(n + i), (int)(o0 + n + i), (int)(o0 + 2 * n + i),
@@ -597,6 +696,7 @@ aclnnStatus aclnnFusedSgdGetWorkspaceSize(const aclTensorList *paramsRef,
         opt_plan p;
         memset(&p, 0, sizeof p);
         p.kind = OPT_SGD;
+        p.hyper_slot[0] = -1;
         p.nt = 2 + nbuf_used;
         const int sl[] = {(int)(o0 + i), (int)(o0 + n + i), (int)(o0 + 2 * n + i)};
         for (int k = 0; k < p.nt; k++) {
