@@ -759,6 +759,61 @@ static void test_v1_status(void) {
     state_free(&s);
 }
 
+// A repeatable executor serves every training step: the step counters, gradScale and foundInf
+// are read at each launch (the caller increments the steps between launches).
+static void test_fused_adamw_repeatable(void) {
+    test_rng r;
+    test_rng_seed(&r, 25);
+    adam_lists L;
+    lists_new(&L, ACL_FLOAT, ACL_INT64, &r);
+    void *ib;
+    aclTensor *inf = flag_tensor(0, &ib);
+    adam_cfg c = {1e-2, 0.9, 0.999, 0.01, 1e-8, true, false, 0};
+    uint64_t ws = 0;
+    aclOpExecutor *ex = NULL;
+    CHECK_EQ(aclnnFusedAdamwGetWorkspaceSize(L.lp, L.lg, L.lm, L.lv, L.lx, L.ls, NULL, inf, c.lr,
+                                             c.beta1, c.beta2, c.wd, c.eps, true, false, &ws, &ex),
+             ACLNN_SUCCESS);
+    CHECK_EQ(aclSetAclOpExecutorRepeatable(ex), ACLNN_SUCCESS);
+    void *w = ws ? test_dev_alloc(ws) : NULL;
+    for (int launch = 0; launch < 3; launch++) {
+        if (launch == 2) { // foundInf: this launch must change nothing
+            float one = 1;
+            memcpy(ib, &one, 4);
+        }
+        CHECK_EQ(aclnnFusedAdamw(w, ws, ex, NULL), ACLNN_SUCCESS);
+        for (int i = 0; i < NT; i++) {
+            state *s = &L.s[i];
+            if (launch < 2) {
+                char what[64];
+                snprintf(what, sizeof what, "launch %d tensor %d", launch, i);
+                CHECKF(adam_compare(s, &c, L.step[i], what) == 0, "%s", what);
+            }
+            if (launch == 2) // skipped: still launch 1's results
+                for (int64_t j = 0; j < s->n; j++)
+                    CHECK(test_load(s->p, j, ACL_FLOAT) == s->p0[j] &&
+                          test_load(s->m, j, ACL_FLOAT) == s->m0[j] &&
+                          test_load(s->v, j, ACL_FLOAT) == s->v0[j] &&
+                          test_load(s->x, j, ACL_FLOAT) == s->x0[j]);
+            // the next launch starts from these values, one step later (the caller's increment)
+            for (int64_t j = 0; j < s->n; j++) {
+                s->p0[j] = test_load(s->p, j, ACL_FLOAT), s->m0[j] = test_load(s->m, j, ACL_FLOAT);
+                s->v0[j] = test_load(s->v, j, ACL_FLOAT), s->x0[j] = test_load(s->x, j, ACL_FLOAT);
+            }
+            if (launch < 2) {
+                L.step[i] += 1;
+                int64_t st = (int64_t)L.step[i];
+                memcpy(L.step_buf[i], &st, 8);
+            }
+        }
+    }
+    aclDestroyAclOpExecutor(ex);
+    if (w) aclrtFree(w);
+    aclDestroyTensor(inf);
+    aclrtFree(ib);
+    lists_free(&L);
+}
+
 int main(void) {
     RUN(test_v2_hand);
     RUN(test_v2_values);
@@ -767,6 +822,7 @@ int main(void) {
     RUN(test_fused_adamw_values);
     RUN(test_fused_adamw_found_inf);
     RUN(test_fused_adamw_determinism);
+    RUN(test_fused_adamw_repeatable);
     RUN(test_fused_adamw_status);
     RUN(test_fused_sgd_values);
     RUN(test_fused_sgd_status);
