@@ -383,9 +383,14 @@ aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor *varRef, aclTensor *mRef
     const og_opdesc *op = &og_op_ApplyAdamWV2;
     aclTensor *vmax = amsgrad ? maxGradNormOptionalRef : NULL; // read only with amsgrad
     {
-        const char *names[] = {"varRef", "mRef", "vRef", "grad", "step", "maxGradNormOptionalRef"};
-        const void *ptrs[] = {varRef, mRef, vRef, grad, step, vmax};
-        OG_TRY(og_check_args(op, workspaceSize, executor, amsgrad ? 6 : 5, names, ptrs));
+        // upstream's order: maxGradNorm (required with amsgrad) before grad and step
+        const char *names[6] = {"varRef", "mRef", "vRef"};
+        const void *ptrs[6] = {varRef, mRef, vRef};
+        int np = 3;
+        if (amsgrad) names[np] = "maxGradNormOptionalRef", ptrs[np++] = vmax;
+        names[np] = "grad", ptrs[np++] = grad;
+        names[np] = "step", ptrs[np++] = step;
+        OG_TRY(og_check_args(op, workspaceSize, executor, np, names, ptrs));
     }
     OG_TRY(check_state(op, "varRef", varRef));
     OG_TRY(check_state(op, "mRef", mRef));
