@@ -230,9 +230,31 @@ static aclTensor *alias(const aclTensor *t) {
                            ACL_FORMAT_ND, t->storage_dims, (uint64_t)t->storage_ndim, t->data);
 }
 
+static bool is_contiguous(const aclTensor *t) {
+    int64_t expect = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->dims[d] != 1 && t->strides[d] != expect) return false;
+        expect *= t->dims[d];
+    }
+    return true;
+}
+
 static aclTensorList *list_of(aclTensor *t) {
     const aclTensor *ts[1] = {t};
     return aclCreateTensorList(ts, 1);
+}
+
+// A list of np 1-d views over consecutive parts of a contiguous t (np = 1: one alias of t).
+static aclTensorList *pieces(const aclTensor *t, int np) {
+    if (np == 1) return list_of(alias(t));
+    aclTensor *v[3];
+    int64_t n = t->numel, one = 1;
+    for (int k = 0; k < np; k++) {
+        int64_t lo = k * n / np, len = (k + 1) * n / np - lo;
+        v[k] = aclCreateTensor(&len, 1, t->dtype, &one, t->offset + lo, ACL_FORMAT_ND,
+                               t->storage_dims, (uint64_t)t->storage_ndim, t->data);
+    }
+    return aclCreateTensorList((const aclTensor *const *)v, (uint64_t)np);
 }
 
 static void adam_results(ogc_call *c, const aclTensor *p, const aclTensor *m, const aclTensor *v,
@@ -282,17 +304,24 @@ static int adam_forward(ogc_call *c) {
                                                (float)a[A_EPS], ams, a[A_MAX] != 0, &ws, &ex);
         if (!st) st = ogc_launch(ws, ex, aclnnApplyAdamWV2);
     } else {
-        aclTensorList *lp = list_of(p), *lg = list_of(alias(c->in[1])), *lm = list_of(m),
-                      *lv = list_of(v), *lx = ams ? list_of(vx) : NULL, *ls = list_of(step);
-        st = aclnnFusedAdamwGetWorkspaceSize(lp, lg, lm, lv, lx, ls, scale, inf, a[A_LR], a[A_B1],
-                                             a[A_B2], a[A_WD], a[A_EPS], ams, a[A_MAX] != 0, &ws,
-                                             &ex);
+        // contiguous state and grad: three list entries over thirds of the elements (the
+        // operator walks several tensors, each with its own chunks and tail); else one entry
+        const aclTensor *all[5] = {p, c->in[1], m, v, vx};
+        bool split = p->numel >= 3;
+        for (int k = 0; k < (ams ? 5 : 4); k++) split = split && is_contiguous(all[k]);
+        int np = split ? 3 : 1;
+        aclTensorList *l[6];
+        for (int k = 0; k < 5; k++) l[k] = k == 4 && !ams ? NULL : pieces(all[k], np);
+        const aclTensor *steps[3] = {step, step, step};
+        aclTensor *sa[3];
+        for (int k = 0; k < np; k++) sa[k] = alias(steps[k]);
+        l[5] = aclCreateTensorList((const aclTensor *const *)sa, (uint64_t)np);
+        st = aclnnFusedAdamwGetWorkspaceSize(l[0], l[1], l[2], l[3], l[4], l[5], scale, inf,
+                                             a[A_LR], a[A_B1], a[A_B2], a[A_WD], a[A_EPS], ams,
+                                             a[A_MAX] != 0, &ws, &ex);
         if (!st) st = ogc_launch(ws, ex, aclnnFusedAdamw);
         if (!st) adam_results(c, p, m, v, vx);
-        // the lists own p, m, v, vmax, step and the grad alias
-        aclTensorList *ls_all[] = {lp, lg, lm, lv, lx, ls};
-        for (int k = 0; k < 6; k++) aclDestroyTensorList(ls_all[k]);
-        p = m = v = vx = step = NULL;
+        for (int k = 0; k < 6; k++) aclDestroyTensorList(l[k]); // they own their views only
     }
     if (!fused && !st) adam_results(c, p, m, v, vx);
     aclTensor *all[] = {p, m, v, vx, step, scale, inf};
