@@ -16,7 +16,8 @@
 #   7. PyTorch (Debian's python3-torch 1.13 under /usr/bin/python3): the opgrad.torch adapter tests
 #      (tests/python/test_torch_*.py),
 #      the cross-framework consistency table (opgrad vs PyTorch against float64) and the digits
-#      training run (opgrad vs native PyTorch loss curves, bf16 with fp32 master weights)
+#      training run (opgrad vs native PyTorch loss curves, bf16 with fp32 master weights), and the
+#      fp16 run with the loss scaler (examples/train/train_digits_amp.py: back off, grow back)
 #   8. PyTorch >= 2.4 (tests/python/torch2.sh): pip-installs torch 2.5.1 into a venv and runs the
 #      adapter tests, torch.library.opcheck and the consistency table on its custom_op path
 #      (skipped with the reason when PyTorch cannot be installed; OPGRAD_TEST_TORCH2=0 skips it)
@@ -72,6 +73,8 @@ step "PyTorch: opgrad.torch tests, consistency table, digits training"
     /usr/bin/python3 tests/python/consistency.py --out "$out/consistency.md"
     /usr/bin/python3 examples/train/train_digits.py --quick --plot "$out/loss_curves.png" \
         --out "$out/train.json"
+    /usr/bin/python3 examples/train/train_digits_amp.py --quick --plot "$out/amp_scale.png" \
+        --out "$out/train_amp.json"
 )
 
 step "clang build + tests"

@@ -48,6 +48,7 @@ class OpgradError(RuntimeError):
 # aclDataType values (include/acl/acl_base.h)
 ACL_FLOAT = 0
 ACL_FLOAT16 = 1
+ACL_INT32 = 3
 ACL_INT64 = 9
 ACL_DOUBLE = 11
 ACL_BF16 = 27

@@ -509,7 +509,7 @@ static double quantize(aclDataType dt, double v) {
 // gradient somewhere?
 static bool exercises_every_input(const ogc_op *op, const ogc_layout *l, double *const *x) {
     int64_t n = ogc_numel(&l->out);
-    if (n == 0) return true;
+    if (n == 0 || !op->backward) return true; // (a forward-only entry: nothing differentiable)
     refs r = {0};
     ref_forward_all(op, l, x, &r);
     double *ones = malloc((size_t)n * sizeof *ones);

@@ -1155,4 +1155,42 @@ MUTANTS = [
         "why": "amsgrad keeps the old maximum instead of max(old, new v): the stored maximum and "
                "the denominator miss a grown second moment",
     },
+    # ---------------------------------------------------------------- amp (issue 15)
+    {
+        "id": "foreach-norm-first-unit-only",
+        "cls": "reduction",
+        "file": "src/ops/amp/foreach.c",
+        "find": "for (int64_t u = it->first_unit; u < it->first_unit + units; u++) {",
+        "replace": "for (int64_t u = it->first_unit; u < it->first_unit + (units > 0); u++) {",
+        "expect": r"FAIL +foreach_norm_l2\b",
+        "isa": "scalar",
+        "fast": True,
+        "ops": "foreach_norm_l2",
+        "why": "the norm keeps only its tensor's first unit's partial: a tensor larger than one "
+               "unit (the large layout) loses the rest of its sum",
+    },
+    {
+        "id": "amp-update-growth-late",
+        "cls": "off by one",
+        "file": "src/ops/amp/amp_update_scale.c",
+        "find": "} else if ((int64_t)tracker + 1 == p->interval) {",
+        "replace": "} else if ((int64_t)tracker == p->interval) {",
+        "expect": r"FAIL +amp_update_scale_(grow|overflow)\b",
+        "isa": "scalar",
+        "fast": True,
+        "ops": "amp_update_scale_grow,amp_update_scale_overflow",
+        "why": "the scale grows one step late: the tracker is compared before the step's increment",
+    },
+    {
+        "id": "foreach-unit-offset-global",
+        "cls": "index arithmetic",
+        "file": "src/ops/amp/foreach.c",
+        "find": "int64_t e0 = (unit - it->first_unit) * FE_UNIT, e1 = e0 + FE_UNIT;",
+        "replace": "int64_t e0 = (int64_t)unit * FE_UNIT, e1 = e0 + FE_UNIT;",
+        "expect": r"FAIL +foreach_\w+\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "a unit's elements are counted from the list's first unit instead of its tensor's: "
+               "every tensor after the first is skipped",
+    },
 ]

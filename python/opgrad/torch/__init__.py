@@ -414,3 +414,7 @@ from ._conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, 
 
 __all__ += ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
             "conv_transpose3d"]
+
+# ---- amp (issue 15)
+from . import amp  # noqa: E402,F401  (opgrad.torch.amp: GradScaler, clip_grad_norm_)
+from . import optim  # noqa: E402,F401  (opgrad.torch.optim: AdamW, SGD on the fused operators)
