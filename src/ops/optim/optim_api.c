@@ -135,6 +135,13 @@ static void adam_coef(const aclOpExecutor *e, const opt_plan *p, bool has_scale,
                         .lerp = p->lerp};
 }
 
+// Whether tensor k is updated in place (fp32, contiguous) rather than through a buffer. The
+// kernel writes vmax; ApplyAdamW's maxGradNorm is read-only, so it goes through the buffer.
+static bool direct_of(const opt_plan *p, int k) {
+    bool readonly_vmax = p->kind == OPT_ADAM && k == 4 && !p->write[k];
+    return p->view[k].dtype == ACL_FLOAT && p->view[k].contiguous && !readonly_vmax;
+}
+
 static void opt_unit(void *vctx, int core, int slot) {
     const opt_ctx *c = vctx;
     // the tensor whose chunks hold unit `core` (the last with unit0 <= core)
@@ -156,10 +163,7 @@ static void opt_unit(void *vctx, int core, int slot) {
     for (int k = 0; k < p->nt; k++) {
         const og_view *v = &p->view[k];
         base[k] = og_executor_addr(c->e, p->slot[k]);
-        // the kernel writes vmax; ApplyAdamW's maxGradNorm is read-only: it goes through the
-        // buffer
-        bool readonly_vmax = p->kind == OPT_ADAM && k == 4 && !p->write[k];
-        direct[k] = v->dtype == ACL_FLOAT && v->contiguous && !readonly_vmax;
+        direct[k] = direct_of(p, k);
         if (direct[k]) {
             a[k] = (float *)base[k] + i0;
             continue;
@@ -237,13 +241,17 @@ static aclnnStatus flush_steps(og_prog *prog, opt_builder *b) {
         g->count = b->count;
         int64_t units = 0;
         int ns = 0, threads = og_num_threads();
+        bool buffered = false; // some tensor goes through the per-thread fp32 buffers
         opgrad_isa isa = og_isa();
         for (int i = 0; i < b->count; i++) {
             opt_plan *p = &g->t[i];
             *p = b->t[i];
             p->isa = isa, p->threads = threads, p->unit0 = units;
             units += (p->n + OPT_CHUNK - 1) / OPT_CHUNK;
-            for (int k = 0; k < p->nt; k++) slots[ns++] = p->slot[k];
+            for (int k = 0; k < p->nt; k++) {
+                slots[ns++] = p->slot[k];
+                buffered |= !direct_of(p, k);
+            }
             if (p->kind == OPT_ADAM && p->hyper_slot[0] < 0) slots[ns++] = p->step_slot;
             if (p->kind == OPT_ADAM && p->hyper_slot[0] >= 0)
                 for (int k = 0; k < 7; k++) slots[ns++] = p->hyper_slot[k];
@@ -257,7 +265,7 @@ static aclnnStatus flush_steps(og_prog *prog, opt_builder *b) {
                          prog->op->name, (long long)units, OPT_CHUNK);
         else
             og_prog_custom(prog, opt_run, g, bytes, slots, ns,
-                           (uint64_t)threads * OPT_MAXT * OPT_CHUNK * sizeof(float));
+                           buffered ? (uint64_t)threads * OPT_MAXT * OPT_CHUNK * sizeof(float) : 0);
     }
     free(g);
     free(slots);
@@ -532,10 +540,17 @@ aclnnStatus aclnnApplyAdamWGetWorkspaceSize(
 
 // ---- tensor lists -------------------------------------------------------------------------
 
-// A live tensor list of live tensors; *n its length.
+// A live tensor list of live tensors that fit their blocks; *n its length. Checked without
+// formatting a name per entry first (long lists); og_check_tensor_list names the failure.
 static aclnnStatus check_list(const og_opdesc *op, const char *name, const aclTensorList *l,
                               uint64_t *n) {
-    return og_check_tensor_list(op, name, l, n);
+    bool ok = og_object_is_live(l, OG_OBJ_TENSOR_LIST);
+    for (uint64_t i = 0; ok && i < l->size; i++)
+        ok = og_object_is_live(l->tensors[i], OG_OBJ_TENSOR) &&
+             og_check_fits_block(op, name, l->tensors[i]) == ACLNN_SUCCESS;
+    if (!ok) return og_check_tensor_list(op, name, l, n);
+    *n = l->size;
+    return ACLNN_SUCCESS;
 }
 
 // Lists of the same length as paramsRef (161002).
