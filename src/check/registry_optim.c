@@ -339,7 +339,10 @@ static int sgd_forward(ogc_call *c) {
     aclTensor *p = state_copy(c->in[0], false, &bp), *g = state_copy(c->in[1], false, &bg),
               *b = mom ? state_copy(c->in[2], false, &bb) : NULL;
     aclTensor *scale = a[S_SCALE] != 0 ? scalar_tensor(ACL_FLOAT, a[S_SCALE], &bsc) : NULL;
-    aclTensorList *lp = list_of(p), *lg = list_of(g), *lb = mom ? list_of(b) : NULL;
+    // contiguous state: lists of three tensors (thirds of the elements), else of one
+    bool split = p->numel >= 3 && is_contiguous(p) && is_contiguous(g) && (!b || is_contiguous(b));
+    int np = split ? 3 : 1;
+    aclTensorList *lp = pieces(p, np), *lg = pieces(g, np), *lb = mom ? pieces(b, np) : NULL;
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
     int st = aclnnFusedSgdGetWorkspaceSize(lp, lg, lb, scale, (float)a[S_WD], (float)a[S_MOM],
@@ -354,11 +357,13 @@ static int sgd_forward(ogc_call *c) {
             state_result(b, &c->results[0]);
         }
     }
-    // the lists own p, g and b
+    // the lists own their views only
     aclDestroyTensorList(lp);
     aclDestroyTensorList(lg);
     aclDestroyTensorList(lb);
-    if (scale) aclDestroyTensor(scale);
+    aclTensor *own[] = {p, g, b, scale};
+    for (int k = 0; k < 4; k++)
+        if (own[k]) aclDestroyTensor(own[k]);
     void *bufs[] = {bp, bg, bb, bsc};
     for (int k = 0; k < 4; k++) free(bufs[k]);
     return st;
