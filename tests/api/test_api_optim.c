@@ -544,6 +544,28 @@ static void test_fused_adamw_status(void) {
     aclTensorList *mixed_steps = list_of(ss, NT);
     CHECK_EQ(FA(L.lp, L.lg, L.lm, L.lv, NULL, mixed_steps, 1e-3, false), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("stateSteps[3]");
+    // an empty parameter with no address (a framework's empty tensor) is accepted and skipped
+    {
+        int64_t z = 0;
+        aclTensor *e[5];
+        for (int k = 0; k < 5; k++) e[k] = test_tensor(&z, 1, ACL_FLOAT, NULL);
+        void *sb0;
+        aclTensor *s0 = step_tensor(ACL_INT64, 0, &sb0);
+        aclTensorList *el[6];
+        for (int k = 0; k < 5; k++) el[k] = list_of(&e[k], 1);
+        el[5] = list_of(&s0, 1);
+        aclnnStatus rc;
+        OP_RUN(rc,
+               aclnnFusedAdamwGetWorkspaceSize(el[0], el[1], el[2], el[3], el[4], el[5], NULL, NULL,
+                                               1e-3, 0.9, 0.999, 0.01, 1e-8, true, false, &ws_,
+                                               &ex_),
+               aclnnFusedAdamw);
+        CHECK_EQ(rc, ACLNN_SUCCESS);
+        for (int k = 0; k < 6; k++) aclDestroyTensorList(el[k]);
+        for (int k = 0; k < 5; k++) aclDestroyTensor(e[k]);
+        aclDestroyTensor(s0);
+        aclrtFree(sb0);
+    }
     // paramsRef and expAvgsRef sharing memory
     CHECK_EQ(FA(L.lp, L.lg, L.lp, L.lv, NULL, L.ls, 1e-3, false), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("share memory");

@@ -429,7 +429,8 @@ aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor *varRef, aclTensor *mRef
         const aclTensor *rd[] = {grad, step}, *wr[] = {varRef, mRef, vRef, vmax};
         const char *rn[] = {"grad", "step"},
                    *wn[] = {"varRef", "mRef", "vRef", "maxGradNormOptionalRef"};
-        OG_TRY(check_memory(op, 2, rd, rn, vmax ? 4 : 3, wr, wn));
+        if (varRef->numel > 0) // an empty update touches no memory
+            OG_TRY(check_memory(op, 2, rd, rn, vmax ? 4 : 3, wr, wn));
     }
     // slots (ops.inc's rule: refs as inputs, then again as outputs): inputs 0 varRef, 1 mRef,
     // 2 vRef, 3 maxGradNormOptionalRef, 4 grad, 5 step; outputs 6 varRef, 7 mRef, 8 vRef,
@@ -505,7 +506,8 @@ aclnnStatus aclnnApplyAdamWGetWorkspaceSize(
         const char *rn[9] = {"grad", vmax ? "maxGradNormOptional" : "grad"};
         for (int k = 0; k < 7; k++) rd[2 + k] = hs[k], rn[2 + k] = hnames[k];
         const char *wn[] = {"varRef", "mRef", "vRef"};
-        OG_TRY(check_memory(op, 9, rd, rn, 3, wr, wn));
+        if (varRef->numel > 0) // an empty update touches no memory
+            OG_TRY(check_memory(op, 9, rd, rn, 3, wr, wn));
     }
     // slots (ops.inc's rule): inputs 0 varRef, 1 mRef, 2 vRef, 3-9 the hyperparameters, 10 grad,
     // 11 maxGradNormOptional; outputs 12 varRef, 13 mRef, 14 vRef
@@ -688,7 +690,9 @@ aclnnStatus aclnnFusedAdamwGetWorkspaceSize(
         const aclTensor *rd[] = {io[n + i], io[4 * n + x + i]},
                         *wr[] = {io[i], io[2 * n + i], io[3 * n + i],
                                  amsgrad ? io[4 * n + i] : NULL};
-        if (quick_memory(2, rd, 3 + nx_used, wr)) continue;
+        // an empty parameter touches no memory (its tensors may have no address; upstream
+        // leaves empty tensors out)
+        if (io[i]->numel == 0 || quick_memory(2, rd, 3 + nx_used, wr)) continue;
         char rn[2][64], wn[4][64];
         const char *rnp[] = {elem_name(rn[0], 64, "grads", i),
                              elem_name(rn[1], 64, "stateSteps", i)};
@@ -831,7 +835,8 @@ aclnnStatus aclnnFusedSgdGetWorkspaceSize(const aclTensorList *paramsRef,
     aclnnStatus st = ACLNN_SUCCESS;
     for (uint64_t i = 0; i < n && st == ACLNN_SUCCESS; i++) {
         const aclTensor *wr[] = {io[i], io[n + i], bufs ? io[2 * n + i] : NULL};
-        if (quick_memory(0, NULL, 2 + nbuf_used, wr)) continue;
+        // an empty parameter touches no memory (its tensors may have no address)
+        if (io[i]->numel == 0 || quick_memory(0, NULL, 2 + nbuf_used, wr)) continue;
         char wn[3][64];
         const char *wnp[] = {elem_name(wn[0], 64, "paramsRef", i),
                              elem_name(wn[1], 64, "gradsRef", i),
