@@ -391,21 +391,27 @@ aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor *varRef, aclTensor *mRef
     const og_opdesc *op = &og_op_ApplyAdamWV2;
     aclTensor *vmax = amsgrad ? maxGradNormOptionalRef : NULL; // read only with amsgrad
     {
-        // upstream's order: maxGradNorm (required with amsgrad) before grad and step
-        const char *names[6] = {"varRef", "mRef", "vRef"};
-        const void *ptrs[6] = {varRef, mRef, vRef};
-        int np = 3;
-        if (amsgrad) names[np] = "maxGradNormOptionalRef", ptrs[np++] = vmax;
-        names[np] = "grad", ptrs[np++] = grad;
-        names[np] = "step", ptrs[np++] = step;
-        OG_TRY(og_check_args(op, workspaceSize, executor, np, names, ptrs));
+        const char *names[] = {"varRef", "mRef", "vRef", "grad", "step"};
+        const void *ptrs[] = {varRef, mRef, vRef, grad, step};
+        OG_TRY(og_check_args(op, workspaceSize, executor, 5, names, ptrs));
     }
     OG_TRY(check_state(op, "varRef", varRef));
     OG_TRY(check_state(op, "mRef", mRef));
     OG_TRY(check_state(op, "vRef", vRef));
     OG_TRY(check_state(op, "grad", grad));
-    if (vmax) OG_TRY(check_state(op, "maxGradNormOptionalRef", vmax));
     OG_TRY(check_one(op, "step", step, ACL_INT64, ACL_FLOAT));
+    // the optional tensor amsgrad requires: 161001 when NULL, after the other tensors' checks (a
+    // destroyed handle among them is 161002 whatever else is missing)
+    if (amsgrad && !vmax)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR,
+                       "%sGetWorkspaceSize: maxGradNormOptionalRef is NULL; amsgrad needs it",
+                       op->name);
+    if (vmax) OG_TRY(check_state(op, "maxGradNormOptionalRef", vmax));
+    if (!amsgrad && maxGradNormOptionalRef) { // not read, but a handle must be live
+        char fn[FN_BUF];
+        snprintf(fn, sizeof fn, "%sGetWorkspaceSize", op->name);
+        OG_TRY(og_check_live(fn, "maxGradNormOptionalRef", maxGradNormOptionalRef, OG_OBJ_TENSOR));
+    }
     // One dtype for all, or (upstream's mixed precision) FLOAT var/m/v with a FLOAT16 / BFLOAT16
     // grad and maxGradNorm.
     aclDataType dt = varRef->dtype, gdt = grad->dtype;
@@ -485,7 +491,7 @@ aclnnStatus aclnnApplyAdamWGetWorkspaceSize(
                                "beta2",      "eps",  "grad",        "maxGradNormOptional"};
         const void *ptrs[] = {varRef,      mRef,  vRef,  beta1Power, beta2Power, lr,
                               weightDecay, beta1, beta2, eps,        grad,       vmax};
-        OG_TRY(og_check_args(op, workspaceSize, executor, amsgrad ? 12 : 11, names, ptrs));
+        OG_TRY(og_check_args(op, workspaceSize, executor, 11, names, ptrs));
     }
     OG_TRY(check_state(op, "varRef", varRef));
     aclDataType dt = varRef->dtype;
@@ -495,12 +501,23 @@ aclnnStatus aclnnApplyAdamWGetWorkspaceSize(
     OG_TRY(check_like(op, "vRef", vRef, "varRef", varRef, dt));
     OG_TRY(check_state(op, "grad", grad));
     OG_TRY(check_like(op, "grad", grad, "varRef", varRef, dt));
+    // the hyperparameters: one element each, of var's dtype
+    for (int k = 0; k < 7; k++) OG_TRY(check_one(op, hnames[k], hs[k], dt, dt));
+    // the optional tensor amsgrad requires: 161001 when NULL, after the other tensors' checks (a
+    // destroyed handle among them is 161002 whatever else is missing)
+    if (amsgrad && !vmax)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR,
+                       "%sGetWorkspaceSize: maxGradNormOptional is NULL; amsgrad needs it",
+                       op->name);
     if (vmax) {
         OG_TRY(check_state(op, "maxGradNormOptional", vmax));
         OG_TRY(check_like(op, "maxGradNormOptional", vmax, "varRef", varRef, dt));
     }
-    // the hyperparameters: one element each, of var's dtype
-    for (int k = 0; k < 7; k++) OG_TRY(check_one(op, hnames[k], hs[k], dt, dt));
+    if (!amsgrad && maxGradNormOptional) { // not read, but a handle must be live
+        char fn[FN_BUF];
+        snprintf(fn, sizeof fn, "%sGetWorkspaceSize", op->name);
+        OG_TRY(og_check_live(fn, "maxGradNormOptional", maxGradNormOptional, OG_OBJ_TENSOR));
+    }
     {
         const aclTensor *rd[9] = {grad, vmax ? vmax : grad}, *wr[] = {varRef, mRef, vRef};
         const char *rn[9] = {"grad", vmax ? "maxGradNormOptional" : "grad"};
