@@ -156,7 +156,10 @@ static void opt_unit(void *vctx, int core, int slot) {
     const opt_plan *p = &c->g->t[lo];
     int64_t i0 = (core - p->unit0) * OPT_CHUNK, n = p->n - i0;
     if (n > OPT_CHUNK) n = OPT_CHUNK;
-    float *buf = (float *)(c->scratch + (uint64_t)slot * OPT_MAXT * OPT_CHUNK * sizeof(float));
+    // (no scratch when every tensor is updated in place)
+    float *buf = c->scratch
+                     ? (float *)(c->scratch + (uint64_t)slot * OPT_MAXT * OPT_CHUNK * sizeof(float))
+                     : NULL;
     float *a[OPT_MAXT] = {0};
     char *base[OPT_MAXT];
     bool direct[OPT_MAXT];
