@@ -308,6 +308,8 @@ static aclnnStatus check_one_of(const og_opdesc *op, const char *name, const acl
         return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has dtype %s; it must be %s%s%s", fn, name,
                        og_dtype_name(t->dtype), og_dtype_name(a), a != b ? " or " : "",
                        a != b ? og_dtype_name(b) : "");
+    if (!t->data) // read in phase 2
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: %s has no data (NULL address)", fn, name);
     if (first ? t->numel < 1 : t->numel != 1)
         return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has %lld elements; it must have %s", fn,
                        name, (long long)t->numel, first ? "at least one" : "exactly one");
