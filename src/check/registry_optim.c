@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "aclnnop/aclnn_apply_adam_w.h"
 #include "aclnnop/aclnn_apply_adam_w_v2.h"
 #include "aclnnop/aclnn_fused_adamw.h"
 #include "aclnnop/aclnn_fused_sgd.h"
@@ -39,7 +40,22 @@
 #include "check/registry.h"
 #include "tensor/dtype.h"
 
-enum { A_WHICH, A_LR, A_B1, A_B2, A_WD, A_EPS, A_AMS, A_MAX, A_STEP, A_STEPF, A_SCALE, A_INF };
+enum {
+    A_WHICH,
+    A_LR,
+    A_B1,
+    A_B2,
+    A_WD,
+    A_EPS,
+    A_AMS,
+    A_MAX,
+    A_STEP,
+    A_STEPF,
+    A_SCALE,
+    A_INF,
+    A_B1POW,
+    A_B2POW // ApplyAdamW: beta^(t-1) (its step counter)
+};
 enum { S_WHICH, S_LR, S_MOM, S_DAMP, S_WD, S_NEST, S_MAX, S_FIRST, S_SCALE };
 
 static int64_t numel_of(const ogc_shape *s) {
@@ -59,6 +75,8 @@ static bool opt_shapes(const ogc_op *op, const char *layout, ogc_shape *in, ogc_
 
 // ---- references ---------------------------------------------------------------------------
 
+static bool is_v1(const ogc_op *op) { return strcmp(op->api, "aclnnApplyAdamW") == 0; }
+
 // A hyperparameter as the operator receives it: rounded to float where its argument is a float.
 static double hyper(bool f32, double v) { return f32 ? (double)(float)v : v; }
 
@@ -74,6 +92,11 @@ static void adam_ref(const ogc_op *op, const ogc_shape *in, const double *const 
     double t = a[A_STEP] + 1, lr = hyper(f32, a[A_LR]), b1 = hyper(f32, a[A_B1]),
            b2 = hyper(f32, a[A_B2]), wd = hyper(f32, a[A_WD]), eps = hyper(f32, a[A_EPS]);
     double step_size = lr / (1 - pow(b1, t)), bc2_sqrt = sqrt(1 - pow(b2, t));
+    bool old_api = is_v1(op);
+    if (old_api) { // beta^t = betaPower * beta
+        step_size = lr / (1 - a[A_B1POW] * b1);
+        bc2_sqrt = sqrt(1 - a[A_B2POW] * b2);
+    }
     for (int64_t i = 0; i < n; i++) {
         double p = x[0][i], g = x[1][i], m = x[2][i], v = fabs(x[3][i]);
         double vx = ams ? fabs(x[4][i]) : 0;
@@ -93,7 +116,7 @@ static void adam_ref(const ogc_op *op, const ogc_shape *in, const double *const 
         if (a[A_WHICH] == 0) {
             y[i] = p2, mag[i] = pmag;
             saved[0][i] = v1;
-            if (ams) saved[1][i] = vx1;
+            if (ams && !old_api) saved[1][i] = vx1; // ApplyAdamW reads maxGradNorm, never writes it
         } else {
             y[i] = m1, mag[i] = mmag;
         }
@@ -207,9 +230,31 @@ static aclTensor *alias(const aclTensor *t) {
                            ACL_FORMAT_ND, t->storage_dims, (uint64_t)t->storage_ndim, t->data);
 }
 
+static bool is_contiguous(const aclTensor *t) {
+    int64_t expect = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->dims[d] != 1 && t->strides[d] != expect) return false;
+        expect *= t->dims[d];
+    }
+    return true;
+}
+
 static aclTensorList *list_of(aclTensor *t) {
     const aclTensor *ts[1] = {t};
     return aclCreateTensorList(ts, 1);
+}
+
+// A list of np 1-d views over consecutive parts of a contiguous t (np = 1: one alias of t).
+static aclTensorList *pieces(const aclTensor *t, int np) {
+    if (np == 1) return list_of(alias(t));
+    aclTensor *v[3];
+    int64_t n = t->numel, one = 1;
+    for (int k = 0; k < np; k++) {
+        int64_t lo = k * n / np, len = (k + 1) * n / np - lo;
+        v[k] = aclCreateTensor(&len, 1, t->dtype, &one, t->offset + lo, ACL_FORMAT_ND,
+                               t->storage_dims, (uint64_t)t->storage_ndim, t->data);
+    }
+    return aclCreateTensorList((const aclTensor *const *)v, (uint64_t)np);
 }
 
 static void adam_results(ogc_call *c, const aclTensor *p, const aclTensor *m, const aclTensor *v,
@@ -217,7 +262,7 @@ static void adam_results(ogc_call *c, const aclTensor *p, const aclTensor *m, co
     if (c->op->attrs[A_WHICH] == 0) {
         state_result(p, &c->results[0]);
         if (c->nresults > 1) state_result(v, &c->results[1]);
-        if (c->nresults > 2 && vx) state_result(vx, &c->results[2]);
+        if (c->nresults > 2 && vx && !is_v1(c->op)) state_result(vx, &c->results[2]);
     } else {
         state_result(m, &c->results[0]);
     }
@@ -238,23 +283,45 @@ static int adam_forward(ogc_call *c) {
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
     int st;
-    if (!fused) {
+    if (is_v1(c->op)) {
+        // the hyperparameters as one-element tensors of the case's dtype (values exact in it)
+        double hv[7] = {a[A_B1POW], a[A_B2POW], a[A_LR], a[A_WD], a[A_B1], a[A_B2], a[A_EPS]};
+        aclTensor *h[7];
+        void *hb[7];
+        for (int k = 0; k < 7; k++) {
+            int64_t one = 1;
+            hb[k] = calloc(1, 16);
+            ogc_store(hb[k], 0, c->dtype, hv[k]);
+            h[k] = aclCreateTensor(&one, 1, c->dtype, &one, 0, ACL_FORMAT_ND, &one, 1, hb[k]);
+        }
+        st = aclnnApplyAdamWGetWorkspaceSize(p, m, v, h[0], h[1], h[2], h[3], h[4], h[5], h[6],
+                                             c->in[1], vx, ams, a[A_MAX] != 0, &ws, &ex);
+        if (!st) st = ogc_launch(ws, ex, aclnnApplyAdamW);
+        for (int k = 0; k < 7; k++) aclDestroyTensor(h[k]), free(hb[k]);
+    } else if (!fused) {
         st = aclnnApplyAdamWV2GetWorkspaceSize(p, m, v, vx, c->in[1], step, (float)a[A_LR],
                                                (float)a[A_B1], (float)a[A_B2], (float)a[A_WD],
                                                (float)a[A_EPS], ams, a[A_MAX] != 0, &ws, &ex);
         if (!st) st = ogc_launch(ws, ex, aclnnApplyAdamWV2);
     } else {
-        aclTensorList *lp = list_of(p), *lg = list_of(alias(c->in[1])), *lm = list_of(m),
-                      *lv = list_of(v), *lx = ams ? list_of(vx) : NULL, *ls = list_of(step);
-        st = aclnnFusedAdamwGetWorkspaceSize(lp, lg, lm, lv, lx, ls, scale, inf, a[A_LR], a[A_B1],
-                                             a[A_B2], a[A_WD], a[A_EPS], ams, a[A_MAX] != 0, &ws,
-                                             &ex);
+        // contiguous state and grad: three list entries over thirds of the elements (the
+        // operator walks several tensors, each with its own chunks and tail); else one entry
+        const aclTensor *all[5] = {p, c->in[1], m, v, vx};
+        bool split = p->numel >= 3;
+        for (int k = 0; k < (ams ? 5 : 4); k++) split = split && is_contiguous(all[k]);
+        int np = split ? 3 : 1;
+        aclTensorList *l[6];
+        for (int k = 0; k < 5; k++) l[k] = k == 4 && !ams ? NULL : pieces(all[k], np);
+        const aclTensor *steps[3] = {step, step, step};
+        aclTensor *sa[3];
+        for (int k = 0; k < np; k++) sa[k] = alias(steps[k]);
+        l[5] = aclCreateTensorList((const aclTensor *const *)sa, (uint64_t)np);
+        st = aclnnFusedAdamwGetWorkspaceSize(l[0], l[1], l[2], l[3], l[4], l[5], scale, inf,
+                                             a[A_LR], a[A_B1], a[A_B2], a[A_WD], a[A_EPS], ams,
+                                             a[A_MAX] != 0, &ws, &ex);
         if (!st) st = ogc_launch(ws, ex, aclnnFusedAdamw);
         if (!st) adam_results(c, p, m, v, vx);
-        // the lists own p, m, v, vmax, step and the grad alias
-        aclTensorList *ls_all[] = {lp, lg, lm, lv, lx, ls};
-        for (int k = 0; k < 6; k++) aclDestroyTensorList(ls_all[k]);
-        p = m = v = vx = step = NULL;
+        for (int k = 0; k < 6; k++) aclDestroyTensorList(l[k]); // they own their views only
     }
     if (!fused && !st) adam_results(c, p, m, v, vx);
     aclTensor *all[] = {p, m, v, vx, step, scale, inf};
@@ -272,7 +339,10 @@ static int sgd_forward(ogc_call *c) {
     aclTensor *p = state_copy(c->in[0], false, &bp), *g = state_copy(c->in[1], false, &bg),
               *b = mom ? state_copy(c->in[2], false, &bb) : NULL;
     aclTensor *scale = a[S_SCALE] != 0 ? scalar_tensor(ACL_FLOAT, a[S_SCALE], &bsc) : NULL;
-    aclTensorList *lp = list_of(p), *lg = list_of(g), *lb = mom ? list_of(b) : NULL;
+    // contiguous state: lists of three tensors (thirds of the elements), else of one
+    bool split = p->numel >= 3 && is_contiguous(p) && is_contiguous(g) && (!b || is_contiguous(b));
+    int np = split ? 3 : 1;
+    aclTensorList *lp = pieces(p, np), *lg = pieces(g, np), *lb = mom ? pieces(b, np) : NULL;
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
     int st = aclnnFusedSgdGetWorkspaceSize(lp, lg, lb, scale, (float)a[S_WD], (float)a[S_MOM],
@@ -287,11 +357,13 @@ static int sgd_forward(ogc_call *c) {
             state_result(b, &c->results[0]);
         }
     }
-    // the lists own p, g and b
+    // the lists own their views only
     aclDestroyTensorList(lp);
     aclDestroyTensorList(lg);
     aclDestroyTensorList(lb);
-    if (scale) aclDestroyTensor(scale);
+    aclTensor *own[] = {p, g, b, scale};
+    for (int k = 0; k < 4; k++)
+        if (own[k]) aclDestroyTensor(own[k]);
     void *bufs[] = {bp, bg, bb, bsc};
     for (int k = 0; k < 4; k++) free(bufs[k]);
     return st;
@@ -316,6 +388,19 @@ ADAM_ATTRS(fu_scale, 2e-2, 0.85, 0.995, 0.1, 1e-3, 1, 1, 4, 1, 3, 0)
 // Fused: foundInf 1: nothing changes
 ADAM_ATTRS(fu_inf, 1e-2, 0.9, 0.999, 0.01, 1e-8, 1, 0, 7, 0, 1024, 1)
 
+// ApplyAdamW: values exact in float16 and bfloat16 (its hyperparameters are tensors of the
+// case's dtype): lr 2^-7, beta1 7/8, beta2 63/64, weightDecay 2^-5, eps 2^-10, beta1Power 49/64,
+// beta2Power 31/32; amsgrad + maximize: lr 2^-5, beta1 3/4, beta2 31/32, no decay, powers 3/4 and
+// 1/2 (t = 2 for beta1)
+static const double v1_plain_p[] = {0, 0x1p-7, 0.875, 0.984375, 0x1p-5, 0x1p-10,  0,
+                                    0, 0,      0,     0,        -1,     0.765625, 0.96875},
+                    v1_plain_m[] = {1, 0x1p-7, 0.875, 0.984375, 0x1p-5, 0x1p-10,  0,
+                                    0, 0,      0,     0,        -1,     0.765625, 0.96875},
+                    v1_ams_p[] = {0, 0x1p-5, 0.75, 0.96875, 0,  0x1p-10, 1,
+                                  1, 0,      0,    0,       -1, 0.75,    0.5},
+                    v1_ams_m[] = {1, 0x1p-5, 0.75, 0.96875, 0,  0x1p-10, 1,
+                                  1, 0,      0,    0,       -1, 0.75,    0.5};
+
 // {which, lr, momentum, dampening, weightDecay, nesterov, maximize, isFirstStep, gradScale}
 #define SGD_ATTRS(name, ...)                                                                       \
     static const double name##_p[] = {0, __VA_ARGS__}, name##_m[] = {1, __VA_ARGS__};
@@ -332,8 +417,10 @@ SGD_ATTRS(sgd_nest, 0.1, 0.5, 0, 0.2, 1, 0, 0, 3)      // nesterov, gradScale 3
                              {"max_exp_avg_sq", false}}
 
 #define ADAM_ENTRY(entry_name, api_, attr, which, ams, dts)                                        \
+    ADAM_ENTRY_N(entry_name, api_, attr, which, ams, dts, (which) == 0 ? 1 + (ams) : 0)
+#define ADAM_ENTRY_N(entry_name, api_, attr, which, ams, dts, nsaved_)                             \
     {                                                                                              \
-        .name = entry_name, .api = api_, ADAM_IN(ams), .nsaved = (which) == 0 ? 1 + (ams) : 0,     \
+        .name = entry_name, .api = api_, ADAM_IN(ams), .nsaved = nsaved_,                          \
         .saved_names = {"exp_avg_sq", "max_exp_avg_sq"}, .attrs = attr, .dtypes = dts, .lo = -2,   \
         .hi = 2, .fp32_ulps = 8, .forward = adam_forward, .shapes = opt_shapes,                    \
         .ref_forward_tensor = adam_ref, .ref_backward_tensor = no_backward                         \
@@ -357,6 +444,11 @@ SGD_ATTRS(sgd_nest, 0.1, 0.5, 0, 0.2, 1, 0, 0, 3)      // nesterov, gradScale 3
     }
 
 static const ogc_op optim_ops[] = {
+    ADAM_ENTRY("apply_adam_w_p", "aclnnApplyAdamW", v1_plain_p, 0, 0, OG_DTS_FLOATING),
+    ADAM_ENTRY("apply_adam_w_m", "aclnnApplyAdamW", v1_plain_m, 1, 0, OG_DTS_FLOATING),
+    // (ApplyAdamW never writes maxGradNorm: one saved result)
+    ADAM_ENTRY_N("apply_adam_w_amsgrad_p", "aclnnApplyAdamW", v1_ams_p, 0, 1, OG_DTS_FLOATING, 1),
+    ADAM_ENTRY("apply_adam_w_amsgrad_m", "aclnnApplyAdamW", v1_ams_m, 1, 1, OG_DTS_FLOATING),
     ADAM_PAIR("apply_adam_w_v2", "aclnnApplyAdamWV2", v2_plain, 0, DTS_WIDE),
     ADAM_PAIR("apply_adam_w_v2_amsgrad", "aclnnApplyAdamWV2", v2_ams, 1, OG_DTS_FLOATING),
     ADAM_PAIR("apply_adam_w_v2_maximize", "aclnnApplyAdamWV2", v2_max, 1, DTS_WIDE),

@@ -1,4 +1,5 @@
-/* The optim family through the public API: aclnnApplyAdamWV2, aclnnFusedAdamw, aclnnFusedSgd.
+/* The optim family through the public API: aclnnApplyAdamW, aclnnApplyAdamWV2, aclnnFusedAdamw,
+ * aclnnFusedSgd.
  *  - values against float64 loops of PyTorch's documented AdamW / SGD rules, fp32 / fp16 / bf16,
  *    ApplyAdamWV2's mixed precision (fp32 states, 16-bit grad and maxGradNorm), strided views,
  *    sizes that end in SIMD tails and span several parallel chunks, lists of mixed sizes with
@@ -21,6 +22,7 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "aclnnop/aclnn_apply_adam_w.h"
 #include "aclnnop/aclnn_apply_adam_w_v2.h"
 #include "aclnnop/aclnn_fused_adamw.h"
 #include "aclnnop/aclnn_fused_sgd.h"
@@ -542,6 +544,28 @@ static void test_fused_adamw_status(void) {
     aclTensorList *mixed_steps = list_of(ss, NT);
     CHECK_EQ(FA(L.lp, L.lg, L.lm, L.lv, NULL, mixed_steps, 1e-3, false), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("stateSteps[3]");
+    // an empty parameter with no address (a framework's empty tensor) is accepted and skipped
+    {
+        int64_t z = 0;
+        aclTensor *e[5];
+        for (int k = 0; k < 5; k++) e[k] = test_tensor(&z, 1, ACL_FLOAT, NULL);
+        void *sb0;
+        aclTensor *s0 = step_tensor(ACL_INT64, 0, &sb0);
+        aclTensorList *el[6];
+        for (int k = 0; k < 5; k++) el[k] = list_of(&e[k], 1);
+        el[5] = list_of(&s0, 1);
+        aclnnStatus rc;
+        OP_RUN(rc,
+               aclnnFusedAdamwGetWorkspaceSize(el[0], el[1], el[2], el[3], el[4], el[5], NULL, NULL,
+                                               1e-3, 0.9, 0.999, 0.01, 1e-8, true, false, &ws_,
+                                               &ex_),
+               aclnnFusedAdamw);
+        CHECK_EQ(rc, ACLNN_SUCCESS);
+        for (int k = 0; k < 6; k++) aclDestroyTensorList(el[k]);
+        for (int k = 0; k < 5; k++) aclDestroyTensor(e[k]);
+        aclDestroyTensor(s0);
+        aclrtFree(sb0);
+    }
     // paramsRef and expAvgsRef sharing memory
     CHECK_EQ(FA(L.lp, L.lg, L.lp, L.lv, NULL, L.ls, 1e-3, false), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("share memory");
@@ -675,6 +699,143 @@ static void test_fused_sgd_status(void) {
     state_free(&s);
 }
 
+// ---- ApplyAdamW ----------------------------------------------------------------------------
+
+// Hyperparameters as one-element tensors of dt; beta^t = betaPower * beta. maxGradNorm is read
+// (amsgrad), never written; vRef gets the new v, not the maximum (upstream's kernel).
+static void test_v1_values(void) {
+    test_rng r;
+    test_rng_seed(&r, 41);
+    const aclDataType dts[] = {ACL_FLOAT, ACL_BF16, ACL_FLOAT16};
+    // exact in every dtype: lr 2^-7, wd 2^-5, beta1 7/8, beta2 63/64, eps 2^-10, powers
+    // 49/64 and 31/32
+    const double hv[7] = {0.765625, 0.96875, 0x1p-7, 0x1p-5, 0.875, 0.984375, 0x1p-10};
+    for (size_t d = 0; d < 3; d++)
+        for (int ams = 0; ams < 2; ams++) {
+            state s = state_new(4096 + 29, dts[d], dts[d], &r);
+            aclTensor *h[7];
+            void *hb[7];
+            int64_t one = 1;
+            for (int k = 0; k < 7; k++) {
+                hb[k] = test_dev_alloc(8);
+                test_store(hb[k], 0, dts[d], hv[k]);
+                h[k] = test_tensor(&one, 1, dts[d], hb[k]);
+            }
+            aclnnStatus st;
+            OP_RUN(st,
+                   aclnnApplyAdamWGetWorkspaceSize(s.tp, s.tm, s.tv, h[0], h[1], h[2], h[3], h[4],
+                                                   h[5], h[6], s.tg, ams ? s.tx : NULL, ams,
+                                                   ams != 0, &ws_, &ex_),
+                   aclnnApplyAdamW);
+            CHECK_EQ(st, ACLNN_SUCCESS);
+            int64_t bad = 0;
+            for (int64_t i = 0; i < s.n; i++) {
+                double g = ams ? -s.g0[i] : s.g0[i], b1 = hv[4], b2 = hv[5], lr = hv[2];
+                double p1 = s.p0[i] * (1 - lr * hv[3]);
+                double m = b1 * s.m0[i] + (1 - b1) * g,
+                       mm = fabs(b1 * s.m0[i]) + fabs((1 - b1) * g);
+                double v = b2 * s.v0[i] + (1 - b2) * g * g;
+                double vh = ams && s.x0[i] > v ? s.x0[i] : v;
+                double denom = sqrt(vh) / sqrt(1 - hv[1] * b2) + hv[6], ss = lr / (1 - hv[0] * b1);
+                double p = p1 - ss * m / denom, pm = fabs(p1) + ss * mm / denom;
+                bool ok = within(dts[d], test_load(s.p, i, dts[d]), p, pm) &&
+                          within(dts[d], test_load(s.m, i, dts[d]), m, mm) &&
+                          within(dts[d], test_load(s.v, i, dts[d]), v, v) &&
+                          test_load(s.x, i, dts[d]) == s.x0[i];
+                if (!ok && bad++ < 3)
+                    fprintf(stderr, "    v1 %s ams %d [%lld]: p %.9g want %.9g\n",
+                            og_dtype_name(dts[d]), ams, (long long)i, test_load(s.p, i, dts[d]), p);
+            }
+            CHECKF(bad == 0, "v1 %s ams %d: %lld bad", og_dtype_name(dts[d]), ams, (long long)bad);
+            for (int k = 0; k < 7; k++) aclDestroyTensor(h[k]), aclrtFree(hb[k]);
+            state_free(&s);
+        }
+}
+
+static void test_v1_status(void) {
+    test_rng r;
+    test_rng_seed(&r, 42);
+    state s = state_new(4, ACL_FLOAT, ACL_FLOAT, &r);
+    aclTensor *h[7];
+    void *hb = test_dev_alloc(64);
+    int64_t one = 1, two = 2;
+    for (int k = 0; k < 7; k++) h[k] = test_tensor(&one, 1, ACL_FLOAT, (float *)hb + k);
+    aclTensor *h2 = test_tensor(&two, 1, ACL_FLOAT, hb), *hh = test_tensor(&one, 1, ACL_BF16, hb);
+    uint64_t ws;
+    aclOpExecutor *ex;
+#define V1(lr_, ams)                                                                               \
+    aclnnApplyAdamWGetWorkspaceSize(s.tp, s.tm, s.tv, h[0], h[1], lr_, h[3], h[4], h[5], h[6],     \
+                                    s.tg, NULL, ams, false, &ws, &ex)
+    CHECK_EQ(V1(NULL, false), ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_MSG("lr");
+    CHECK_EQ(V1(h[2], true), ACLNN_ERR_PARAM_NULLPTR);
+    CHECK_MSG("maxGradNormOptional");
+    CHECK_EQ(V1(h2, false), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("lr");
+    CHECK_EQ(V1(hh, false), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("lr");
+#undef V1
+    for (int k = 0; k < 7; k++) aclDestroyTensor(h[k]);
+    aclDestroyTensor(h2), aclDestroyTensor(hh);
+    aclrtFree(hb);
+    state_free(&s);
+}
+
+// A repeatable executor serves every training step: the step counters, gradScale and foundInf
+// are read at each launch (the caller increments the steps between launches).
+static void test_fused_adamw_repeatable(void) {
+    test_rng r;
+    test_rng_seed(&r, 25);
+    adam_lists L;
+    lists_new(&L, ACL_FLOAT, ACL_INT64, &r);
+    void *ib;
+    aclTensor *inf = flag_tensor(0, &ib);
+    adam_cfg c = {1e-2, 0.9, 0.999, 0.01, 1e-8, true, false, 0};
+    uint64_t ws = 0;
+    aclOpExecutor *ex = NULL;
+    CHECK_EQ(aclnnFusedAdamwGetWorkspaceSize(L.lp, L.lg, L.lm, L.lv, L.lx, L.ls, NULL, inf, c.lr,
+                                             c.beta1, c.beta2, c.wd, c.eps, true, false, &ws, &ex),
+             ACLNN_SUCCESS);
+    CHECK_EQ(aclSetAclOpExecutorRepeatable(ex), ACLNN_SUCCESS);
+    void *w = ws ? test_dev_alloc(ws) : NULL;
+    for (int launch = 0; launch < 3; launch++) {
+        if (launch == 2) { // foundInf: this launch must change nothing
+            float one = 1;
+            memcpy(ib, &one, 4);
+        }
+        CHECK_EQ(aclnnFusedAdamw(w, ws, ex, NULL), ACLNN_SUCCESS);
+        for (int i = 0; i < NT; i++) {
+            state *s = &L.s[i];
+            if (launch < 2) {
+                char what[64];
+                snprintf(what, sizeof what, "launch %d tensor %d", launch, i);
+                CHECKF(adam_compare(s, &c, L.step[i], what) == 0, "%s", what);
+            }
+            if (launch == 2) // skipped: still launch 1's results
+                for (int64_t j = 0; j < s->n; j++)
+                    CHECK(test_load(s->p, j, ACL_FLOAT) == s->p0[j] &&
+                          test_load(s->m, j, ACL_FLOAT) == s->m0[j] &&
+                          test_load(s->v, j, ACL_FLOAT) == s->v0[j] &&
+                          test_load(s->x, j, ACL_FLOAT) == s->x0[j]);
+            // the next launch starts from these values, one step later (the caller's increment)
+            for (int64_t j = 0; j < s->n; j++) {
+                s->p0[j] = test_load(s->p, j, ACL_FLOAT), s->m0[j] = test_load(s->m, j, ACL_FLOAT);
+                s->v0[j] = test_load(s->v, j, ACL_FLOAT), s->x0[j] = test_load(s->x, j, ACL_FLOAT);
+            }
+            if (launch < 2) {
+                L.step[i] += 1;
+                int64_t st = (int64_t)L.step[i];
+                memcpy(L.step_buf[i], &st, 8);
+            }
+        }
+    }
+    aclDestroyAclOpExecutor(ex);
+    if (w) aclrtFree(w);
+    aclDestroyTensor(inf);
+    aclrtFree(ib);
+    lists_free(&L);
+}
+
 int main(void) {
     RUN(test_v2_hand);
     RUN(test_v2_values);
@@ -683,8 +844,11 @@ int main(void) {
     RUN(test_fused_adamw_values);
     RUN(test_fused_adamw_found_inf);
     RUN(test_fused_adamw_determinism);
+    RUN(test_fused_adamw_repeatable);
     RUN(test_fused_adamw_status);
     RUN(test_fused_sgd_values);
     RUN(test_fused_sgd_status);
+    RUN(test_v1_values);
+    RUN(test_v1_status);
     return test_summary();
 }

@@ -1104,6 +1104,57 @@ MUTANTS = [
         "why": "the adaptive window end rounds down instead of up: windows of sizes that do not "
                "divide lose their last row/column (7 -> 3: [0, 2) instead of [0, 3))",
     },
+    # ---------------------------------------------------------------- optim (issue 15)
+    {
+        "id": "optim-bias-correction-step",
+        "cls": "off by one",
+        "file": "src/ops/optim/optim_api.c",
+        "find": "double t = step + 1; // upstream: the kernels count this update",
+        "replace": "double t = step; // upstream: the kernels count this update",
+        "expect": r"FAIL +apply_adam_w_v2(_amsgrad|_maximize)?_[pm]\b",
+        "isa": "scalar",
+        "fast": True,
+        "ops": "apply_adam_w_v2_amsgrad_p",
+        "why": "the bias corrections use t = step instead of step + 1 (ApplyAdamWV2 and "
+               "FusedAdamw): 1 - beta^t off by a power; t = 0 divides by zero",
+    },
+    {
+        "id": "optim-weight-decay-coupled",
+        "cls": "wrong formula",
+        "file": "src/ops/optim/optim_simd.c",
+        "find": "vf pv = vmul(vload(p), vset(c->decay));",
+        "replace": "vf pv = vload(p); gv = vadd(gv, vmul(pv, vset(1.0f - c->decay)));",
+        "expect": r"FAIL +apply_adam_w_v2_[pm]\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "Adam's L2 penalty instead of AdamW's decoupled decay: lr wd p added to the "
+               "gradient (through the moments) instead of p scaled by 1 - lr wd",
+    },
+    {
+        "id": "optim-found-inf-ignored",
+        "cls": "missing branch",
+        "file": "src/ops/optim/optim_api.c",
+        "find": "if (p0->inf_slot >= 0 && read_f32(e, p0->inf_slot) == 1.0f) return;",
+        "replace": "if (0 && p0->inf_slot >= 0 && read_f32(e, p0->inf_slot) == 1.0f) return;",
+        "expect": r"FAIL +fused_adamw_found_inf_[pm]\b",
+        "isa": "scalar",
+        "fast": True,
+        "ops": "fused_adamw_found_inf_p",
+        "why": "FusedAdamw updates the parameters and moments although foundInf says the scaled "
+               "gradients overflowed (the step must be skipped entirely)",
+    },
+    {
+        "id": "optim-amsgrad-old-max",
+        "cls": "wrong operand",
+        "file": "src/ops/optim/optim_simd.c",
+        "find": "vh = vmax(vload(vx), vv);",
+        "replace": "vh = vload(vx);",
+        "expect": r"FAIL +(apply_adam_w_v2_amsgrad|fused_adamw_scale)_p\b",
+        "isa": "scalar",
+        "fast": False,
+        "why": "amsgrad keeps the old maximum instead of max(old, new v): the stored maximum and "
+               "the denominator miss a grown second moment",
+    },
     # ---------------------------------------------------------------- amp (issue 15)
     {
         "id": "foreach-norm-first-unit-only",

@@ -1,4 +1,5 @@
-/* aclnnApplyAdamWV2, aclnnFusedAdamw, aclnnFusedSgd: argument checks and plans (ops-nn optim/).
+/* aclnnApplyAdamW, aclnnApplyAdamWV2, aclnnFusedAdamw, aclnnFusedSgd: argument checks and plans
+ * (ops-nn optim/).
  *
  * Each parameter tensor is one CUSTOM step (engine/program.h: no engine updates several tensors
  * in place from per-launch scalars such as the step counter, gradScale and foundInf, which are
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aclnnop/aclnn_apply_adam_w.h"
 #include "aclnnop/aclnn_apply_adam_w_v2.h"
 #include "aclnnop/aclnn_fused_adamw.h"
 #include "aclnnop/aclnn_fused_sgd.h"
@@ -44,62 +46,38 @@ typedef struct opt_plan {
     og_view view[OPT_MAXT]; // their layouts
     int slot[OPT_MAXT];     // their slots
     bool write[OPT_MAXT];   // written back
-    int step_slot;          // Adam: the step tensor (INT64 or FLOAT, one element)
+    int step_slot;          // Adam: the step tensor (INT64 or FLOAT, element 0)
     aclDataType step_dtype;
     int scale_slot, inf_slot; // gradScale / foundInf (FLOAT, one element), -1 if none
+    // ApplyAdamW: its hyperparameters are one-element tensors of var's dtype, read in phase 2:
+    // beta1Power, beta2Power (beta^(t-1)), lr, weightDecay, beta1, beta2, eps; -1: none
+    int hyper_slot[7];
+    aclDataType hyper_dtype;
     double lr, beta1, beta2, weight_decay, eps;
     bool amsgrad, maximize, lerp;
     og_sgd_coef sgd; // SGD: complete but for has_scale / grad_scale (phase 2)
     int64_t n;
+    int64_t unit0; // its first parallel unit in the step
     opgrad_isa isa;
     int threads;
 } opt_plan;
-_Static_assert(sizeof(opt_plan) <= OG_CUSTOM_MAX_PARAMS, "a step's parameters fit the step");
+
+// One CUSTOM step for every tensor of an operator: the units are the tensors' chunks, in list
+// order, so a list of many small tensors costs one dispatch (flexible array: count plans).
+typedef struct opt_group {
+    int count;
+    int64_t units;
+    opt_plan t[];
+} opt_group;
 
 typedef struct opt_ctx {
-    const opt_plan *p;
+    const opt_group *g;
+    const aclOpExecutor *e;
     const og_convert_table *cv;
-    char *base[OPT_MAXT];
     char *scratch;
-    og_adam_coef adam;
-    og_sgd_coef sgd;
+    bool has_scale;
+    float scale;
 } opt_ctx;
-
-static void opt_unit(void *vctx, int core, int slot) {
-    const opt_ctx *c = vctx;
-    const opt_plan *p = c->p;
-    int64_t i0 = (int64_t)core * OPT_CHUNK, n = p->n - i0;
-    if (n > OPT_CHUNK) n = OPT_CHUNK;
-    float *buf = (float *)(c->scratch + (uint64_t)slot * OPT_MAXT * OPT_CHUNK * sizeof(float));
-    float *a[OPT_MAXT] = {0};
-    for (int k = 0; k < p->nt; k++) {
-        const og_view *v = &p->view[k];
-        if (v->dtype == ACL_FLOAT && v->contiguous) {
-            a[k] = (float *)c->base[k] + i0;
-            continue;
-        }
-        a[k] = buf + (size_t)k * OPT_CHUNK;
-        if (v->contiguous)
-            og_load_run(c->cv, c->base[k] + i0 * v->esize, v->dtype, 1, a[k], n);
-        else
-            for (int64_t i = 0; i < n; i++)
-                a[k][i] = og_load_elem(c->base[k] + og_view_offset(v, i0 + i) * v->esize, v->dtype);
-    }
-    if (p->kind == OPT_ADAM)
-        og_adam_step_kernels[p->isa](a[0], a[1], a[2], a[3], p->nt > 4 ? a[4] : NULL, (size_t)n,
-                                     &c->adam);
-    else
-        og_sgd_step_kernels[p->isa](a[0], a[1], p->nt > 2 ? a[2] : NULL, (size_t)n, &c->sgd);
-    for (int k = 0; k < p->nt; k++) {
-        const og_view *v = &p->view[k];
-        if (!p->write[k] || (v->dtype == ACL_FLOAT && v->contiguous)) continue;
-        if (v->contiguous)
-            og_store_run(c->cv, c->base[k] + i0 * v->esize, v->dtype, 1, a[k], n, false);
-        else
-            for (int64_t i = 0; i < n; i++)
-                og_store_elem(c->base[k] + og_view_offset(v, i0 + i) * v->esize, v->dtype, a[k][i]);
-    }
-}
 
 static float read_f32(const aclOpExecutor *e, int slot) {
     float f;
@@ -107,61 +85,195 @@ static float read_f32(const aclOpExecutor *e, int slot) {
     return f;
 }
 
-static void opt_run(const aclOpExecutor *e, const void *params, char *scratch) {
-    const opt_plan *p = params;
-    if (p->inf_slot >= 0 && read_f32(e, p->inf_slot) == 1.0f) return; // an overflow: skip
-    opt_ctx c = {.p = p, .cv = &og_convert[p->isa], .scratch = scratch};
-    for (int k = 0; k < p->nt; k++) c.base[k] = og_executor_addr(e, p->slot[k]);
-    bool has_scale = p->scale_slot >= 0;
-    float scale = has_scale ? read_f32(e, p->scale_slot) : 1.0f;
-    if (p->kind == OPT_ADAM) {
-        const char *s = og_executor_addr(e, p->step_slot);
-        double step;
-        if (p->step_dtype == ACL_INT64) {
-            int64_t i;
-            memcpy(&i, s, sizeof i);
-            step = (double)i;
-        } else {
-            float f;
-            memcpy(&f, s, sizeof f);
-            step = f;
-        }
-        double t = step + 1; // upstream: the kernels count this update
-        double bc1 = 1 - pow(p->beta1, t), bc2 = 1 - pow(p->beta2, t);
-        c.adam = (og_adam_coef){.grad_scale = scale,
-                                .decay = (float)(1 - p->lr * p->weight_decay),
-                                .beta1 = (float)p->beta1,
-                                .one_minus_beta1 = (float)(1 - p->beta1),
-                                .beta2 = (float)p->beta2,
-                                .one_minus_beta2 = (float)(1 - p->beta2),
-                                .step_size = (float)(p->lr / bc1),
-                                .inv_bc2_sqrt = (float)(1 / sqrt(bc2)),
-                                .eps = (float)p->eps,
-                                .has_scale = has_scale,
-                                .maximize = p->maximize,
-                                .amsgrad = p->amsgrad,
-                                .lerp = p->lerp};
-    } else {
-        c.sgd = p->sgd;
-        c.sgd.has_scale = has_scale;
-        c.sgd.grad_scale = scale;
+// Tensor p's update constants at this launch (its step counter, the hyperparameter tensors).
+static void adam_coef(const aclOpExecutor *e, const opt_plan *p, bool has_scale, float scale,
+                      og_adam_coef *c) {
+    if (p->hyper_slot[0] >= 0) {
+        // ApplyAdamW: beta^t = betaPower * beta (the powers hold beta^(t-1))
+        double h[7];
+        for (int k = 0; k < 7; k++)
+            h[k] = og_load_elem(og_executor_addr(e, p->hyper_slot[k]), p->hyper_dtype);
+        double lr = h[2], wd = h[3], b1 = h[4], b2 = h[5];
+        *c = (og_adam_coef){.grad_scale = 1,
+                            .decay = (float)(1 - lr * wd),
+                            .beta1 = (float)b1,
+                            .one_minus_beta1 = (float)(1 - b1),
+                            .beta2 = (float)b2,
+                            .one_minus_beta2 = (float)(1 - b2),
+                            .step_size = (float)(lr / (1 - h[0] * b1)),
+                            .inv_bc2_sqrt = (float)(1 / sqrt(1 - h[1] * b2)),
+                            .eps = (float)h[6],
+                            .maximize = p->maximize,
+                            .amsgrad = p->amsgrad};
+        return;
     }
-    int64_t units = (p->n + OPT_CHUNK - 1) / OPT_CHUNK;
-    og_parallel_for((int)units, p->threads, opt_unit, &c);
+    const char *s = og_executor_addr(e, p->step_slot);
+    double step;
+    if (p->step_dtype == ACL_INT64) {
+        int64_t i;
+        memcpy(&i, s, sizeof i);
+        step = (double)i;
+    } else {
+        float f;
+        memcpy(&f, s, sizeof f);
+        step = f;
+    }
+    double t = step + 1; // upstream: the kernels count this update
+    double bc1 = 1 - pow(p->beta1, t), bc2 = 1 - pow(p->beta2, t);
+    *c = (og_adam_coef){.grad_scale = scale,
+                        .decay = (float)(1 - p->lr * p->weight_decay),
+                        .beta1 = (float)p->beta1,
+                        .one_minus_beta1 = (float)(1 - p->beta1),
+                        .beta2 = (float)p->beta2,
+                        .one_minus_beta2 = (float)(1 - p->beta2),
+                        .step_size = (float)(p->lr / bc1),
+                        .inv_bc2_sqrt = (float)(1 / sqrt(bc2)),
+                        .eps = (float)p->eps,
+                        .has_scale = has_scale,
+                        .maximize = p->maximize,
+                        .amsgrad = p->amsgrad,
+                        .lerp = p->lerp};
 }
 
-/// Adds one tensor's step (its n elements; slots and views set by the caller).
-static void add_step(og_prog *prog, opt_plan *p) {
-    if (p->n == 0) return;
-    p->isa = og_isa();
-    p->threads = og_num_threads();
-    int slots[OPT_MAXT + 3], ns = 0;
-    for (int k = 0; k < p->nt; k++) slots[ns++] = p->slot[k];
-    if (p->kind == OPT_ADAM) slots[ns++] = p->step_slot;
-    if (p->scale_slot >= 0) slots[ns++] = p->scale_slot;
-    if (p->inf_slot >= 0) slots[ns++] = p->inf_slot;
-    uint64_t scratch = (uint64_t)p->threads * OPT_MAXT * OPT_CHUNK * sizeof(float);
-    og_prog_custom(prog, opt_run, p, sizeof *p, slots, ns, scratch);
+// Whether tensor k is updated in place (fp32, contiguous) rather than through a buffer. The
+// kernel writes vmax; ApplyAdamW's maxGradNorm is read-only, so it goes through the buffer.
+static bool direct_of(const opt_plan *p, int k) {
+    bool readonly_vmax = p->kind == OPT_ADAM && k == 4 && !p->write[k];
+    return p->view[k].dtype == ACL_FLOAT && p->view[k].contiguous && !readonly_vmax;
+}
+
+static void opt_unit(void *vctx, int core, int slot) {
+    const opt_ctx *c = vctx;
+    // the tensor whose chunks hold unit `core` (the last with unit0 <= core)
+    int lo = 0, hi = c->g->count - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (c->g->t[mid].unit0 <= core)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    const opt_plan *p = &c->g->t[lo];
+    int64_t i0 = (core - p->unit0) * OPT_CHUNK, n = p->n - i0;
+    if (n > OPT_CHUNK) n = OPT_CHUNK;
+    // (no scratch when every tensor is updated in place)
+    float *buf = c->scratch
+                     ? (float *)(c->scratch + (uint64_t)slot * OPT_MAXT * OPT_CHUNK * sizeof(float))
+                     : NULL;
+    float *a[OPT_MAXT] = {0};
+    char *base[OPT_MAXT];
+    bool direct[OPT_MAXT];
+    for (int k = 0; k < p->nt; k++) {
+        const og_view *v = &p->view[k];
+        base[k] = og_executor_addr(c->e, p->slot[k]);
+        direct[k] = direct_of(p, k);
+        if (direct[k]) {
+            a[k] = (float *)base[k] + i0;
+            continue;
+        }
+        a[k] = buf + (size_t)k * OPT_CHUNK;
+        if (v->contiguous)
+            og_load_run(c->cv, base[k] + i0 * v->esize, v->dtype, 1, a[k], n);
+        else
+            for (int64_t i = 0; i < n; i++)
+                a[k][i] = og_load_elem(base[k] + og_view_offset(v, i0 + i) * v->esize, v->dtype);
+    }
+    if (p->kind == OPT_ADAM) {
+        og_adam_coef coef;
+        adam_coef(c->e, p, c->has_scale, c->scale, &coef);
+        og_adam_step_kernels[p->isa](a[0], a[1], a[2], a[3], p->nt > 4 ? a[4] : NULL, (size_t)n,
+                                     &coef);
+    } else {
+        og_sgd_coef coef = p->sgd;
+        coef.has_scale = c->has_scale;
+        coef.grad_scale = c->scale;
+        og_sgd_step_kernels[p->isa](a[0], a[1], p->nt > 2 ? a[2] : NULL, (size_t)n, &coef);
+    }
+    for (int k = 0; k < p->nt; k++) {
+        const og_view *v = &p->view[k];
+        if (!p->write[k] || direct[k]) continue; // direct: updated in place
+        if (v->contiguous)
+            og_store_run(c->cv, base[k] + i0 * v->esize, v->dtype, 1, a[k], n, false);
+        else
+            for (int64_t i = 0; i < n; i++)
+                og_store_elem(base[k] + og_view_offset(v, i0 + i) * v->esize, v->dtype, a[k][i]);
+    }
+}
+
+static void opt_run(const aclOpExecutor *e, const void *params, char *scratch) {
+    const opt_group *g = params;
+    const opt_plan *p0 = &g->t[0];
+    if (p0->inf_slot >= 0 && read_f32(e, p0->inf_slot) == 1.0f) return; // an overflow: skip
+    opt_ctx c = {.g = g, .e = e, .cv = &og_convert[p0->isa], .scratch = scratch};
+    c.has_scale = p0->scale_slot >= 0;
+    c.scale = c.has_scale ? read_f32(e, p0->scale_slot) : 1.0f;
+    og_parallel_for((int)g->units, p0->threads, opt_unit, &c);
+}
+
+/// The tensors of one operator call, collected into one step.
+typedef struct opt_builder {
+    opt_plan *t;
+    int count, cap;
+    bool failed;
+} opt_builder;
+
+/// Adds one tensor (its n elements; slots and views set by the caller); empty ones do nothing.
+static void add_step(opt_builder *b, const opt_plan *p) {
+    if (p->n == 0 || b->failed) return;
+    if (b->count == b->cap) {
+        int cap = b->cap ? 2 * b->cap : 8;
+        opt_plan *t = realloc(b->t, (size_t)cap * sizeof *t);
+        if (!t) {
+            b->failed = true;
+            return;
+        }
+        b->t = t, b->cap = cap;
+    }
+    b->t[b->count++] = *p;
+}
+
+/// The step of the collected tensors; frees the builder.
+static aclnnStatus flush_steps(og_prog *prog, opt_builder *b) {
+    aclnnStatus st = ACLNN_SUCCESS;
+    size_t bytes = sizeof(opt_group) + (size_t)b->count * sizeof(opt_plan);
+    opt_group *g = b->failed || !b->count ? NULL : malloc(bytes);
+    int *slots = g ? malloc((size_t)b->count * (OPT_MAXT + 10) * sizeof *slots) : NULL;
+    if (b->failed || (b->count && (!g || !slots))) {
+        st = og_fail(ACLNN_ERR_INNER, "%sGetWorkspaceSize: out of memory", prog->op->name);
+    } else if (b->count) {
+        g->count = b->count;
+        int64_t units = 0;
+        int ns = 0, threads = og_num_threads();
+        bool buffered = false; // some tensor goes through the per-thread fp32 buffers
+        opgrad_isa isa = og_isa();
+        for (int i = 0; i < b->count; i++) {
+            opt_plan *p = &g->t[i];
+            *p = b->t[i];
+            p->isa = isa, p->threads = threads, p->unit0 = units;
+            units += (p->n + OPT_CHUNK - 1) / OPT_CHUNK;
+            for (int k = 0; k < p->nt; k++) {
+                slots[ns++] = p->slot[k];
+                buffered |= !direct_of(p, k);
+            }
+            if (p->kind == OPT_ADAM && p->hyper_slot[0] < 0) slots[ns++] = p->step_slot;
+            if (p->kind == OPT_ADAM && p->hyper_slot[0] >= 0)
+                for (int k = 0; k < 7; k++) slots[ns++] = p->hyper_slot[k];
+            if (p->scale_slot >= 0) slots[ns++] = p->scale_slot;
+            if (p->inf_slot >= 0) slots[ns++] = p->inf_slot;
+        }
+        g->units = units;
+        if (units > 0x7fffffff)
+            st = og_fail(ACLNN_ERR_PARAM_INVALID,
+                         "%sGetWorkspaceSize: %lld chunks of %d elements; at most 2^31 - 1",
+                         prog->op->name, (long long)units, OPT_CHUNK);
+        else
+            og_prog_custom(prog, opt_run, g, bytes, slots, ns,
+                           buffered ? (uint64_t)threads * OPT_MAXT * OPT_CHUNK * sizeof(float) : 0);
+    }
+    free(g);
+    free(slots);
+    free(b->t);
+    return st;
 }
 
 // ---- checks -------------------------------------------------------------------------------
@@ -196,6 +308,8 @@ static aclnnStatus check_one_of(const og_opdesc *op, const char *name, const acl
         return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has dtype %s; it must be %s%s%s", fn, name,
                        og_dtype_name(t->dtype), og_dtype_name(a), a != b ? " or " : "",
                        a != b ? og_dtype_name(b) : "");
+    if (!t->data) // read in phase 2
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: %s has no data (NULL address)", fn, name);
     if (first ? t->numel < 1 : t->numel != 1)
         return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: %s has %lld elements; it must have %s", fn,
                        name, (long long)t->numel, first ? "at least one" : "exactly one");
@@ -221,7 +335,8 @@ static aclnnStatus check_hyper(const og_opdesc *op, const char *name, double x) 
 static aclnnStatus check_memory(const og_opdesc *op, int nr, const aclTensor *const *rd,
                                 const char *const *rnames, int nw, const aclTensor *const *wr,
                                 const char *const *wnames) {
-    const char *names[OPT_MAXT + 3];
+    const char *names[16]; // nr + nw <= 16
+    if (nr + nw > 16) return og_fail(ACLNN_ERR_INNER, "%s: too many tensors", op->name);
     for (int k = 0; k < nr; k++) names[k] = rnames[k];
     for (int k = 0; k < nw; k++) names[nr + k] = wnames[k];
     OG_TRY(og_check_io_memory(op, nr, rd, nw, wr, names));
@@ -238,6 +353,38 @@ static aclnnStatus check_memory(const og_opdesc *op, int nr, const aclTensor *co
     return ACLNN_SUCCESS;
 }
 
+// ---- fast paths for long lists ----------------------------------------------------------
+// The named checks format a message name per tensor; a list of thousands of tensors checks each
+// with these predicates first, and runs the named checks (which then fail with their message)
+// only where one says no. Each predicate implies its named checks pass.
+
+static bool is_float_dt(aclDataType dt) {
+    return dt == ACL_FLOAT || dt == ACL_FLOAT16 || dt == ACL_BF16;
+}
+
+// t (live: og_check_tensor_list) has dtype dt (a float dtype), rank <= 8 and ref's shape.
+static bool quick_like(const aclTensor *t, const aclTensor *ref, aclDataType dt) {
+    if (t->dtype != dt || !is_float_dt(dt) || t->ndim > OG_MAX_DIMS || t->ndim != ref->ndim)
+        return false;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->dims[d] != ref->dims[d]) return false;
+    return true;
+}
+
+// Every tensor has data, no written one writes an address twice or overlaps another.
+static bool quick_memory(int nr, const aclTensor *const *rd, int nw, const aclTensor *const *wr) {
+    for (int k = 0; k < nr + nw; k++)
+        if (!(k < nr ? rd[k] : wr[k - nr])->data) return false;
+    for (int j = 0; j < nw; j++) {
+        if (og_tensor_self_overlap_dim(wr[j]) >= 0) return false;
+        for (int k = 0; k < nr + nw; k++) {
+            if (k == nr + j) continue;
+            if (og_tensors_overlap(wr[j], k < nr ? rd[k] : wr[k - nr])) return false;
+        }
+    }
+    return true;
+}
+
 // ---- aclnnApplyAdamWV2 --------------------------------------------------------------------
 
 aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor *varRef, aclTensor *mRef, aclTensor *vRef,
@@ -249,16 +396,27 @@ aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor *varRef, aclTensor *mRef
     const og_opdesc *op = &og_op_ApplyAdamWV2;
     aclTensor *vmax = amsgrad ? maxGradNormOptionalRef : NULL; // read only with amsgrad
     {
-        const char *names[] = {"varRef", "mRef", "vRef", "grad", "step", "maxGradNormOptionalRef"};
-        const void *ptrs[] = {varRef, mRef, vRef, grad, step, vmax};
-        OG_TRY(og_check_args(op, workspaceSize, executor, amsgrad ? 6 : 5, names, ptrs));
+        const char *names[] = {"varRef", "mRef", "vRef", "grad", "step"};
+        const void *ptrs[] = {varRef, mRef, vRef, grad, step};
+        OG_TRY(og_check_args(op, workspaceSize, executor, 5, names, ptrs));
     }
     OG_TRY(check_state(op, "varRef", varRef));
     OG_TRY(check_state(op, "mRef", mRef));
     OG_TRY(check_state(op, "vRef", vRef));
     OG_TRY(check_state(op, "grad", grad));
-    if (vmax) OG_TRY(check_state(op, "maxGradNormOptionalRef", vmax));
     OG_TRY(check_one(op, "step", step, ACL_INT64, ACL_FLOAT));
+    // the optional tensor amsgrad requires: 161001 when NULL, after the other tensors' checks (a
+    // destroyed handle among them is 161002 whatever else is missing)
+    if (amsgrad && !vmax)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR,
+                       "%sGetWorkspaceSize: maxGradNormOptionalRef is NULL; amsgrad needs it",
+                       op->name);
+    if (vmax) OG_TRY(check_state(op, "maxGradNormOptionalRef", vmax));
+    if (!amsgrad && maxGradNormOptionalRef) { // not read, but a handle must be live
+        char fn[FN_BUF];
+        snprintf(fn, sizeof fn, "%sGetWorkspaceSize", op->name);
+        OG_TRY(og_check_live(fn, "maxGradNormOptionalRef", maxGradNormOptionalRef, OG_OBJ_TENSOR));
+    }
     // One dtype for all, or (upstream's mixed precision) FLOAT var/m/v with a FLOAT16 / BFLOAT16
     // grad and maxGradNorm.
     aclDataType dt = varRef->dtype, gdt = grad->dtype;
@@ -282,7 +440,8 @@ aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor *varRef, aclTensor *mRef
         const aclTensor *rd[] = {grad, step}, *wr[] = {varRef, mRef, vRef, vmax};
         const char *rn[] = {"grad", "step"},
                    *wn[] = {"varRef", "mRef", "vRef", "maxGradNormOptionalRef"};
-        OG_TRY(check_memory(op, 2, rd, rn, vmax ? 4 : 3, wr, wn));
+        if (varRef->numel > 0) // an empty update touches no memory
+            OG_TRY(check_memory(op, 2, rd, rn, vmax ? 4 : 3, wr, wn));
     }
     // slots (ops.inc's rule: refs as inputs, then again as outputs): inputs 0 varRef, 1 mRef,
     // 2 vRef, 3 maxGradNormOptionalRef, 4 grad, 5 step; outputs 6 varRef, 7 mRef, 8 vRef,
@@ -293,6 +452,7 @@ aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor *varRef, aclTensor *mRef
     opt_plan p;
     memset(&p, 0, sizeof p);
     p.kind = OPT_ADAM;
+    p.hyper_slot[0] = -1;
     p.nt = vmax ? 5 : 4;
     const aclTensor *ts[] = {varRef, grad, mRef, vRef, vmax};
     const int sl[] = {6, 4, 7, 8, 9};
@@ -307,16 +467,114 @@ aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor *varRef, aclTensor *mRef
     p.lr = lr, p.beta1 = beta1, p.beta2 = beta2, p.weight_decay = weightDecay, p.eps = eps;
     p.amsgrad = amsgrad, p.maximize = maximize, p.lerp = true;
     p.n = varRef->numel;
-    add_step(&prog, &p);
+    opt_builder b = {0};
+    add_step(&b, &p);
+    aclnnStatus st = flush_steps(&prog, &b);
+    if (st != ACLNN_SUCCESS) {
+        og_prog_discard(&prog);
+        return st;
+    }
+    return og_prog_publish(&prog, workspaceSize, executor);
+}
+
+// ---- aclnnApplyAdamW ----------------------------------------------------------------------
+
+aclnnStatus aclnnApplyAdamWGetWorkspaceSize(
+    aclTensor *varRef, aclTensor *mRef, aclTensor *vRef, const aclTensor *beta1Power,
+    const aclTensor *beta2Power, const aclTensor *lr, const aclTensor *weightDecay,
+    const aclTensor *beta1, const aclTensor *beta2, const aclTensor *eps, const aclTensor *grad,
+    const aclTensor *maxGradNormOptional, bool amsgrad, bool maximize, uint64_t *workspaceSize,
+    aclOpExecutor **executor) {
+    const og_opdesc *op = &og_op_ApplyAdamW;
+    const aclTensor *vmax = amsgrad ? maxGradNormOptional : NULL; // read only with amsgrad
+    static const char *const hnames[7] = {"beta1Power", "beta2Power", "lr", "weightDecay",
+                                          "beta1",      "beta2",      "eps"};
+    const aclTensor *hs[7] = {beta1Power, beta2Power, lr, weightDecay, beta1, beta2, eps};
+    {
+        const char *names[] = {"varRef",     "mRef", "vRef",        "beta1Power",
+                               "beta2Power", "lr",   "weightDecay", "beta1",
+                               "beta2",      "eps",  "grad",        "maxGradNormOptional"};
+        const void *ptrs[] = {varRef,      mRef,  vRef,  beta1Power, beta2Power, lr,
+                              weightDecay, beta1, beta2, eps,        grad,       vmax};
+        OG_TRY(og_check_args(op, workspaceSize, executor, 11, names, ptrs));
+    }
+    OG_TRY(check_state(op, "varRef", varRef));
+    aclDataType dt = varRef->dtype;
+    OG_TRY(check_state(op, "mRef", mRef));
+    OG_TRY(check_like(op, "mRef", mRef, "varRef", varRef, dt));
+    OG_TRY(check_state(op, "vRef", vRef));
+    OG_TRY(check_like(op, "vRef", vRef, "varRef", varRef, dt));
+    OG_TRY(check_state(op, "grad", grad));
+    OG_TRY(check_like(op, "grad", grad, "varRef", varRef, dt));
+    // the hyperparameters: one element each, of var's dtype
+    for (int k = 0; k < 7; k++) OG_TRY(check_one(op, hnames[k], hs[k], dt, dt));
+    // the optional tensor amsgrad requires: 161001 when NULL, after the other tensors' checks (a
+    // destroyed handle among them is 161002 whatever else is missing)
+    if (amsgrad && !vmax)
+        return og_fail(ACLNN_ERR_PARAM_NULLPTR,
+                       "%sGetWorkspaceSize: maxGradNormOptional is NULL; amsgrad needs it",
+                       op->name);
+    if (vmax) {
+        OG_TRY(check_state(op, "maxGradNormOptional", vmax));
+        OG_TRY(check_like(op, "maxGradNormOptional", vmax, "varRef", varRef, dt));
+    }
+    if (!amsgrad && maxGradNormOptional) { // not read, but a handle must be live
+        char fn[FN_BUF];
+        snprintf(fn, sizeof fn, "%sGetWorkspaceSize", op->name);
+        OG_TRY(og_check_live(fn, "maxGradNormOptional", maxGradNormOptional, OG_OBJ_TENSOR));
+    }
+    {
+        const aclTensor *rd[9] = {grad, vmax ? vmax : grad}, *wr[] = {varRef, mRef, vRef};
+        const char *rn[9] = {"grad", vmax ? "maxGradNormOptional" : "grad"};
+        for (int k = 0; k < 7; k++) rd[2 + k] = hs[k], rn[2 + k] = hnames[k];
+        const char *wn[] = {"varRef", "mRef", "vRef"};
+        if (varRef->numel > 0) // an empty update touches no memory
+            OG_TRY(check_memory(op, 9, rd, rn, 3, wr, wn));
+    }
+    // slots (ops.inc's rule): inputs 0 varRef, 1 mRef, 2 vRef, 3-9 the hyperparameters, 10 grad,
+    // 11 maxGradNormOptional; outputs 12 varRef, 13 mRef, 14 vRef
+    const aclTensor *io[] = {varRef, mRef, vRef, beta1Power, beta2Power, lr,   weightDecay, beta1,
+                             beta2,  eps,  grad, vmax,       varRef,     mRef, vRef};
+    og_prog prog;
+    og_prog_init(&prog, op, 12, 3, io);
+    opt_plan p;
+    memset(&p, 0, sizeof p);
+    p.kind = OPT_ADAM;
+    p.nt = vmax ? 5 : 4;
+    const int sl[] = {12, 10, 13, 14, 11};
+    for (int k = 0; k < p.nt; k++) {
+        og_view_of(&p.view[k], io[sl[k]]);
+        p.slot[k] = sl[k];
+        p.write[k] = k != 1 && k != 4; // maxGradNorm is an input here
+    }
+    for (int k = 0; k < 7; k++) p.hyper_slot[k] = 3 + k;
+    p.hyper_dtype = dt;
+    p.scale_slot = p.inf_slot = -1;
+    p.amsgrad = amsgrad, p.maximize = maximize;
+    p.n = varRef->numel;
+    opt_builder b = {0};
+    add_step(&b, &p);
+    aclnnStatus st = flush_steps(&prog, &b);
+    if (st != ACLNN_SUCCESS) {
+        og_prog_discard(&prog);
+        return st;
+    }
     return og_prog_publish(&prog, workspaceSize, executor);
 }
 
 // ---- tensor lists -------------------------------------------------------------------------
 
-// A live tensor list of live tensors; *n its length.
+// A live tensor list of live tensors that fit their blocks; *n its length. Checked without
+// formatting a name per entry first (long lists); og_check_tensor_list names the failure.
 static aclnnStatus check_list(const og_opdesc *op, const char *name, const aclTensorList *l,
                               uint64_t *n) {
-    return og_check_tensor_list(op, name, l, n);
+    bool ok = og_object_is_live(l, OG_OBJ_TENSOR_LIST);
+    for (uint64_t i = 0; ok && i < l->size; i++)
+        ok = og_object_is_live(l->tensors[i], OG_OBJ_TENSOR) &&
+             og_check_fits_block(op, name, l->tensors[i]) == ACLNN_SUCCESS;
+    if (!ok) return og_check_tensor_list(op, name, l, n);
+    *n = l->size;
+    return ACLNN_SUCCESS;
 }
 
 // Lists of the same length as paramsRef (161002).
@@ -397,7 +655,13 @@ aclnnStatus aclnnFusedAdamwGetWorkspaceSize(
     aclDataType dt = paramsRef->tensors[0]->dtype, sdt = stateSteps->tensors[0]->dtype;
     char nb[5][64];
     for (uint64_t i = 0; i < n; i++) {
-        const aclTensor *p = paramsRef->tensors[i];
+        const aclTensor *p = paramsRef->tensors[i], *s = stateSteps->tensors[i];
+        bool quick = quick_like(p, p, dt) && quick_like(grads->tensors[i], p, dt) &&
+                     quick_like(expAvgsRef->tensors[i], p, dt) &&
+                     quick_like(expAvgSqsRef->tensors[i], p, dt) &&
+                     (!amsgrad || quick_like(maxExpAvgSqsRef->tensors[i], p, dt)) &&
+                     s->dtype == sdt && (sdt == ACL_INT64 || sdt == ACL_FLOAT) && s->numel >= 1;
+        if (quick) continue;
         const char *pn = elem_name(nb[0], sizeof nb[0], "paramsRef", i);
         OG_TRY(check_state(op, pn, p));
         if (p->dtype != dt)
@@ -448,6 +712,9 @@ aclnnStatus aclnnFusedAdamwGetWorkspaceSize(
         const aclTensor *rd[] = {io[n + i], io[4 * n + x + i]},
                         *wr[] = {io[i], io[2 * n + i], io[3 * n + i],
                                  amsgrad ? io[4 * n + i] : NULL};
+        // an empty parameter touches no memory (its tensors may have no address; upstream
+        // leaves empty tensors out)
+        if (io[i]->numel == 0 || quick_memory(2, rd, 3 + nx_used, wr)) continue;
         char rn[2][64], wn[4][64];
         const char *rnp[] = {elem_name(rn[0], 64, "grads", i),
                              elem_name(rn[1], 64, "stateSteps", i)};
@@ -462,10 +729,12 @@ aclnnStatus aclnnFusedAdamwGetWorkspaceSize(
     }
     og_prog prog;
     og_prog_init(&prog, op, nin, nout, io);
+    opt_builder b = {0};
     for (uint64_t i = 0; i < n; i++) {
         opt_plan p;
         memset(&p, 0, sizeof p);
         p.kind = OPT_ADAM;
+        p.hyper_slot[0] = -1;
         p.nt = 4 + nx_used;
         // p, g, m, v, vmax: the written ones through their output slots
         const int sl[] = {(int)(o0 + i), (int)(n + i), (int)(o0 + n + i), (int)(o0 + 2 * n + i),
@@ -482,9 +751,13 @@ aclnnStatus aclnnFusedAdamwGetWorkspaceSize(
         p.lr = lr, p.beta1 = beta1, p.beta2 = beta2, p.weight_decay = weightDecay, p.eps = eps;
         p.amsgrad = amsgrad, p.maximize = maximize, p.lerp = false;
         p.n = io[sl[0]]->numel;
-        add_step(&prog, &p);
+        add_step(&b, &p);
     }
-    st = og_prog_publish(&prog, workspaceSize, executor);
+    st = flush_steps(&prog, &b);
+    if (st != ACLNN_SUCCESS)
+        og_prog_discard(&prog);
+    else
+        st = og_prog_publish(&prog, workspaceSize, executor);
     free(io);
     return st;
 }
@@ -547,6 +820,9 @@ aclnnStatus aclnnFusedSgdGetWorkspaceSize(const aclTensorList *paramsRef,
     char nbuf[3][64];
     for (uint64_t i = 0; i < n; i++) {
         const aclTensor *p = paramsRef->tensors[i];
+        if (quick_like(p, p, dt) && quick_like(gradsRef->tensors[i], p, dt) &&
+            (!bufs || quick_like(bufs->tensors[i], p, dt)))
+            continue;
         const char *pn = elem_name(nbuf[0], sizeof nbuf[0], "paramsRef", i);
         OG_TRY(check_state(op, pn, p));
         if (p->dtype != dt)
@@ -581,6 +857,8 @@ aclnnStatus aclnnFusedSgdGetWorkspaceSize(const aclTensorList *paramsRef,
     aclnnStatus st = ACLNN_SUCCESS;
     for (uint64_t i = 0; i < n && st == ACLNN_SUCCESS; i++) {
         const aclTensor *wr[] = {io[i], io[n + i], bufs ? io[2 * n + i] : NULL};
+        // an empty parameter touches no memory (its tensors may have no address)
+        if (io[i]->numel == 0 || quick_memory(0, NULL, 2 + nbuf_used, wr)) continue;
         char wn[3][64];
         const char *wnp[] = {elem_name(wn[0], 64, "paramsRef", i),
                              elem_name(wn[1], 64, "gradsRef", i),
@@ -593,10 +871,12 @@ aclnnStatus aclnnFusedSgdGetWorkspaceSize(const aclTensorList *paramsRef,
     }
     og_prog prog;
     og_prog_init(&prog, op, nin, nout, io);
+    opt_builder bld = {0};
     for (uint64_t i = 0; i < n; i++) {
         opt_plan p;
         memset(&p, 0, sizeof p);
         p.kind = OPT_SGD;
+        p.hyper_slot[0] = -1;
         p.nt = 2 + nbuf_used;
         const int sl[] = {(int)(o0 + i), (int)(o0 + n + i), (int)(o0 + 2 * n + i)};
         for (int k = 0; k < p.nt; k++) {
@@ -616,9 +896,13 @@ aclnnStatus aclnnFusedSgdGetWorkspaceSize(const aclTensorList *paramsRef,
                               .first_step = isFirstStep,
                               .nesterov = nesterov};
         p.n = io[sl[0]]->numel;
-        add_step(&prog, &p);
+        add_step(&bld, &p);
     }
-    st = og_prog_publish(&prog, workspaceSize, executor);
+    st = flush_steps(&prog, &bld);
+    if (st != ACLNN_SUCCESS)
+        og_prog_discard(&prog);
+    else
+        st = og_prog_publish(&prog, workspaceSize, executor);
     free(io);
     return st;
 }
