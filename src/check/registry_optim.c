@@ -162,16 +162,6 @@ static void sgd_ref(const ogc_op *op, const ogc_shape *in, const double *const *
     *terms = 1;
 }
 
-// No input is differentiable, so no gradient is ever compared; the checker core still evaluates
-// a backward reference while drawing inputs (exercises_every_input, which only looks at
-// differentiable inputs), so this one leaves its zeroed gradients as they are.
-static void no_backward(const ogc_op *op, const ogc_shape *in, const double *const *x,
-                        const ogc_shape *out, const double *const *saved, const double *gy,
-                        double *const *gx, double *const *mag, int64_t *terms) {
-    (void)op, (void)in, (void)x, (void)out, (void)saved, (void)gy, (void)gx, (void)mag;
-    (void)terms;
-}
-
 // ---- entry points -------------------------------------------------------------------------
 
 // Element offset of row-major element i of t's view, from the storage base.
@@ -423,7 +413,7 @@ SGD_ATTRS(sgd_nest, 0.1, 0.5, 0, 0.2, 1, 0, 0, 3)      // nesterov, gradScale 3
         .name = entry_name, .api = api_, ADAM_IN(ams), .nsaved = nsaved_,                          \
         .saved_names = {"exp_avg_sq", "max_exp_avg_sq"}, .attrs = attr, .dtypes = dts, .lo = -2,   \
         .hi = 2, .fp32_ulps = 8, .forward = adam_forward, .shapes = opt_shapes,                    \
-        .ref_forward_tensor = adam_ref, .ref_backward_tensor = no_backward                         \
+        .ref_forward_tensor = adam_ref                                                             \
     }
 
 #define ADAM_PAIR(prefix, api_, attr, ams, dts)                                                    \
@@ -440,7 +430,7 @@ SGD_ATTRS(sgd_nest, 0.1, 0.5, 0, 0.2, 1, 0, 0, 3)      // nesterov, gradScale 3
         .in = {{"param", false}, {"grad", false}, {"momentum_buffer", false}}, .nsaved = nsaved_,  \
         .saved_names = {"grad_unscaled"}, .attrs = attr, .dtypes = OG_DTS_FLOATING, .lo = -2,      \
         .hi = 2, .fp32_ulps = 8, .forward = sgd_forward, .shapes = opt_shapes,                     \
-        .ref_forward_tensor = sgd_ref, .ref_backward_tensor = no_backward                          \
+        .ref_forward_tensor = sgd_ref                                                              \
     }
 
 static const ogc_op optim_ops[] = {

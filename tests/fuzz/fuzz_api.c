@@ -198,8 +198,9 @@ typedef struct call {
     aclTensor *wrong_tensor[MAXP];
     float wrong_buf[MAXP];
     bool any_stale;
-    bool any_null;   // some pointer argument is NULL
-    bool any_unsafe; // some view must not be run
+    bool any_null;      // some pointer argument is NULL
+    bool optional_null; // an optional one is NULL (valid, unless an outputMask asks for it)
+    bool any_unsafe;    // some view must not be run
     bool any_overflow;
     bool any_too_big;
 } call;
@@ -471,6 +472,7 @@ static void make_tensor_at(fz *f, call *c, int k, tslot *s) {
 static void make_tensor(fz *f, call *c, int k) {
     make_tensor_at(f, c, k, &c->ts[k]);
     if (!c->ts[k].t && !optional(c, k)) c->any_null = true;
+    if (!c->ts[k].t && optional(c, k)) c->optional_null = true;
     c->a[k].t = c->ts[k].t;
 }
 
@@ -487,6 +489,7 @@ static void make_list(fz *f, call *c, int k) {
     c->nlts[k] = want;
     if (fz_pick(f, 16) == 1) {
         c->any_null |= !optional(c, k);
+        c->optional_null |= optional(c, k);
     } else {
         c->lists[k] = aclCreateTensorList(ts, (uint64_t)n);
         FUZZ_REQUIRE(c->lists[k], "aclCreateTensorList: %s", aclGetRecentErrMsg());
@@ -610,6 +613,7 @@ static void make_arg(fz *f, call *c, int k) {
     case OG_PARAM_INT_ARRAY:
         a->a = c->arrays[k] = make_array(f);
         if (!a->a && !optional(c, k)) c->any_null = true; // (A(name, NULL): NULL is valid)
+        if (!a->a && optional(c, k)) c->optional_null = true;
         if (a->a && pick_handle_mode(f) == 1) c->stale[k] = true;
         break;
     case OG_PARAM_STRING: {
@@ -693,6 +697,7 @@ static void make_arg(fz *f, call *c, int k) {
             case 3: // NULL (the tensor itself is destroyed with the others)
                 a->t = NULL;
                 c->any_null |= !optional(c, k);
+                c->optional_null |= optional(c, k);
                 break;
             case 2: { // a scalar where a tensor belongs
                 float one = 1;
@@ -1027,8 +1032,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!wsp || !ep || c.any_null)
         FUZZ_REQUIRE(st == ACLNN_ERR_PARAM_NULLPTR, "%s with a NULL argument: status %d (%s)",
                      op->name, (int)st, msg);
-    else if (c.any_stale)
-        FUZZ_REQUIRE(st == ACLNN_ERR_PARAM_INVALID,
+    else if (c.any_stale) // (an optional NULL an outputMask asks for may be named first: 161001)
+        FUZZ_REQUIRE(st == ACLNN_ERR_PARAM_INVALID ||
+                         (c.optional_null && st == ACLNN_ERR_PARAM_NULLPTR),
                      "%s with a destroyed handle or one of another kind: status %d (%s)", op->name,
                      (int)st, msg);
     FUZZ_REQUIRE(st == ACLNN_SUCCESS || st == ACLNN_ERR_PARAM_NULLPTR ||

@@ -311,8 +311,12 @@ static aclnnStatus fe_publish(const og_opdesc *op, fe_io *io, int n, int out_bas
     int64_t units = 0;
     for (int k = 0; k < n; k++) {
         fe_item *it = &p->items[k];
-        og_view_of(&it->in, io->t[k]);
-        og_view_of(&it->out, io->t[out_base + k]);
+        if (io->t[k]->numel > 0) { // (an empty tensor's dims may have no product in int64)
+            og_view_of(&it->in, io->t[k]);
+            og_view_of(&it->out, io->t[out_base + k]);
+        } else if (io->t[out_base + k]->numel > 0) { // the norm of an empty tensor: out's element
+            og_view_of(&it->out, io->t[out_base + k]);
+        }
         it->in_slot = k, it->out_slot = out_base + k;
         it->numel = io->t[k]->numel;
         it->first_unit = units;
