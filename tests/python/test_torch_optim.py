@@ -4,7 +4,8 @@
     OPGRAD_LIBRARY=build/libopgrad.so PYTHONPATH=python /usr/bin/python3 tests/python/test_torch_optim.py [-v]
 
 Against torch.optim.AdamW / SGD over several steps with every flag (amsgrad, maximize, weight
-decay, nesterov, dampening, several parameter groups): the same parameters and state to a few
+decay, nesterov, dampening, several parameter groups, a state_dict round trip): the same
+parameters and state to a few
 fp32 ulps (both round each operation in fp32; the order of the rounding differs: bound 4e-6
 relative after 6 steps, measured 1e-7); a step with found_inf set changes nothing, step counts
 included; grad_scale divides the gradients; fp16 / bf16 parameters; with the GradScaler, an
@@ -82,6 +83,23 @@ class TestAdamW(unittest.TestCase):
             self.assertTrue(torch.equal(x.detach(), x0))
             self.assertTrue(torch.equal(oa.state[x]["exp_avg"], m0))
             self.assertEqual(float(oa.state[x]["step"]), s0)
+
+    def test_state_dict_round_trip(self):
+        a, b, g = _twins(7)
+        oa, ob = AdamW(a, lr=1e-2, amsgrad=True), torch.optim.AdamW(b, lr=1e-2, amsgrad=True)
+        for _ in range(3):
+            _grads(a, b, g)
+            oa.step()
+            ob.step()
+        saved = oa.state_dict()
+        oa = AdamW(a, lr=1e-2, amsgrad=True)
+        oa.load_state_dict(saved)  # new state tensors: new step buffer and plans
+        for _ in range(3):
+            _grads(a, b, g)
+            oa.step()
+            ob.step()
+        _close(self, a, b, 4e-6, "after load_state_dict")
+        self.assertEqual([float(oa.state[x]["step"]) for x in a], [6.0] * len(a))
 
     def test_half_parameters(self):
         for dt in (torch.float16, torch.bfloat16):

@@ -55,7 +55,7 @@ _tls = _State()
 
 
 def _layout(t):
-    return None if t is None else (tuple(t.shape), t.stride(), t.dtype)
+    return None if t is None else (t.shape, t.stride(), t.dtype)
 
 
 def _slots(op, args):
@@ -127,12 +127,10 @@ def _plan(name, op, args, fn):
             L.aclDestroyScalar(h)
 
 
-def run(name, *args):
-    """Runs aclnn<name> on the arguments of its phase 1 (see the module's docstring)."""
-    op = L.OPS[name]
-    fn = "aclnn" + name
+def layout_key(name, args):
+    """The plan key of a call: every tensor's layout and the other arguments' values."""
     key = [name]
-    for p, a in zip(op.params, args):
+    for p, a in zip(L.OPS[name].params, args):
         if p.kind in _LISTS:
             key.append(None if a is None else tuple(_layout(t) for t in a))
         elif p.kind in ("T", "G", "Y", "O", "R"):
@@ -140,7 +138,17 @@ def run(name, *args):
         else:
             v = float(a) if p.kind in ("S", "D", "F") else a
             key.append(("nan",) if isinstance(v, float) and math.isnan(v) else v)
-    key = tuple(key)
+    return tuple(key)
+
+
+def run(name, *args, key=None):
+    """Runs aclnn<name> on the arguments of its phase 1 (see the module's docstring). `key`: a
+    caller that knows the layouts cannot have changed since its last call with this key (an
+    optimizer over its own state tensors) passes its own key and skips layout_key's walk over
+    every tensor; it must change whenever a layout or a non-tensor argument may."""
+    op = L.OPS[name]
+    fn = "aclnn" + name
+    key = layout_key(name, args) if key is None else (name, key)
     tl = _tls
     if tl.gen != K._gen:  # the thread count changed: plan again
         for p in tl.plans.values():
@@ -153,9 +161,7 @@ def run(name, *args):
         while len(tl.plans) >= _CAPACITY:
             tl.plans.pop(next(iter(tl.plans))).release()
         tl.plans[key] = plan
-    addrs = plan.addrs
-    for i, t in enumerate(_slots(op, args)):
-        addrs[i] = None if t is None else t.data_ptr() or None
+    plan.addrs[:] = [None if t is None else t.data_ptr() or None for t in _slots(op, args)] or [None]
     st = K._run_nogil(*plan.args)
     if st:
         raise OpgradError(st, L.error_message(), fn)

@@ -39,6 +39,10 @@ def _grad_of(p, name):
 
 class AdamW(torch.optim.Optimizer):
     _opgrad_takes_found_inf = True
+    # Per-call cost: the step counts of a group live in one float32 buffer (each state's "step"
+    # a 0-d view of it), so counting a step is one addition, not one per parameter; and the
+    # kernel's plan is found by the group's parameters and the gradients' strides instead of
+    # every tensor's layout (the states are made like their parameters).
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
                  amsgrad=False, *, maximize=False):
@@ -48,6 +52,26 @@ class AdamW(torch.optim.Optimizer):
             raise ValueError("opgrad.torch.optim.AdamW: betas must be in [0, 1)")
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       amsgrad=amsgrad, maximize=maximize))
+        self._flat_steps = {}
+        self._epoch = 0
+
+    def load_state_dict(self, state_dict):
+        super().load_state_dict(state_dict)
+        self._flat_steps = {}  # the loaded states are new tensors: plans and step buffers anew
+        self._epoch += 1
+
+    def _steps(self, group, items):
+        """The step counts of `items` as views of one buffer per group (made or remade when the
+        group's parameters or their step tensors are not the ones it holds)."""
+        cached = self._flat_steps.get(id(group))
+        if cached is None or len(cached[1]) != len(items) or any(
+                it[2]["step"] is not v for it, v in zip(items, cached[1])):
+            flat = torch.tensor([float(it[2]["step"]) for it in items], dtype=torch.float32)
+            views = [flat[i] for i in range(len(items))]
+            for it, v in zip(items, views):
+                it[2]["step"] = v
+            cached = self._flat_steps[id(group)] = (flat, views)
+        return cached[0]
 
     @torch.no_grad()
     def step(self, closure=None, grad_scale=None, found_inf=None):
@@ -73,20 +97,24 @@ class AdamW(torch.optim.Optimizer):
                         st["max_exp_avg_sq"] = torch.zeros_like(
                             p, memory_format=torch.preserve_format)
                 items.append((p, _grad_of(p, "AdamW"), st))
+            if not items:
+                continue
+            flat = self._steps(group, items)
             b1, b2 = group["betas"]
             for chunk in _grouped([it for it in items if it[0].numel()]):
                 ps = [it[0] for it in chunk]
+                key = (id(self), self._epoch, id(group), tuple(id(it[0]) for it in chunk),
+                       tuple(it[1].stride() for it in chunk), grad_scale is None,
+                       found_inf is None, group["lr"], b1, b2, group["weight_decay"],
+                       group["eps"], group["amsgrad"], group["maximize"])
                 run("FusedAdamw", ps, [it[1] for it in chunk],
                     [it[2]["exp_avg"] for it in chunk], [it[2]["exp_avg_sq"] for it in chunk],
                     [it[2]["max_exp_avg_sq"] for it in chunk] if group["amsgrad"] else None,
                     [it[2]["step"] for it in chunk], grad_scale, found_inf, float(group["lr"]),
                     float(b1), float(b2), float(group["weight_decay"]), float(group["eps"]),
-                    bool(group["amsgrad"]), bool(group["maximize"]))
-            for it in items:  # the kernel reads step + 1; a skipped step counts nothing
-                if found_inf is None:
-                    it[2]["step"] += 1
-                else:
-                    it[2]["step"] += 1 - found_inf[0]
+                    bool(group["amsgrad"]), bool(group["maximize"]), key=key)
+            # the kernel reads step + 1; a skipped step counts nothing
+            flat += 1 if found_inf is None else 1 - found_inf
         return loss
 
 
@@ -103,6 +131,11 @@ class SGD(torch.optim.Optimizer):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       maximize=maximize))
+        self._epoch = 0
+
+    def load_state_dict(self, state_dict):
+        super().load_state_dict(state_dict)
+        self._epoch += 1  # new momentum buffers: plans anew
 
     @torch.no_grad()
     def step(self, closure=None, grad_scale=None):
@@ -122,17 +155,23 @@ class SGD(torch.optim.Optimizer):
                 if first:
                     st["momentum_buffer"] = torch.empty_like(p,
                                                              memory_format=torch.preserve_format)
-                # the kernel may write the gradient (it folds the weight decay in): a copy
+                # with grad_scale the kernel writes the unscaled gradient back: then a copy
                 g = _grad_of(p, "SGD")
-                items.append((p, g.clone() if g is p.grad else g, st, first))
+                if grad_scale is not None and g is p.grad:
+                    g = g.clone()
+                items.append((p, g, st, first))
             for chunk in _grouped([it for it in items if it[0].numel()]):  # (empty: no-op)
                 for first in (True, False):  # isFirstStep is per call: new and old buffers apart
                     part = [it for it in chunk if it[3] == first]
                     if not part:
                         continue
+                    key = (id(self), self._epoch, id(group), tuple(id(it[0]) for it in part),
+                           tuple(it[1].stride() for it in part), grad_scale is None,
+                           group["weight_decay"], group["momentum"], group["lr"],
+                           group["dampening"], group["nesterov"], group["maximize"], first)
                     run("FusedSgd", [it[0] for it in part], [it[1] for it in part],
                         [it[2]["momentum_buffer"] for it in part] if momentum else None,
                         grad_scale, float(group["weight_decay"]), float(group["momentum"]),
                         float(group["lr"]), float(group["dampening"]), bool(group["nesterov"]),
-                        bool(group["maximize"]), first)
+                        bool(group["maximize"]), first, key=key)
         return loss
