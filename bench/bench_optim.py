@@ -7,7 +7,8 @@ tensors like a network's (a quarter in 4 large matrices, the rest in 1,000 small
     adamw   opgrad.torch.optim.AdamW (aclnnFusedAdamw)  vs torch.optim.AdamW foreach=True, and
             fused=True where the PyTorch has a CPU fused AdamW (2.4+)
     sgd     opgrad.torch.optim.SGD, momentum 0.9 (aclnnFusedSgd)  vs torch.optim.SGD foreach=True
-    unscale opgrad.torch.amp.GradScaler.unscale_ (aclnnForeachNonFiniteCheckAndUnscale)  vs
+    unscale opgrad.torch.amp.GradScaler.unscale_ (aclnnForeachNonFiniteCheckAndUnscale; scale 1,
+            so the gradients keep their values)  vs
             torch._amp_foreach_non_finite_check_and_unscale_ (where it has a CPU kernel)
 
 Best and median of interleaved blocks (bench/_timing.py). "GB/s" counts the bytes a step must
@@ -78,6 +79,13 @@ def has_unscale():
         return False
 
 
+class Stub:
+    """What GradScaler.unscale_ reads of an optimizer."""
+
+    def __init__(self, params):
+        self.param_groups = [{"params": params}]
+
+
 def report(name, millions, threads, bpp, times, names, bw):
     n = millions * 1e6
     og = times[0]
@@ -129,8 +137,8 @@ def main():
             # unscale (1/1 keeps the gradients' values from step to step)
             grads = [p.grad for p in ps]
             found, inv = torch.zeros(1), torch.ones(1)
-            from opgrad.torch._foreach import run
-            fns = [lambda: run("ForeachNonFiniteCheckAndUnscale", grads, found, inv)]
+            scaler, stub = amp.GradScaler(init_scale=1.0), Stub(ps)
+            fns = [lambda: (scaler.unscale_(stub), scaler._states.clear())]
             names = ["opgrad"]
             if unscale:
                 g2 = [g.clone() for g in grads]

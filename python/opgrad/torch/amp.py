@@ -121,16 +121,23 @@ class GradScaler:
         if st["stepped"]:
             raise RuntimeError("unscale_() is being called after step().")
         inv = (1.0 / self._scale.double()).float()
-        grads = [p.grad for g in optimizer.param_groups for p in g["params"]
+        pairs = [(p, p.grad) for g in optimizer.param_groups for p in g["params"]
                  if p.grad is not None]
-        for g in grads:
+        for _, g in pairs:
             if g.is_sparse:
                 raise ValueError("opgrad.torch.amp.GradScaler: sparse gradients are not "
                                  "supported")
         found = st["found_inf"]
         found.zero_()
-        for group in _by_dtype(grads).values():
-            run("ForeachNonFiniteCheckAndUnscale", group, found, inv)
+        groups = {}
+        for p, g in pairs:
+            groups.setdefault(g.dtype, []).append((p, g))
+        for dt, group in groups.items():
+            grads = [g for _, g in group]
+            # the plan's key: a gradient has its parameter's shape, so the parameters and the
+            # gradients' strides fix every layout (cheaper than each tensor's full layout)
+            key = (dt, tuple(id(p) for p, _ in group), tuple(g.stride() for g in grads))
+            run("ForeachNonFiniteCheckAndUnscale", grads, found, inv, key=key)
         st["unscaled"] = True
 
     def step(self, optimizer, *args, **kwargs):

@@ -119,6 +119,13 @@ static void fe_unit(void *vctx, int unit, int slot) {
     char *out = p->mode == FE_MAP ? og_executor_addr(c->e, it->out_slot) : NULL;
     double cell = p->mode == FE_NORM ? norm_start(p->norm) : 0;
     bool bad = false;
+    // fp32 updated in place (the unscale's usual case): the kernel runs on the tensor itself
+    if (p->mode == FE_MAP && in == out && it->in.dtype == ACL_FLOAT && it->in.contiguous &&
+        it->out.contiguous) {
+        bool bad = og_fe_map_kernels[p->isa]((float *)in + e0, (size_t)(e1 - e0), c->s, p->map);
+        c->cells[unit] = (double)bad;
+        return;
+    }
     for (int64_t t = e0; t < e1; t += FE_TILE) {
         int64_t n = e1 - t < FE_TILE ? e1 - t : FE_TILE;
         fe_copy(c->cv, &it->in, in, t, n, tile, false);
