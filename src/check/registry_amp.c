@@ -73,7 +73,8 @@ static aclTensorList *list_of(const aclTensor *t, const int64_t *row, int n, boo
 // The one-element input k as a float32 tensor (upstream takes a float32 scalar tensor with any
 // list dtype, and only float32 for invScale); release it with free_f32.
 static aclTensor *as_f32(const aclTensor *t, double shift) {
-    float v = (float)shift + og_load_elem((const char *)t->data + t->offset * (int64_t)aclDataTypeSize(t->dtype),
+    float v = (float)shift +
+              og_load_elem((const char *)t->data + t->offset * (int64_t)aclDataTypeSize(t->dtype),
                            t->dtype);
     void *buf = NULL;
     aclrtMalloc(&buf, sizeof v, ACL_MEM_MALLOC_HUGE_FIRST);
