@@ -399,6 +399,14 @@ aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor *varRef, aclTensor *mRef
         const char *names[] = {"varRef", "mRef", "vRef", "grad", "step"};
         const void *ptrs[] = {varRef, mRef, vRef, grad, step};
         OG_TRY(og_check_args(op, workspaceSize, executor, 5, names, ptrs));
+        // every handle given is live before any other rule (a destroyed one is 161002 whatever
+        // else is wrong), the optional one too, read or not
+        char fn[FN_BUF];
+        snprintf(fn, sizeof fn, "%sGetWorkspaceSize", op->name);
+        for (int k = 0; k < 5; k++) OG_TRY(og_check_live(fn, names[k], ptrs[k], OG_OBJ_TENSOR));
+        if (maxGradNormOptionalRef)
+            OG_TRY(
+                og_check_live(fn, "maxGradNormOptionalRef", maxGradNormOptionalRef, OG_OBJ_TENSOR));
     }
     OG_TRY(check_state(op, "varRef", varRef));
     OG_TRY(check_state(op, "mRef", mRef));
@@ -412,11 +420,6 @@ aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor *varRef, aclTensor *mRef
                        "%sGetWorkspaceSize: maxGradNormOptionalRef is NULL; amsgrad needs it",
                        op->name);
     if (vmax) OG_TRY(check_state(op, "maxGradNormOptionalRef", vmax));
-    if (!amsgrad && maxGradNormOptionalRef) { // not read, but a handle must be live
-        char fn[FN_BUF];
-        snprintf(fn, sizeof fn, "%sGetWorkspaceSize", op->name);
-        OG_TRY(og_check_live(fn, "maxGradNormOptionalRef", maxGradNormOptionalRef, OG_OBJ_TENSOR));
-    }
     // One dtype for all, or (upstream's mixed precision) FLOAT var/m/v with a FLOAT16 / BFLOAT16
     // grad and maxGradNorm.
     aclDataType dt = varRef->dtype, gdt = grad->dtype;
