@@ -31,22 +31,28 @@ Operators (opgrad aclnn op  <->  torch equivalent, default attributes):
 Tensors are 2-D [n/1024, 1024], contiguous; x and g are uniform in [-6, 6]; sigmoid_bwd/tanh_bwd
 get y = sigmoid(x) / tanh(x).
 
-Allocation policy: opgrad is planned ONCE per (op, dtype, n, threads) with a repeatable executor
-(aclSetAclOpExecutorRepeatable), so phase-1 cost is NOT in the timings; one call = one phase-2
-launch on the NULL stream into a preallocated output; the workspace is a torch uint8 tensor.
-Torch uses its out= / grad_input= variant into a preallocated output ([out]). Where torch 1.13
-has no 16-bit CPU kernel (fp16 for most activations) the script times the upcast workaround a
-user would write, f(x.float()).to(dt) ([upcast], allocating), and compares it with opgrad's
-[alloc] variant (torch.empty_like + aclSetOutputTensorAddr + one phase-2 call).
+Two modes (--modes, both by default). opgrad is planned ONCE per (op, dtype, n, threads, mode)
+with a repeatable executor (aclSetAclOpExecutorRepeatable), so phase-1 cost is NOT in the
+timings; one call = one phase-2 launch on the NULL stream; the workspace is a torch uint8 tensor.
+  reused: opgrad into a preallocated output; torch's out= / grad_input= variant into a
+          preallocated output ([out]).
+  alloc:  both sides allocate the output per call, as frameworks do: opgrad torch.empty_like +
+          aclSetOutputTensorAddr + one call ([alloc]), torch its functional form ([alloc]). A
+          large output is then fresh memory (glibc mmaps it), whose first write faults its pages.
+Where torch 1.13 has no 16-bit CPU kernel (fp16 for most activations) the script times the upcast
+workaround a user would write, f(x.float()).to(dt) ([upcast], allocating), and compares it with
+opgrad's [alloc] variant in both modes.
 
-GB/s = ideal traffic / time: unary 2*n*es, binary and backward 3*n*es, reduce_sum (n + n/1024)*es,
-always from opgrad's preallocated call (when the speed-up compares [alloc] variants, a preallocated
-opgrad call is timed as well, for GB/s and frac only).
+GB/s = ideal traffic / time: unary 2*n*es, binary and backward 3*n*es, reduce_sum (n + n/1024)*es;
+in reused mode from opgrad's preallocated call (when the speed-up compares [alloc] variants, a
+preallocated opgrad call is timed as well, for GB/s and frac only), in alloc mode from its
+allocating call.
 "frac" = opgrad GB/s / probe GB/s, where the probe is TORCH's fp32 mul kernel run on the same
 bytes (the op's buffers viewed as float32) in the same process, interleaved with the op:
     rd1wr1: torch.mul(a, 1.0, out=c)    for unary ops and reduce_sum (reduce_sum only reads,
                                         so its frac is not bounded by 1)
     rd2wr1: torch.mul(a, b, out=c)      for backward and binary ops
+In alloc mode the probe allocates as well (torch.mul(a, 1.0), torch.mul(a, b): fresh pages).
 This is NOT bench/bwprobe.c (the C probe with NT stores); it is the simplest honest probe in Python.
 Timing: per case a warm-up and calibration, then --runs blocks of >= --min-run-ms per variant,
 interleaved in rotating order; medians. "foreign" = CPUs used by other processes (/proc/stat).
@@ -493,6 +499,8 @@ def main():
     ap.add_argument("--sizes", help="log2 of element counts (default 16,20,24)")
     ap.add_argument("--dtypes", default="fp32,bf16,fp16")
     ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--modes", default="reused,alloc",
+                    help="reused (outputs preallocated once) and/or alloc (both sides allocate per call)")
     ap.add_argument("--runs", type=int, help="timed blocks per variant (default 3)")
     ap.add_argument("--min-run-ms", type=float, help="minimum duration of a block (default 15)")
     ap.add_argument("--max-foreign", type=float, default=0.15, help="repeat a case once above this")
@@ -509,6 +517,9 @@ def main():
     sizes = [1 << int(s) for s in a.sizes.split(",")]
     dtypes = a.dtypes.split(",")
     threads = [int(t) for t in a.threads.split(",")]
+    modes = a.modes.split(",")
+    if any(m not in ("reused", "alloc") for m in modes):
+        sys.exit("torch_ops.py: --modes takes reused and/or alloc")
     lib_path = find_lib(a.lib)
     derived, no_peer = list_ops(lib_path, {o[2] for o in OPS} | {"ThresholdBackward"})
     OPS.extend(derived)
@@ -535,13 +546,13 @@ def main():
     if no_peer:
         print("# not benchmarked (no PyTorch peer named in this script or found by name): "
               + ", ".join(sorted(no_peer)))
-    hdr = "%-15s %-5s %5s %3s %10s %10s %-8s %8s %8s %6s %7s  %s" % (
-        "op", "dtype", "n", "thr", "opgrad ms", "torch ms", "torch", "speedup", "og GB/s", "frac", "foreign",
+    hdr = "%-15s %-5s %5s %3s %-6s %10s %10s %-8s %8s %8s %6s %7s  %s" % (
+        "op", "dtype", "n", "thr", "mode", "opgrad ms", "torch ms", "torch", "speedup", "og GB/s", "frac", "foreign",
         "check (max|diff| opgrad; torch's 16-bit) vs torch fp32")
     print(hdr, flush=True)
     csv = open(a.csv, "w") if a.csv else None
     if csv:
-        csv.write("op,dtype,n,threads,opgrad_variant,opgrad_ms,torch_variant,torch_ms,speedup,opgrad_gbps,"
+        csv.write("op,dtype,n,threads,mode,opgrad_variant,opgrad_ms,torch_variant,torch_ms,speedup,opgrad_gbps,"
                   "probe,probe_gbps,frac,foreign_cpu,match,max_abs_diff,torch16_max_abs_diff,note\n")
     rows = []
     t_start = time.time()
@@ -560,11 +571,12 @@ def main():
             es = out_og.element_size()
             # probe buffers: the op's buffers (x, g, out_og) viewed as float32, same bytes
             px, pg, po = (t.view(-1).view(torch.float32) for t in (T["x"], T["g"], out_og))
-            probes = {"rd1wr1": lambda: torch.mul(px, 1.0, out=po), "rd2wr1": lambda: torch.mul(px, pg, out=po)}
+            probes = {"rd1wr1": lambda: torch.mul(px, 1.0, out=po), "rd2wr1": lambda: torch.mul(px, pg, out=po),
+                      "rd1wr1_fresh": lambda: torch.mul(px, 1.0), "rd2wr1_fresh": lambda: torch.mul(px, pg)}
             for t in threads:
                 torch.set_num_threads(t)
                 og.lib.opgrad_set_num_threads(t)  # before planning: the plan splits the work by it
-                for op in ops:
+                for op, mode in [(o, m) for o in ops for m in modes]:
                     name, kind = op[0], op[1]
                     ins = op_inputs(op, T)
                     oo, ot = (sum_og, sum_t) if kind == "r" else (out_og, out_t)
@@ -572,7 +584,7 @@ def main():
                     tv, note = "out", ""
                     tfn = lambda: op[4](ins, ot)
                     try:
-                        if op[4] is None:
+                        if op[4] is None or mode == "alloc":
                             tv, tfn = "alloc", lambda: op[5](ins)
                         timed(tfn, 1)
                     except RuntimeError as e:
@@ -583,7 +595,8 @@ def main():
                     ov = "prealloc" if tv == "out" else "alloc"
                     ofn = call if ov == "prealloc" else call.alloc_call
                     probe = "rd2wr1" if kind == "b" else "rd1wr1"
-                    cases = {"og": ofn, "torch": tfn, "probe": probes[probe]}
+                    # the probe allocates its output in alloc mode (fresh pages, as the op's)
+                    cases = {"og": ofn, "torch": tfn, "probe": probes[probe + ("_fresh" if mode == "alloc" else "")]}
                     pre = None
                     if ov == "alloc":  # bandwidth is the kernel's: also time a preallocated call
                         pre = OgCall(og, op, acl, ins, oo, extra_outputs(op, dt))
@@ -599,9 +612,11 @@ def main():
                     o_ms, t_ms = med(ts["og"]) * 1e3, med(ts["torch"]) * 1e3
                     nbytes = {"u": 2 * n, "b": 3 * n, "r": n + R}[kind] * es
                     pbytes = (2 if probe == "rd1wr1" else 3) * n * es
-                    # GB/s and frac: opgrad's preallocated call (its kernel, not the page faults
-                    # of a fresh output), per block against the probe block of the same round
-                    bw = ts["og_pre"] if pre else ts["og"]
+                    # GB/s and frac: reused mode, opgrad's preallocated call (its kernel, not the
+                    # page faults of a fresh output) against the probe into a reused output; alloc
+                    # mode, opgrad's allocating call against the probe that allocates. Per block,
+                    # against the probe block of the same round.
+                    bw = ts["og_pre"] if pre and mode == "reused" else ts["og"]
                     og_gbps = nbytes / (med(bw) * 1e9)
                     p_gbps = pbytes / (med(ts["probe"]) * 1e9)
                     frac = med([(nbytes / to) / (pbytes / tp) for to, tp in zip(bw, ts["probe"])])
@@ -645,16 +660,16 @@ def main():
                         del at
                         note = (note + joins).strip()
                     call.close()
-                    row = dict(op=name, dtype=dname, n=n, t=t, o_ms=o_ms, t_ms=t_ms, tv=tv, ov=ov,
+                    row = dict(op=name, dtype=dname, n=n, t=t, mode=mode, o_ms=o_ms, t_ms=t_ms, tv=tv, ov=ov,
                                speedup=t_ms / o_ms, gbps=og_gbps, frac=frac, match=match)
                     rows.append(row)
-                    print("%-15s %-5s %5s %3d %10.4g %10.4g %-8s %7.2fx %8.2f %6.2f %7.2f  %s (%.2g%s)%s" % (
-                        name, dname, size_label(n), t, o_ms, t_ms, "[%s]" % tv, t_ms / o_ms, og_gbps, frac, foreign,
+                    print("%-15s %-5s %5s %3d %-6s %10.4g %10.4g %-8s %7.2fx %8.2f %6.2f %7.2f  %s (%.2g%s)%s" % (
+                        name, dname, size_label(n), t, mode, o_ms, t_ms, "[%s]" % tv, t_ms / o_ms, og_gbps, frac, foreign,
                         "ok" if match else "MISMATCH", diff, "" if tdiff is None else "; %.2g" % tdiff, ("  " + note) if note and t == threads[0] else ""),
                         flush=True)
                     if csv:
-                        csv.write("%s,%s,%d,%d,%s,%.5g,%s,%.5g,%.4f,%.4g,%s,%.4g,%.4f,%.3f,%d,%.3g,%s,%s\n" % (
-                            name, dname, n, t, ov, o_ms, tv, t_ms, t_ms / o_ms, og_gbps, probe, p_gbps, frac, foreign,
+                        csv.write("%s,%s,%d,%d,%s,%s,%.5g,%s,%.5g,%.4f,%.4g,%s,%.4g,%.4f,%.3f,%d,%.3g,%s,%s\n" % (
+                            name, dname, n, t, mode, ov, o_ms, tv, t_ms, t_ms / o_ms, og_gbps, probe, p_gbps, frac, foreign,
                             int(match), diff, "" if tdiff is None else "%.3g" % tdiff, note.replace(",", ";")))
                         csv.flush()
                     del cases, call
@@ -679,12 +694,13 @@ def main():
                 "%.2f" % fr[0] if fr else "-"))
         print("# opgrad faster than torch in %d of %d comparisons" % (len(rows) - len(slow), len(rows)))
         for r in slow:
-            print("#   SLOWER: %s %s n=%s t=%d: %.2fx (opgrad %.4g ms, torch [%s] %.4g ms)" % (
-                r["op"], r["dtype"], size_label(r["n"]), r["t"], r["speedup"], r["o_ms"], r["tv"], r["t_ms"]))
+            print("#   SLOWER: %s %s n=%s t=%d %s: %.2fx (opgrad %.4g ms, torch [%s] %.4g ms)" % (
+                r["op"], r["dtype"], size_label(r["n"]), r["t"], r["mode"], r["speedup"], r["o_ms"], r["tv"], r["t_ms"]))
         if bad:
             print("# %d comparison(s) where opgrad's output does NOT match torch's:" % len(bad))
             for r in bad:
-                print("#   MISMATCH: %s %s n=%s t=%d" % (r["op"], r["dtype"], size_label(r["n"]), r["t"]))
+                print("#   MISMATCH: %s %s n=%s t=%d %s" % (r["op"], r["dtype"], size_label(r["n"]), r["t"],
+                                                       r["mode"]))
         else:
             print("# every opgrad output matches torch's within the stated tolerance")
     if csv:

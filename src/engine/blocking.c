@@ -9,11 +9,12 @@ static bool is_overridden;
 
 og_size_gates og_size_gates_get(void) {
     if (is_overridden) return overridden;
-    const char *env = getenv("OPGRAD_NT_BYTES");
+    const char *nt = getenv("OPGRAD_NT_BYTES"), *prefault = getenv("OPGRAD_PREFAULT_BYTES");
     return (og_size_gates){
-        .nt_out_bytes = env ? atoll(env) : (int64_t)16 << 20,
+        .nt_out_bytes = nt ? atoll(nt) : (int64_t)16 << 20,
         .stream_in_bytes = (int64_t)4 << 20,
         .row_prefetch_bytes = (int64_t)16 << 20,
+        .prefault_out_bytes = prefault ? atoll(prefault) : (int64_t)4 << 20,
     };
 }
 

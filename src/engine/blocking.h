@@ -58,11 +58,13 @@
 /// the same bits either way. Non-temporal CopyOut from `nt_out_bytes` of output (OPGRAD_NT_BYTES,
 /// default 16 MiB), streamed CopyIn (side-by-side conversion, next tile prefetched) from
 /// `stream_in_bytes` per thread (4 MiB), next-row prefetch from `row_prefetch_bytes` of input
-/// (16 MiB). Sizes that large cost the checker seconds per case in float64 work, so it lowers the
-/// gates to 1 byte for its `large` layout (every gated path runs there) and restores them. Set
-/// them only while no other thread plans an executor.
+/// (16 MiB), and the fresh-output path from `prefault_out_bytes` of one dense output
+/// (OPGRAD_PREFAULT_BYTES, default 4 MiB, 0 off; engine/prefault.h). Sizes that large cost the
+/// checker seconds per case in float64 work, so it lowers the gates to 1 byte for its `large`
+/// layout (every gated path runs there) and restores them. Set them only while no other thread
+/// plans an executor.
 typedef struct og_size_gates {
-    int64_t nt_out_bytes, stream_in_bytes, row_prefetch_bytes;
+    int64_t nt_out_bytes, stream_in_bytes, row_prefetch_bytes, prefault_out_bytes;
 } og_size_gates;
 og_size_gates og_size_gates_get(void);
 /// Sets the gates; NULL restores the defaults.

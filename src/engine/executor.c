@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/blocking.h"
+#include "engine/prefault.h"
 #include "engine/program.h"
 #include "opgrad/custom_op.h"
 #include "opgrad/opgrad.h"
@@ -65,10 +67,36 @@ og_step *og_executor_steps(aclOpExecutor *e) { return (og_step *)e->steps; }
 
 uint64_t *og_executor_temp_offsets(aclOpExecutor *e) { return (uint64_t *)e->temp_offset; }
 
+// The bytes a view covers when it is dense (its strides are a permutation of a contiguous
+// layout's), else 0.
+static int64_t dense_bytes(const aclTensor *t) {
+    int64_t dims[OG_TENSOR_MAX_DIMS], strides[OG_TENSOR_MAX_DIMS];
+    int n = 0;
+    for (int d = 0; d < t->ndim; d++) { // the dims of size > 1, by increasing stride
+        if (t->dims[d] == 1) continue;
+        int at = n++;
+        for (; at > 0 && strides[at - 1] > t->strides[d]; at--) {
+            dims[at] = dims[at - 1];
+            strides[at] = strides[at - 1];
+        }
+        dims[at] = t->dims[d];
+        strides[at] = t->strides[d];
+    }
+    int64_t expected = 1;
+    for (int d = 0; d < n; d++) {
+        if (strides[d] != expected) return 0;
+        expected *= dims[d];
+    }
+    return t->numel * (int64_t)aclDataTypeSize(t->dtype);
+}
+
 bool og_executor_bind(aclOpExecutor *e, int slot, const aclTensor *t) {
     if (slot < 0 || slot >= e->ninputs + e->noutputs) return false;
     e->io[slot].base = t->data;
     e->io[slot].offset = t->offset * (int64_t)aclDataTypeSize(t->dtype);
+    int64_t gate = og_size_gates_get().prefault_out_bytes; // read at phase 1, never at launch
+    int64_t bytes = slot >= e->ninputs && gate > 0 && t->numel > 0 ? dense_bytes(t) : 0;
+    e->io[slot].prefault_bytes = bytes >= gate ? bytes : 0;
     if (e->views) {
         og_exec_view *v = &e->views[slot];
         v->bound = t->ndim <= OG_EXEC_VIEW_MAX_DIMS;
@@ -155,6 +183,7 @@ typedef struct launch {
 static int run_launch(void *arg) {
     launch *l = arg;
     const aclOpExecutor *e = &l->at_launch;
+    og_prefault_outputs(e);
     og_program_run(e, l->workspace);
     if (e->views) log_grads(e);
     return ACLNN_SUCCESS;
@@ -222,7 +251,7 @@ static launch *prepare_launch(const og_opdesc *op, void *workspace, uint64_t wor
     // temporaries live in the workspace; a program whose temporaries are all empty asks for
     // none, and NULL plus an offset (even 0) is undefined: they get NULL, never dereferenced
     for (int t = nio; t < e->nslots; t++)
-        l->io[t] = (og_io){workspace ? (char *)workspace + e->temp_offset[t - nio] : NULL, 0};
+        l->io[t] = (og_io){workspace ? (char *)workspace + e->temp_offset[t - nio] : NULL, 0, 0};
     if (!e->repeatable) {
         remember_consumed(e);
         release_ref(e); // the owner's reference passes to the launch instead (last use of e here)

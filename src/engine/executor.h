@@ -27,10 +27,13 @@
 
 #define OG_EXEC_VIEW_MAX_DIMS 8
 
-/// Where a slot's data is: storage base address and the view's byte offset.
+/// Where a slot's data is: storage base address and the view's byte offset; for an output whose
+/// view is dense (it covers its byte range exactly) and at least the fresh-output gate large,
+/// that range's size, which launches prepare when its pages are fresh (engine/prefault.h).
 typedef struct og_io {
     void *base;
     int64_t offset;
+    int64_t prefault_bytes;
 } og_io;
 
 /// A bound view as the gradient monitor reads it (strides in elements).

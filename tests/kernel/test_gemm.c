@@ -131,7 +131,7 @@ static int run_case(const gcase *g, uint64_t seed) {
     og_gemm_plan plan;
     CHECK(og_gemm_make_plan(&op, opgrad_get_num_threads(), opgrad_active_isa(), &plan));
     og_io io[NMATS];
-    for (int k = 0; k < NMATS; k++) io[k] = (og_io){m[k].buf.data, 0};
+    for (int k = 0; k < NMATS; k++) io[k] = (og_io){.base = m[k].buf.data};
     aclOpExecutor ex;
     memset(&ex, 0, sizeof ex);
     ex.io = io;
