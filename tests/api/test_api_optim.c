@@ -331,6 +331,12 @@ static void test_v2_status(void) {
     // shared memory: m is var
     CHECK_EQ(V2(s.tp, s.tp, s.tv, NULL, s.tg, st, 1e-3f, false), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("mRef");
+    // amsgrad off: maxGradNorm is not read, but its view must fit its block (a fuzz finding)
+    int64_t n32 = 32;
+    aclTensor *big = test_tensor(&n32, 1, ACL_FLOAT, ib); // 128 bytes over a 64-byte block
+    CHECK_EQ(V2(s.tp, s.tm, s.tv, big, s.tg, st, 1e-3f, false), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("maxGradNormOptionalRef");
+    aclDestroyTensor(big);
 #undef V2
     aclTensor *t[] = {ti, th, tb, t5, s2, si, st};
     for (int k = 0; k < 7; k++) aclDestroyTensor(t[k]);
@@ -774,6 +780,14 @@ static void test_v1_status(void) {
     CHECK_MSG("lr");
     CHECK_EQ(V1(hh, false), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("lr");
+    // amsgrad off: maxGradNorm is not read, but its view must fit its block
+    int64_t n32 = 32;
+    aclTensor *big = test_tensor(&n32, 1, ACL_FLOAT, hb); // 128 bytes over a 64-byte block
+    CHECK_EQ(aclnnApplyAdamWGetWorkspaceSize(s.tp, s.tm, s.tv, h[0], h[1], h[2], h[3], h[4], h[5],
+                                             h[6], s.tg, big, false, false, &ws, &ex),
+             ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("maxGradNormOptional");
+    aclDestroyTensor(big);
 #undef V1
     for (int k = 0; k < 7; k++) aclDestroyTensor(h[k]);
     aclDestroyTensor(h2), aclDestroyTensor(hh);

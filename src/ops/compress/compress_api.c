@@ -224,16 +224,18 @@ aclnnStatus aclnnGradCompressCastGetWorkspaceSize(const aclTensor *x, aclTensor 
     og_view_of(&d.x, x);
     og_view_of(&d.out, out);
     if (residualRef) og_view_of(&d.r, residualRef);
-    d.x_slot = 0, d.r_slot = 1, d.out_slot = residualRef ? 2 : 1;
+    // slots as for every operator: inputs x, residualRef; outputs residualRef, out (a residual
+    // not given keeps its two slots; it is read and written through its output slot)
+    d.x_slot = 0, d.r_slot = 2, d.out_slot = 3;
     d.has_r = residualRef != NULL;
     d.stochastic = stochastic;
     d.bf16 = out->dtype == ACL_BF16;
     d.n = x->numel;
     d.key = mix64((uint64_t)seed ^ 0x9E3779B97F4A7C15ull);
     d.offset = (uint64_t)offset;
-    const aclTensor *io[] = {x, residualRef ? residualRef : out, out};
+    const aclTensor *io[] = {x, residualRef, residualRef, out};
     og_prog p;
-    og_prog_init(&p, op, 1, residualRef ? 2 : 1, io); // the residual: an output slot
+    og_prog_init(&p, op, 2, 2, io);
     if (d.n > 0) {
         d.isa = og_isa();
         d.threads = og_num_threads();
@@ -408,13 +410,13 @@ aclnnStatus aclnnGradCompressTopKGetWorkspaceSize(const aclTensor *x, aclTensor 
     og_view_of(&d.idx, indicesOut);
     if (residualRef) og_view_of(&d.r, residualRef);
     d.has_r = residualRef != NULL;
-    d.x_slot = 0, d.r_slot = 1;
-    d.vals_slot = d.has_r ? 2 : 1, d.idx_slot = d.vals_slot + 1;
+    // slots: inputs x, residualRef; outputs residualRef, valuesOut, indicesOut (the residual is
+    // read and written through its output slot)
+    d.x_slot = 0, d.r_slot = 2, d.vals_slot = 3, d.idx_slot = 4;
     d.n = x->numel, d.k = valuesOut->numel;
-    const aclTensor *io[] = {x, residualRef ? residualRef : valuesOut, valuesOut, indicesOut};
+    const aclTensor *io[] = {x, residualRef, residualRef, valuesOut, indicesOut};
     og_prog p;
-    og_prog_init(&p, op, 1, d.has_r ? 3 : 2,
-                 d.has_r ? io : (const aclTensor *const[]){x, valuesOut, indicesOut});
+    og_prog_init(&p, op, 2, 3, io);
     if (d.n > 0) {
         d.isa = og_isa();
         int64_t chunks = chunks_of(d.n);
@@ -613,13 +615,13 @@ aclnnStatus aclnnGradCompressSignGetWorkspaceSize(const aclTensor *x, aclTensor 
     og_view_of(&d.bits, bitsOut);
     if (residualRef) og_view_of(&d.r, residualRef);
     d.has_r = residualRef != NULL;
-    d.x_slot = 0, d.r_slot = 1;
-    d.bits_slot = d.has_r ? 2 : 1, d.scale_slot = d.bits_slot + 1;
+    // slots: inputs x, residualRef; outputs residualRef, bitsOut, scaleOut (the residual is read
+    // and written through its output slot)
+    d.x_slot = 0, d.r_slot = 2, d.bits_slot = 3, d.scale_slot = 4;
     d.n = x->numel;
-    const aclTensor *io[] = {x, residualRef ? residualRef : bitsOut, bitsOut, scaleOut};
+    const aclTensor *io[] = {x, residualRef, residualRef, bitsOut, scaleOut};
     og_prog p;
-    og_prog_init(&p, op, 1, d.has_r ? 3 : 2,
-                 d.has_r ? io : (const aclTensor *const[]){x, bitsOut, scaleOut});
+    og_prog_init(&p, op, 2, 3, io);
     int slots[] = {d.x_slot, d.bits_slot, d.scale_slot, d.has_r ? d.r_slot : d.x_slot};
     d.isa = og_isa();
     d.threads = og_num_threads();
@@ -727,7 +729,7 @@ typedef struct orth_plan {
 // and the order of every sum is then fixed.
 static void orth_run(const aclOpExecutor *e, const void *params, char *scratch) {
     const orth_plan *p = params;
-    char *base = og_executor_addr(e, 0);
+    char *base = og_executor_addr(e, 1);
     float *c = (float *)scratch;
     int64_t n = p->n, r = p->r;
     for (int64_t i = 0; i < n; i++)
@@ -775,11 +777,11 @@ aclnnStatus aclnnGradOrthonormalizeGetWorkspaceSize(aclTensor *pRef, double eps,
     memset(&d, 0, sizeof d);
     og_view_of(&d.p, pRef);
     d.n = pRef->dims[0], d.r = pRef->dims[1], d.eps = eps;
-    const aclTensor *io[] = {pRef};
-    og_prog p;
-    og_prog_init(&p, op, 0, 1, io);
+    const aclTensor *io[] = {pRef, pRef}; // in place: input and output slot, written through the
+    og_prog p;                            // output's
+    og_prog_init(&p, op, 1, 1, io);
     if (pRef->numel > 0) {
-        int slots[] = {0};
+        int slots[] = {1};
         og_prog_custom(&p, orth_run, &d, sizeof d, slots, 1, (uint64_t)pRef->numel * 4);
     }
     return og_prog_publish(&p, workspaceSize, executor);

@@ -192,11 +192,17 @@ static og_reduce_op sum_all(const loss_args *a, const int64_t *dims, int nd) {
     return r;
 }
 
-// Data addresses and overlaps (an empty tensor is never read or written: not checked).
+// Data addresses and overlaps of the tensors that are read or written: an empty tensor never
+// is, but a reduced loss of empty inputs still writes its one element (0, or NaN for a mean).
 static aclnnStatus check_memory(const loss_args *a) {
-    bool empty = a->out->numel == 0;
-    for (int k = 0; k < a->nin; k++) empty |= a->in[k]->numel == 0;
-    return empty ? ACLNN_SUCCESS : og_check_io_memory(a->op, a->nin, a->in, 1, &a->out, a->names);
+    if (a->out->numel == 0) return ACLNN_SUCCESS;
+    const aclTensor *in[5];
+    const char *names[6];
+    int n = 0;
+    for (int k = 0; k < a->nin; k++)
+        if (a->in[k]->numel > 0) in[n] = a->in[k], names[n++] = a->names[k];
+    names[n] = a->names[a->nin];
+    return og_check_io_memory(a->op, n, in, 1, &a->out, names);
 }
 
 static aclnnStatus plan_forward(loss_args *a, uint64_t *workspaceSize, aclOpExecutor **executor) {

@@ -404,9 +404,11 @@ aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor *varRef, aclTensor *mRef
         char fn[FN_BUF];
         snprintf(fn, sizeof fn, "%sGetWorkspaceSize", op->name);
         for (int k = 0; k < 5; k++) OG_TRY(og_check_live(fn, names[k], ptrs[k], OG_OBJ_TENSOR));
-        if (maxGradNormOptionalRef)
+        if (maxGradNormOptionalRef) { // its view fits its block even when it is not read
             OG_TRY(
                 og_check_live(fn, "maxGradNormOptionalRef", maxGradNormOptionalRef, OG_OBJ_TENSOR));
+            OG_TRY(og_check_fits_block(op, "maxGradNormOptionalRef", maxGradNormOptionalRef));
+        }
     }
     OG_TRY(check_state(op, "varRef", varRef));
     OG_TRY(check_state(op, "mRef", mRef));
@@ -521,10 +523,11 @@ aclnnStatus aclnnApplyAdamWGetWorkspaceSize(
         OG_TRY(check_state(op, "maxGradNormOptional", vmax));
         OG_TRY(check_like(op, "maxGradNormOptional", vmax, "varRef", varRef, dt));
     }
-    if (!amsgrad && maxGradNormOptional) { // not read, but a handle must be live
+    if (!amsgrad && maxGradNormOptional) { // not read, but a live handle whose view fits its block
         char fn[FN_BUF];
         snprintf(fn, sizeof fn, "%sGetWorkspaceSize", op->name);
         OG_TRY(og_check_live(fn, "maxGradNormOptional", maxGradNormOptional, OG_OBJ_TENSOR));
+        OG_TRY(og_check_fits_block(op, "maxGradNormOptional", maxGradNormOptional));
     }
     {
         const aclTensor *rd[9] = {grad, vmax ? vmax : grad}, *wr[] = {varRef, mRef, vRef};
