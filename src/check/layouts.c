@@ -28,6 +28,7 @@ _Static_assert(LARGE_N > 4 * OG_BLOCK_REDUCE_TERMS, "large crosses several reduc
 _Static_assert(LARGE_N / 3 > OG_BLOCK_FOREACH_UNIT,
                "large in three list entries: several units each");
 _Static_assert(WIDE_W > 4 * OG_BLOCK_MAX_ROW_STEP, "wide rows span several row-kernel steps");
+_Static_assert(WIDE_W >= OG_BLOCK_EW_ROWWISE_MIN, "bcast_wide's row is read in place, per run");
 static const int64_t large_n = LARGE_N, wide_w = WIDE_W, wide_r = WIDE_R;
 // sweep: 1-d, the operator's special regions densely (checker.c draws the values)
 static const int64_t sweep_n = 4096 + 5;

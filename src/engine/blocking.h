@@ -23,6 +23,11 @@
 /// Summands of one reduction block (a block's sum is a pairwise tree over its chunks; block sums
 /// are combined in a second pass when cores share one output).
 #define OG_BLOCK_REDUCE_TERMS ((int64_t)OG_RED_CHUNK * OG_RED_BLOCK)
+/// The shortest innermost run for which the elementwise engine reads a broadcast fp32 row (unit
+/// innermost stride, e.g. a bias [W] against [R, W]) in place, one Compute call per run, instead
+/// of copying it into a tile buffer (og_ew_operand.rowwise). The checker's bcast_wide rows are
+/// longer (static assert in src/check/layouts.c).
+#define OG_BLOCK_EW_ROWWISE_MIN 128
 /// Elements of one unit of the foreach walks (src/ops/amp/foreach.c): a tensor larger than this
 /// is cut into units whose partial results are combined in order. The checker's `large` layout,
 /// split into three list entries, gives entries of more than one unit.

@@ -69,6 +69,7 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
     for (int d = 0; d < ndim; d++) total *= plan->dims[d];
     size_t out_bytes = (size_t)total * aclDataTypeSize(op->out[0]->dtype);
     plan->stream_out = nt_threshold_bytes > 0 && (int64_t)out_bytes >= nt_threshold_bytes;
+    plan->rowwise = false;
 
     // The fused 16-bit path: the op has kernels for it and every operand is linear and of the
     // compute dtype (so there is no second rounding to make).
@@ -104,7 +105,10 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
             o->round_via = op->compute_dtype;
         o->direct = o->linear && o->dtype == ACL_FLOAT && o->round_via == ACL_FLOAT &&
                     !(is_out && plan->stream_out);
-        if (!o->direct && !plan->fused16) buffered++;
+        o->rowwise = !is_out && !o->linear && !plan->fused16 && o->dtype == ACL_FLOAT &&
+                     o->strides[ndim - 1] == 1 && plan->dims[ndim - 1] >= OG_BLOCK_EW_ROWWISE_MIN;
+        plan->rowwise = plan->rowwise || o->rowwise;
+        if (!o->direct && !o->rowwise && !plan->fused16) buffered++;
         if (aclDataTypeSize(o->dtype) < min_elem) min_elem = aclDataTypeSize(o->dtype);
         bytes_per_elem += (int64_t)aclDataTypeSize(o->dtype);
     }
@@ -196,6 +200,35 @@ static inline void store_linear(const og_convert_table *cv, aclDataType dt, char
         cv->f32_copy(buf, (float *)base + at, (size_t)n, stream);
 }
 
+// Compute over the tile [s, s + n), one innermost run at a time: a rowwise input is read in place
+// at its run's address (element (row, col) of the coalesced [rows, W] space); every other operand
+// is at its tile position + j (in place or in its buffer).
+static void compute_runs(const og_ew_plan *p, const og_ew_operand *const *ops, char *const *base,
+                         const float *const *in, float *const *out, int64_t s, int64_t n) {
+    int last = p->ndim - 1;
+    int64_t w = p->dims[last], row = s / w, col = s % w;
+    const float *rin[OG_EW_MAX_IN];
+    float *rout[OG_EW_MAX_OUT];
+    for (int64_t j = 0; j < n; row++, col = 0) {
+        int64_t len = w - col < n - j ? w - col : n - j;
+        for (int k = 0; k < p->nin; k++) {
+            if (!ops[k]->rowwise) {
+                rin[k] = in[k] + j;
+                continue;
+            }
+            int64_t offset = col, rem = row; // the row's element offset, then the column's
+            for (int d = last - 1; d >= 0; d--) {
+                offset += rem % p->dims[d] * ops[k]->strides[d];
+                rem /= p->dims[d];
+            }
+            rin[k] = (const float *)base[k] + offset;
+        }
+        for (int k = 0; k < p->nout; k++) rout[k] = out[k] + j;
+        p->compute((size_t)len, rin, rout, p->params);
+        j += len;
+    }
+}
+
 // A tile is CopyIn -> Compute -> CopyOut, so a converted input stream would be read only in its
 // CopyIn phase. When the operands do not fit in L2 (stream_in), the next tile of each linear
 // 16-bit input is prefetched (into L2) before this tile's Compute, which keeps reads in flight
@@ -236,7 +269,8 @@ static void run_core(void *arg, int core, int slot) {
         ops[k] = k < p->nin ? &p->in[k] : &p->out[k - p->nin];
         base[k] = og_executor_addr(c->e, ops[k]->slot) +
                   ops[k]->offset * (int64_t)aclDataTypeSize(ops[k]->dtype);
-        bufs[k] = ops[k]->direct ? NULL : (float *)(scratch + (b++) * per_buffer);
+        bufs[k] =
+            ops[k]->direct || ops[k]->rowwise ? NULL : (float *)(scratch + (b++) * per_buffer);
         if (k < p->nin && ops[k]->linear && !ops[k]->direct) conv[nconv++] = k;
     }
     const float *in[OG_EW_MAX_IN];
@@ -253,9 +287,11 @@ static void run_core(void *arg, int core, int slot) {
             const og_ew_operand *o = ops[k];
             if (o->direct)
                 in[k] = (const float *)base[k] + s;
+            else if (o->rowwise)
+                in[k] = NULL; // addressed per run (compute_runs)
             else if (!o->linear)
                 walk(p, cv, o, base[k], s, n, bufs[k], false);
-            if (!o->direct) in[k] = bufs[k];
+            if (!o->direct && !o->rowwise) in[k] = bufs[k];
         }
         for (int k = 0; k < p->nout; k++)
             out[k] = ops[p->nin + k]->direct ? (float *)base[p->nin + k] + s : bufs[p->nin + k];
@@ -266,8 +302,11 @@ static void run_core(void *arg, int core, int slot) {
                 int64_t bytes = (end - s - tile < tile ? end - s - tile : tile) * es;
                 for (int64_t at = 0; at < bytes; at += 64) __builtin_prefetch(from + at, 0, 1);
             }
-        p->compute((size_t)n, in, out, p->params); // Compute
-        for (int k = 0; k < p->nout; k++) {        // CopyOut
+        if (p->rowwise) // Compute
+            compute_runs(p, ops, base, in, out, s, n);
+        else
+            p->compute((size_t)n, in, out, p->params);
+        for (int k = 0; k < p->nout; k++) { // CopyOut
             const og_ew_operand *o = ops[p->nin + k];
             if (o->round_via != ACL_FLOAT) og_round_through(cv, out[k], n, o->round_via);
             if (o->direct) continue;

@@ -112,6 +112,9 @@ typedef struct og_ew_operand {
     int64_t offset;               // element 0 is this many elements from the slot's address
     bool linear;                  // element i of the output space is at base + i
     bool direct;                  // linear fp32 used in place (no buffer)
+    bool rowwise;                 // an fp32 input with a unit innermost stride that is not
+                                  // linear (a bias row broadcast over the outer dims): read in
+                                  // place, one innermost run at a time (no buffer)
     aclDataType round_via;        // outputs: round through this dtype first
                                   // (the promoted type), ACL_FLOAT = no
     int64_t strides[OG_MAX_DIMS]; // over the coalesced output dims
@@ -126,6 +129,7 @@ typedef struct og_ew_plan {
     bool fused16;    // every operand linear and of the compute dtype
                      // (bf16 / fp16): compute16 runs on the data,
                      // no CopyIn / CopyOut
+    bool rowwise;    // some input is rowwise: Compute runs once per innermost run
     bool stream_in;  // past the stream-in size gate per thread:
                      // 16-bit inputs converted side by side and
                      // the next tile prefetched
