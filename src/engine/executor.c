@@ -94,9 +94,12 @@ bool og_executor_bind(aclOpExecutor *e, int slot, const aclTensor *t) {
     if (slot < 0 || slot >= e->ninputs + e->noutputs) return false;
     e->io[slot].base = t->data;
     e->io[slot].offset = t->offset * (int64_t)aclDataTypeSize(t->dtype);
-    int64_t gate = og_size_gates_get().prefault_out_bytes; // read at phase 1, never at launch
-    int64_t bytes = slot >= e->ninputs && gate > 0 && t->numel > 0 ? dense_bytes(t) : 0;
-    e->io[slot].prefault_bytes = bytes >= gate ? bytes : 0;
+    e->io[slot].prefault_bytes = 0;
+    if (slot >= e->ninputs && t->numel > 0) { // outputs only; the gate is read at phase 1, never
+        int64_t gate = og_size_gates_get().prefault_out_bytes; // at launch
+        int64_t bytes = gate > 0 ? dense_bytes(t) : 0;
+        if (bytes >= gate) e->io[slot].prefault_bytes = bytes;
+    }
     if (e->views) {
         og_exec_view *v = &e->views[slot];
         v->bound = t->ndim <= OG_EXEC_VIEW_MAX_DIMS;
