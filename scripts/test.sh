@@ -147,7 +147,40 @@ export PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib/x86_64-linux-gnu/pkgco
 gcc -std=c11 -Wall -Wextra -Werror "$consumer/mish_backward.c" -o "$consumer/pc_c" \
     $(pkg-config --cflags --libs opgrad) -lm -Wl,-rpath,"$(pkg-config --variable=libdir opgrad)"
 "$consumer/pc_c" >/dev/null
-echo "consumers: find_package (C, C++ static) and pkg-config (C) built and ran"
+# upstream's samples also include "aclnn_xxx.h" without the aclnnop/ prefix: both packages put
+# include/aclnnop on the path (an integer Relu, as the upstream Relu sample's dtypes allow)
+cat > "$consumer/unprefixed.c" <<'C'
+#include <stdint.h>
+#include <stdio.h>
+#include "acl/acl.h"
+#include "aclnn_relu.h"
+int main(void) {
+    int64_t dims[1] = {4}, strides[1] = {1};
+    int32_t x[4] = {-7, 0, 3, 2000000001}, y[4] = {1, 1, 1, 1};
+    aclTensor *tx = aclCreateTensor(dims, 1, ACL_INT32, strides, 0, ACL_FORMAT_ND, dims, 1, x);
+    aclTensor *ty = aclCreateTensor(dims, 1, ACL_INT32, strides, 0, ACL_FORMAT_ND, dims, 1, y);
+    uint64_t ws = 0;
+    aclOpExecutor *e = NULL;
+    if (aclnnReluGetWorkspaceSize(tx, ty, &ws, &e) != 0 || aclnnRelu(NULL, 0, e, NULL) != 0) {
+        printf("%s\n", aclGetRecentErrMsg());
+        return 1;
+    }
+    return !(y[0] == 0 && y[1] == 0 && y[2] == 3 && y[3] == 2000000001);
+}
+C
+gcc -std=c11 -Wall -Wextra -Werror "$consumer/unprefixed.c" -o "$consumer/pc_unprefixed" \
+    $(pkg-config --cflags --libs opgrad) -Wl,-rpath,"$(pkg-config --variable=libdir opgrad)"
+"$consumer/pc_unprefixed"
+cp "$consumer/unprefixed.c" "$consumer/unprefixed_cmake.c"
+cat >> "$consumer/CMakeLists.txt" <<'CMAKE'
+add_executable(consumer_unprefixed unprefixed_cmake.c)
+target_link_libraries(consumer_unprefixed PRIVATE opgrad::opgrad)
+CMAKE
+cmake -S "$consumer" -B "$consumer/build" >/dev/null
+ninja -C "$consumer/build" >/dev/null
+"$consumer/build/consumer_unprefixed"
+echo "consumers: find_package (C, C++ static) and pkg-config (C), with and without the aclnnop/"
+echo "prefix, built and ran"
 
 # A stage that needs a framework from PyPI: exit 3 or 4 from its script means the framework
 # could not be installed or imported here (the script printed why), so the stage is skipped;

@@ -5,7 +5,7 @@
 This package itself needs no framework. libopgrad.so is found through OPGRAD_LIBRARY, next to
 the package, in a source checkout's build tree, or by the system loader (opgrad/_lib.py).
 """
-from ._lib import OpgradError, Status, library_path
+from ._lib import OpgradError, OpgradIndexError, Status, library_path
 
 __version__ = "0.1.0"
 
@@ -33,5 +33,5 @@ def get_num_threads():
     return opgrad_get_num_threads()
 
 
-__all__ = ["OpgradError", "Status", "library_path", "version", "set_num_threads",
+__all__ = ["OpgradError", "OpgradIndexError", "Status", "library_path", "version", "set_num_threads",
            "get_num_threads"]

@@ -19,6 +19,7 @@ import ctypes
 import ctypes.util
 import glob
 import os
+import re
 
 __all__ = ["OpgradError", "lib", "library_path", "check", "error_message", "Status", "i64_array",
            "OPS", "Op", "Param", "parse_params"]
@@ -32,10 +33,21 @@ class Status:
     INNER = 561000
 
 
+# aclnn's message for a dim argument outside [-rank, rank - 1] ("dim = 5 is out of range",
+# "dims[0] = 4 is out of range"): PyTorch raises IndexError for it
+_DIM_RANGE = re.compile(r"\bdims?(\[\d+\])? = -?\d+ is out of range")
+
+
 class OpgradError(RuntimeError):
     """A non-zero aclnn status. `status` is the code (161001 NULL pointer, 161002 invalid
     parameter, ...), `message` is aclGetRecentErrMsg() of the calling thread, `function` the C
-    function that failed."""
+    function that failed. Where PyTorch raises another type for the same mistake, the error is
+    also an instance of it: an out-of-range dim is an OpgradIndexError (an IndexError)."""
+
+    def __new__(cls, status, message="", function=None):
+        if cls is OpgradError and _DIM_RANGE.search(message or ""):
+            cls = OpgradIndexError
+        return super().__new__(cls, status, message, function)
 
     def __init__(self, status, message, function=None):
         self.status = int(status)
@@ -43,6 +55,10 @@ class OpgradError(RuntimeError):
         self.function = function
         where = (function + ": ") if function and not message.startswith(function) else ""
         super().__init__("opgrad status %d: %s%s" % (self.status, where, message))
+
+
+class OpgradIndexError(OpgradError, IndexError):
+    """An out-of-range dim (PyTorch's IndexError), still an OpgradError with its status."""
 
 
 # aclDataType values (include/acl/acl_base.h)

@@ -25,6 +25,8 @@ typedef struct og_convert_table {
 extern const og_convert_table og_convert[OPGRAD_ISA_COUNT];
 
 /// One element of a 16-bit or fp32 storage dtype, as fp32 (and back, rounding to nearest even).
+/// Loads also take integer and bool inputs (an operator that promotes them to a float type):
+/// converted to fp32 with rounding to nearest, bool as 0 / 1.
 float og_load_elem(const char *p, aclDataType dt);
 void og_store_elem(char *p, aclDataType dt, float v);
 /// n elements `stride` apart (0 = broadcast one value) into / from a contiguous fp32 buffer.

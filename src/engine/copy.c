@@ -12,10 +12,54 @@ float og_load_elem(const char *p, aclDataType dt) {
         return og_f16_to_f32(*(const uint16_t *)p);
     case ACL_BF16:
         return og_bf16_to_f32(*(const uint16_t *)p);
+    case ACL_INT8:
+        return (float)*(const int8_t *)p;
+    case ACL_UINT8:
+        return (float)*(const uint8_t *)p;
+    case ACL_INT16:
+        return (float)*(const int16_t *)p;
+    case ACL_INT32:
+        return (float)*(const int32_t *)p;
+    case ACL_INT64:
+        return (float)*(const int64_t *)p;
+    case ACL_BOOL:
+        return *(const uint8_t *)p ? 1.0f : 0.0f;
     default:
         return *(const float *)p;
     }
 }
+
+// A run of an integer (or bool) input as fp32, rounded to nearest (the aclnn Cast to FLOAT): one
+// typed loop per dtype, so that the compiler vectorizes the dense ones.
+#define INT_RUN(T)                                                                                 \
+    do {                                                                                           \
+        const T *s_ = (const T *)src;                                                              \
+        for (int64_t i = 0; i < n; i++) dst[i] = (float)s_[i * stride];                            \
+    } while (0)
+
+static void load_int_run(const char *src, aclDataType dt, int64_t stride, float *dst, int64_t n) {
+    switch (dt) {
+    case ACL_INT8:
+        INT_RUN(int8_t);
+        break;
+    case ACL_UINT8:
+        INT_RUN(uint8_t);
+        break;
+    case ACL_INT16:
+        INT_RUN(int16_t);
+        break;
+    case ACL_INT32:
+        INT_RUN(int32_t);
+        break;
+    case ACL_INT64:
+        INT_RUN(int64_t);
+        break;
+    default: // ACL_BOOL: any non-zero byte is true
+        for (int64_t i = 0; i < n; i++) dst[i] = ((const uint8_t *)src)[i * stride] ? 1.0f : 0.0f;
+        break;
+    }
+}
+#undef INT_RUN
 
 void og_store_elem(char *p, aclDataType dt, float v) {
     switch (dt) {
@@ -34,7 +78,9 @@ void og_store_elem(char *p, aclDataType dt, float v) {
 void og_load_run(const og_convert_table *cv, const char *src, aclDataType dt, int64_t stride,
                  float *dst, int64_t n) {
     size_t es = aclDataTypeSize(dt);
-    if (stride == 1) {
+    if (!og_dtype_is_floating(dt) && stride != 0) {
+        load_int_run(src, dt, stride, dst, n);
+    } else if (stride == 1) {
         if (dt == ACL_FLOAT16)
             cv->f16_to_f32((const uint16_t *)src, dst, (size_t)n);
         else if (dt == ACL_BF16)

@@ -99,8 +99,10 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
             expect *= plan->dims[d];
         }
         bool is_out = k >= op->nin;
+        // An output of another dtype than a 16-bit compute dtype takes the result rounded to the
+        // compute dtype first; so does an integer input (aclnn casts it to the compute dtype).
         o->round_via = ACL_FLOAT;
-        if (is_out && o->dtype != op->compute_dtype &&
+        if ((is_out || !og_dtype_is_floating(o->dtype)) && o->dtype != op->compute_dtype &&
             (op->compute_dtype == ACL_FLOAT16 || op->compute_dtype == ACL_BF16))
             o->round_via = op->compute_dtype;
         o->direct = o->linear && o->dtype == ACL_FLOAT && o->round_via == ACL_FLOAT &&
@@ -186,8 +188,10 @@ static inline void load_linear(const og_convert_table *cv, aclDataType dt, const
         cv->bf16_to_f32((const uint16_t *)base + at, buf, (size_t)n);
     else if (dt == ACL_FLOAT16)
         cv->f16_to_f32((const uint16_t *)base + at, buf, (size_t)n);
-    else
+    else if (dt == ACL_FLOAT)
         memcpy(buf, (const float *)base + at, (size_t)n * sizeof(float));
+    else // an integer or bool input of a promoting operator
+        og_load_run(cv, base + at * (int64_t)aclDataTypeSize(dt), dt, 1, buf, n);
 }
 
 static inline void store_linear(const og_convert_table *cv, aclDataType dt, char *base, int64_t at,
@@ -293,6 +297,8 @@ static void run_core(void *arg, int core, int slot) {
                 walk(p, cv, o, base[k], s, n, bufs[k], false);
             if (!o->direct && !o->rowwise) in[k] = bufs[k];
         }
+        for (int k = 0; k < p->nin; k++)
+            if (ops[k]->round_via != ACL_FLOAT) og_round_through(cv, bufs[k], n, ops[k]->round_via);
         for (int k = 0; k < p->nout; k++)
             out[k] = ops[p->nin + k]->direct ? (float *)base[p->nin + k] + s : bufs[p->nin + k];
         if (p->stream_in && s + tile < end) // the next tile of the converted inputs, into L2

@@ -115,7 +115,7 @@ typedef struct og_ew_operand {
     bool rowwise;                 // an fp32 input with a unit innermost stride that is not
                                   // linear (a bias row broadcast over the outer dims): read in
                                   // place, one innermost run at a time (no buffer)
-    aclDataType round_via;        // outputs: round through this dtype first
+    aclDataType round_via;        // outputs, integer inputs: round through this dtype first
                                   // (the promoted type), ACL_FLOAT = no
     int64_t strides[OG_MAX_DIMS]; // over the coalesced output dims
 } og_ew_operand;

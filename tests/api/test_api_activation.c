@@ -310,7 +310,8 @@ static void test_tensor_data_null(void) {
 /* ---- dtypes: 161002 ------------------------------------------------------------------------ */
 
 static void test_unary_dtypes(void) {
-    const aclDataType bad[] = {ACL_DOUBLE, ACL_INT32, ACL_COMPLEX64};
+    // (integer and bool inputs: test_integer_inputs)
+    const aclDataType bad[] = {ACL_DOUBLE, ACL_UINT16, ACL_COMPLEX64};
     for (int k = 0; k < NUNARY; k++)
         for (int b = 0; b < 3; b++)
             for (int arg = 0; arg < 2; arg++) {
@@ -349,7 +350,7 @@ static void test_dtypes_aclnn_accepts(void) {
     CHECK_EQ(aclnnTanhBackwardGetWorkspaceSize(f64.t, f.t, f.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("gradOutput");
     CHECK_MSG("opgrad supports");
-    CHECK_EQ(aclnnSoftplusBackwardGetWorkspaceSize(f.t, i32.t, g_beta, g_threshold, f.t, &ws, &e),
+    CHECK_EQ(aclnnSoftplusBackwardGetWorkspaceSize(i32.t, f.t, g_beta, g_threshold, f.t, &ws, &e),
              ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("opgrad supports");
     // a dtype aclnn does not accept either: the plain rule
@@ -359,7 +360,7 @@ static void test_dtypes_aclnn_accepts(void) {
 }
 
 static void test_binary_dtypes(void) {
-    const aclDataType bad[] = {ACL_DOUBLE, ACL_INT32};
+    const aclDataType bad[] = {ACL_DOUBLE, ACL_UINT16};
     const char *names[3] = {"gradOutput", NULL, "gradInput"};
     for (int k = 0; k < NBINARY; k++)
         for (int b = 0; b < 2; b++)
@@ -386,10 +387,15 @@ static void test_unary_out_dtype_and_shape(void) {
         tview ys = tv(d32, 2, ACL_FLOAT), y1 = tv(d6, 1, ACL_FLOAT);
         uint64_t ws = 0;
         aclOpExecutor *e = NULL;
-        CHECK_EQ(op->phase1(x.t, y16.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
-        CHECK_MSG(op->out_name);
-        CHECK_MSG("dtype");
-        CHECK_EQ(op->phase1(x.t, yb.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+        if (op->phase1 == sigmoid1) { // ops-nn casts Sigmoid's result to out's dtype
+            CHECK_EQ(op->phase1(x.t, y16.t, &ws, &e), ACLNN_SUCCESS);
+            aclDestroyAclOpExecutor(e);
+        } else {
+            CHECK_EQ(op->phase1(x.t, y16.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+            CHECK_MSG(op->out_name);
+            CHECK_MSG("dtype");
+            CHECK_EQ(op->phase1(x.t, yb.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+        }
         CHECK_EQ(op->phase1(x.t, ys.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
         CHECK_MSG(op->out_name);
         CHECK_MSG("shape");
@@ -574,6 +580,110 @@ static void test_backward_promotion(void) {
             }
             tv_free(&g), tv_free(&x), tv_free(&gi);
         }
+}
+
+/* ---- integer and bool inputs: cast to the float type the operator computes in ------------- */
+
+static void iset32(tview *v, int64_t i, int32_t x) { ((int32_t *)v->buf)[i] = x; }
+
+// ops-nn's rules: GeluBackward / GeluBackwardV2 promote an integer input with the other
+// (INT32 gradOutput with FLOAT self is FLOAT: the upstream sample relies on it); SoftplusBackward
+// casts an integer or bool self, and then both inputs, to FLOAT; Sigmoid casts an integer or
+// bool self to out's float dtype. Every other activation input stays float-only.
+static void test_integer_inputs(void) {
+    const int32_t ints[6] = {-3, -1, 0, 1, 2, 70000};
+    tview gi = tv(D23, 2, ACL_INT32), xf = tv(D23, 2, ACL_FLOAT), xi = tv(D23, 2, ACL_INT32);
+    tview gf = tv(D23, 2, ACL_FLOAT), out = tv(D23, 2, ACL_FLOAT), out16 = tv(D23, 2, ACL_FLOAT16);
+    tview x16 = tv(D23, 2, ACL_FLOAT16), xb = tv(D23, 2, ACL_BOOL);
+    for (int i = 0; i < 6; i++) {
+        iset32(&gi, i, ints[i]), iset32(&xi, i, ints[5 - i] / (i == 0 ? 10000 : 1));
+        tv_set(&xf, i, XS[i]), tv_set(&gf, i, 0.5 * i - 1), tv_set(&x16, i, XS[i]);
+        ((uint8_t *)xb.buf)[i] = (uint8_t)(i % 3 == 0 ? 0 : 7 * i); // any non-zero byte is true
+    }
+    aclnnStatus st;
+    double mag;
+    // GeluBackward: INT32 gradOutput, FLOAT self -> FLOAT (the tanh form)
+    OP_RUN(st, aclnnGeluBackwardGetWorkspaceSize(gi.t, xf.t, out.t, &ws_, &ex_), aclnnGeluBackward);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    for (int i = 0; i < 6; i++)
+        CHECKF(close_to(ACL_FLOAT, tv_get(&out, i), ints[i] * og_ref_gelu_tanh_grad(XS[i], &mag)),
+               "GeluBackward int32 gradOutput [%d]: %g", i, tv_get(&out, i));
+    // GeluBackwardV2 ("none"): INT32 self with FLOAT16 gradOutput -> FLOAT16, self rounded to
+    // fp16 first (70000 is inf there)
+    tview g16 = tv(D23, 2, ACL_FLOAT16);
+    for (int i = 0; i < 6; i++) tv_set(&g16, i, 0.25 * (i + 1));
+    OP_RUN(st, aclnnGeluBackwardV2GetWorkspaceSize(g16.t, xi.t, g_none, out16.t, &ws_, &ex_),
+           aclnnGeluBackwardV2);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    for (int i = 0; i < 6; i++) {
+        double xv = (double)((int32_t *)xi.buf)[i];
+        double want = xv > 65504 ? 0.25 * (i + 1) : 0.25 * (i + 1) * og_ref_gelu_erf_grad(xv, &mag);
+        CHECKF(close_to(ACL_FLOAT16, tv_get(&out16, i), want), "GeluBackwardV2 int32 self [%d]: %g",
+               i, tv_get(&out16, i));
+    }
+    // both integer: the promoted type is INT32, not a float type: 161002
+    uint64_t ws = 0;
+    aclOpExecutor *e = NULL;
+    CHECK_EQ(aclnnGeluBackwardGetWorkspaceSize(gi.t, xi.t, out.t, &ws, &e),
+             ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("promote to int32");
+    // SoftplusBackward: INT32 self -> FLOAT; an integer gradOutput is refused
+    OP_RUN(
+        st,
+        aclnnSoftplusBackwardGetWorkspaceSize(gf.t, xi.t, g_beta, g_threshold, out.t, &ws_, &ex_),
+        aclnnSoftplusBackward);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    for (int i = 0; i < 6; i++) {
+        double xv = (double)((int32_t *)xi.buf)[i];
+        double want = tv_get(&gf, i) * og_ref_softplus_bt_grad(xv, 1.5, 12.0);
+        CHECKF(close_to(ACL_FLOAT, tv_get(&out, i), want), "SoftplusBackward int32 self [%d]", i);
+    }
+    // ... and with an FLOAT16 gradOutput the computation is still FLOAT (ops-nn casts both)
+    OP_RUN(
+        st,
+        aclnnSoftplusBackwardGetWorkspaceSize(g16.t, xb.t, g_beta, g_threshold, out.t, &ws_, &ex_),
+        aclnnSoftplusBackward);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    for (int i = 0; i < 6; i++) {
+        double xv = ((uint8_t *)xb.buf)[i] ? 1.0 : 0.0;
+        double want = tv_get(&g16, i) * og_ref_softplus_bt_grad(xv, 1.5, 12.0);
+        CHECKF(close_to(ACL_FLOAT, tv_get(&out, i), want), "SoftplusBackward bool self [%d]", i);
+    }
+    CHECK_EQ(aclnnSoftplusBackwardGetWorkspaceSize(gi.t, xf.t, g_beta, g_threshold, out.t, &ws, &e),
+             ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("gradOutput");
+    // Sigmoid: INT32 / BOOL self -> out's dtype; an integer out is refused
+    OP_RUN(st, aclnnSigmoidGetWorkspaceSize(xi.t, out16.t, &ws_, &ex_), aclnnSigmoid);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    for (int i = 0; i < 6; i++) {
+        double xv = (double)((int32_t *)xi.buf)[i];
+        CHECKF(close_to(ACL_FLOAT16, tv_get(&out16, i), og_ref_act_sigmoid(xv)),
+               "Sigmoid int32 [%d]", i);
+    }
+    OP_RUN(st, aclnnSigmoidGetWorkspaceSize(xb.t, out.t, &ws_, &ex_), aclnnSigmoid);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    for (int i = 0; i < 6; i++)
+        CHECKF(close_to(ACL_FLOAT, tv_get(&out, i),
+                        og_ref_act_sigmoid(((uint8_t *)xb.buf)[i] ? 1.0 : 0.0)),
+               "Sigmoid bool [%d]", i);
+    // a float16 self into a FLOAT out: computed in fp16, then cast (ops-nn allows it)
+    OP_RUN(st, aclnnSigmoidGetWorkspaceSize(x16.t, out.t, &ws_, &ex_), aclnnSigmoid);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    for (int i = 0; i < 6; i++)
+        CHECKF(close_to(ACL_FLOAT16, tv_get(&out, i), og_ref_act_sigmoid(tv_get(&x16, i))),
+               "Sigmoid fp16 -> fp32 [%d]", i);
+    CHECK_EQ(aclnnSigmoidGetWorkspaceSize(xi.t, gi.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("out");
+    CHECK_EQ(aclnnInplaceSigmoidGetWorkspaceSize(xi.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("selfRef");
+    // the others stay float-only
+    CHECK_EQ(aclnnTanhGetWorkspaceSize(xi.t, out.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("int32");
+    CHECK_EQ(aclnnSiluBackwardGetWorkspaceSize(gi.t, xf.t, out.t, &ws, &e),
+             ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("gradOutput");
+    tv_free(&gi), tv_free(&xf), tv_free(&xi), tv_free(&gf), tv_free(&out), tv_free(&out16);
+    tv_free(&x16), tv_free(&xb), tv_free(&g16);
 }
 
 /* ---- layouts: strided views, every dtype ------------------------------------------------- */
@@ -892,6 +1002,7 @@ int main(void) {
     RUN(test_backward_not_broadcastable);
     RUN(test_backward_grad_input_shape);
     RUN(test_backward_promotion);
+    RUN(test_integer_inputs);
     RUN(test_strided_views);
     RUN(test_values_every_dtype);
     RUN(test_inplace_variants);

@@ -25,6 +25,7 @@
 #include "aclnnop/aclnn_relu.h"
 #include "aclnnop/aclnn_threshold_backward.h"
 #include "check/ref_piecewise.h"
+#include "opgrad/opgrad.h"
 #include "test.h"
 #include "testutil.h"
 
@@ -231,7 +232,7 @@ static const apiop OPS[] = {
      {0},
      false,
      true,
-     DT(ACL_INT8) | DT(ACL_INT32) | DT(ACL_INT64),
+     0,
      p1_relu,
      aclnnRelu,
      r_relu},
@@ -243,7 +244,7 @@ static const apiop OPS[] = {
      {0},
      false,
      true,
-     DT(ACL_INT8) | DT(ACL_INT32) | DT(ACL_INT64) | DT(ACL_UINT8),
+     0,
      p1_inplace_relu,
      aclnnInplaceRelu,
      r_relu},
@@ -255,7 +256,7 @@ static const apiop OPS[] = {
      {0.5f},
      true,
      true,
-     DT(ACL_INT8) | DT(ACL_INT32) | DT(ACL_INT64) | DT(ACL_UINT8),
+     0,
      p1_threshold,
      aclnnThresholdBackward,
      r_threshold},
@@ -522,7 +523,8 @@ static void test_tensor_without_data(void) {
 /* ---- dtypes: 161002 ------------------------------------------------------------------------- */
 
 static void test_unsupported_dtype_each_argument(void) {
-    const aclDataType bad[] = {ACL_DOUBLE, ACL_INT32, ACL_INT16, ACL_BOOL, ACL_UINT8};
+    // (Relu and ThresholdBackward take INT8 / UINT8 / INT32 / INT64: test_integer_relu)
+    const aclDataType bad[] = {ACL_DOUBLE, ACL_INT16, ACL_BOOL, ACL_UINT16};
     for (int o = 0; o < NOPS; o++) {
         const apiop *op = &OPS[o];
         for (int arg = 0; arg < ntensors(op); arg++)
@@ -537,14 +539,162 @@ static void test_unsupported_dtype_each_argument(void) {
                        "%s: %s of dtype %d accepted", op->name, op->tnames[arg], (int)bad[b]);
                 CHECK_MSG(op->tnames[arg]);
                 CHECK_MSG("dtype");
+                CHECK_MSG("opgrad supports float32, float16"); // (then Relu's integers)
                 // a dtype aclnn lists for the operator gets a message saying opgrad lacks it
-                if (op->aclnn_extra & DT(bad[b]))
-                    CHECK_MSG("opgrad supports float32, float16 and bfloat16");
-                else
-                    CHECK_MSG("opgrad supports float32, float16 and bfloat16");
+                if (op->aclnn_extra & DT(bad[b])) CHECK_MSG("aclnn also accepts");
                 ts_free(&s);
             }
     }
+}
+
+/* ---- integer Relu / ThresholdBackward: exact ---------------------------------------------- */
+
+static void iset(tview *v, int64_t i, int64_t x) {
+    char *p = (char *)v->buf + tv_pos(v, i) * (int64_t)aclDataTypeSize(v->dt);
+    switch (v->dt) {
+    case ACL_INT8:
+        *(int8_t *)p = (int8_t)x;
+        break;
+    case ACL_UINT8:
+        *(uint8_t *)p = (uint8_t)x;
+        break;
+    case ACL_INT32:
+        *(int32_t *)p = (int32_t)x;
+        break;
+    default:
+        *(int64_t *)p = x;
+        break;
+    }
+}
+
+static int64_t iget(const tview *v, int64_t i) {
+    const char *p = (const char *)v->buf + tv_pos(v, i) * (int64_t)aclDataTypeSize(v->dt);
+    switch (v->dt) {
+    case ACL_INT8:
+        return *(const int8_t *)p;
+    case ACL_UINT8:
+        return *(const uint8_t *)p;
+    case ACL_INT32:
+        return *(const int32_t *)p;
+    default:
+        return *(const int64_t *)p;
+    }
+}
+
+// Values at the ends of each dtype's range (beyond 2^24, where fp32 would round them), zero, +-1.
+static int64_t int_value(aclDataType dt, int64_t i) {
+    static const int64_t v64[] = {INT64_MIN, -(INT64_C(1) << 62) - 1, -16777217, -2, -1, 0, 1, 2,
+                                  16777217,  (INT64_C(1) << 62) + 1,  INT64_MAX, 7};
+    int64_t x = v64[i % 12];
+    if (dt == ACL_INT8) return x == INT64_MIN ? -128 : x == INT64_MAX ? 127 : (int8_t)(x % 100);
+    if (dt == ACL_UINT8) return x < 0 ? (x % 100) + 200 : x == INT64_MAX ? 255 : x % 250;
+    if (dt == ACL_INT32)
+        return x == INT64_MIN ? INT32_MIN : x == INT64_MAX ? INT32_MAX : (int32_t)(x % 2000000000);
+    return x;
+}
+
+static void test_integer_relu(void) {
+    const aclDataType dts[] = {ACL_INT8, ACL_UINT8, ACL_INT32, ACL_INT64};
+    const int64_t d[2] = {3, 4}, tstr[2] = {1, 3}, drow[1] = {4};
+    for (int k = 0; k < 4; k++) {
+        aclDataType dt = dts[k];
+        // Relu over a transposed view, into a contiguous out
+        tview x = tv_make(d, 2, dt, tstr, 0), y = tv(d, 2, dt);
+        for (int64_t i = 0; i < 12; i++) iset(&x, i, int_value(dt, i));
+        aclnnStatus st;
+        OP_RUN(st, aclnnReluGetWorkspaceSize(x.t, y.t, &ws_, &ex_), aclnnRelu);
+        CHECK_EQ(st, ACLNN_SUCCESS);
+        int bad = 0;
+        for (int64_t i = 0; i < 12; i++) {
+            int64_t v = iget(&x, i);
+            bad += iget(&y, i) != (v > 0 ? v : 0);
+        }
+        CHECKF(bad == 0, "aclnnRelu dtype %d: %d wrong", (int)dt, bad);
+        // in place
+        OP_RUN(st, aclnnInplaceReluGetWorkspaceSize(x.t, &ws_, &ex_), aclnnInplaceRelu);
+        CHECK_EQ(st, ACLNN_SUCCESS);
+        bad = 0;
+        for (int64_t i = 0; i < 12; i++) bad += iget(&x, i) != iget(&y, i);
+        CHECKF(bad == 0, "aclnnInplaceRelu dtype %d: %d wrong", (int)dt, bad);
+        // ThresholdBackward: self [4] broadcast against gradOutput [3, 4], several thresholds
+        tview g = tv(d, 2, dt), s = tv(drow, 1, dt), o = tv(d, 2, dt);
+        for (int64_t i = 0; i < 12; i++) iset(&g, i, int_value(dt, i + 5));
+        const int64_t sv[4] = {-1, 0, 1, 2};
+        for (int64_t i = 0; i < 4; i++) iset(&s, i, dt == ACL_UINT8 ? sv[i] + 1 : sv[i]);
+        const float ths[] = {0.0f, 1.5f, -0.5f, 1.0f, NAN, 1e10f, -1e30f, 1e30f};
+        for (int t = 0; t < 8; t++) {
+            aclScalar *th = fs(ths[t]);
+            OP_RUN(st, aclnnThresholdBackwardGetWorkspaceSize(g.t, s.t, th, o.t, &ws_, &ex_),
+                   aclnnThresholdBackward);
+            CHECK_EQ(st, ACLNN_SUCCESS);
+            bad = 0;
+            for (int64_t i = 0; i < 12; i++) {
+                double xv = (double)iget(&s, i % 4); // exact for these small self values
+                int64_t want = xv > (double)ths[t] ? iget(&g, i) : 0;
+                bad += iget(&o, i) != want;
+            }
+            CHECKF(bad == 0, "aclnnThresholdBackward dtype %d threshold %g: %d wrong", (int)dt,
+                   (double)ths[t], bad);
+            aclDestroyScalar(th);
+        }
+        tv_free(&x), tv_free(&y), tv_free(&g), tv_free(&s), tv_free(&o);
+    }
+    // int64 self next to a large threshold: compared exactly (as fp32 both would round to t)
+    {
+        const int64_t n2[1] = {2}, t = (INT64_C(1) << 40) - (INT64_C(1) << 16); // a float
+        tview g = tv(n2, 1, ACL_INT64), s = tv(n2, 1, ACL_INT64), o = tv(n2, 1, ACL_INT64);
+        iset(&g, 0, 5), iset(&g, 1, 6);
+        iset(&s, 0, t), iset(&s, 1, t + 1);
+        aclScalar *th = fs((float)t);
+        aclnnStatus st;
+        OP_RUN(st, aclnnThresholdBackwardGetWorkspaceSize(g.t, s.t, th, o.t, &ws_, &ex_),
+               aclnnThresholdBackward);
+        CHECK_EQ(st, ACLNN_SUCCESS);
+        CHECK_EQ(iget(&o, 0), 0);
+        CHECK_EQ(iget(&o, 1), 6);
+        aclDestroyScalar(th);
+        tv_free(&g), tv_free(&s), tv_free(&o);
+    }
+    // 1 and 2 threads agree over several pool units; dtype rules: 161002 naming the argument
+    {
+        const int64_t big[1] = {100003};
+        tview x = tv(big, 1, ACL_INT32), y1 = tv(big, 1, ACL_INT32), y2 = tv(big, 1, ACL_INT32);
+        for (int64_t i = 0; i < big[0]; i++) iset(&x, i, (i * 2654435761u) % 4000001 - 2000000);
+        int saved = opgrad_get_num_threads();
+        aclnnStatus st;
+        opgrad_set_num_threads(1);
+        OP_RUN(st, aclnnReluGetWorkspaceSize(x.t, y1.t, &ws_, &ex_), aclnnRelu);
+        opgrad_set_num_threads(2);
+        OP_RUN(st, aclnnReluGetWorkspaceSize(x.t, y2.t, &ws_, &ex_), aclnnRelu);
+        opgrad_set_num_threads(saved);
+        CHECK(memcmp(y1.buf, y2.buf, sizeof(int32_t) * (size_t)big[0]) == 0);
+        int bad = 0;
+        for (int64_t i = 0; i < big[0]; i++)
+            bad += iget(&y1, i) != (iget(&x, i) > 0 ? iget(&x, i) : 0);
+        CHECKF(bad == 0, "%d wrong", bad);
+        tv_free(&x), tv_free(&y1), tv_free(&y2);
+    }
+    const int64_t d23[2] = {2, 3};
+    tview i32 = tv(d23, 2, ACL_INT32), i64 = tv(d23, 2, ACL_INT64), f = tv(d23, 2, ACL_FLOAT),
+          i16 = tv(d23, 2, ACL_INT16);
+    uint64_t ws = 0;
+    aclOpExecutor *e = NULL;
+    aclScalar *zero = fs(0.0f);
+    CHECK_EQ(aclnnReluGetWorkspaceSize(i32.t, i64.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("must be equal");
+    CHECK_EQ(aclnnReluGetWorkspaceSize(i32.t, f.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("out");
+    CHECK_EQ(aclnnReluGetWorkspaceSize(i16.t, i16.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("int16");
+    CHECK_MSG("opgrad supports float32, float16, int8, int32, uint8, int64 and bfloat16");
+    CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(i32.t, f.t, zero, f.t, &ws, &e),
+             ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("gradOutput");
+    CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(i32.t, i32.t, zero, i64.t, &ws, &e),
+             ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("out");
+    aclDestroyScalar(zero);
+    tv_free(&i32), tv_free(&i64), tv_free(&f), tv_free(&i16);
 }
 
 static void test_scalar_dtype_not_castable_to_float(void) {
@@ -1063,6 +1213,7 @@ int main(void) {
     RUN(test_scalar_attribute_dtypes);
     RUN(test_elu_saturated_attributes);
     RUN(test_strided_and_offset_views);
+    RUN(test_integer_relu);
     RUN(test_zero_dim_tensors);
     RUN(test_empty_tensors);
     RUN(test_in_place);

@@ -6,8 +6,9 @@
  *    161001 naming that parameter (the others valid), but an optional tensor (T(name, NULL) or
  *    O(name, NULL) in the list), for which NULL is a valid argument;
  *  - a tensor of rank 9 in each tensor parameter in turn (a tensor list's last entry for a list)
- *    -> 161002 (never a crash), and an int32
- *    tensor -> 161002 naming the dtype (for the operators the otherwise valid arguments suit);
+ *    -> 161002 (never a crash), and a uint16 tensor (a dtype no aclnn operator here takes;
+ *    several take int32) -> 161002 naming the dtype (for the operators the otherwise valid
+ *    arguments suit);
  *  - a foreign pointer (memory no create function returned) or an object of another kind in each
  *    tensor / scalar / array parameter in turn -> 161002 naming the parameter (looked up in the
  *    object registry, never read);
@@ -43,7 +44,7 @@ static bool is_optional(const og_param *p) {
 
 // Valid-looking arguments: fp32 [4,6] tensors over one shared buffer each, tensor lists of two
 // such tensors, scalars 1, the list's defaults for the other kinds, dims {-1}, dtype float32.
-// rank9_at / int32_at make that tensor (or a list's second tensor) rank 9 / int32.
+// rank9_at / uint16_at make that tensor (or a list's second tensor) rank 9 / uint16.
 typedef struct args {
     og_arg a[MAXARGS];
     og_param p[MAXARGS];
@@ -55,14 +56,14 @@ typedef struct args {
     char strings[MAXARGS][32];
 } args;
 
-static void make_args(const og_opdesc *op, args *g, int rank9_at, int int32_at) {
+static void make_args(const og_opdesc *op, args *g, int rank9_at, int uint16_at) {
     memset(g, 0, sizeof *g);
     int64_t d2[2] = {4, 6}, d9[9] = {1, 1, 1, 1, 1, 1, 1, 4, 6}, minus1 = -1;
     for (int i = 0; og_opdesc_param(op, i, &g->p[i]) && i < MAXARGS; i++, g->n++) {
         og_param_kind k = g->p[i].kind;
         if (is_tensor(k)) {
             g->bufs[i] = test_dev_alloc(24 * 4);
-            aclDataType dt = i == int32_at ? ACL_INT32 : ACL_FLOAT;
+            aclDataType dt = i == uint16_at ? ACL_UINT16 : ACL_FLOAT;
             g->a[i].t = i == rank9_at ? test_tensor(d9, 9, dt, g->bufs[i])
                                       : test_tensor(d2, 2, dt, g->bufs[i]);
         } else if (og_param_is_list(k)) {
@@ -72,7 +73,7 @@ static void make_args(const og_opdesc *op, args *g, int rank9_at, int int32_at) 
                 g->list_bufs[i][j] = test_dev_alloc(24 * 4);
                 ts[j] =
                     test_tensor(odd && i == rank9_at ? d9 : d2, odd && i == rank9_at ? 9 : 2,
-                                odd && i == int32_at ? ACL_INT32 : ACL_FLOAT, g->list_bufs[i][j]);
+                                odd && i == uint16_at ? ACL_UINT16 : ACL_FLOAT, g->list_bufs[i][j]);
             }
             g->a[i].tl = aclCreateTensorList((const aclTensor *const *)ts, LIST_LEN);
         } else if (k == OG_PARAM_FLOAT) {
@@ -206,9 +207,9 @@ static void test_bad_tensors(void) {
                 aclOpExecutor *e = NULL;
                 aclnnStatus st = op->phase1(g.a, &ws, &e);
                 CHECKF(st == ACLNN_ERR_PARAM_INVALID, "%s with %s %s: status %d", op->name, p.name,
-                       which ? "int32" : "of rank 9", (int)st);
+                       which ? "uint16" : "of rank 9", (int)st);
                 if (valid && which == 1 && st == ACLNN_ERR_PARAM_INVALID)
-                    CHECKF(strstr(aclGetRecentErrMsg(), "int32"), "%s: \"%s\"", op->name,
+                    CHECKF(strstr(aclGetRecentErrMsg(), "uint16"), "%s: \"%s\"", op->name,
                            aclGetRecentErrMsg());
                 if (st == ACLNN_SUCCESS) aclDestroyAclOpExecutor(e);
                 free_args(&g);

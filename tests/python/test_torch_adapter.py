@@ -445,6 +445,23 @@ class TestErrors(unittest.TestCase):
             ot.reduce_sum(torch.randn(2, 3), [2])
         self.assertIn("out of range", str(cm.exception))
 
+    def test_bad_dim_is_index_error_as_in_torch(self):
+        # PyTorch raises IndexError for an out-of-range dim; so does opgrad (still an
+        # OpgradError with the aclnn status), forward and backward alike
+        x = torch.randn(2, 3, requires_grad=True)
+        for call in (lambda: ot.reduce_sum(x, [2]), lambda: ot.softmax(x, 5),
+                     lambda: ot.log_softmax(x, -3)):
+            with self.assertRaises(IndexError) as cm:
+                call()
+            self.assertIsInstance(cm.exception, opgrad.OpgradError)
+            self.assertEqual(cm.exception.status, opgrad.Status.PARAM_INVALID)
+            with self.assertRaises(IndexError):
+                torch.softmax(x, 5)  # the behaviour being matched
+        # other rule violations stay plain OpgradErrors (RuntimeError), not IndexError
+        with self.assertRaises(opgrad.OpgradError) as cm:
+            ot.mish(torch.randn([1] * 9))
+        self.assertNotIsInstance(cm.exception, IndexError)
+
     def test_bad_approximate(self):
         with self.assertRaises(ValueError):
             ot.gelu_v2(torch.randn(3), "erf")

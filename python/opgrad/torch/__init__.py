@@ -7,12 +7,13 @@
 
 Every operator runs on the CPU through libopgrad (zero-copy: shapes, strides and the storage
 offset of the torch tensors are handed to aclCreateTensor), for float32, float16 and bfloat16.
-Other dtypes raise TypeError; a non-zero aclnn status raises opgrad.OpgradError (a RuntimeError)
+Other dtypes raise TypeError; a non-zero aclnn status raises opgrad.OpgradError (a RuntimeError;
+an out-of-range dim is an OpgradIndexError, also an IndexError as in PyTorch)
 carrying the status and the library's message. See docs/torch.md.
 """
 import torch as _torch
 
-from .._lib import OpgradError
+from .._lib import OpgradError, OpgradIndexError
 from . import _kernels  # noqa: F401  (opgrad.torch._kernels: plan cache, clear_plans)
 from . import _ops  # noqa: F401  (opgrad.torch._ops.Library: the 1.13 registration)
 from ._ops import OPS, USING_CUSTOM_OP
@@ -21,7 +22,7 @@ __all__ = [
     "mish", "gelu", "gelu_v2", "silu", "sigmoid", "tanh", "softplus", "relu", "leaky_relu",
     "hardswish", "elu", "add", "mul", "muls", "fused_add_scale", "reduce_sum", "matmul", "mm",
     "bmm", "addmm", "baddbmm", "fused_matmul", "linear", "LINEAR_ACTIVATIONS", "load_custom",
-    "OpgradError", "OPS", "USING_CUSTOM_OP", "nn",
+    "OpgradError", "OpgradIndexError", "OPS", "USING_CUSTOM_OP", "nn",
 ]
 
 _grad_enabled = _torch.is_grad_enabled

@@ -19,16 +19,17 @@ static inline aclnnStatus og_act_unary(const og_opdesc *op, og_ew_kernel k, cons
 }
 
 /// (gradOutput, x) -> gradInput, broadcasting, gradInput castable from the promoted type: the
-/// whole phase 1. names: gradOutput, x, gradInput.
+/// whole phase 1. names: gradOutput, x, gradInput. flags: more of og_plan_backward's options.
 static inline aclnnStatus og_act_grad(const og_opdesc *op, og_ew_kernel k,
                                       const char *const names[3], const aclTensor *grad,
                                       const aclTensor *x, const aclTensor *gradInput,
-                                      uint64_t *workspaceSize, aclOpExecutor **executor) {
+                                      unsigned flags, uint64_t *workspaceSize,
+                                      aclOpExecutor **executor) {
     const void *ptrs[3] = {grad, x, gradInput};
     OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
     const aclTensor *ins[2] = {grad, x};
-    return og_plan_backward(op, k, 2, ins, gradInput, names, true, OG_OUT_CASTABLE, NULL, 0,
-                            workspaceSize, executor);
+    return og_plan_backward(op, k, 2, ins, gradInput, names, OG_BWD_BROADCAST | flags,
+                            OG_OUT_CASTABLE, NULL, 0, workspaceSize, executor);
 }
 
 #endif

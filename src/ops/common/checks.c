@@ -28,13 +28,39 @@ static bool floating(aclDataType dt) {
     return dt == ACL_FLOAT || dt == ACL_FLOAT16 || dt == ACL_BF16;
 }
 
-static aclnnStatus dtype_fail(const og_opdesc *op, const char *name, aclDataType dt) {
+// "float32, float16 and bfloat16" for the dtypes of a mask.
+static const char *dtype_list(unsigned long long dtypes, char *buf, int size) {
+    int n = 0, left = __builtin_popcountll(dtypes);
+    buf[0] = 0;
+    for (int dt = 0; dt < 64 && n < size; dt++)
+        if (dtypes & OG_DT(dt)) {
+            const char *sep = n == 0 ? "" : left == 1 ? " and " : ", ";
+            n += snprintf(buf + n, (size_t)(size - n), "%s%s", sep,
+                          og_dtype_name((aclDataType)dt));
+            left--;
+        }
+    return buf;
+}
+
+static bool in_mask(aclDataType dt, unsigned long long dtypes) {
+    return (int)dt >= 0 && (int)dt < 64 && (dtypes & OG_DT(dt));
+}
+
+// A tensor of a dtype outside `dtypes`, the ones opgrad computes for this argument.
+static aclnnStatus dtypes_fail(const og_opdesc *op, const char *name, aclDataType dt,
+                               unsigned long long dtypes) {
+    char list[256];
     return og_fail(
-        ACLNN_ERR_PARAM_INVALID,
-        "%sGetWorkspaceSize: %s has dtype %s; opgrad supports float32, float16 and "
-        "bfloat16%s",
-        op->name, name, og_dtype_name(dt),
-        aclnn_knows(dt) ? " (aclnn also accepts this dtype; opgrad does not implement it)" : "");
+        ACLNN_ERR_PARAM_INVALID, "%sGetWorkspaceSize: %s has dtype %s; opgrad supports %s%s",
+        op->name, name, og_dtype_name(dt), dtype_list(dtypes, list, sizeof list),
+        // (a hint for the float-only operators: aclnn takes more dtypes for many of them)
+        dtypes == OG_DTS_FLOATING && aclnn_knows(dt)
+            ? " (aclnn also accepts this dtype; opgrad does not implement it)"
+            : "");
+}
+
+static aclnnStatus dtype_fail(const og_opdesc *op, const char *name, aclDataType dt) {
+    return dtypes_fail(op, name, dt, OG_DTS_FLOATING);
 }
 
 aclnnStatus og_check_args(const og_opdesc *op, uint64_t *workspaceSize, aclOpExecutor **executor,
@@ -82,6 +108,19 @@ aclnnStatus og_check_tensor(const og_opdesc *op, const char *name, const aclTens
     snprintf(fn, sizeof fn, "%sGetWorkspaceSize", op->name);
     OG_TRY(og_check_live(fn, name, t, OG_OBJ_TENSOR));
     if (!floating(t->dtype)) return dtype_fail(op, name, t->dtype);
+    if (t->ndim > OG_MAX_DIMS || t->ndim < min_rank)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: %s has rank %d; supported: %d to %d dims", op->name,
+                       name, t->ndim, min_rank, OG_MAX_DIMS);
+    return og_check_fits_block(op, name, t);
+}
+
+aclnnStatus og_check_tensor_of(const og_opdesc *op, const char *name, const aclTensor *t,
+                               int min_rank, unsigned long long dtypes) {
+    char fn[96];
+    snprintf(fn, sizeof fn, "%sGetWorkspaceSize", op->name);
+    OG_TRY(og_check_live(fn, name, t, OG_OBJ_TENSOR));
+    if (!in_mask(t->dtype, dtypes)) return dtypes_fail(op, name, t->dtype, dtypes);
     if (t->ndim > OG_MAX_DIMS || t->ndim < min_rank)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: %s has rank %d; supported: %d to %d dims", op->name,
@@ -208,22 +247,10 @@ aclnnStatus og_check_scalar(const og_opdesc *op, const char *name, const aclScal
     return ACLNN_SUCCESS;
 }
 
-// "float32, float16, ..." for the dtypes of a mask.
-static const char *dtype_list(unsigned long long dtypes, char *buf, int size) {
-    int n = 0;
-    buf[0] = 0;
-    for (int dt = 0; dt < 64 && n < size; dt++)
-        if (dtypes & OG_DT(dt))
-            n += snprintf(buf + n, (size_t)(size - n), "%s%s", n ? ", " : "",
-                          og_dtype_name((aclDataType)dt));
-    return buf;
-}
-
 aclnnStatus og_check_scalar_of(const og_opdesc *op, const char *name, const aclScalar *s,
                                unsigned long long dtypes, float *value) {
     OG_TRY(og_check_scalar(op, name, s, value));
-    if ((int)s->dtype >= 0 && (int)s->dtype < 64 && (dtypes & OG_DT(s->dtype)))
-        return ACLNN_SUCCESS;
+    if (in_mask(s->dtype, dtypes)) return ACLNN_SUCCESS;
     char list[256];
     return og_fail(ACLNN_ERR_PARAM_INVALID,
                    "%sGetWorkspaceSize: %s has dtype %s; %s takes a scalar of dtype %s", op->name,
@@ -259,7 +286,11 @@ aclnnStatus og_plan_forward(const og_opdesc *op, og_ew_kernel k, const aclTensor
                             const aclTensor *const *outs, const char *const *names,
                             og_out_rule rule, const void *params, size_t params_size,
                             uint64_t *workspaceSize, aclOpExecutor **executor) {
-    OG_TRY(og_check_tensor(op, names[0], self, 0));
+    bool any_self = rule == OG_OUT_FLOAT_FROM_ANY;
+    OG_TRY(og_check_tensor_of(op, names[0], self, 0,
+                              OG_DTS_FLOATING | (any_self ? OG_DTS_INTEGRAL : 0)));
+    // an integer self is computed in out's dtype (checked floating below)
+    aclDataType compute = floating(self->dtype) ? self->dtype : outs[0]->dtype;
     og_ew_op ew = {.op = op,
                    .kernels = k.fp32,
                    .kernels16 = k.fused16,
@@ -269,11 +300,11 @@ aclnnStatus og_plan_forward(const og_opdesc *op, og_ew_kernel k, const aclTensor
                    .names = {names[0]},
                    .params = params,
                    .params_size = params_size,
-                   .compute_dtype = self->dtype};
+                   .compute_dtype = compute};
     for (int j = 0; j < nout; j++) {
         const char *name = names[1 + j];
         OG_TRY(og_check_tensor(op, name, outs[j], 0));
-        OG_TRY(check_out_dtype(op, rule, names[0], self, self->dtype, name, outs[j]));
+        OG_TRY(check_out_dtype(op, rule, names[0], self, compute, name, outs[j]));
         OG_TRY(og_check_same_shape(op, names[0], self, name, outs[j]));
         ew.out[j] = outs[j];
         ew.names[1 + j] = name;
@@ -283,15 +314,25 @@ aclnnStatus og_plan_forward(const og_opdesc *op, og_ew_kernel k, const aclTensor
 
 aclnnStatus og_plan_backward(const og_opdesc *op, og_ew_kernel k, int nin,
                              const aclTensor *const *ins, const aclTensor *out,
-                             const char *const *names, bool broadcast, og_out_rule rule,
+                             const char *const *names, unsigned flags, og_out_rule rule,
                              const void *params, size_t params_size, uint64_t *workspaceSize,
                              aclOpExecutor **executor) {
-    for (int j = 0; j < nin; j++) OG_TRY(og_check_tensor(op, names[j], ins[j], 0));
+    bool int_self = false;
+    for (int j = 0; j < nin; j++) {
+        bool may_int =
+            (flags & OG_BWD_INT_PROMOTE) || ((flags & OG_BWD_INT_SELF_AS_FLOAT) && j == nin - 1);
+        OG_TRY(og_check_tensor_of(op, names[j], ins[j], 0,
+                                  OG_DTS_FLOATING | (may_int ? OG_DTS_INTEGRAL : 0)));
+        int_self = int_self || !floating(ins[j]->dtype);
+    }
     OG_TRY(og_check_tensor(op, names[nin], out, 0));
-    aclDataType promoted;
-    OG_TRY(og_check_promotion(op, nin, names, ins, names[nin], out, &promoted));
+    aclDataType promoted = ACL_FLOAT;
+    if ((flags & OG_BWD_INT_SELF_AS_FLOAT) && int_self) // aclnn casts every input to FLOAT
+        OG_TRY(og_check_castable(op, promoted, names[nin], out));
+    else
+        OG_TRY(og_check_promotion(op, nin, names, ins, names[nin], out, &promoted));
     OG_TRY(check_out_dtype(op, rule, names[1], ins[1], promoted, names[nin], out));
-    if (broadcast) {
+    if (flags & OG_BWD_BROADCAST) {
         OG_TRY(og_check_broadcast_to(op, nin, names, ins, names[nin], out));
     } else {
         for (int j = 0; j + 1 < nin; j++)

@@ -39,6 +39,14 @@ aclnnStatus og_check_tensor_list(const og_opdesc *op, const char *name, const ac
 /// [min_rank, 8] (161002).
 aclnnStatus og_check_tensor(const og_opdesc *op, const char *name, const aclTensor *t,
                             int min_rank);
+/// The same for a tensor that may also have another dtype of `dtypes` (an OG_DT mask): 161002
+/// names the dtypes it takes.
+aclnnStatus og_check_tensor_of(const og_opdesc *op, const char *name, const aclTensor *t,
+                               int min_rank, unsigned long long dtypes);
+/// Integer and bool dtypes (the inputs a promoting operator casts to its float type).
+#define OG_DTS_INTEGRAL                                                                            \
+    (OG_DT(ACL_INT8) | OG_DT(ACL_UINT8) | OG_DT(ACL_INT16) | OG_DT(ACL_INT32) | OG_DT(ACL_INT64) | \
+     OG_DT(ACL_BOOL))
 /// A view whose data address is the start of an aclrtMalloc / aclrtMallocHost block ends inside
 /// it (161002); part of og_check_tensor.
 aclnnStatus og_check_fits_block(const og_opdesc *op, const char *name, const aclTensor *t);
@@ -87,7 +95,20 @@ typedef struct og_ew_kernel {
 typedef enum {
     OG_OUT_SAME_DTYPE, // the input's dtype
     OG_OUT_CASTABLE,   // any dtype the result casts to
+    // forwards only: an integer or bool self is computed in out's dtype, which must be floating
+    // (aclnn casts self to it); a floating self as OG_OUT_CASTABLE
+    OG_OUT_FLOAT_FROM_ANY,
 } og_out_rule;
+
+/// og_plan_backward's options.
+enum {
+    OG_BWD_BROADCAST = 1, // the inputs broadcast (out has the broadcast shape); else equal shapes
+    // integer and bool inputs promote too (PyTorch rules: INT32 with FLOAT is FLOAT); the
+    // promoted type must be floating and each such input is cast to it
+    OG_BWD_INT_PROMOTE = 2,
+    // the last input (self) may be integer or bool, and then every input is cast to FLOAT
+    OG_BWD_INT_SELF_AS_FLOAT = 4,
+};
 
 /// A forward y_k = f_k(self) with nout outputs of self's shape (out_rule for their dtype),
 /// computed in self's dtype: checks the tensors, then plans on the elementwise engine. names:
@@ -98,12 +119,13 @@ aclnnStatus og_plan_forward(const og_opdesc *op, og_ew_kernel k, const aclTensor
                             uint64_t *workspaceSize, aclOpExecutor **executor);
 
 /// A backward out = f(ins...): the inputs promote together (PyTorch rules) and, with
-/// `broadcast`, broadcast (out has the broadcast shape), else all shapes are equal; out's dtype
-/// follows `rule` relative to ins[nin - 1] (the forward's input or output) or, castable, to the
-/// promoted type. names: the inputs, then out. The caller has checked the NULLs.
+/// OG_BWD_BROADCAST in `flags`, broadcast (out has the broadcast shape), else all shapes are
+/// equal; out's dtype follows `rule` relative to ins[nin - 1] (the forward's input or output)
+/// or, castable, to the promoted type. names: the inputs, then out. The caller has checked the
+/// NULLs.
 aclnnStatus og_plan_backward(const og_opdesc *op, og_ew_kernel k, int nin,
                              const aclTensor *const *ins, const aclTensor *out,
-                             const char *const *names, bool broadcast, og_out_rule rule,
+                             const char *const *names, unsigned flags, og_out_rule rule,
                              const void *params, size_t params_size, uint64_t *workspaceSize,
                              aclOpExecutor **executor);
 

@@ -70,5 +70,5 @@ aclnnStatus aclnnEluBackwardGetWorkspaceSize(const aclTensor *gradOutput, const 
     const aclTensor *ins[2] = {gradOutput, selfOrResult};
     return og_plan_backward(
         op, isResult ? OG_EW_KERNEL_FP32(elu_bwd_result) : OG_EW_KERNEL_FP32(elu_bwd), 2, ins,
-        gradInput, names, false, OG_OUT_CASTABLE, &p, sizeof p, workspaceSize, executor);
+        gradInput, names, 0, OG_OUT_CASTABLE, &p, sizeof p, workspaceSize, executor);
 }

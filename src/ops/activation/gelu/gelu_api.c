@@ -26,7 +26,7 @@ aclnnStatus aclnnGeluBackwardGetWorkspaceSize(const aclTensor *gradOutput, const
                                               aclOpExecutor **executor) {
     static const char *const names[3] = {"gradOutput", "self", "gradInput"};
     return og_act_grad(&og_op_GeluBackward, OG_EW_KERNEL(gelu_tanh_bwd), names, gradOutput, self,
-                       gradInput, workspaceSize, executor);
+                       gradInput, OG_BWD_INT_PROMOTE, workspaceSize, executor);
 }
 
 aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor *x, int64_t approximate, aclTensor *y,
@@ -61,7 +61,8 @@ aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor *gradOutput, con
                        op->name, approximate);
     static const char *const names[3] = {"gradOutput", "self", "gradInput"};
     const aclTensor *ins[2] = {gradOutput, self};
-    return og_plan_backward(
-        op, tanh_form ? OG_EW_KERNEL(gelu_tanh_bwd) : OG_EW_KERNEL(gelu_erf_bwd), 2, ins, gradInput,
-        names, true, OG_OUT_CASTABLE, NULL, 0, workspaceSize, executor);
+    return og_plan_backward(op,
+                            tanh_form ? OG_EW_KERNEL(gelu_tanh_bwd) : OG_EW_KERNEL(gelu_erf_bwd), 2,
+                            ins, gradInput, names, OG_BWD_BROADCAST | OG_BWD_INT_PROMOTE,
+                            OG_OUT_CASTABLE, NULL, 0, workspaceSize, executor);
 }

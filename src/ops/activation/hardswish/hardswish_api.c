@@ -31,6 +31,6 @@ aclnnStatus aclnnHardswishBackwardGetWorkspaceSize(const aclTensor *gradOutput,
     const void *ptrs[3] = {gradOutput, self, out};
     OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
     const aclTensor *ins[2] = {gradOutput, self};
-    return og_plan_backward(op, OG_EW_KERNEL(hardswish_bwd), 2, ins, out, names, false,
+    return og_plan_backward(op, OG_EW_KERNEL(hardswish_bwd), 2, ins, out, names, 0,
                             OG_OUT_SAME_DTYPE, NULL, 0, workspaceSize, executor);
 }

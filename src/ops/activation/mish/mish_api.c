@@ -54,8 +54,8 @@ static aclnnStatus plan_backward(const og_opdesc *op, og_ew_kernel k, int nin,
     const void *ptrs[4] = {ins[0], ins[1], nin > 2 ? ins[2] : NULL, NULL};
     ptrs[nin] = gradInput;
     OG_TRY(og_check_args(op, workspaceSize, executor, nin + 1, names, ptrs));
-    return og_plan_backward(op, k, nin, ins, gradInput, names, true, OG_OUT_CASTABLE, NULL, 0,
-                            workspaceSize, executor);
+    return og_plan_backward(op, k, nin, ins, gradInput, names, OG_BWD_BROADCAST, OG_OUT_CASTABLE,
+                            NULL, 0, workspaceSize, executor);
 }
 
 aclnnStatus aclnnMishBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,

@@ -10,8 +10,10 @@ OG_EW_DEFINE_KERNEL3_TABLES(sigmoid_bwd);
 
 aclnnStatus aclnnSigmoidGetWorkspaceSize(const aclTensor *self, aclTensor *out,
                                          uint64_t *workspaceSize, aclOpExecutor **executor) {
+    // ops-nn: an integer or bool self is cast to out's (floating) dtype; a floating one is
+    // computed in its own dtype and cast to out's
     return og_act_unary(&og_op_Sigmoid, OG_EW_KERNEL(sigmoid_fwd), "self", self, "out", out,
-                        OG_OUT_SAME_DTYPE, workspaceSize, executor);
+                        OG_OUT_FLOAT_FROM_ANY, workspaceSize, executor);
 }
 
 aclnnStatus aclnnInplaceSigmoidGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize,
@@ -26,5 +28,5 @@ aclnnStatus aclnnSigmoidBackwardGetWorkspaceSize(const aclTensor *gradOutput,
                                                  aclOpExecutor **executor) {
     static const char *const names[3] = {"gradOutput", "output", "gradInput"};
     return og_act_grad(&og_op_SigmoidBackward, OG_EW_KERNEL(sigmoid_bwd), names, gradOutput, output,
-                       gradInput, workspaceSize, executor);
+                       gradInput, 0, workspaceSize, executor);
 }

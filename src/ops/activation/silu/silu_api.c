@@ -19,5 +19,5 @@ aclnnStatus aclnnSiluBackwardGetWorkspaceSize(const aclTensor *gradOutput, const
                                               aclOpExecutor **executor) {
     static const char *const names[3] = {"gradOutput", "self", "gradInput"};
     return og_act_grad(&og_op_SiluBackward, OG_EW_KERNEL(silu_bwd), names, gradOutput, self,
-                       gradInput, workspaceSize, executor);
+                       gradInput, 0, workspaceSize, executor);
 }

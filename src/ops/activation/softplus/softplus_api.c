@@ -43,6 +43,7 @@ aclnnStatus aclnnSoftplusBackwardGetWorkspaceSize(const aclTensor *gradOutput,
     OG_TRY(read_params(op, beta, threshold, &p));
     static const char *const names[3] = {"gradOutput", "self", "gradInput"};
     const aclTensor *ins[2] = {gradOutput, self};
-    return og_plan_backward(op, OG_EW_KERNEL_FP32(softplus_bwd), 2, ins, gradInput, names, false,
-                            OG_OUT_CASTABLE, &p, sizeof p, workspaceSize, executor);
+    return og_plan_backward(op, OG_EW_KERNEL_FP32(softplus_bwd), 2, ins, gradInput, names,
+                            OG_BWD_INT_SELF_AS_FLOAT, OG_OUT_CASTABLE, &p, sizeof p, workspaceSize,
+                            executor);
 }

@@ -25,5 +25,5 @@ aclnnStatus aclnnTanhBackwardGetWorkspaceSize(const aclTensor *gradOutput, const
                                               aclOpExecutor **executor) {
     static const char *const names[3] = {"gradOutput", "output", "gradInput"};
     return og_act_grad(&og_op_TanhBackward, OG_EW_KERNEL(tanh_bwd), names, gradOutput, output,
-                       gradInput, workspaceSize, executor);
+                       gradInput, 0, workspaceSize, executor);
 }
