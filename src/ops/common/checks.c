@@ -35,8 +35,7 @@ static const char *dtype_list(unsigned long long dtypes, char *buf, int size) {
     for (int dt = 0; dt < 64 && n < size; dt++)
         if (dtypes & OG_DT(dt)) {
             const char *sep = n == 0 ? "" : left == 1 ? " and " : ", ";
-            n += snprintf(buf + n, (size_t)(size - n), "%s%s", sep,
-                          og_dtype_name((aclDataType)dt));
+            n += snprintf(buf + n, (size_t)(size - n), "%s%s", sep, og_dtype_name((aclDataType)dt));
             left--;
         }
     return buf;
