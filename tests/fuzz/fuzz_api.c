@@ -480,6 +480,8 @@ static void make_tensor(fz *f, call *c, int k) {
 // out), or sometimes NULL; the list owns its tensors.
 static void make_list(fz *f, call *c, int k) {
     const aclTensor *ts[MAXLIST];
+    // what the entries make the call expect holds only if the list is passed
+    bool unsafe0 = c->any_unsafe, overflow0 = c->any_overflow, too_big0 = c->any_too_big;
     int n = 0, want = fz_pick(f, 8) == 1 ? 0 : 1 + fz_pick(f, MAXLIST);
     for (int j = 0; j < want; j++) {
         tslot *s = &c->lts[k][j];
@@ -490,6 +492,7 @@ static void make_list(fz *f, call *c, int k) {
     if (fz_pick(f, 16) == 1) {
         c->any_null |= !optional(c, k);
         c->optional_null |= optional(c, k);
+        c->any_unsafe = unsafe0, c->any_overflow = overflow0, c->any_too_big = too_big0;
     } else {
         c->lists[k] = aclCreateTensorList(ts, (uint64_t)n);
         FUZZ_REQUIRE(c->lists[k], "aclCreateTensorList: %s", aclGetRecentErrMsg());

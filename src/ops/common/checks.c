@@ -288,7 +288,8 @@ aclnnStatus og_plan_forward(const og_opdesc *op, og_ew_kernel k, const aclTensor
     bool any_self = rule == OG_OUT_FLOAT_FROM_ANY;
     OG_TRY(og_check_tensor_of(op, names[0], self, 0,
                               OG_DTS_FLOATING | (any_self ? OG_DTS_INTEGRAL : 0)));
-    // an integer self is computed in out's dtype (checked floating below)
+    for (int j = 0; j < nout; j++) OG_TRY(og_check_tensor(op, names[1 + j], outs[j], 0));
+    // an integer self is computed in out's dtype (floating: checked just above)
     aclDataType compute = floating(self->dtype) ? self->dtype : outs[0]->dtype;
     og_ew_op ew = {.op = op,
                    .kernels = k.fp32,
@@ -302,7 +303,6 @@ aclnnStatus og_plan_forward(const og_opdesc *op, og_ew_kernel k, const aclTensor
                    .compute_dtype = compute};
     for (int j = 0; j < nout; j++) {
         const char *name = names[1 + j];
-        OG_TRY(og_check_tensor(op, name, outs[j], 0));
         OG_TRY(check_out_dtype(op, rule, names[0], self, compute, name, outs[j]));
         OG_TRY(og_check_same_shape(op, names[0], self, name, outs[j]));
         ew.out[j] = outs[j];

@@ -502,6 +502,13 @@ aclnnStatus aclnnApplyAdamWGetWorkspaceSize(
         const void *ptrs[] = {varRef,      mRef,  vRef,  beta1Power, beta2Power, lr,
                               weightDecay, beta1, beta2, eps,        grad,       vmax};
         OG_TRY(og_check_args(op, workspaceSize, executor, 11, names, ptrs));
+        // every handle given is live before any other rule (a destroyed one is 161002 whatever
+        // else is wrong, e.g. a hyperparameter before it without data), the optional one too
+        char fn[FN_BUF];
+        snprintf(fn, sizeof fn, "%sGetWorkspaceSize", op->name);
+        for (int k = 0; k < 11; k++) OG_TRY(og_check_live(fn, names[k], ptrs[k], OG_OBJ_TENSOR));
+        if (maxGradNormOptional)
+            OG_TRY(og_check_live(fn, "maxGradNormOptional", maxGradNormOptional, OG_OBJ_TENSOR));
     }
     OG_TRY(check_state(op, "varRef", varRef));
     aclDataType dt = varRef->dtype;
