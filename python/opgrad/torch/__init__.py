@@ -27,10 +27,8 @@ __all__ = [
 
 _grad_enabled = _torch.is_grad_enabled
 _PLAIN = (_torch.Tensor, _torch.nn.Parameter)
-try:  # PyTorch >= 2.3: under torch.compile / export the dispatcher path must be used
-    from torch.compiler import is_compiling as _is_compiling
-except ImportError:  # 1.13
-    _is_compiling = None
+# under torch.jit.trace and torch.compile / export the dispatcher path must be used
+_is_compiling = _kernels.use_dispatcher
 
 
 def _fast(*ts):
@@ -39,26 +37,19 @@ def _fast(*ts):
     for t in ts:
         if type(t) not in _PLAIN:
             return False
-    return _is_compiling is None or not _is_compiling()
+    return not _is_compiling()
 
 
 def _unary(name, doc):
     d = OPS[name]
     fn, kernel, op = d.function, d.kernel, d.op
-    if _is_compiling is None:  # PyTorch without torch.compile: one type test is enough
-        def f(x):
-            if type(x) in _PLAIN:
-                if x.requires_grad and _grad_enabled():
-                    return fn.apply(x)
-                return kernel(x)
-            return op(x)
-    else:
-        def f(x):
-            if type(x) in _PLAIN and not _is_compiling():
-                if x.requires_grad and _grad_enabled():
-                    return fn.apply(x)
-                return kernel(x)
-            return op(x)
+
+    def f(x):
+        if type(x) in _PLAIN and not _is_compiling():
+            if x.requires_grad and _grad_enabled():
+                return fn.apply(x)
+            return kernel(x)
+        return op(x)
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = doc
@@ -86,7 +77,6 @@ def _call(d, args, tensors):
 
 
 _D = OPS
-_EAGER_ONLY = _is_compiling is None  # this PyTorch has no torch.compile to defer to
 
 
 def _bind(name):
@@ -112,7 +102,7 @@ _RSUM = _bind("reduce_sum")
 def gelu_v2(x, approximate="none"):
     """GELU with approximate 'none' (erf form) or 'tanh' (aclnnGeluV2 / aclnnGeluBackwardV2), as
     torch.nn.functional.gelu(x, approximate=...)."""
-    if type(x) in _PLAIN and (_EAGER_ONLY or not _is_compiling()):
+    if type(x) in _PLAIN and not _is_compiling():
         if x.requires_grad and _grad_enabled():
             return _GELU_V2[0].apply(x, approximate)
         return _GELU_V2[1](x, approximate)
@@ -121,7 +111,7 @@ def gelu_v2(x, approximate="none"):
 
 def softplus(x, beta=1.0, threshold=20.0):
     """log(1 + exp(beta x)) / beta, and x where beta x > threshold (aclnnSoftplus)."""
-    if type(x) in _PLAIN and (_EAGER_ONLY or not _is_compiling()):
+    if type(x) in _PLAIN and not _is_compiling():
         if x.requires_grad and _grad_enabled():
             return _SOFTPLUS[0].apply(x, beta, threshold)
         return _SOFTPLUS[1](x, beta, threshold)
@@ -130,7 +120,7 @@ def softplus(x, beta=1.0, threshold=20.0):
 
 def leaky_relu(x, negative_slope=0.01):
     """x > 0 ? x : negative_slope * x (aclnnLeakyRelu / aclnnLeakyReluBackward)."""
-    if type(x) in _PLAIN and (_EAGER_ONLY or not _is_compiling()):
+    if type(x) in _PLAIN and not _is_compiling():
         if x.requires_grad and _grad_enabled():
             return _LEAKY[0].apply(x, negative_slope)
         return _LEAKY[1](x, negative_slope)
@@ -139,7 +129,7 @@ def leaky_relu(x, negative_slope=0.01):
 
 def elu(x, alpha=1.0):
     """x > 0 ? x : alpha (exp(x) - 1) (aclnnElu / aclnnEluBackward)."""
-    if type(x) in _PLAIN and (_EAGER_ONLY or not _is_compiling()):
+    if type(x) in _PLAIN and not _is_compiling():
         if x.requires_grad and _grad_enabled():
             return _ELU[0].apply(x, alpha)
         return _ELU[1](x, alpha)
@@ -149,7 +139,7 @@ def elu(x, alpha=1.0):
 def add(x, other, alpha=1.0):
     """x + alpha * other with broadcasting and PyTorch dtype promotion (aclnnAdd). The gradients
     are reduced to each input's shape on opgrad's ReduceSum."""
-    if type(x) in _PLAIN and type(other) in _PLAIN and (_EAGER_ONLY or not _is_compiling()):
+    if type(x) in _PLAIN and type(other) in _PLAIN and not _is_compiling():
         if (x.requires_grad or other.requires_grad) and _grad_enabled():
             return _ADD[0].apply(x, other, alpha)
         return _ADD[1](x, other, alpha)
@@ -159,7 +149,7 @@ def add(x, other, alpha=1.0):
 def mul(x, other):
     """x * other with broadcasting and PyTorch dtype promotion (aclnnMul); gradients g*other and
     g*x reduced to each input's shape on opgrad's ReduceSum."""
-    if type(x) in _PLAIN and type(other) in _PLAIN and (_EAGER_ONLY or not _is_compiling()):
+    if type(x) in _PLAIN and type(other) in _PLAIN and not _is_compiling():
         if (x.requires_grad or other.requires_grad) and _grad_enabled():
             return _MUL[0].apply(x, other)
         return _MUL[1](x, other)
@@ -168,7 +158,7 @@ def mul(x, other):
 
 def muls(x, other):
     """x * other for a Python number (aclnnMuls; other is rounded to x's dtype first)."""
-    if type(x) in _PLAIN and (_EAGER_ONLY or not _is_compiling()):
+    if type(x) in _PLAIN and not _is_compiling():
         if x.requires_grad and _grad_enabled():
             return _MULS[0].apply(x, other)
         return _MULS[1](x, other)
@@ -185,7 +175,7 @@ def reduce_sum(x, dims=(), keepdim=False):
     """Sum over dims (all when empty) in x's dtype, fp32 accumulation in a fixed order
     (aclnnReduceSum: deterministic, independent of the thread count)."""
     dims = dims if type(dims) is list else list(dims)
-    if type(x) in _PLAIN and (_EAGER_ONLY or not _is_compiling()):
+    if type(x) in _PLAIN and not _is_compiling():
         if x.requires_grad and _grad_enabled():
             return _RSUM[0].apply(x, dims, bool(keepdim))
         return _RSUM[1](x, dims, bool(keepdim))
@@ -206,7 +196,7 @@ def _eager(*ts):
     for t in ts:
         if t is not None and type(t) not in _PLAIN:
             return False
-    return _EAGER_ONLY or not _is_compiling()
+    return not _is_compiling()
 
 
 def _any_grad(*ts):
@@ -341,7 +331,7 @@ def _list_function(name):
                 raise TypeError("opgrad.torch.%s() got an unexpected keyword argument '%s' "
                                 "(it takes %s)" % (name, k, ", ".join(names) or "none"))
             vals[names.index(k)] = v
-        if type(x) in _PLAIN and (_EAGER_ONLY or not _is_compiling()):
+        if type(x) in _PLAIN and not _is_compiling():
             if x.requires_grad and _grad_enabled():
                 return fn.apply(x, *vals)
             return kernel(x, *vals)

@@ -20,6 +20,7 @@ import torch
 
 from .. import _lib as L
 from . import _kernels as K
+from . import _ops
 
 _create_bool_array = L._decl("aclCreateBoolArray", L.P, [L.P, L.U64])
 _destroy_bool_array = L._decl("aclDestroyBoolArray", L.I32, [L.P])
@@ -165,7 +166,7 @@ class _BatchNormFn(torch.autograd.Function):
         return y, rm, rv
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
+    @_ops.first_order("opgrad.torch.batch_norm")
     def backward(ctx, gy, grm, grv):
         x, weight, running_mean, running_var, mean, invstd = ctx.saved_tensors
         need = ctx.needs_input_grad
@@ -185,7 +186,7 @@ class _GroupNormFn(torch.autograd.Function):
         return y
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
+    @_ops.first_order("opgrad.torch.group_norm")
     def backward(ctx, gy):
         x, mean, rstd, weight = ctx.saved_tensors
         need = ctx.needs_input_grad

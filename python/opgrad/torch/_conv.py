@@ -26,7 +26,7 @@ no data gradient. Tensors go to libopgrad zero-copy with their own strides (chan
 transposed and sliced inputs are read in place); outputs are new contiguous tensors. dtypes
 float32, float16, bfloat16 (accumulated in fp32 in a fixed order, rounded once: the results do
 not depend on the thread count); like every opgrad.torch operator there is no float64 kernel
-(TypeError) and no double backward.
+(TypeError) and no double backward (a second backward raises, naming the operator).
 """
 import ctypes
 
@@ -269,10 +269,7 @@ _FUNCTION = _DEFS[1].function  # the torch.autograd.Function over the kernel (bo
 
 
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
-try:  # PyTorch >= 2.3: under torch.compile / export the dispatcher path must be used
-    from torch.compiler import is_compiling as _is_compiling
-except ImportError:  # 1.13
-    _is_compiling = None
+_is_compiling = K.use_dispatcher  # torch.jit.trace, torch.compile / export: the dispatcher
 
 
 def _conv(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
@@ -283,7 +280,7 @@ def _conv(input, weight, bias, stride, padding, dilation, transposed, output_pad
     # torch.compile tracing go through torch.ops.opgrad.convolution. Same results either way.
     if (type(input) in _PLAIN and type(weight) in _PLAIN
             and (bias is None or type(bias) in _PLAIN)
-            and (_is_compiling is None or not _is_compiling())):
+            and not _is_compiling()):
         if torch.is_grad_enabled() and (input.requires_grad or weight.requires_grad
                                         or (bias is not None and bias.requires_grad)):
             return _FUNCTION.apply(*args)

@@ -22,6 +22,7 @@ import torch
 
 from .. import _lib as L
 from . import _kernels as K
+from . import _ops
 
 _INT = {torch.int64: L.ACL_INT64, torch.int32: 3}  # ACL_INT32
 _RED = {"none": 0, "mean": 1, "sum": 2}
@@ -170,7 +171,7 @@ class _CrossEntropy(torch.autograd.Function):
         return loss, lp
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
+    @_ops.first_order("opgrad.torch.cross_entropy")
     def backward(ctx, grad, _grad_lp):
         lp, target, weight = ctx.saved_tensors
         if grad is None:
@@ -190,7 +191,7 @@ class _NLL(torch.autograd.Function):
         return out, total
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
+    @_ops.first_order("opgrad.torch.nll_loss")
     def backward(ctx, grad, _grad_total):
         x, target, weight, total = ctx.saved_tensors
         if grad is None:
@@ -210,7 +211,10 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     aclnnCrossEntropyLoss / aclnnCrossEntropyLossGrad (differentiable w.r.t. input)."""
     if weight is not None and weight.dtype != torch.float32:
         weight = weight.float()  # aclnn takes a FLOAT weight
-    if input.requires_grad and torch.is_grad_enabled():
+    if K.use_dispatcher():  # torch.jit.trace / torch.compile record the operator
+        loss, _ = torch.ops.opgrad.cross_entropy_loss(input, target, weight, reduction,
+                                                      ignore_index, label_smoothing)
+    elif input.requires_grad and torch.is_grad_enabled():
         loss, _ = _CrossEntropy.apply(input, target, weight, reduction, ignore_index,
                                       label_smoothing)
     else:
@@ -223,7 +227,9 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):  
     aclnnNLLLoss / aclnnNLLLossBackward (differentiable w.r.t. input)."""
     c = input.shape[-1]
     weight = torch.ones(c, dtype=input.dtype) if weight is None else weight.to(input.dtype)
-    if input.requires_grad and torch.is_grad_enabled():
+    if K.use_dispatcher():
+        out, _ = torch.ops.opgrad.nll_loss(input, target, weight, reduction, ignore_index)
+    elif input.requires_grad and torch.is_grad_enabled():
         out, _ = _NLL.apply(input, target, weight, reduction, ignore_index)
     else:
         out, _ = nll_forward(input, target, weight, reduction, ignore_index)

@@ -82,7 +82,7 @@ def _function(d):
 
     return type("OpgradFunction_" + d.name, (torch.autograd.Function,),
                 {"forward": staticmethod(forward),
-                 "backward": staticmethod(torch.autograd.function.once_differentiable(bwd))})
+                 "backward": staticmethod(_ops.first_order("opgrad." + d.name)(bwd))})
 
 
 # ---- kernels ------------------------------------------------------------------------------------
@@ -188,7 +188,5 @@ def dropout(input, p=0.5, training=True, inplace=False, seed=None, offset=0):  #
 
 
 def _compiling():
-    try:
-        return torch.compiler.is_compiling()
-    except AttributeError:
-        return False
+    """torch.jit.trace or torch.compile: call the dispatcher (_kernels.use_dispatcher)."""
+    return K.use_dispatcher()

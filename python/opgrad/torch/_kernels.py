@@ -40,6 +40,20 @@ import torch
 from .. import _lib as L
 from .._lib import OpgradError
 
+_tracing_state = torch._C._get_tracing_state
+try:  # PyTorch >= 2.3
+    from torch.compiler import is_compiling as _compiling
+except ImportError:  # 1.13
+    _compiling = None
+
+
+def use_dispatcher():
+    """True when an operator must be called as torch.ops.opgrad.<name> rather than through the
+    eager fast path (its autograd.Function or the kernel directly): under torch.jit.trace, which
+    records only dispatcher calls (the fast path would leave just the output's empty_like in the
+    trace), and under torch.compile / export. The result is the same either way."""
+    return _tracing_state() is not None or (_compiling is not None and _compiling())
+
 _DT = {torch.float32: L.ACL_FLOAT, torch.float16: L.ACL_FLOAT16, torch.bfloat16: L.ACL_BF16}
 _SUPPORTED = "torch.float32, torch.float16, torch.bfloat16"
 _PLAN_CAPACITY = 512  # executors kept per thread (FIFO eviction)

@@ -237,7 +237,7 @@ for _d in DEFS.values():
         _d.function = O._make_function(_d)
         # _make_function's backward calls the formulas with _kernels; these need this module's
         _bw = _d.backward
-        _d.function.backward = staticmethod(torch.autograd.function.once_differentiable(
+        _d.function.backward = staticmethod(O.first_order("opgrad." + _d.name)(
             lambda ctx, grad, _b=_bw: _b(_KNS, ctx, grad)))
 
 LIBRARY = None
@@ -281,8 +281,11 @@ _register()
 
 
 def _call(name, args):
-    """Eager fast path: the Function (autograd) or the kernel; under torch.compile the op."""
+    """Eager fast path: the Function (autograd) or the kernel; under torch.jit.trace and
+    torch.compile the op."""
     d = DEFS[name]
+    if K.use_dispatcher():
+        return d.op(*args)
     if torch.is_grad_enabled() and any(
             isinstance(a, torch.Tensor) and a.requires_grad for a in args):
         return d.function.apply(*args)

@@ -212,7 +212,7 @@ def _function(name, kernel, setup, backward):
 
     return type("OpgradFunction_" + name, (torch.autograd.Function,),
                 {"forward": staticmethod(forward),
-                 "backward": staticmethod(torch.autograd.function.once_differentiable(bwd))})
+                 "backward": staticmethod(_ops.first_order("opgrad." + name)(bwd))})
 
 
 class _KernelNamespace:

@@ -363,8 +363,173 @@ def _fake_fused_matmul_backward(grad, x1, x2, bias, x3, fused_op_type, cube_math
                                      K.fused_grad_mask(fused_op_type, bias, x3, output_mask))
 
 
+# ---- second order: the backward operators' own derivatives ---------------------------------------
+# A backward operator B(grad, x, *attrs) = grad * f'(x) (x the forward's input, or its output y
+# for sigmoid / tanh / relu / softmax / log_softmax) is linear in grad, so
+#     dB/dgrad . gg = B(gg, x)            dB/dx . gg = gg * grad * f''(x)
+# Both are composed from opgrad operators (through `ops`, so they are differentiable again), in
+# float32 for 16-bit tensors, and summed to each input's shape where B broadcast them. A backward
+# operator without a formula here is refused at the second backward (_refuse), never answered with
+# zeros. f'' per operator, as d2(ops, h, x, attrs) -> h * f''(x) for h = gg * grad (None: zero):
+
+
+def _c(t, v):
+    """A 0-d constant like t (broadcasts in opgrad's Add / Mul)."""
+    return t.new_full((), v)
+
+
+def _lin(ops, t, a, b):
+    """a * t + b."""
+    return ops.add(ops.muls(t, a), _c(t, b))
+
+
+def _d2_sigmoid(ops, h, y, attrs):  # B = g y (1 - y): d/dy = g (1 - 2y)
+    return ops.mul(h, _lin(ops, y, -2.0, 1.0))
+
+
+def _d2_tanh(ops, h, y, attrs):  # B = g (1 - y^2): d/dy = -2 g y
+    return ops.mul(ops.muls(h, -2.0), y)
+
+
+def _d2_silu(ops, h, x, attrs):  # f'' = s (1 - s) (2 + x (1 - 2s)), s = sigmoid(x)
+    s = ops.sigmoid(x)
+    return ops.sigmoid_backward(ops.mul(h, ops.add(ops.mul(x, _lin(ops, s, -2.0, 1.0)),
+                                                   _c(x, 2.0))), s)
+
+
+def _d2_softplus(ops, h, x, attrs):
+    # f' = sigmoid(beta x) below the threshold, 1 above: s = B(1, x) is both, and
+    # f'' = beta s (1 - s), which is 0 where s = 1
+    beta = attrs[0] if attrs else 1.0
+    s = ops.softplus_backward(torch.ones_like(x), x, *attrs)
+    return ops.sigmoid_backward(ops.muls(h, beta), s)
+
+
+def _d2_mish(ops, h, x, attrs):
+    # f' = t + x s (1 - t^2), t = tanh(softplus(x)), s = sigmoid(x);
+    # f'' = s (1 - t^2) (2 + x (1 - s) - 2 x s t)
+    t = ops.tanh(ops.softplus(x))
+    s = ops.sigmoid(x)
+    inner = ops.add(ops.mul(x, ops.add(_lin(ops, s, -1.0, 1.0), ops.muls(ops.mul(s, t), -2.0))),
+                    _c(x, 2.0))
+    return ops.tanh_backward(ops.mul(ops.mul(h, s), inner), t)
+
+
+_K_GELU = 1.5957691216057308  # 2 sqrt(2 / pi): gelu_tanh(x) = x sigmoid(z), z = K (x + C x^3)
+_C_GELU = 0.044715
+
+
+def _d2_gelu_tanh(ops, h, x, attrs):
+    # f' = s + x z' s (1 - s); f'' = s (1 - s) (2 z' + x z'' + x z'^2 (1 - 2s)),
+    # z' = K (1 + 3 C x^2), z'' = 6 K C x
+    x2 = ops.mul(x, x)
+    z = ops.muls(ops.mul(x, _lin(ops, x2, _C_GELU, 1.0)), _K_GELU)
+    s = ops.sigmoid(z)
+    zp = _lin(ops, x2, 3.0 * _C_GELU * _K_GELU, _K_GELU)
+    xzp2 = ops.mul(x, ops.mul(zp, zp))
+    inner = ops.add(ops.add(ops.muls(zp, 2.0), ops.muls(x2, 6.0 * _K_GELU * _C_GELU)),
+                    ops.mul(xzp2, _lin(ops, s, -2.0, 1.0)))
+    return ops.sigmoid_backward(ops.mul(h, inner), s)
+
+
+def _d2_gelu_v2(ops, h, x, attrs):
+    if (attrs[0] if attrs else "none") == "tanh":
+        return _d2_gelu_tanh(ops, h, x, attrs)
+    return _NO_FORMULA  # erf: f'' = phi(x) (2 - x^2) needs exp, which opgrad does not have
+
+
+def _d2_hardswish(ops, h, x, attrs):  # f'' = 1/3 on (-3, 3) = 2 hardsigmoid'(x)
+    return ops.hardsigmoid_backward(ops.muls(h, 2.0), x)
+
+
+def _d2_elu_of(bname):
+    def d2(ops, h, x, attrs):
+        # x <= 0: f' = scale alpha is e^(is x), so f'' = is f'; x > 0: f' = scale, f'' = 0.
+        # h f'(x) minus its x > 0 part (h scale there), times is
+        scale, input_scale = (tuple(attrs) + (1.0, 1.0, 1.0)[len(attrs):])[1:3]
+        full = getattr(ops, bname)(h, x, *attrs)
+        return ops.muls(ops.add(full, ops.relu_backward(h, x), -scale), input_scale)
+    return d2
+
+
+def _d2_zero(ops, h, x, attrs):  # piecewise linear: f'' = 0 (almost everywhere)
+    return None
+
+
+def _softmax_d2(ops, gg, grad, y, attrs):
+    # B = y (g - S), S = sum(g y), linear in g with a symmetric matrix (diag(y) - y y^T), so
+    # d/dg = B(gg, y); d/dy = gg g - gg S - g T, T = sum(gg y)
+    dim = attrs[0] if attrs else -1
+    S = ops.reduce_sum(ops.mul(grad, y), [dim], True)
+    T = ops.reduce_sum(ops.mul(gg, y), [dim], True)
+    dy = ops.add(ops.add(ops.mul(gg, grad), ops.mul(gg, S), -1.0), ops.mul(grad, T), -1.0)
+    return ops.softmax_backward(gg, y, *attrs), dy
+
+
+def _log_softmax_d2(ops, gg, grad, y, attrs):
+    # B = g - p S, p = e^y = softmax(y) (y is a log-softmax), S = sum(g): the matrix I - p 1^T
+    # is not symmetric, so d/dg = gg - sum(p gg) (its transpose applied), and d/dy = -gg p S
+    dim = attrs[0] if attrs else -1
+    p = ops.softmax(y, dim)
+    dg = ops.add(gg, ops.reduce_sum(ops.mul(p, gg), [dim], True), -1.0)
+    S = ops.reduce_sum(grad, [dim], True)
+    return dg, ops.mul(ops.mul(ops.muls(gg, -1.0), p), S)
+
+
+_NO_FORMULA = object()
+
+_D2 = {  # backward operator -> h * f''(x) (elementwise ones)
+    "sigmoid_backward": _d2_sigmoid, "tanh_backward": _d2_tanh, "silu_backward": _d2_silu,
+    "softplus_backward": _d2_softplus, "mish_backward": _d2_mish,
+    "gelu_backward": _d2_gelu_tanh, "gelu_v2_backward": _d2_gelu_v2,
+    "hardswish_backward": _d2_hardswish, "elu_backward": _d2_elu_of("elu_backward"),
+    "elu_v2_backward": _d2_elu_of("elu_v2_backward"), "relu_backward": _d2_zero,
+    "leaky_relu_backward": _d2_zero, "hardsigmoid_backward": _d2_zero,
+}
+_D2_ROWS = {"softmax_backward": _softmax_d2, "log_softmax_backward": _log_softmax_d2}
+
+
+def _setup_grad_op(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0], inputs[1])
+    ctx.attrs = inputs[2:]
+
+
+def _second_order(bname):
+    """The backward of backward operator `bname` (see above), or None when it has none."""
+    d2, rows = _D2.get(bname), _D2_ROWS.get(bname)
+    if d2 is None and rows is None:
+        return None
+
+    def backward(ops, ctx, gg):
+        grad, x = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        attrs = ctx.attrs
+        nones = (None,) * len(attrs)
+        wide = grad.dtype != torch.float32 or x.dtype != torch.float32
+        g32, x32, gg32 = (grad.float(), x.float(), gg.float()) if wide else (grad, x, gg)
+        dgrad = dx = None
+        if rows is not None:  # both at once (they share the row sums)
+            dg, dy = rows(ops, gg32, g32, x32, attrs)
+            return ((_sum_to(ops, dg, grad.shape, grad.dtype) if need[0] else None,
+                     _sum_to(ops, dy, x.shape, x.dtype) if need[1] else None) + nones)
+        if need[0]:  # elementwise: B(grad, x) = grad f'(x) is its own transpose in grad
+            dgrad = _sum_to(ops, getattr(ops, bname)(gg32, x32, *attrs), grad.shape, grad.dtype)
+        if need[1]:
+            t = d2(ops, ops.mul(gg32, g32), x32, attrs)
+            if t is _NO_FORMULA:
+                raise RuntimeError(
+                    "opgrad.torch: the second derivative through %s(approximate='none') is not "
+                    "implemented (f'' = phi(x) (2 - x^2) needs exp, which opgrad has no operator "
+                    "for); use approximate='tanh' or torch's gelu for double backward" % bname)
+            dx = None if t is None else _sum_to(ops, t, x.shape, x.dtype)
+        return (dgrad, dx) + nones
+
+    return backward
+
+
+
 # ---- the table ----------------------------------------------------------------------------------
-# backward operators (not differentiable: double backward is refused with a clear error)
+# backward operators (differentiable where _second_order has a formula, see above)
 _define("gelu_v2_backward", "(Tensor grad, Tensor x, str approximate='none') -> Tensor",
         K.gelu_v2_backward, (0, 1), _fake_grad)
 _define("sigmoid_backward", "(Tensor grad, Tensor output) -> Tensor", K.sigmoid_backward, (0, 1),
@@ -452,7 +617,85 @@ for _name, _pair in K.LIST_PAIRS.items():
                 backward=_grad_of(_pair.bname, len(_pair.attrs)))
 
 
+# the backward operators with a derivative of their own (second order)
+for _d in _ALL.values():
+    if _d.backward is None and _second_order(_d.name) is not None:
+        _d.setup, _d.backward = _setup_grad_op, _second_order(_d.name)
+
+
 # ---- autograd.Function per differentiable op (the 1.13 "Autograd" kernel and the fast path) ----
+def refuse_second_order(outputs, what):
+    """outputs (a tensor or a tuple) made differentiable only to raise, at the next backward, a
+    clear error naming `what` (as once_differentiable does, which looks only at the incoming
+    gradients: a backward that also reads a saved input requiring grad would otherwise hand
+    autograd a constant, and a double backward would silently drop its term)."""
+    single = not isinstance(outputs, tuple)
+    outs = (outputs,) if single else outputs
+    msg = ("opgrad.torch: double backward through %s is not implemented (it has no derivative "
+           "in opgrad); compute the gradient penalty / Hessian term with torch operators, or see "
+           "docs/torch.md for the operators that are twice differentiable" % what)
+    err = torch._C._functions.DelayedError(msg.encode(), len(outs))
+
+    def fake(v):
+        if v is None:
+            return v
+        v = v.detach()
+        v.requires_grad = True
+        return v
+
+    res = err(*[fake(v) for v in outs])
+    return res[0] if single and isinstance(res, tuple) else res
+
+
+def first_order(what):
+    """Decorator for an autograd.Function backward without a differentiable formula (what: the
+    operator's name): under create_graph its results refuse a second backward
+    (refuse_second_order) instead of being constants. (Unconditionally: the backward may depend
+    on an input through something it does not save as such, e.g. cross-entropy's
+    log-probabilities, marked non-differentiable.)"""
+    return lambda fn: _first_order(fn, what)
+
+
+def _first_order(fn, what):
+    def wrapper(ctx, *grads):
+        with torch.no_grad():
+            out = fn(ctx, *grads)
+        if not torch.is_grad_enabled():
+            return out
+        return refuse_second_order(out, what)
+
+    wrapper.__name__ = getattr(fn, "__name__", "backward")
+    return wrapper
+
+
+class _Differentiable:
+    """The operators as a backward formula calls them under create_graph on the 1.13 path:
+    through their autograd.Function when an input requires grad, so that the result is
+    differentiable again (second order); an operator without a derivative refuses the next
+    backward rather than return a constant."""
+
+    def __getattr__(self, name):
+        d = _ALL[name]
+
+        def call(*args):
+            if torch.is_grad_enabled() and any(
+                    i < len(args) and args[i] is not None and args[i].requires_grad
+                    for i in d.tensor_args):
+                if d.differentiable:
+                    return d.function.apply(*args)
+                with torch.no_grad():
+                    out = d.kernel(*args)
+                return refuse_second_order(out, "opgrad." + name)
+            return d.kernel(*args)
+
+        call.__name__ = name
+        setattr(self, name, call)
+        return call
+
+
+_DIFF = _Differentiable()
+
+
 def _make_function(d):
     kernel, setup, backward = d.kernel, d.setup, d.backward
 
@@ -462,13 +705,14 @@ def _make_function(d):
         return out
 
     def bwd(ctx, grad):
+        if torch.is_grad_enabled():  # create_graph: the formula on differentiable operators
+            return backward(_DIFF, ctx, grad)
         return backward(K, ctx, grad)
 
     cls = type(
         "OpgradFunction_" + d.name,
         (torch.autograd.Function,),
-        {"forward": staticmethod(forward),
-         "backward": staticmethod(torch.autograd.function.once_differentiable(bwd))},
+        {"forward": staticmethod(forward), "backward": staticmethod(bwd)},
     )
     return cls
 

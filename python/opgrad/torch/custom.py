@@ -32,6 +32,7 @@ import torch
 
 from .. import _lib as L
 from .._lib import OpgradError
+from . import _ops
 
 __all__ = ["load_custom", "CustomOp"]
 
@@ -283,7 +284,7 @@ def _function(name):
 
     f = type("OpgradCustom_" + name, (torch.autograd.Function,),
              {"forward": staticmethod(forward),
-              "backward": staticmethod(torch.autograd.function.once_differentiable(backward))})
+              "backward": staticmethod(_ops.first_order("opgrad custom op " + name)(backward))})
     _FUNCTIONS[name] = f
     return f
 
