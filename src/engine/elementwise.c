@@ -36,23 +36,34 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
     for (int k = 0; k < op->nout; k++)
         tensors[op->nin + k] = op->out[k], operands[op->nin + k] = &plan->out[k];
 
-    // Full-rank strides, then drop size-1 dims and merge dims that are contiguous for everyone.
+    // Full-rank strides; the dims in the order of the first output's strides, largest first
+    // (stable: a contiguous output keeps the logical order), so that an output in another dense
+    // layout (channels-last, transposed) is walked in memory order; then drop size-1 dims and
+    // merge dims that are contiguous for everyone. A map's elements are independent, so the order
+    // changes no result.
     int64_t st[OG_EW_MAX_IN + OG_EW_MAX_OUT][OG_MAX_DIMS];
     for (int k = 0; k < nops; k++) strides_over(tensors[k], shape->dims, shape->ndim, st[k]);
-    int ndim = 0;
+    int order[OG_MAX_DIMS];
+    const int64_t *ost = st[op->nin];
     for (int d = 0; d < shape->ndim; d++) {
+        int j = d;
+        for (; j > 0 && ost[order[j - 1]] < ost[d]; j--) order[j] = order[j - 1];
+        order[j] = d;
+    }
+    int ndim = 0;
+    for (int i = 0; i < shape->ndim; i++) {
+        int d = order[i];
         if (shape->dims[d] == 1) continue;
+        // the previous plan dim ends where this one starts, for every operand: one dim
         bool merge = ndim > 0;
         for (int k = 0; k < nops && merge; k++)
-            merge = st[k][ndim - 1] == st[k][d] * shape->dims[d];
+            merge = operands[k]->strides[ndim - 1] == st[k][d] * shape->dims[d];
         if (merge) {
             plan->dims[ndim - 1] *= shape->dims[d];
             for (int k = 0; k < nops; k++) operands[k]->strides[ndim - 1] = st[k][d];
-            for (int k = 0; k < nops; k++) st[k][ndim - 1] = st[k][d];
         } else {
             plan->dims[ndim] = shape->dims[d];
-            for (int k = 0; k < nops; k++)
-                operands[k]->strides[ndim] = st[k][d], st[k][ndim] = st[k][d];
+            for (int k = 0; k < nops; k++) operands[k]->strides[ndim] = st[k][d];
             ndim++;
         }
     }

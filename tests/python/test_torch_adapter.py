@@ -124,7 +124,8 @@ class TestForwardBackward(Base):
                     with self.subTest(what):
                         y, grads, yt, tgrads, leaves, _ = run_case(case, dtype, layout, n, m)
                         self.assertEqual(y.dtype, dtype, what + ": output dtype")
-                        self.assertTrue(y.is_contiguous(), what + ": output contiguous")
+                        # PyTorch's layout rule (its float64 result on the same views)
+                        self.assertEqual(y.stride(), yt.stride(), what + ": output layout")
                         self.assertClose(y, yt, dtype, what + " forward")
                         for i, (gr, tg) in enumerate(zip(grads, tgrads)):
                             self.assertIsNotNone(gr, "%s: no gradient for input %d" % (what, i))

@@ -454,13 +454,43 @@ static void test_plan_transposed_not_linear(void) {
         CHECK(p.in[0].linear && p.out[0].linear);
         CHECK_EQ(p.in[0].direct, dt == ACL_FLOAT);
         check_tiling_of(&p, 3, dt == ACL_FLOAT ? 1 : 3, dt == ACL_FLOAT ? 16 : 32);
-        // rows padded to 16: not linear either; the output transposed: not linear, buffered
+        // rows padded to 16: not linear either; the output transposed (dense): the plan walks
+        // it in memory order (dims [12, 8]), so it is linear and the contiguous g is not
         s = (opspec){.nin = 2, .nout = 1, .in = {g, xp}, .out = {xt}, .compute = dt};
         p = plan_of(s, 2, 0);
+        CHECK_EQ(p.ndim, 2);
+        CHECK_EQ(p.dims[0], 12);
         CHECK(!p.in[1].linear && !p.in[1].direct);
-        CHECK_EQ(p.in[1].strides[0], 16);
-        CHECK(!p.out[0].linear && !p.out[0].direct);
+        CHECK_EQ(p.in[1].strides[0], 1);
+        CHECK_EQ(p.in[1].strides[1], 16);
+        CHECK(!p.in[0].linear);
+        CHECK_EQ(p.in[0].strides[0], 1);
+        CHECK_EQ(p.in[0].strides[1], 12);
+        CHECK(p.out[0].linear);
+        CHECK_EQ(p.out[0].direct, dt == ACL_FLOAT);
         aclDestroyTensor(o), aclDestroyTensor(g), aclDestroyTensor(xt), aclDestroyTensor(xp);
+    }
+}
+
+// An NCHW-shaped view in channels-last layout: the plan follows the output's memory order, so
+// channels-last in and out is one linear dim (read and written in place in fp32), and a
+// contiguous input against a channels-last output is the one gathered.
+static void test_plan_channels_last(void) {
+    int64_t dims[4] = {2, 3, 4, 5}, cl[4] = {60, 1, 15, 3};
+    for (int d = 0; d < 2; d++) {
+        aclDataType dt = d ? ACL_BF16 : ACL_FLOAT;
+        aclTensor *x = mk(dt, 4, dims, cl), *y = mk(dt, 4, dims, cl), *c = mk(dt, 4, dims, NULL);
+        opspec s = {.nin = 1, .nout = 1, .in = {x}, .out = {y}, .compute = dt};
+        og_ew_plan p = plan_of(s, 2, 0);
+        CHECK_EQ(p.ndim, 1);
+        CHECK_EQ(p.dims[0], 120);
+        CHECK(p.in[0].linear && p.out[0].linear);
+        CHECK_EQ(p.in[0].direct, dt == ACL_FLOAT);
+        s = (opspec){.nin = 2, .nout = 1, .in = {x, c}, .out = {y}, .compute = dt};
+        p = plan_of(s, 2, 0);
+        CHECK(p.in[0].linear && p.out[0].linear && !p.in[1].linear);
+        CHECK_EQ(p.in[1].strides[p.ndim - 1], 20); // C is innermost: stride H * W in NCHW
+        aclDestroyTensor(x), aclDestroyTensor(y), aclDestroyTensor(c);
     }
 }
 
@@ -595,6 +625,7 @@ int main(void) {
     RUN(test_plan_size1_dims_dropped);
     RUN(test_plan_broadcast);
     RUN(test_plan_transposed_not_linear);
+    RUN(test_plan_channels_last);
     RUN(test_plan_mixed_dtypes);
     RUN(test_plan_nt_threshold);
     RUN(test_plan_workspace_through_api);

@@ -29,6 +29,7 @@ _grad_enabled = _torch.is_grad_enabled
 _PLAIN = (_torch.Tensor, _torch.nn.Parameter)
 # under torch.jit.trace and torch.compile / export the dispatcher path must be used
 _is_compiling = _kernels.use_dispatcher
+_fwd_ad = _kernels.forward_ad
 
 
 def _fast(*ts):
@@ -46,7 +47,7 @@ def _unary(name, doc):
 
     def f(x):
         if type(x) in _PLAIN and not _is_compiling():
-            if x.requires_grad and _grad_enabled():
+            if (x.requires_grad and _grad_enabled()) or _fwd_ad():
                 return fn.apply(x)
             return kernel(x)
         return op(x)
@@ -68,6 +69,8 @@ hardswish = _unary("hardswish", "hardswish(x) (aclnnHardswish / aclnnHardswishBa
 
 def _call(d, args, tensors):
     if _fast(*tensors):
+        if _fwd_ad():
+            return d.function.apply(*args)
         if _grad_enabled():
             for t in tensors:
                 if t.requires_grad:
@@ -103,7 +106,7 @@ def gelu_v2(x, approximate="none"):
     """GELU with approximate 'none' (erf form) or 'tanh' (aclnnGeluV2 / aclnnGeluBackwardV2), as
     torch.nn.functional.gelu(x, approximate=...)."""
     if type(x) in _PLAIN and not _is_compiling():
-        if x.requires_grad and _grad_enabled():
+        if (x.requires_grad and _grad_enabled()) or _fwd_ad():
             return _GELU_V2[0].apply(x, approximate)
         return _GELU_V2[1](x, approximate)
     return _GELU_V2[2](x, approximate)
@@ -112,7 +115,7 @@ def gelu_v2(x, approximate="none"):
 def softplus(x, beta=1.0, threshold=20.0):
     """log(1 + exp(beta x)) / beta, and x where beta x > threshold (aclnnSoftplus)."""
     if type(x) in _PLAIN and not _is_compiling():
-        if x.requires_grad and _grad_enabled():
+        if (x.requires_grad and _grad_enabled()) or _fwd_ad():
             return _SOFTPLUS[0].apply(x, beta, threshold)
         return _SOFTPLUS[1](x, beta, threshold)
     return _SOFTPLUS[2](x, float(beta), float(threshold))
@@ -121,7 +124,7 @@ def softplus(x, beta=1.0, threshold=20.0):
 def leaky_relu(x, negative_slope=0.01):
     """x > 0 ? x : negative_slope * x (aclnnLeakyRelu / aclnnLeakyReluBackward)."""
     if type(x) in _PLAIN and not _is_compiling():
-        if x.requires_grad and _grad_enabled():
+        if (x.requires_grad and _grad_enabled()) or _fwd_ad():
             return _LEAKY[0].apply(x, negative_slope)
         return _LEAKY[1](x, negative_slope)
     return _LEAKY[2](x, float(negative_slope))
@@ -130,7 +133,7 @@ def leaky_relu(x, negative_slope=0.01):
 def elu(x, alpha=1.0):
     """x > 0 ? x : alpha (exp(x) - 1) (aclnnElu / aclnnEluBackward)."""
     if type(x) in _PLAIN and not _is_compiling():
-        if x.requires_grad and _grad_enabled():
+        if (x.requires_grad and _grad_enabled()) or _fwd_ad():
             return _ELU[0].apply(x, alpha)
         return _ELU[1](x, alpha)
     return _ELU[2](x, float(alpha))
@@ -140,7 +143,7 @@ def add(x, other, alpha=1.0):
     """x + alpha * other with broadcasting and PyTorch dtype promotion (aclnnAdd). The gradients
     are reduced to each input's shape on opgrad's ReduceSum."""
     if type(x) in _PLAIN and type(other) in _PLAIN and not _is_compiling():
-        if (x.requires_grad or other.requires_grad) and _grad_enabled():
+        if ((x.requires_grad or other.requires_grad) and _grad_enabled()) or _fwd_ad():
             return _ADD[0].apply(x, other, alpha)
         return _ADD[1](x, other, alpha)
     return _ADD[2](x, other, float(alpha))
@@ -150,7 +153,7 @@ def mul(x, other):
     """x * other with broadcasting and PyTorch dtype promotion (aclnnMul); gradients g*other and
     g*x reduced to each input's shape on opgrad's ReduceSum."""
     if type(x) in _PLAIN and type(other) in _PLAIN and not _is_compiling():
-        if (x.requires_grad or other.requires_grad) and _grad_enabled():
+        if ((x.requires_grad or other.requires_grad) and _grad_enabled()) or _fwd_ad():
             return _MUL[0].apply(x, other)
         return _MUL[1](x, other)
     return _MUL[2](x, other)
@@ -159,7 +162,7 @@ def mul(x, other):
 def muls(x, other):
     """x * other for a Python number (aclnnMuls; other is rounded to x's dtype first)."""
     if type(x) in _PLAIN and not _is_compiling():
-        if x.requires_grad and _grad_enabled():
+        if (x.requires_grad and _grad_enabled()) or _fwd_ad():
             return _MULS[0].apply(x, other)
         return _MULS[1](x, other)
     return _MULS[2](x, float(other))
@@ -176,7 +179,7 @@ def reduce_sum(x, dims=(), keepdim=False):
     (aclnnReduceSum: deterministic, independent of the thread count)."""
     dims = dims if type(dims) is list else list(dims)
     if type(x) in _PLAIN and not _is_compiling():
-        if x.requires_grad and _grad_enabled():
+        if (x.requires_grad and _grad_enabled()) or _fwd_ad():
             return _RSUM[0].apply(x, dims, bool(keepdim))
         return _RSUM[1](x, dims, bool(keepdim))
     return _RSUM[2](x, dims, bool(keepdim))
@@ -200,6 +203,9 @@ def _eager(*ts):
 
 
 def _any_grad(*ts):
+    """The autograd.Function is needed: a gradient wanted, or forward-mode AD active."""
+    if _fwd_ad():
+        return True
     if not _grad_enabled():
         return False
     for t in ts:
@@ -332,7 +338,7 @@ def _list_function(name):
                                 "(it takes %s)" % (name, k, ", ".join(names) or "none"))
             vals[names.index(k)] = v
         if type(x) in _PLAIN and not _is_compiling():
-            if x.requires_grad and _grad_enabled():
+            if (x.requires_grad and _grad_enabled()) or _fwd_ad():
                 return fn.apply(x, *vals)
             return kernel(x, *vals)
         return op(x, *vals)

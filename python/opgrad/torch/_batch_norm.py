@@ -56,7 +56,7 @@ def batch_norm_fwd(x, weight, bias, running_mean, running_var, training, momentu
         raise ValueError("opgrad.torch.batch_norm: input must have 2 to 8 dims [N, C, *], got %s"
                          % list(x.shape))
     c = x.shape[1]
-    y = torch.empty_like(x, memory_format=torch.contiguous_format)
+    y = torch.empty_like(x, memory_format=K.memory_format(x))  # channels-last in and out
     mean = torch.empty(c if training else 0, dtype=torch.float32)
     invstd = torch.empty(c if training else 0, dtype=torch.float32)
     rm = running_mean.clone() if (training and running_mean is not None) else running_mean
@@ -81,7 +81,7 @@ def batch_norm_bwd(grad, x, weight, running_mean, running_var, save_mean, save_i
     c = x.shape[1]
     m = [bool(v) for v in output_mask]
     pdt = weight.dtype if weight is not None else x.dtype
-    outs = [torch.empty_like(x, memory_format=torch.contiguous_format) if m[0] else None,
+    outs = [torch.empty_like(x, memory_format=K.memory_format(x)) if m[0] else None,
             torch.empty(c, dtype=pdt) if m[1] else None,
             torch.empty(c, dtype=pdt) if m[2] else None]
     if not any(m):
@@ -132,7 +132,7 @@ def group_norm_bwd(grad, x, mean, rstd, weight, num_groups, output_mask):
     g = int(num_groups)
     m = [bool(v) for v in output_mask]
     pdt = weight.dtype if weight is not None else x.dtype
-    outs = [torch.empty_like(x, memory_format=torch.contiguous_format) if m[0] else None,
+    outs = [torch.empty_like(x, memory_format=K.memory_format(x)) if m[0] else None,
             torch.empty(c, dtype=pdt) if m[1] else None,
             torch.empty(c, dtype=pdt) if m[2] else None]
     if not any(m):
@@ -205,8 +205,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
                          "when training is False")
     args = (input, weight, bias, running_mean, running_var, bool(training), float(momentum),
             float(eps))
-    if torch.is_grad_enabled() and any(t is not None and t.requires_grad
-                                       for t in (input, weight, bias)):
+    if K.forward_ad() or (torch.is_grad_enabled() and any(
+            t is not None and t.requires_grad for t in (input, weight, bias))):
         y, rm, rv = _BatchNormFn.apply(*args)
     else:
         y, _, _, rm, rv = batch_norm_fwd(*args)
@@ -221,8 +221,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A002
     """torch.nn.functional.group_norm on aclnnGroupNorm (+ aclnnGroupNormBackward)."""
-    if torch.is_grad_enabled() and any(t is not None and t.requires_grad
-                                       for t in (input, weight, bias)):
+    if K.forward_ad() or (torch.is_grad_enabled() and any(
+            t is not None and t.requires_grad for t in (input, weight, bias))):
         return _GroupNormFn.apply(input, int(num_groups), weight, bias, float(eps))
     return group_norm_fwd(input, num_groups, weight, bias, eps)[0]
 
@@ -244,7 +244,8 @@ def _register_custom_ops():
         c = x.shape[1] if training else 0
         f = torch.float32
         rdt = running_mean.dtype if running_mean is not None else x.dtype
-        return (torch.empty_like(x), x.new_empty(c, dtype=f), x.new_empty(c, dtype=f),
+        return (torch.empty_like(x, memory_format=K.memory_format(x)), x.new_empty(c, dtype=f),
+                x.new_empty(c, dtype=f),
                 x.new_empty(c, dtype=rdt), x.new_empty(c, dtype=rdt))
 
     lib.custom_op("opgrad::batch_norm_fwd", bn_fwd, mutates_args=(), device_types="cpu",
@@ -258,7 +259,8 @@ def _register_custom_ops():
 
     def gn_fwd_fake(x, num_groups, weight, bias, eps):
         f = torch.float32
-        return (torch.empty_like(x), x.new_empty((x.shape[0], num_groups), dtype=f),
+        return (torch.empty_like(x, memory_format=torch.contiguous_format),
+                x.new_empty((x.shape[0], num_groups), dtype=f),
                 x.new_empty((x.shape[0], num_groups), dtype=f))
 
     lib.custom_op("opgrad::group_norm_fwd", gn_fwd, mutates_args=(), device_types="cpu",

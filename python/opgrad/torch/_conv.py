@@ -152,8 +152,9 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
         if len(_SHAPES) >= 4096:
             _SHAPES.clear()
         _SHAPES[key] = shape
-    if out is None:
-        out = torch.empty(shape, dtype=torch.promote_types(input.dtype, weight.dtype))
+    if out is None:  # channels-last in (input or weight), channels-last out, as PyTorch
+        out = torch.empty(shape, dtype=torch.promote_types(input.dtype, weight.dtype),
+                          memory_format=K.memory_format(input, weight))
 
     def p1(hi, ho, sc, w, e):
         with _Arrays((stride, padding, dilation, output_padding if transposed else None)) as a:
@@ -182,9 +183,11 @@ def convolution_backward(grad, input, weight, has_bias, stride, padding, dilatio
                          "(input, weight, bias), got %d" % len(mask))
     pdt = torch.promote_types(input.dtype, weight.dtype)
     cout = weight.shape[1] * groups if transposed else weight.shape[0]
-    if outs is None:
-        outs = (torch.empty(input.shape, dtype=input.dtype) if mask[0] else None,
-                torch.empty(weight.shape, dtype=weight.dtype) if mask[1] else None,
+    if outs is None:  # the convolution's memory format (channels-last in, channels-last out)
+        fmt = K.memory_format(input, weight)
+        outs = (torch.empty(input.shape, dtype=input.dtype, memory_format=fmt) if mask[0] else None,
+                torch.empty(weight.shape, dtype=weight.dtype, memory_format=fmt)
+                if mask[1] else None,
                 torch.empty((cout,), dtype=pdt) if mask[2] else None)
     bias_sizes = (cout,) if has_bias else None
 
@@ -207,15 +210,19 @@ def convolution_backward(grad, input, weight, has_bias, stride, padding, dilatio
 def _fake_conv(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     shape = conv_output_shape(input, weight, tuple(stride), tuple(padding), tuple(dilation),
                               transposed, tuple(output_padding), groups)
-    return input.new_empty(shape, dtype=torch.promote_types(input.dtype, weight.dtype))
+    return input.new_empty(shape, dtype=torch.promote_types(input.dtype, weight.dtype)).to(
+        memory_format=K.memory_format(input, weight))
 
 
 def _fake_conv_bwd(grad, input, weight, has_bias, stride, padding, dilation, transposed,
                    output_padding, groups, output_mask):
     cout = weight.shape[1] * groups if transposed else weight.shape[0]
     pdt = torch.promote_types(input.dtype, weight.dtype)
-    return (input.new_empty(input.shape if output_mask[0] else (0,)),
-            weight.new_empty(weight.shape if output_mask[1] else (0,)),
+    fmt = K.memory_format(input, weight)
+    return (input.new_empty(input.shape if output_mask[0] else (0,)).to(
+                memory_format=fmt if output_mask[0] else torch.contiguous_format),
+            weight.new_empty(weight.shape if output_mask[1] else (0,)).to(
+                memory_format=fmt if output_mask[1] else torch.contiguous_format),
             input.new_empty((cout,) if output_mask[2] else (0,),
                             dtype=pdt if output_mask[2] else input.dtype))
 
@@ -281,8 +288,9 @@ def _conv(input, weight, bias, stride, padding, dilation, transposed, output_pad
     if (type(input) in _PLAIN and type(weight) in _PLAIN
             and (bias is None or type(bias) in _PLAIN)
             and not _is_compiling()):
-        if torch.is_grad_enabled() and (input.requires_grad or weight.requires_grad
-                                        or (bias is not None and bias.requires_grad)):
+        if K.forward_ad() or (torch.is_grad_enabled() and (
+                input.requires_grad or weight.requires_grad
+                or (bias is not None and bias.requires_grad))):
             return _FUNCTION.apply(*args)
         return convolution(*args)
     return _CONV(*args)

@@ -214,7 +214,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     if K.use_dispatcher():  # torch.jit.trace / torch.compile record the operator
         loss, _ = torch.ops.opgrad.cross_entropy_loss(input, target, weight, reduction,
                                                       ignore_index, label_smoothing)
-    elif input.requires_grad and torch.is_grad_enabled():
+    elif (input.requires_grad and torch.is_grad_enabled()) or K.forward_ad():
         loss, _ = _CrossEntropy.apply(input, target, weight, reduction, ignore_index,
                                       label_smoothing)
     else:
@@ -229,7 +229,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):  
     weight = torch.ones(c, dtype=input.dtype) if weight is None else weight.to(input.dtype)
     if K.use_dispatcher():
         out, _ = torch.ops.opgrad.nll_loss(input, target, weight, reduction, ignore_index)
-    elif input.requires_grad and torch.is_grad_enabled():
+    elif (input.requires_grad and torch.is_grad_enabled()) or K.forward_ad():
         out, _ = _NLL.apply(input, target, weight, reduction, ignore_index)
     else:
         out, _ = nll_forward(input, target, weight, reduction, ignore_index)

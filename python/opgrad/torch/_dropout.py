@@ -58,6 +58,8 @@ def register_ops(defs):
             lib.impl(d.name, d.kernel, "CPU")
             if d.differentiable:
                 def autograd_impl(*args, _fn=d.function, _kernel=d.kernel, _t=d.tensor_args):
+                    if K.forward_ad():  # the Function's jvp carries the tangent
+                        return _fn.apply(*args)
                     if torch.is_grad_enabled():
                         for i in _t:
                             if args[i] is not None and args[i].requires_grad:
@@ -173,7 +175,8 @@ def dropout_with_mask(input, p=0.5, training=True, seed=None, offset=0):  # noqa
     seed = _fresh_seed() if seed is None else int(seed)
     d = EXTRA["dropout"]
     args = (input, float(p), bool(training), seed, int(offset))
-    if input.requires_grad and torch.is_grad_enabled() and not _compiling():
+    if ((input.requires_grad and torch.is_grad_enabled()) or K.forward_ad()) \
+            and not _compiling():
         return d.function.apply(*args)
     if _compiling():
         return d.op(*args)

@@ -108,6 +108,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # 
     args = (weight, input, int(padding_idx), bool(scale_grad_by_freq))
     if _compiling():
         return d.op(*args)
-    if weight.requires_grad and torch.is_grad_enabled():
+    if (weight.requires_grad and torch.is_grad_enabled()) or K.forward_ad():
         return d.function.apply(*args)
     return embedding_kernel(*args)

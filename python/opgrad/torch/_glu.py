@@ -166,12 +166,14 @@ _GE_GLU = torch.ops.opgrad.ge_glu
 
 def swiglu(x, dim=-1):
     """silu(a) * b for the halves a, b of x along dim (aclnnSwiGlu; backward aclnnSwiGluGrad)."""
+    K.refuse_forward_ad("swiglu")
     return _SWI_GLU(x, dim)
 
 
 def geglu(x, dim=-1, approximate="none"):
     """a * gelu(b) for the halves a, b of x along dim (aclnnGeGlu; backward aclnnGeGluBackward).
     approximate: "none" (erf) or "tanh", as torch.nn.functional.gelu."""
+    K.refuse_forward_ad("geglu")
     return _GE_GLU(x, dim, _approx("geglu", approximate))[0]
 
 

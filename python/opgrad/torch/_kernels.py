@@ -13,9 +13,10 @@ operator here needs .contiguous()), and the address of the first element. aclCre
 takes a storage base plus a view offset in elements; t.data_ptr() is already base + offset *
 element size (pitfall: data_ptr includes the offset), so the tensor is described as the
 storage starting at data_ptr() with view offset 0 (storage dims omitted: opgrad takes the
-smallest storage holding the view). Outputs are allocated contiguous: torch.empty_like(x,
-memory_format=torch.contiguous_format) (plain empty_like would keep a transposed x's strides) or
-torch.empty(shape, dtype=...).
+smallest storage holding the view). The elementwise operators' outputs take their input's
+layout, torch.empty_like(x) (PyTorch's preserve_format: a dense x's strides, so channels-last in
+is channels-last out, as PyTorch's own kernels give it; the engine walks both in memory order);
+other outputs are allocated contiguous (torch.empty(shape, dtype=...)).
 
 Per-call cost. Phase 1 (checking and planning) costs more than running a tiny operator, so each
 thread keeps a cache of repeatable executors (aclSetAclOpExecutorRepeatable) keyed by the
@@ -47,6 +48,34 @@ except ImportError:  # 1.13
     _compiling = None
 
 
+import torch.autograd.forward_ad as _fwad  # noqa: E402
+
+_functorch_active = getattr(torch._C, "_are_functorch_transforms_active", None)
+
+
+def forward_ad():
+    """True inside torch.autograd.forward_ad.dual_level() or a functorch transform: the eager fast
+    path must then go through the operators' autograd.Function, whose jvp carries the tangents
+    (or, without a jvp rule, raises PyTorch's NotImplementedError) instead of calling the kernel
+    on the primal values and dropping the tangent. (Called on every eager call: kept cheap.)"""
+    return _fwad._current_level >= 0 or (_functorch_active is not None and _functorch_active())
+
+
+def transforms_active():
+    """True under a functorch transform (torch.func.vmap / grad / jvp / jacrev / jacfwd): the
+    eager fast path then goes through the operators' autograd.Function, whose setup_context /
+    jvp / vmap rules the transforms use (the kernel alone would meet tensors without storage)."""
+    return _functorch_active is not None and _functorch_active()
+
+
+def refuse_forward_ad(op):
+    """For an operator reached through a PyTorch >= 2.4 custom op, which has no forward-mode
+    rule: PyTorch would return no tangent (a silent zero); raise instead."""
+    if _fwad._current_level >= 0:
+        raise NotImplementedError("opgrad.torch.%s: forward-mode AD (jvp) is not implemented for "
+                                  "this operator (see docs/torch.md)" % op)
+
+
 def use_dispatcher():
     """True when an operator must be called as torch.ops.opgrad.<name> rather than through the
     eager fast path (its autograd.Function or the kernel directly): under torch.jit.trace, which
@@ -61,7 +90,6 @@ _SMALL = 4096         # up to this many elements phase 2 runs with the GIL held 
 
 _empty = torch.empty
 _empty_like = torch.empty_like
-_CONTIGUOUS = torch.contiguous_format
 _uint8 = torch.uint8
 _ND = L.ACL_FORMAT_ND
 _i64 = L.i64_array
@@ -96,9 +124,8 @@ class _Plan:
     assignment), and calls `call(*args)`. The workspace in `args` is the thread's workspace
     buffer: when that is reallocated (it only grows), _grow_workspace rebuilds the `args` of
     every plan of the thread, so a hit never checks it.
-    `like`: the output is allocated by torch.empty_like(x) (that already gives the planned
-    contiguous layout for this key) instead of the slower contiguous_format request. `meta`:
-    whatever else the kernel needs on a hit (an output shape)."""
+    `like`: the output is allocated by torch.empty_like(x). `meta`: whatever else the kernel
+    needs on a hit (an output shape)."""
     __slots__ = ("ex", "ws", "hin", "hout", "scalars", "addrs", "mv", "args", "call", "like",
                  "meta")
 
@@ -243,13 +270,6 @@ def _plan(tl, key, fn, phase1, ins, in_dts, outs, out_dts, scalars=(), meta=None
     return plan
 
 
-def _like(x, out):
-    """Whether torch.empty_like(x) (preserve_format) gives out's layout (the contiguous one), so
-    that a hit may call it without memory_format, which is cheaper. It depends only on x's
-    shape and strides, which are part of the plan's key."""
-    return _empty_like(x).stride() == out.stride()
-
-
 def _grow_workspace(tl, size):
     """A larger workspace for this thread. Every cached plan of the thread is re-bound to it at
     once, before the old buffer can be used again (runs are synchronous: nothing is queued)."""
@@ -306,12 +326,10 @@ def _unary(aclname, opname):
             dt = _DT.get(x.dtype)
             if dt is None:
                 raise _bad_tensor(opname, "x", x)
-            out = _empty_like(x, memory_format=_CONTIGUOUS)
-            plan = _plan(tl, key, fn, phase1, (x,), (dt,), (out,), (dt,), like=_like(x, out))
-        elif plan.like:
-            out = _empty_like(x)
+            out = _empty_like(x)  # x's layout (PyTorch's preserve_format)
+            plan = _plan(tl, key, fn, phase1, (x,), (dt,), (out,), (dt,))
         else:
-            out = _empty_like(x, memory_format=_CONTIGUOUS)
+            out = _empty_like(x)
         mv = plan.mv
         mv[0] = x.data_ptr()
         mv[1] = out.data_ptr()
@@ -346,13 +364,10 @@ def _grad(aclname, opname, first="grad", second="x"):
             gdt = _DT.get(grad.dtype)
             if gdt is None:
                 raise _bad_tensor(opname, first, grad)
-            out = _empty_like(x, memory_format=_CONTIGUOUS)
-            plan = _plan(tl, key, fn, phase1, (grad, x), (gdt, dt), (out,), (dt,),
-                         like=_like(x, out))
-        elif plan.like:
-            out = _empty_like(x)
+            out = _empty_like(x)  # x's layout (PyTorch's preserve_format)
+            plan = _plan(tl, key, fn, phase1, (grad, x), (gdt, dt), (out,), (dt,))
         else:
-            out = _empty_like(x, memory_format=_CONTIGUOUS)
+            out = _empty_like(x)
         mv = plan.mv
         mv[0] = grad.data_ptr()
         mv[1] = x.data_ptr()
@@ -382,6 +397,30 @@ def _check(t, op, name):
     return dt
 
 
+def memory_format(*ts):
+    """PyTorch's suggested memory format for outputs computed from 4-d / 5-d tensors ts
+    (convolution, pooling, batch norm): channels-last(-3d) when one of them is laid out so and
+    not also plainly contiguous, else contiguous."""
+    for t in ts:
+        if t is None or t.dim() not in (4, 5) or t.is_contiguous():
+            continue
+        cl = torch.channels_last if t.dim() == 4 else torch.channels_last_3d
+        if t.is_contiguous(memory_format=cl):
+            return cl
+    return torch.contiguous_format
+
+
+# row operators whose PyTorch kernels return contiguous outputs whatever the input's layout
+_CONTIGUOUS_OUT = frozenset(("softmax", "log_softmax", "softmax_backward", "log_softmax_backward"))
+_CONTIGUOUS = torch.contiguous_format
+
+
+def _out_like(opname, x):
+    if opname in _CONTIGUOUS_OUT:
+        return _empty_like(x, memory_format=_CONTIGUOUS)
+    return _empty_like(x)  # x's layout (PyTorch's preserve_format)
+
+
 def _attr1(opname, fn, phase1, x, attrs, scalars):
     """One input of any layout, attributes, one output like x. phase1(hin, hout, sc, attrs, w, e)
     runs on a cache miss only; `scalars` (floats) become aclScalars (sc) for it."""
@@ -394,13 +433,11 @@ def _attr1(opname, fn, phase1, x, attrs, scalars):
         dt = _DT.get(x.dtype)
         if dt is None:
             raise _bad_tensor(opname, "x", x)
-        out = _empty_like(x, memory_format=_CONTIGUOUS)
+        out = _out_like(opname, x)
         plan = _plan(tl, key, fn, lambda hi, ho, sc, w, e: phase1(hi, ho, sc, attrs, w, e),
-                     (x,), (dt,), (out,), (dt,), scalars, like=_like(x, out))
-    elif plan.like:
-        out = _empty_like(x)
+                     (x,), (dt,), (out,), (dt,), scalars)
     else:
-        out = _empty_like(x, memory_format=_CONTIGUOUS)
+        out = _out_like(opname, x)
     mv = plan.mv
     mv[0] = x.data_ptr()
     mv[1] = out.data_ptr()
@@ -427,13 +464,11 @@ def _attr2(opname, fn, phase1, a, b, attrs, scalars, names=("grad", "x")):
         bdt = _DT.get(b.dtype)
         if bdt is None:
             raise _bad_tensor(opname, names[1], b)
-        out = _empty_like(b, memory_format=_CONTIGUOUS)
+        out = _out_like(opname, b)
         plan = _plan(tl, key, fn, lambda hi, ho, sc, w, e: phase1(hi, ho, sc, attrs, w, e),
-                     (a, b), (adt, bdt), (out,), (bdt,), scalars, like=_like(b, out))
-    elif plan.like:
-        out = _empty_like(b)
+                     (a, b), (adt, bdt), (out,), (bdt,), scalars)
     else:
-        out = _empty_like(b, memory_format=_CONTIGUOUS)
+        out = _out_like(opname, b)
     mv = plan.mv
     mv[0] = a.data_ptr()
     mv[1] = b.data_ptr()
@@ -512,15 +547,19 @@ def broadcast_shape(a, b):
 
 
 def _binary_out(x, other):
-    if x.dtype == other.dtype and x.shape == other.shape:
-        return _empty_like(x, memory_format=_CONTIGUOUS)
+    """The output of x (op) other and where its layout comes from: the broadcast shape, the
+    promoted dtype, and the layout of the first input of that shape (0: x, 1: other; None:
+    contiguous), as PyTorch's preserve_format gives it (channels-last in, channels-last out)."""
     if x.dtype not in _DT or other.dtype not in _DT:
-        return _empty_like(x)  # refused below with a TypeError
+        return _empty_like(x), 0  # refused below with a TypeError
     shape = broadcast_shape(x.shape, other.shape)
     if shape is None:
         shape = x.shape  # opgrad refuses the pair, with a message naming both shapes
     dtype = x.dtype if x.dtype == other.dtype else torch.result_type(x, other)
-    return _empty(shape, dtype=dtype)
+    for i, t in enumerate((x, other)):
+        if t.shape == shape:
+            return _empty_like(t, dtype=dtype), i
+    return _empty(shape, dtype=dtype), None
 
 
 def _binary(aclname, opname, alpha):
@@ -539,11 +578,11 @@ def _binary(aclname, opname, alpha):
         plan = tl.plans.get(key)
         if plan is None:
             if x.dtype is other.dtype and x.shape == other.shape:
-                out = _empty_like(x, memory_format=_CONTIGUOUS)
-                meta, like = None, _like(x, out)
+                out = _empty_like(x)
+                meta, like = None, True
             else:
-                out = _binary_out(x, other)
-                meta, like = (out.shape, out.dtype), False
+                out, src = _binary_out(x, other)
+                meta, like = (out.shape, out.dtype, src), False
             xdt, odt_ = _DT.get(x.dtype), _DT.get(other.dtype)
             if xdt is None:
                 raise _bad_tensor(opname, "x", x)
@@ -560,10 +599,10 @@ def _binary(aclname, opname, alpha):
                          meta, like)
         elif plan.like:
             out = _empty_like(x)
-        elif plan.meta is None:
-            out = _empty_like(x, memory_format=_CONTIGUOUS)
         else:
-            out = _empty(plan.meta[0], dtype=plan.meta[1])
+            shape, dtype, src = plan.meta
+            out = (_empty(shape, dtype=dtype) if src is None
+                   else _empty_like(other if src else x, dtype=dtype))
         mv = plan.mv
         mv[0] = x.data_ptr()
         mv[1] = other.data_ptr()
@@ -651,9 +690,9 @@ def fused_add_scale(x, bias, scale):
             _check(t, "fused_add_scale", n)
     xd, bd, sd = x.dtype, bias.dtype, scale.dtype
     if xd is bd and xd is sd:
-        out = _empty_like(x, memory_format=_CONTIGUOUS)
+        out = _empty_like(x)
     else:
-        out = _empty(x.shape, dtype=torch.promote_types(torch.promote_types(xd, bd), sd))
+        out = _empty_like(x, dtype=torch.promote_types(torch.promote_types(xd, bd), sd))
     tl = _tls
     key = (fn, _gen, x.shape, x.stride(), xd, bias.shape, bias.stride(), bd, scale.shape,
            scale.stride(), sd)

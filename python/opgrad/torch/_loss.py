@@ -265,6 +265,8 @@ def _register():
             lib.impl(d.name, d.kernel, "CPU")
             if d.differentiable:
                 def autograd_impl(*args, _fn=d.function, _k=d.kernel, _t=d.tensor_args):
+                    if K.forward_ad():  # the Function's jvp carries the tangent
+                        return _fn.apply(*args)
                     if torch.is_grad_enabled():
                         for i in _t:
                             if args[i] is not None and args[i].requires_grad:
@@ -286,8 +288,8 @@ def _call(name, args):
     d = DEFS[name]
     if K.use_dispatcher():
         return d.op(*args)
-    if torch.is_grad_enabled() and any(
-            isinstance(a, torch.Tensor) and a.requires_grad for a in args):
+    if K.forward_ad() or (torch.is_grad_enabled() and any(
+            isinstance(a, torch.Tensor) and a.requires_grad for a in args)):
         return d.function.apply(*args)
     return d.kernel(*args)
 

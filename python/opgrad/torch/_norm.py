@@ -247,6 +247,8 @@ def _register():
         fn = FUNCTIONS[name] = _function(name, kernel, setup, backward)
 
         def autograd_impl(*args, _fn=fn, _kernel=kernel, _t=targs):
+            if K.forward_ad():  # the Function's jvp carries the tangent
+                return _fn.apply(*args)
             if torch.is_grad_enabled():
                 for i in _t:
                     if i < len(args) and args[i] is not None and args[i].requires_grad:
@@ -263,6 +265,7 @@ _register()
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     """F.layer_norm on aclnnLayerNorm (+ aclnnLayerNormBackward): statistics in fp32, the
     weight / bias gradients summed over the rows in a fixed order (deterministic)."""
+    K.refuse_forward_ad("layer_norm")
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     return torch.ops.opgrad.layer_norm_fwd(x, list(normalized_shape), weight, bias, float(eps))[0]
@@ -271,6 +274,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
 def rms_norm(x, normalized_shape, weight=None, eps=None):
     """F.rms_norm on aclnnRmsNorm (+ aclnnRmsNormGrad): y = x / sqrt(mean(x^2) + eps) * weight
     (eps None: torch.finfo(x.dtype).eps, as PyTorch; no weight: ones)."""
+    K.refuse_forward_ad("rms_norm")
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     if eps is None:

@@ -37,6 +37,8 @@ class OpDef:
         self.fake = fake                   # fake(*args) -> output(s) without data (2.x)
         self.setup, self.backward = setup, backward
         self.nout = nout
+        self.jvp = None                    # forward-mode rule jvp(ops, args, out, tangents)
+        self.batching = None               # vmap rule: "ew", ("dim", i) or "reduce" (below)
         self.function = None               # torch.autograd.Function (both paths: fast path)
         self.op = None                     # torch.ops.opgrad.<name>
 
@@ -142,7 +144,7 @@ def _backward_mul(ops, ctx, grad):
     need = ctx.needs_input_grad
     gx = _sum_to(ops, ops.mul(grad, other), x.shape, x.dtype) if need[0] else None
     go = _sum_to(ops, ops.mul(grad, x), other.shape, other.dtype) if need[1] else None
-    return gx, go
+    return (gx, go) + (None,) * (len(need) - 2)  # (functorch's wrapper may count more inputs)
 
 
 def _setup_muls(ctx, inputs, output):
@@ -617,10 +619,203 @@ for _name, _pair in K.LIST_PAIRS.items():
                 backward=_grad_of(_pair.bname, len(_pair.attrs)))
 
 
+# ---- forward mode: jvp rules ---------------------------------------------------------------------
+# jvp(ops, args, out, tangents) -> the output's tangent, from the primal inputs, the output and the
+# inputs' tangents (None: no tangent). An activation's Jacobian is diagonal, so its jvp is its
+# backward operator applied to the tangent; softmax's is symmetric (the same); log_softmax's is
+# not (I - 1 p^T: t - sum(p t)). Used by the 1.13 path's autograd.Function and the eager fast path
+# of both (torch.autograd.forward_ad); an operator without a rule raises PyTorch's
+# NotImplementedError there, never a missing tangent.
+
+
+def _jvp_grad_of(bname, from_output):
+    def jvp(ops, args, out, ts):
+        if ts[0] is None:
+            return None
+        return getattr(ops, bname)(ts[0], out if from_output else args[0], *args[1:])
+    return jvp
+
+
+def _jvp_log_softmax(ops, args, out, ts):
+    if ts[0] is None:
+        return None
+    dim = args[1] if len(args) > 1 else -1
+    p = ops.softmax(args[0], dim)
+    return ops.add(ts[0], ops.reduce_sum(ops.mul(p, ts[0]), [dim], True), -1.0)
+
+
+def _sum_tangents(ops, terms, out):
+    """The sum of the terms present (None: absent), broadcast to out's shape."""
+    acc = None
+    for t in terms:
+        if t is not None:
+            acc = t if acc is None else ops.add(acc, t)
+    if acc is None:
+        return None
+    if acc.shape != out.shape:
+        acc = ops.add(torch.zeros_like(out), acc)
+    return acc if acc.dtype == out.dtype else acc.to(out.dtype)
+
+
+def _jvp_add(ops, args, out, ts):
+    alpha = args[2] if len(args) > 2 else 1.0
+    to = ts[1]
+    return _sum_tangents(ops, (ts[0], None if to is None else ops.muls(to, alpha)), out)
+
+
+def _jvp_mul(ops, args, out, ts):
+    x, o = args[0], args[1]
+    return _sum_tangents(ops, (None if ts[0] is None else ops.mul(ts[0], o),
+                               None if ts[1] is None else ops.mul(x, ts[1])), out)
+
+
+def _jvp_muls(ops, args, out, ts):
+    return None if ts[0] is None else ops.muls(ts[0], args[1])
+
+
+def _jvp_reduce_sum(ops, args, out, ts):
+    return None if ts[0] is None else ops.reduce_sum(ts[0], *args[1:])
+
+
+def _jvp_product(name):
+    """matmul / mm / bmm: t1 @ b + a @ t2 (matmul's out_dtype kept)."""
+    def jvp(ops, args, out, ts):
+        f = getattr(ops, name)
+        a, b, rest = args[0], args[1], tuple(args[2:])
+        return _sum_tangents(ops, (None if ts[0] is None else f(ts[0], b, *rest),
+                                   None if ts[1] is None else f(a, ts[1], *rest)), out)
+    return jvp
+
+
+def _jvp_addmm(name):
+    """addmm / baddbmm: beta t_input + alpha (t1 @ m2 + m1 @ t2)."""
+    def jvp(ops, args, out, ts):
+        f = getattr(ops, name)
+        beta = args[3] if len(args) > 3 else 1.0
+        alpha = args[4] if len(args) > 4 else 1.0
+        prod = _sum_tangents(ops, (None if ts[1] is None else f(ts[1], args[2]),
+                                   None if ts[2] is None else f(args[1], ts[2])), out)
+        return _sum_tangents(ops, (None if prod is None else ops.muls(prod, alpha),
+                                   None if ts[0] is None else ops.muls(ts[0], beta)), out)
+    return jvp
+
+
+def _jvp_backward_op(bname):
+    """A backward operator's own jvp: B(grad, x) is linear in grad, so
+    dB = B(t_grad, x) + (dB/dx) t_x, the second term from the second-order formulas (rows:
+    written out)."""
+    d2, rows = _D2.get(bname), _D2_ROWS.get(bname)
+
+    def jvp(ops, args, out, ts):
+        grad, x, attrs = args[0], args[1], tuple(args[2:])
+        terms = [None if ts[0] is None else getattr(ops, bname)(ts[0], x, *attrs)]
+        tx = ts[1]
+        if tx is not None and rows is not None:
+            dim = attrs[0] if attrs else -1
+            if bname == "softmax_backward":  # y g - y S: t g - t S - y sum(g t), S = sum(g y)
+                S = ops.reduce_sum(ops.mul(grad, x), [dim], True)
+                G = ops.reduce_sum(ops.mul(grad, tx), [dim], True)
+                terms.append(ops.add(ops.add(ops.mul(tx, grad), ops.mul(tx, S), -1.0),
+                                     ops.mul(x, G), -1.0))
+            else:  # g - p sum(g), p = softmax(y): -dp sum(g), dp = softmax_backward(t, p)
+                p = ops.softmax(x, dim)
+                dp = ops.softmax_backward(tx, p, dim)
+                terms.append(ops.muls(ops.mul(dp, ops.reduce_sum(grad, [dim], True)), -1.0))
+        elif tx is not None:
+            t = d2(ops, ops.mul(grad, tx), x, attrs)
+            if t is _NO_FORMULA:
+                raise NotImplementedError("opgrad.torch: forward-mode AD through %s"
+                                          "(approximate='none') needs f'' (see double backward)"
+                                          % bname)
+            terms.append(t)
+        return _sum_tangents(ops, terms, out)
+
+    return jvp
+
+
+_JVP = {"add": _jvp_add, "mul": _jvp_mul, "muls": _jvp_muls, "reduce_sum": _jvp_reduce_sum,
+        "matmul": _jvp_product("matmul"), "mm": _jvp_product("mm"), "bmm": _jvp_product("bmm"),
+        "addmm": _jvp_addmm("mm"), "baddbmm": _jvp_addmm("bmm"),
+        "log_softmax": _jvp_log_softmax}
+
+
+# ---- vmap rules (PyTorch >= 2.0 functorch transforms: vmap, jacrev, jacfwd, hessian) ----------
+# "ew": an elementwise (broadcasting) operator: the batch dim of every batched tensor moves to the
+# front and its per-sample rank is padded with 1s to the largest, so that broadcasting lines the
+# samples up; the operator then runs once on the whole batch. ("dim", i): the same, with argument
+# i a dim of the sample (shifted by one when it counts from the front). "reduce": reduce_sum's
+# dims likewise (none: every dim of the sample).
+
+
+def _align(args, in_dims, tensor_args):
+    """Every tensor argument with the batch in front: a batched one moved there and its sample
+    padded with 1s to the largest sample rank; an unbatched one expanded along a new front dim
+    (stride 0, no copy), so that outputs allocated like an input get the batch too."""
+    args, ranks, batch = list(args), {}, 1
+    for i in tensor_args:
+        if i < len(args) and isinstance(args[i], torch.Tensor):
+            ranks[i] = args[i].dim() - (in_dims[i] is not None)
+            if in_dims[i] is not None:
+                batch = args[i].shape[in_dims[i]]
+    top = max(ranks.values()) if ranks else 0
+    for i in ranks:
+        bd, t = in_dims[i], args[i]
+        t = t.movedim(bd, 0) if bd is not None else t.unsqueeze(0).expand((batch,) + t.shape)
+        pad = top - ranks[i]
+        args[i] = t.reshape((t.shape[0],) + (1,) * pad + tuple(t.shape[1:])) if pad else t
+    return args
+
+
+def _batching_rule(d):
+    kind = d.batching
+
+    def vmap(info, in_dims, *args):
+        new = _align(args, in_dims, d.tensor_args)
+        if isinstance(kind, tuple):  # ("dim", i)
+            i = kind[1]
+            dim = new[i] if i < len(new) else -1
+            if i >= len(new):
+                new = new + [-1] * (i + 1 - len(new))
+            new[i] = dim + 1 if dim >= 0 else dim
+        elif kind == "reduce":
+            dims = list(new[1]) if len(new) > 1 else []
+            new = new + [[], False][len(new) - 1:] if len(new) < 3 else new
+            nd = new[0].dim()
+            new[1] = [x + 1 if x >= 0 else x for x in dims] if dims else list(range(1, nd))
+        return d.function.apply(*new), 0
+
+    return vmap
+
+
 # the backward operators with a derivative of their own (second order)
 for _d in _ALL.values():
     if _d.backward is None and _second_order(_d.name) is not None:
         _d.setup, _d.backward = _setup_grad_op, _second_order(_d.name)
+
+# forward-mode rules: the activations from their backward operators, the rest from _JVP
+_d = None
+for _name, _pair in K.LIST_PAIRS.items():
+    if _name in _ALL and _name not in _JVP:
+        _ALL[_name].jvp = _jvp_grad_of(_pair.bname, _pair.from_output)
+for _name, _b, _from_y in (("gelu_v2", "gelu_v2_backward", False),
+                           ("sigmoid", "sigmoid_backward", True), ("tanh", "tanh_backward", True),
+                           ("relu", "relu_backward", True)):
+    _ALL[_name].jvp = _jvp_grad_of(_b, _from_y)
+for _name, _rule in _JVP.items():
+    _ALL[_name].jvp = _rule
+for _d in _ALL.values():  # the twice-differentiable backward operators
+    if _d.jvp is None and _d.backward is not None and _second_order(_d.name) is not None:
+        _d.jvp = _jvp_backward_op(_d.name)
+
+# batching kinds (vmap)
+for _name, _pair in K.LIST_PAIRS.items():
+    _kind = ("dim", 1) if _name in ("softmax", "log_softmax") else "ew"
+    _ALL[_name].batching = _kind
+    _ALL[_pair.bname].batching = ("dim", 2) if _kind != "ew" else "ew"
+for _name in ("gelu_v2", "gelu_v2_backward", "sigmoid", "sigmoid_backward", "tanh",
+              "tanh_backward", "relu", "relu_backward", "add", "mul", "muls"):
+    _ALL[_name].batching = "ew"
+_ALL["reduce_sum"].batching = "reduce"
 
 
 # ---- autograd.Function per differentiable op (the 1.13 "Autograd" kernel and the fast path) ----
@@ -696,24 +891,65 @@ class _Differentiable:
 _DIFF = _Differentiable()
 
 
+class _UnderTransforms:
+    """The operators as a formula calls them under a functorch transform: through their
+    autograd.Function where it has a vmap rule (so that the transforms use its jvp / vmap /
+    backward), else through the dispatcher (PyTorch's batching fallback, one sample at a time)."""
+
+    def __getattr__(self, name):
+        d = _ALL[name]
+        call = d.function.apply if d.function is not None and d.batching is not None else \
+            getattr(torch.ops.opgrad, name)
+        setattr(self, name, call)
+        return call
+
+
+_TRANSFORMS = _UnderTransforms()
+
+
+# PyTorch >= 2.0: the "setup_context" form, which functorch's transforms (torch.func.jvp, vmap,
+# jacrev, jacfwd, hessian) require; 1.13 has only forward(ctx, ...)
+_NEW_STYLE_FUNCTION = int(torch.__version__.split(".")[0]) >= 2
+
+
 def _make_function(d):
-    kernel, setup, backward = d.kernel, d.setup, d.backward
+    kernel, setup, backward, jvp = d.kernel, d.setup, d.backward, d.jvp
 
     def forward(ctx, *args):
         out = kernel(*args)
         setup(ctx, args, out)
+        if jvp is not None and K.forward_ad():  # what the jvp reads (only under forward AD)
+            ctx.primal = (args, out)
         return out
 
+    def setup_context(ctx, inputs, output):
+        setup(ctx, inputs, output)
+        if jvp is not None and (K.forward_ad() or K.transforms_active()):
+            ctx.primal = (inputs, output)
+
     def bwd(ctx, grad):
+        if K.transforms_active():  # functorch may batch the gradient
+            return backward(_TRANSFORMS, ctx, grad)
         if torch.is_grad_enabled():  # create_graph: the formula on differentiable operators
             return backward(_DIFF, ctx, grad)
         return backward(K, ctx, grad)
 
-    cls = type(
-        "OpgradFunction_" + d.name,
-        (torch.autograd.Function,),
-        {"forward": staticmethod(forward), "backward": staticmethod(bwd)},
-    )
+    methods = {"forward": staticmethod(forward), "backward": staticmethod(bwd)}
+    if _NEW_STYLE_FUNCTION:
+        methods["forward"] = staticmethod(kernel)
+        methods["setup_context"] = staticmethod(setup_context)
+    if jvp is not None:
+        def fwd_grad(ctx, *tangents):
+            args, out = ctx.primal
+            if K.transforms_active():  # functorch's tangents may be wrapped
+                return jvp(_TRANSFORMS, args, out, tangents)
+            with torch.no_grad():
+                return jvp(K, args, out, tangents)
+
+        methods["jvp"] = staticmethod(fwd_grad)
+    cls = type("OpgradFunction_" + d.name, (torch.autograd.Function,), methods)
+    if _NEW_STYLE_FUNCTION and d.batching is not None:
+        cls.vmap = staticmethod(_batching_rule(d))  # reads d.function (cls), set just after
     return cls
 
 
@@ -743,6 +979,8 @@ def _register_library():
             fn, kernel, tensor_args = d.function, d.kernel, d.tensor_args
 
             def autograd_impl(*args, _fn=fn, _kernel=kernel, _t=tensor_args):
+                if K.forward_ad():  # the Function's jvp carries the tangent
+                    return _fn.apply(*args)
                 if torch.is_grad_enabled():
                     for i in _t:  # optional tensors (Tensor?) may be None
                         if args[i] is not None and args[i].requires_grad:

@@ -62,8 +62,9 @@ def max_pool2d_kernel(x, kernel_size, stride, padding, dilation, ceil_mode=False
     k, p, d = tuple(kernel_size), tuple(padding), tuple(dilation)
     s = tuple(stride) if len(stride) else k
     shape = _pooled_shape(x, k, s, p, d, bool(ceil_mode))
-    out = torch.empty(shape, dtype=x.dtype)
-    idx = torch.empty(shape, dtype=torch.int64)
+    fmt = K.memory_format(x)  # channels-last in, channels-last out (as PyTorch)
+    out = torch.empty(shape, dtype=x.dtype, memory_format=fmt)
+    idx = torch.empty(shape, dtype=torch.int64, memory_format=fmt)
     return max_pool2d_into(x, kernel_size, stride, padding, dilation, ceil_mode, out, idx)
 
 
@@ -92,7 +93,8 @@ def max_pool2d_backward_kernel(grad, x, indices, kernel_size, stride, padding, d
                                ceil_mode=False):
     """aclnnMaxPool2dWithIndicesBackward: the gradient of x."""
     return max_pool2d_backward_into(grad, x, indices, kernel_size, stride, padding, dilation,
-                                    ceil_mode, torch.empty(x.shape, dtype=x.dtype))
+                                    ceil_mode, torch.empty(x.shape, dtype=x.dtype,
+                                                           memory_format=K.memory_format(x)))
 
 
 def max_pool2d_backward_into(grad, x, indices, kernel_size, stride, padding, dilation, ceil_mode,
@@ -123,11 +125,13 @@ def _fake_max(x, kernel_size, stride, padding, dilation, ceil_mode=False):
     k = tuple(kernel_size)
     s = tuple(stride) if len(stride) else k
     shape = _pooled_shape(x, k, s, tuple(padding), tuple(dilation), bool(ceil_mode))
-    return x.new_empty(shape), x.new_empty(shape, dtype=torch.int64)
+    fmt = K.memory_format(x)
+    return (x.new_empty(shape).to(memory_format=fmt),
+            x.new_empty(shape, dtype=torch.int64).to(memory_format=fmt))
 
 
 def _fake_max_bwd(grad, x, indices, kernel_size, stride, padding, dilation, ceil_mode=False):
-    return x.new_empty(x.shape)
+    return x.new_empty(x.shape).to(memory_format=K.memory_format(x))
 
 
 def _setup_max(ctx, inputs, output):
@@ -147,7 +151,7 @@ def avg_pool2d_kernel(x, kernel_size, stride, padding, ceil_mode=False, count_in
     k = tuple(kernel_size)
     s = tuple(stride) if len(stride) else k
     out = torch.empty(_pooled_shape(x, k, s, tuple(padding), (1, 1), bool(ceil_mode)),
-                      dtype=x.dtype)
+                      dtype=x.dtype, memory_format=K.memory_format(x))
     return avg_pool2d_into(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
                            divisor_override, out)
 
@@ -179,7 +183,8 @@ def avg_pool2d_backward_kernel(grad, x, kernel_size, stride, padding, ceil_mode=
     """aclnnAvgPool2dBackward: the gradient of x."""
     return avg_pool2d_backward_into(grad, x, kernel_size, stride, padding, ceil_mode,
                                     count_include_pad, divisor_override,
-                                    torch.empty(x.shape, dtype=x.dtype))
+                                    torch.empty(x.shape, dtype=x.dtype,
+                                                memory_format=K.memory_format(x)))
 
 
 def avg_pool2d_backward_into(grad, x, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -209,11 +214,12 @@ def _fake_avg(x, kernel_size, stride, padding, ceil_mode=False, count_include_pa
               divisor_override=0):
     k = tuple(kernel_size)
     s = tuple(stride) if len(stride) else k
-    return x.new_empty(_pooled_shape(x, k, s, tuple(padding), (1, 1), bool(ceil_mode)))
+    return x.new_empty(_pooled_shape(x, k, s, tuple(padding), (1, 1), bool(ceil_mode))).to(
+        memory_format=K.memory_format(x))
 
 
 def _fake_avg_bwd(grad, x, *attrs):
-    return x.new_empty(x.shape)
+    return x.new_empty(x.shape).to(memory_format=K.memory_format(x))
 
 
 def _setup_avg(ctx, inputs, output):
@@ -231,7 +237,8 @@ def adaptive_avg_pool2d_kernel(x, output_size):
     """aclnnAdaptiveAvgPool2d."""
     size = tuple(int(v) for v in output_size)
     return adaptive_avg_pool2d_into(x, size, torch.empty(tuple(x.shape[:-2]) + size,
-                                                         dtype=x.dtype))
+                                                         dtype=x.dtype,
+                                                         memory_format=K.memory_format(x)))
 
 
 def adaptive_avg_pool2d_into(x, output_size, out):
@@ -254,7 +261,8 @@ def adaptive_avg_pool2d_into(x, output_size, out):
 
 def adaptive_avg_pool2d_backward_kernel(grad, x):
     """aclnnAdaptiveAvgPool2dBackward: the gradient of x."""
-    return adaptive_avg_pool2d_backward_into(grad, x, torch.empty(x.shape, dtype=x.dtype))
+    return adaptive_avg_pool2d_backward_into(
+        grad, x, torch.empty(x.shape, dtype=x.dtype, memory_format=K.memory_format(x)))
 
 
 def adaptive_avg_pool2d_backward_into(grad, x, gi):
@@ -272,11 +280,12 @@ def adaptive_avg_pool2d_backward_into(grad, x, gi):
 
 
 def _fake_adaptive(x, output_size):
-    return x.new_empty(tuple(x.shape[:-2]) + tuple(int(v) for v in output_size))
+    return x.new_empty(tuple(x.shape[:-2]) + tuple(int(v) for v in output_size)).to(
+        memory_format=K.memory_format(x))
 
 
 def _fake_adaptive_bwd(grad, x):
-    return x.new_empty(x.shape)
+    return x.new_empty(x.shape).to(memory_format=K.memory_format(x))
 
 
 def _setup_adaptive(ctx, inputs, output):
@@ -320,7 +329,7 @@ def _call(name, x, args):
     d = EXTRA[name]
     if _compiling():
         return d.op(x, *args)
-    if x.requires_grad and torch.is_grad_enabled():
+    if (x.requires_grad and torch.is_grad_enabled()) or K.forward_ad():
         return d.function.apply(x, *args)
     return d.kernel(x, *args)
 

@@ -119,7 +119,7 @@ static int64_t threshold_limit(double t, aclDataType dt, bool *all) {
                 : dt == ACL_INT32 ? 2147483647.0
                                   : 0x1p63;
     *all = false;
-    if (isnan(t)) return (int64_t)hi; // nothing is greater than NaN: nothing passes
+    if (isnan(t)) return INT64_MAX; // nothing is greater than NaN: nothing passes
     double f = floor(t);
     if (f < lo) {
         *all = dt == ACL_INT64; // below INT64_MIN every int64 passes; narrower types use lo
