@@ -55,6 +55,17 @@ __attribute__((visibility("default"))) const char *opgrad_isa_name(opgrad_isa is
 
 __attribute__((visibility("default"))) const char *opgrad_version(void);
 
+/// The operator profiler. opgrad_profile_start records every phase-2 launch from now on (the
+/// operator, its io dtypes and shapes, phase-1 plan time, phase-2 time, bytes of its io views,
+/// GEMM FLOPs, threads, stream); opgrad_profile_stop writes them to `path` as Chrome trace-event
+/// JSON (chrome://tracing, ui.perfetto.dev) and prints a per-operator summary (calls, time,
+/// GB/s, GFLOP/s) on stderr. OPGRAD_PROFILE=path in the environment records the whole process
+/// and writes at exit. start returns 0, or -1 when already recording or path is NULL / empty;
+/// stop returns the number of events written, or -1 when not recording or the file could not be
+/// written. Off, a launch costs one branch.
+__attribute__((visibility("default"))) int opgrad_profile_start(const char *path);
+__attribute__((visibility("default"))) long opgrad_profile_stop(void);
+
 /// Re-points a repeatable executor and runs its phase 2, in one call: for i < naddrs, a non-NULL
 /// addrs[i] re-points io slot i (inputs first, then outputs, in the order of the operator's
 /// phase-1 signature; the same storage address aclSetInputTensorAddr / aclSetOutputTensorAddr

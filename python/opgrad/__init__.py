@@ -28,10 +28,53 @@ def set_num_threads(n):
         kernels.clear_plans()
 
 
+class profile:
+    """Records every opgrad operator launch inside the block (opgrad_profile_start / _stop):
+
+        with opgrad.profile("trace.json") as prof:
+            loss = model(x); loss.backward()
+        prof.events          # the trace's events (dicts: name, ts, dur, args: io, bytes, GB/s, ...)
+        prof.table()         # {operator: {"calls", "total_us", "bytes", "flops"}}
+
+    The file is Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev); a per-operator
+    summary is printed on stderr when the block ends. One recording at a time per process."""
+
+    def __init__(self, path="opgrad_trace.json"):
+        self.path = str(path)
+        self.events = []
+
+    def __enter__(self):
+        from ._lib import opgrad_profile_start
+        if opgrad_profile_start(self.path.encode()) != 0:
+            raise RuntimeError("opgrad.profile: a recording is already running (or the path is "
+                               "empty)")
+        return self
+
+    def __exit__(self, *exc):
+        import json
+        from ._lib import opgrad_profile_stop
+        if opgrad_profile_stop() < 0:
+            raise RuntimeError("opgrad.profile: could not write %s" % self.path)
+        with open(self.path) as f:
+            self.events = json.load(f)["traceEvents"]
+        return False
+
+    def table(self):
+        out = {}
+        for e in self.events:
+            t = out.setdefault(e["name"], {"calls": 0, "total_us": 0.0, "bytes": 0.0,
+                                           "flops": 0.0})
+            t["calls"] += 1
+            t["total_us"] += e["dur"]
+            t["bytes"] += e["args"].get("bytes", 0.0)
+            t["flops"] += e["args"].get("flops", 0.0)
+        return out
+
+
 def get_num_threads():
     from ._lib import opgrad_get_num_threads
     return opgrad_get_num_threads()
 
 
 __all__ = ["OpgradError", "OpgradIndexError", "Status", "library_path", "version", "set_num_threads",
-           "get_num_threads"]
+           "get_num_threads", "profile"]

@@ -148,6 +148,8 @@ aclDestroyAclOpExecutor = _decl("aclDestroyAclOpExecutor", I32, [P])
 aclSetAclOpExecutorRepeatable = _decl("aclSetAclOpExecutorRepeatable", I32, [P])
 opgrad_version = _decl("opgrad_version", CHARP, [])
 opgrad_set_num_threads = _decl("opgrad_set_num_threads", INT, [INT])
+opgrad_profile_start = _decl("opgrad_profile_start", INT, [CHARP])
+opgrad_profile_stop = _decl("opgrad_profile_stop", ctypes.c_long, [])
 opgrad_get_num_threads = _decl("opgrad_get_num_threads", INT, [])
 
 # Phase 2 of every operator has the same signature.

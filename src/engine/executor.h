@@ -61,6 +61,7 @@ struct aclOpExecutor {
     const struct og_step *steps;
     og_exec_view *views; // gradient monitor: [nio] bound views, or NULL (not watched)
     char algorithm[160]; // what phase 1 chose, "" if nothing to say (opgrad_executor_algorithm)
+    struct og_profile_note *profile; // phase 1's facts while profiling (runtime/profile.h), or NULL
 };
 
 /// Allocates an executor for `op` with nin + nout user slots, ntemps temporaries and room for

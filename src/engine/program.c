@@ -8,6 +8,7 @@
 #include "runtime/cpu.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
+#include "runtime/profile.h"
 #include "tensor/dtype.h"
 
 struct og_prog_tmp {
@@ -18,7 +19,26 @@ struct og_prog_tmp {
 static uint64_t align64(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
 
 void og_prog_init(og_prog *p, const og_opdesc *op, int nin, int nout, const aclTensor *const *io) {
-    *p = (og_prog){.op = op, .nin = nin, .nout = nout, .io = io, .status = ACLNN_SUCCESS};
+    *p = (og_prog){.op = op,
+                   .nin = nin,
+                   .nout = nout,
+                   .io = io,
+                   .status = ACLNN_SUCCESS,
+                   .t0_us = og_profile_on() ? og_profile_now_us() : 0};
+}
+
+// The profiler's note of a program about to be published (NULL when not profiling): its io, and
+// the FLOPs of its GEMM steps (2 M N K per batch).
+static struct og_profile_note *profile_note(const og_prog *p) {
+    if (p->t0_us == 0 || !og_profile_on()) return NULL;
+    double flops = 0;
+    for (int s = 0; s < p->nsteps; s++)
+        if (p->steps[s].kind == OG_STEP_GEMM) {
+            const og_gemm_plan *g = &p->steps[s].plan.gemm;
+            flops += 2.0 * (double)g->op.M * (double)g->op.N * (double)g->op.K *
+                     (double)(g->nbatches > 0 ? g->nbatches : 1);
+        }
+    return og_profile_note_new(p->io, p->nin, p->nin + p->nout, flops, p->t0_us);
 }
 
 void og_prog_note(og_prog *p, const char *what) {
@@ -194,6 +214,7 @@ aclnnStatus og_prog_publish(og_prog *p, uint64_t *workspaceSize, aclOpExecutor *
         if (p->io[s]) og_executor_bind(e, s, p->io[s]);
     if (p->nsteps) memcpy(og_executor_steps(e), p->steps, (size_t)p->nsteps * sizeof *p->steps);
     memcpy(e->algorithm, p->algorithm, sizeof e->algorithm);
+    e->profile = profile_note(p);
     uint64_t *offsets = og_executor_temp_offsets(e);
     for (int t = 0; t < p->ntemps; t++) offsets[t] = p->temps[t]->offset;
     e->scratch_offset = p->temp_bytes;

@@ -81,6 +81,7 @@ typedef struct og_prog {
     uint64_t temp_bytes, scratch_bytes;
     aclnnStatus status;  // the first failure (sticky), ACLNN_SUCCESS
     char algorithm[160]; // what the operator chose, for opgrad_executor_algorithm
+    double t0_us;        // when planning started, while profiling (runtime/profile.h); else 0
 } og_prog;
 
 void og_prog_init(og_prog *p, const og_opdesc *op, int nin, int nout, const aclTensor *const *io);

@@ -13,6 +13,7 @@ carrying the status and the library's message. See docs/torch.md.
 """
 import torch as _torch
 
+from .. import profile  # noqa: F401  (opgrad.profile: the operator profiler)
 from .._lib import OpgradError, OpgradIndexError
 from . import _kernels  # noqa: F401  (opgrad.torch._kernels: plan cache, clear_plans)
 from . import _ops  # noqa: F401  (opgrad.torch._ops.Library: the 1.13 registration)
@@ -22,7 +23,7 @@ __all__ = [
     "mish", "gelu", "gelu_v2", "silu", "sigmoid", "tanh", "softplus", "relu", "leaky_relu",
     "hardswish", "elu", "add", "mul", "muls", "fused_add_scale", "reduce_sum", "matmul", "mm",
     "bmm", "addmm", "baddbmm", "fused_matmul", "linear", "LINEAR_ACTIVATIONS", "load_custom",
-    "OpgradError", "OpgradIndexError", "OPS", "USING_CUSTOM_OP", "nn",
+    "OpgradError", "OpgradIndexError", "OPS", "profile", "USING_CUSTOM_OP", "nn",
 ]
 
 _grad_enabled = _torch.is_grad_enabled
