@@ -5,18 +5,20 @@
 This package itself needs no framework. libopgrad.so is found through OPGRAD_LIBRARY, next to
 the package, in a source checkout's build tree, or by the system loader (opgrad/_lib.py).
 """
-from ._lib import OpgradError, OpgradIndexError, Status, library_path
+from ._lib import OpgradError, OpgradIndexError, Status, library_path, opgrad_version
 
-__version__ = "0.1.0"
+# one version number: the library's (OPGRAD_VERSION_STRING in include/opgrad/opgrad.h), which the
+# wheel's metadata reads too
+__version__ = opgrad_version().decode()
 
 
-def version():
+def version() -> str:
     """The version string of the loaded libopgrad."""
     from ._lib import opgrad_version
     return opgrad_version().decode()
 
 
-def set_num_threads(n):
+def set_num_threads(n: int) -> None:
     """Threads per operator (opgrad_set_num_threads). Executors that opgrad.torch cached under
     the old count are re-planned."""
     import sys
@@ -39,7 +41,7 @@ class profile:
     The file is Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev); a per-operator
     summary is printed on stderr when the block ends. One recording at a time per process."""
 
-    def __init__(self, path="opgrad_trace.json"):
+    def __init__(self, path: str = "opgrad_trace.json") -> None:
         self.path = str(path)
         self.events = []
 
@@ -59,7 +61,7 @@ class profile:
             self.events = json.load(f)["traceEvents"]
         return False
 
-    def table(self):
+    def table(self) -> dict:
         out = {}
         for e in self.events:
             t = out.setdefault(e["name"], {"calls": 0, "total_us": 0.0, "bytes": 0.0,
@@ -71,7 +73,7 @@ class profile:
         return out
 
 
-def get_num_threads():
+def get_num_threads() -> int:
     from ._lib import opgrad_get_num_threads
     return opgrad_get_num_threads()
 

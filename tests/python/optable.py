@@ -9,7 +9,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-if os.path.join(REPO, "python") not in sys.path:
+# OPGRAD_TEST_INSTALLED=1: test the installed package (the wheel), not the source tree
+if os.path.join(REPO, "python") not in sys.path and os.environ.get("OPGRAD_TEST_INSTALLED") != "1":
     sys.path.insert(0, os.path.join(REPO, "python"))
 
 import torch  # noqa: E402

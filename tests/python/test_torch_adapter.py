@@ -296,6 +296,19 @@ def _ops_fn(case):
     return case.via_ops
 
 
+class TestInstalled(unittest.TestCase):
+    @unittest.skipUnless(os.environ.get("OPGRAD_TEST_INSTALLED") == "1",
+                         "OPGRAD_TEST_INSTALLED=1: the wheel's package (tests/python/torch2.sh)")
+    def test_the_installed_package_is_under_test(self):
+        # the package and its library come from the wheel, not from the source tree or the
+        # environment
+        import opgrad
+        self.assertNotIn(optable.REPO, os.path.abspath(opgrad.__file__))
+        self.assertEqual(os.path.dirname(opgrad.library_path), os.path.dirname(opgrad.__file__))
+        self.assertNotIn("OPGRAD_LIBRARY", os.environ)
+        self.assertEqual(opgrad.__version__, opgrad.version())
+
+
 class TestRegistration(unittest.TestCase):
     NAMES = sorted(set(c.op for c in CASES))
 

@@ -11,7 +11,10 @@ Other dtypes raise TypeError; a non-zero aclnn status raises opgrad.OpgradError 
 an out-of-range dim is an OpgradIndexError, also an IndexError as in PyTorch)
 carrying the status and the library's message. See docs/torch.md.
 """
+from typing import Callable, Optional, Sequence
+
 import torch as _torch
+from torch import Tensor
 
 from .. import profile  # noqa: F401  (opgrad.profile: the operator profiler)
 from .._lib import OpgradError, OpgradIndexError
@@ -42,7 +45,7 @@ def _fast(*ts):
     return not _is_compiling()
 
 
-def _unary(name, doc):
+def _unary(name: str, doc: str) -> Callable[[Tensor], Tensor]:
     d = OPS[name]
     fn, kernel, op = d.function, d.kernel, d.op
 
@@ -103,7 +106,7 @@ _RSUM = _bind("reduce_sum")
 # goes through torch.ops.opgrad.<name>.
 
 
-def gelu_v2(x, approximate="none"):
+def gelu_v2(x: Tensor, approximate: str = "none") -> Tensor:
     """GELU with approximate 'none' (erf form) or 'tanh' (aclnnGeluV2 / aclnnGeluBackwardV2), as
     torch.nn.functional.gelu(x, approximate=...)."""
     if type(x) in _PLAIN and not _is_compiling():
@@ -113,7 +116,7 @@ def gelu_v2(x, approximate="none"):
     return _GELU_V2[2](x, approximate)
 
 
-def softplus(x, beta=1.0, threshold=20.0):
+def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta x)) / beta, and x where beta x > threshold (aclnnSoftplus)."""
     if type(x) in _PLAIN and not _is_compiling():
         if (x.requires_grad and _grad_enabled()) or _fwd_ad():
@@ -122,7 +125,7 @@ def softplus(x, beta=1.0, threshold=20.0):
     return _SOFTPLUS[2](x, float(beta), float(threshold))
 
 
-def leaky_relu(x, negative_slope=0.01):
+def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
     """x > 0 ? x : negative_slope * x (aclnnLeakyRelu / aclnnLeakyReluBackward)."""
     if type(x) in _PLAIN and not _is_compiling():
         if (x.requires_grad and _grad_enabled()) or _fwd_ad():
@@ -131,7 +134,7 @@ def leaky_relu(x, negative_slope=0.01):
     return _LEAKY[2](x, float(negative_slope))
 
 
-def elu(x, alpha=1.0):
+def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
     """x > 0 ? x : alpha (exp(x) - 1) (aclnnElu / aclnnEluBackward)."""
     if type(x) in _PLAIN and not _is_compiling():
         if (x.requires_grad and _grad_enabled()) or _fwd_ad():
@@ -140,7 +143,7 @@ def elu(x, alpha=1.0):
     return _ELU[2](x, float(alpha))
 
 
-def add(x, other, alpha=1.0):
+def add(x: Tensor, other: Tensor, alpha: float = 1.0) -> Tensor:
     """x + alpha * other with broadcasting and PyTorch dtype promotion (aclnnAdd). The gradients
     are reduced to each input's shape on opgrad's ReduceSum."""
     if type(x) in _PLAIN and type(other) in _PLAIN and not _is_compiling():
@@ -150,7 +153,7 @@ def add(x, other, alpha=1.0):
     return _ADD[2](x, other, float(alpha))
 
 
-def mul(x, other):
+def mul(x: Tensor, other: Tensor) -> Tensor:
     """x * other with broadcasting and PyTorch dtype promotion (aclnnMul); gradients g*other and
     g*x reduced to each input's shape on opgrad's ReduceSum."""
     if type(x) in _PLAIN and type(other) in _PLAIN and not _is_compiling():
@@ -160,7 +163,7 @@ def mul(x, other):
     return _MUL[2](x, other)
 
 
-def muls(x, other):
+def muls(x: Tensor, other: float) -> Tensor:
     """x * other for a Python number (aclnnMuls; other is rounded to x's dtype first)."""
     if type(x) in _PLAIN and not _is_compiling():
         if (x.requires_grad and _grad_enabled()) or _fwd_ad():
@@ -169,13 +172,13 @@ def muls(x, other):
     return _MULS[2](x, float(other))
 
 
-def fused_add_scale(x, bias, scale):
+def fused_add_scale(x: Tensor, bias: Tensor, scale: Tensor) -> Tensor:
     """(x + bias) * scale, bias [C] over rows of x [..., C], scale [1]/0-d or [C]
     (aclnnFusedAddScale / aclnnFusedAddScaleBackward)."""
     return _call(_D["fused_add_scale"], (x, bias, scale), (x, bias, scale))
 
 
-def reduce_sum(x, dims=(), keepdim=False):
+def reduce_sum(x: Tensor, dims: Sequence[int] = (), keepdim: bool = False) -> Tensor:
     """Sum over dims (all when empty) in x's dtype, fp32 accumulation in a fixed order
     (aclnnReduceSum: deterministic, independent of the thread count)."""
     dims = dims if type(dims) is list else list(dims)
@@ -222,7 +225,7 @@ def _apply(b, args, tensors):
     return b[2](*args)
 
 
-def matmul(x, other, *, out_dtype=None):
+def matmul(x: Tensor, other: Tensor, *, out_dtype: Optional[_torch.dtype] = None) -> Tensor:
     """torch.matmul(x, other) (1-D operands, broadcast batch dims; aclnnMatmul). The inputs
     promote (PyTorch rules); out_dtype (default: that promotion) receives the fp32 accumulator
     rounded once. Backward: dA = dC @ B^T and dB = A^T @ dC on transposed views (no copies),
@@ -230,30 +233,34 @@ def matmul(x, other, *, out_dtype=None):
     return _apply(_MATMUL, (x, other, out_dtype), (x, other))
 
 
-def mm(x, mat2):
+def mm(x: Tensor, mat2: Tensor) -> Tensor:
     """x [M, K] @ mat2 [K, N] (aclnnMm), as torch.mm."""
     return _apply(_MM, (x, mat2), (x, mat2))
 
 
-def bmm(x, mat2):
+def bmm(x: Tensor, mat2: Tensor) -> Tensor:
     """x [B, M, K] @ mat2 [B, K, N] (aclnnBatchMatMul), as torch.bmm; a batch of 1 broadcasts
     (an opgrad extension; its gradient is summed over the batch)."""
     return _apply(_BMM, (x, mat2), (x, mat2))
 
 
-def addmm(input, mat1, mat2, beta=1.0, alpha=1.0):  # noqa: A002  (torch.addmm's names)
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, beta: float = 1.0,  # noqa: A002
+          alpha: float = 1.0) -> Tensor:  # (torch.addmm's names)
     """beta * input + alpha * (mat1 @ mat2), input broadcast to [M, N] (aclnnAddmm), as
     torch.addmm; formed in fp32 and rounded once, beta = 0 does not read input."""
     return _apply(_ADDMM, (input, mat1, mat2, float(beta), float(alpha)), (input, mat1, mat2))
 
 
-def baddbmm(input, batch1, batch2, beta=1.0, alpha=1.0):  # noqa: A002
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, beta: float = 1.0,  # noqa: A002
+            alpha: float = 1.0) -> Tensor:
     """beta * input + alpha * (batch1 @ batch2), [B, M, N] (aclnnBaddbmm), as torch.baddbmm."""
     return _apply(_BADDBMM, (input, batch1, batch2, float(beta), float(alpha)),
                   (input, batch1, batch2))
 
 
-def fused_matmul(x1, x2, bias=None, x3=None, fused_op_type="", cube_math_type=0):
+def fused_matmul(x1: Tensor, x2: Tensor, bias: Optional[Tensor] = None,
+                 x3: Optional[Tensor] = None, fused_op_type: str = "",
+                 cube_math_type: int = 0) -> Tensor:
     """aclnnFusedMatmul: OP(x1 @ x2 + bias, x3) for fused_op_type "", "relu", "gelu_erf",
     "gelu_tanh", "add", "mul", "16cast32", with ops-nn's dtype rules (docs/ops/matmul.md);
     backward aclnnFusedMatmulBackward (one call, every gradient). linear() picks the type and
@@ -267,7 +274,7 @@ LINEAR_ACTIVATIONS = {None: "", "relu": "relu", "gelu": "gelu_erf", "gelu_tanh":
 _GELU_APPROX = {"gelu_erf": "none", "gelu_tanh": "tanh"}
 
 
-def linear_type(activation):
+def linear_type(activation: Optional[str]) -> str:
     """FusedMatmul's fusedOpType for an activation of linear(), or ValueError."""
     t = LINEAR_ACTIVATIONS.get(activation) if isinstance(activation, (str, type(None))) else None
     if t is None:
@@ -276,7 +283,8 @@ def linear_type(activation):
     return t
 
 
-def linear(x, weight, bias=None, activation=None):
+def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
+           activation: Optional[str] = None) -> Tensor:
     """activation(x @ weight^T + bias), as torch.nn.functional.linear followed by relu / gelu
     (erf) / gelu(approximate='tanh'); x [..., in], weight [out, in], bias [out] or None.
 
@@ -323,7 +331,7 @@ def linear(x, weight, bias=None, activation=None):
     return y
 
 
-def _list_function(name):
+def _list_function(name: str) -> Callable[..., Tensor]:
     """The functional form of an operator made from the library's list (_kernels.LIST_PAIRS):
     f(x, *attrs, **attrs) with the list's attribute names (snake_case) and defaults."""
     d, pair = OPS[name], _kernels.LIST_PAIRS[name]
@@ -358,7 +366,7 @@ for _name in _kernels.LIST_PAIRS:
         __all__.append(_name)
 
 
-def load_custom(spec_path, library=None):
+def load_custom(spec_path: str, library: Optional[str] = None):
     """A custom operator described by a JSON spec (docs/custom-ops.md) as a torch operator with
     autograd; see opgrad.torch.custom.load_custom."""
     from .custom import load_custom as _load
