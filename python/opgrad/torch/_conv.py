@@ -23,7 +23,8 @@ needs an odd effective kernel in every dim (else ValueError).
 The backward runs one aclnnConvolutionBackward whose outputMask holds the gradients autograd
 asks for (ctx.needs_input_grad): a frozen weight costs no weight gradient, a first layer's input
 no data gradient. Tensors go to libopgrad zero-copy with their own strides (channels_last,
-transposed and sliced inputs are read in place); outputs are new contiguous tensors. dtypes
+transposed and sliced inputs are read in place); outputs take PyTorch's memory format
+(channels_last when the input or the weight has it, else contiguous). dtypes
 float32, float16, bfloat16 (accumulated in fp32 in a fixed order, rounded once: the results do
 not depend on the thread count); like every opgrad.torch operator there is no float64 kernel
 (TypeError) and no double backward (a second backward raises, naming the operator).
