@@ -303,7 +303,9 @@ class TestInstalled(unittest.TestCase):
         # the package and its library come from the wheel, not from the source tree or the
         # environment
         import opgrad
-        self.assertNotIn(optable.REPO, os.path.abspath(opgrad.__file__))
+        here = os.path.abspath(opgrad.__file__)
+        self.assertNotEqual(here, os.path.join(optable.REPO, "python", "opgrad", "__init__.py"))
+        self.assertIn("site-packages", here)
         self.assertEqual(os.path.dirname(opgrad.library_path), os.path.dirname(opgrad.__file__))
         self.assertNotIn("OPGRAD_LIBRARY", os.environ)
         self.assertEqual(opgrad.__version__, opgrad.version())
