@@ -35,7 +35,9 @@ class profile:
 
         with opgrad.profile("trace.json") as prof:
             loss = model(x); loss.backward()
-        prof.events          # the trace's events (dicts: name, ts, dur, args: io, bytes, GB/s, ...)
+        prof.events          # the trace's events (dicts: name, ts, dur, args: io, bytes, GB/s,
+                             # bw_fraction, GFLOP/s, peak_fraction, plan_us, threads, stream)
+        prof.machine         # the probe the fractions refer to: {"probe_GB/s", "probe_GFLOP/s", ...}
         prof.table()         # {operator: {"calls", "total_us", "bytes", "flops"}}
 
     The file is Chrome trace-event JSON (chrome://tracing, ui.perfetto.dev); a per-operator
@@ -44,6 +46,7 @@ class profile:
     def __init__(self, path: str = "opgrad_trace.json") -> None:
         self.path = str(path)
         self.events = []
+        self.machine = {}
 
     def __enter__(self):
         from ._lib import opgrad_profile_start
@@ -58,7 +61,9 @@ class profile:
         if opgrad_profile_stop() < 0:
             raise RuntimeError("opgrad.profile: could not write %s" % self.path)
         with open(self.path) as f:
-            self.events = json.load(f)["traceEvents"]
+            trace = json.load(f)
+        self.events = trace["traceEvents"]
+        self.machine = trace.get("otherData", {})
         return False
 
     def table(self) -> dict:

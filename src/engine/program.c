@@ -24,7 +24,7 @@ void og_prog_init(og_prog *p, const og_opdesc *op, int nin, int nout, const aclT
                    .nout = nout,
                    .io = io,
                    .status = ACLNN_SUCCESS,
-                   .t0_us = og_profile_on() ? og_profile_now_us() : 0};
+                   .t0_us = og_profile_on() ? og_profile_phase1_t0(op) : 0};
 }
 
 // The profiler's note of a program about to be published (NULL when not profiling): its io, and

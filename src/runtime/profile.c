@@ -15,6 +15,7 @@
 
 #include "engine/executor.h"
 #include "engine/opdesc.h"
+#include "engine/probe.h"
 #include "opgrad/opgrad.h"
 #include "runtime/pool.h"
 #include "tensor/dtype.h"
@@ -45,6 +46,20 @@ double og_profile_now_us(void) {
 }
 
 static void write_at_exit(void) { opgrad_profile_stop(); }
+
+static _Thread_local const void *phase1_op;
+static _Thread_local double phase1_t0;
+
+void og_profile_phase1_begin(const void *op) {
+    phase1_op = op;
+    phase1_t0 = og_profile_now_us();
+}
+
+double og_profile_phase1_t0(const void *op) {
+    bool mine = phase1_op == op && op;
+    phase1_op = NULL;
+    return mine ? phase1_t0 : og_profile_now_us();
+}
 
 bool og_profile_on_slow(void) {
     int s = atomic_load(&og_profile_state);
@@ -128,7 +143,8 @@ typedef struct total {
     long planned;
 } total;
 
-static void summarize(FILE *out, const event *ev, size_t n, const char *file) {
+static void summarize(FILE *out, const event *ev, size_t n, const char *file,
+                      const og_machine_probe *m) {
     total *t = calloc(n ? n : 1, sizeof *t);
     if (!t) return;
     size_t nt = 0;
@@ -149,17 +165,27 @@ static void summarize(FILE *out, const event *ev, size_t n, const char *file) {
     }
     fprintf(out, "opgrad profile: %zu launches, %.3f ms in phase 2 (trace: %s)\n", n, all * 1e-3,
             file);
-    fprintf(out, "%-34s %8s %11s %10s %9s %9s %9s\n", "operator", "calls", "total ms", "mean us",
-            "GB/s", "GFLOP/s", "plan us");
+    fprintf(out,
+            "machine probe (%s, %d threads): %.1f GB/s (read 2, write 1), %.1f GFLOP/s fp32 FMA; "
+            "%%BW and %%peak below are fractions of these\n",
+            m->isa, m->threads, m->gbps, m->gflops);
+    fprintf(out, "%-34s %8s %11s %10s %9s %6s %9s %6s %9s\n", "operator", "calls", "total ms",
+            "mean us", "GB/s", "%BW", "GFLOP/s", "%peak", "plan us");
     for (size_t j = 0; j < nt; j++) {
-        char gbs[16] = "-", gfs[16] = "-", plan[16] = "-";
-        if (t[j].planned && t[j].us > 0)
-            snprintf(gbs, sizeof gbs, "%.2f", t[j].bytes / t[j].us / 1e3);
-        if (t[j].flops > 0 && t[j].us > 0)
-            snprintf(gfs, sizeof gfs, "%.2f", t[j].flops / t[j].us / 1e3);
+        char gbs[16] = "-", bw[16] = "-", gfs[16] = "-", pk[16] = "-", plan[16] = "-";
+        if (t[j].planned && t[j].us > 0) {
+            double rate = t[j].bytes / t[j].us / 1e3;
+            snprintf(gbs, sizeof gbs, "%.2f", rate);
+            if (m->gbps > 0) snprintf(bw, sizeof bw, "%.0f", 100 * rate / m->gbps);
+        }
+        if (t[j].flops > 0 && t[j].us > 0) {
+            double rate = t[j].flops / t[j].us / 1e3;
+            snprintf(gfs, sizeof gfs, "%.2f", rate);
+            if (m->gflops > 0) snprintf(pk, sizeof pk, "%.0f", 100 * rate / m->gflops);
+        }
         if (t[j].planned) snprintf(plan, sizeof plan, "%.1f", t[j].plan_us / (double)t[j].planned);
-        fprintf(out, "%-34s %8ld %11.3f %10.2f %9s %9s %9s\n", t[j].op, t[j].calls, t[j].us * 1e-3,
-                t[j].us / (double)t[j].calls, gbs, gfs, plan);
+        fprintf(out, "%-34s %8ld %11.3f %10.2f %9s %6s %9s %6s %9s\n", t[j].op, t[j].calls,
+                t[j].us * 1e-3, t[j].us / (double)t[j].calls, gbs, bw, gfs, pk, plan);
     }
     free(t);
 }
@@ -179,12 +205,17 @@ long opgrad_profile_stop(void) {
     pthread_mutex_unlock(&lock);
 
     long written = -1;
+    og_machine_probe m = og_probe_machine();
     FILE *f = fopen(file, "w");
     if (f) {
         double t0 = n ? ev[0].start_us : 0;
         for (size_t i = 1; i < n; i++)
             if (ev[i].start_us < t0) t0 = ev[i].start_us;
-        fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
+        fprintf(f,
+                "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"probe_isa\": \"%s\", "
+                "\"probe_threads\": %d, \"probe_GB/s\": %.3f, \"probe_GFLOP/s\": %.3f}, "
+                "\"traceEvents\": [\n",
+                m.isa, m.threads, m.gbps, m.gflops);
         for (size_t i = 0; i < n; i++) {
             const event *e = &ev[i];
             fprintf(f,
@@ -197,17 +228,23 @@ long opgrad_profile_stop(void) {
                 // io holds dtype names, digits, brackets, commas and '>' only: no escaping needed
                 fprintf(f, ", \"io\": \"%s\", \"bytes\": %.0f, \"plan_us\": %.3f", e->note.io,
                         e->note.bytes, e->note.plan_us);
-                if (e->dur_us > 0) fprintf(f, ", \"GB/s\": %.3f", e->note.bytes / e->dur_us / 1e3);
-                if (e->note.flops > 0 && e->dur_us > 0)
-                    fprintf(f, ", \"flops\": %.0f, \"GFLOP/s\": %.3f", e->note.flops,
-                            e->note.flops / e->dur_us / 1e3);
+                if (e->dur_us > 0) {
+                    double rate = e->note.bytes / e->dur_us / 1e3;
+                    fprintf(f, ", \"GB/s\": %.3f", rate);
+                    if (m.gbps > 0) fprintf(f, ", \"bw_fraction\": %.4f", rate / m.gbps);
+                }
+                if (e->note.flops > 0 && e->dur_us > 0) {
+                    double rate = e->note.flops / e->dur_us / 1e3;
+                    fprintf(f, ", \"flops\": %.0f, \"GFLOP/s\": %.3f", e->note.flops, rate);
+                    if (m.gflops > 0) fprintf(f, ", \"peak_fraction\": %.4f", rate / m.gflops);
+                }
             }
             fprintf(f, "}}");
         }
         fprintf(f, "\n]}\n");
         written = fclose(f) == 0 ? (long)n : -1;
     }
-    summarize(stderr, ev, n, file);
+    summarize(stderr, ev, n, file, &m);
     free(ev);
     return written;
 }

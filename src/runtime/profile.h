@@ -1,6 +1,7 @@
 /* The operator profiler (opgrad_profile_start / opgrad_profile_stop, OPGRAD_PROFILE=path): every
  * phase-2 launch recorded with its operator, io shapes and dtypes, plan time, run time, bytes,
- * GEMM FLOPs, threads and stream; written as Chrome trace-event JSON with a per-operator summary.
+ * GEMM FLOPs, threads and stream; written as Chrome trace-event JSON with a per-operator summary,
+ * rates also as fractions of the machine's probed bandwidth and FMA peak (engine/probe.h).
  * When off, a launch costs one relaxed load and a branch (og_profile_on). */
 #ifndef OG_PROFILE_H
 #define OG_PROFILE_H
@@ -30,6 +31,12 @@ static inline bool og_profile_on(void) {
 }
 /// Microseconds on the monotonic clock.
 double og_profile_now_us(void);
+/// Phase 1 of `op` starts (its argument checks, og_check_args): stamped per thread, so that the
+/// plan time covers the checks too.
+void og_profile_phase1_begin(const void *op);
+/// When phase 1 of `op` started: the stamp of og_profile_phase1_begin if this thread's last one
+/// was `op`'s (it is consumed), else now.
+double og_profile_phase1_t0(const void *op);
 /// The note of a phase 1 that started at t0_us over io = nin inputs then outputs (NULL entries:
 /// optional tensors not given); NULL when out of memory.
 og_profile_note *og_profile_note_new(const struct aclTensor *const *io, int nin, int nio,

@@ -485,6 +485,11 @@ static void test_orthonormalize(void) {
     CHECK_MSG("float32 and 2-D");
     CHECK_EQ(aclnnGradOrthonormalizeGetWorkspaceSize(tc, -1, &ws, &ex), 161002);
     CHECK_MSG("eps");
+    int64_t wide_dims[] = {3, 4}; // more columns than rows: they cannot be orthonormal
+    aclTensor *wide = test_tensor(wide_dims, 2, ACL_FLOAT, p);
+    CHECK_EQ(aclnnGradOrthonormalizeGetWorkspaceSize(wide, 0, &ws, &ex), 161002);
+    CHECK_MSG("[3, 4]; its columns r must be at most its rows n");
+    aclDestroyTensor(wide);
     aclDestroyTensor(t1d), aclDestroyTensor(th), aclDestroyTensor(tc);
 }
 

@@ -110,6 +110,18 @@ static void events(void) {
         CHECK_EQ(count(s, "\"flops\": 1024"), 1); // 2 * 8 * 4 * 16
         CHECK_EQ(count(s, "\"plan_us\""), 3);
         CHECK(strstr(s, "float32[8,16], float32[16,4] -> float32[8,4]") != NULL);
+        // the machine probe, and each rate as a fraction of it
+        const char *gbps = strstr(s, "\"probe_GB/s\": "),
+                   *gflops = strstr(s, "\"probe_GFLOP/s\": ");
+        CHECK(gbps && gflops);
+        if (gbps && gflops) {
+            double bw = strtod(gbps + strlen("\"probe_GB/s\": "), NULL);
+            double peak = strtod(gflops + strlen("\"probe_GFLOP/s\": "), NULL);
+            CHECKF(bw > 0.1 && bw < 1e5, "probed bandwidth %g GB/s", bw);
+            CHECKF(peak > 0.1 && peak < 1e7, "probed FMA peak %g GFLOP/s", peak);
+        }
+        CHECK_EQ(count(s, "\"bw_fraction\""), 3);   // the launches planned while recording
+        CHECK_EQ(count(s, "\"peak_fraction\""), 1); // the matmul's
         free(s);
     }
     remove(path);

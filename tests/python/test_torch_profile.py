@@ -51,6 +51,14 @@ class Profile(unittest.TestCase):
         self.assertEqual(table["aclnnMish"]["calls"], 1)
         products = [e for e in prof.events if e["args"].get("flops")]
         self.assertTrue(products, "no GEMM event with FLOPs")
+        # rates as fractions of the machine probe the trace carries
+        self.assertGreater(prof.machine["probe_GB/s"], 0)
+        self.assertGreater(prof.machine["probe_GFLOP/s"], 0)
+        for e in products:
+            if e["dur"] > 0:
+                self.assertAlmostEqual(e["args"]["peak_fraction"],
+                                       e["args"]["GFLOP/s"] / prof.machine["probe_GFLOP/s"],
+                                       places=3)
 
     def test_one_recording_at_a_time(self):
         with tempfile.TemporaryDirectory() as d:

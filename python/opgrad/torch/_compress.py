@@ -109,7 +109,7 @@ def decompress_sign(bits, scales, numel, dtype=torch.float32, out=None):
 
 
 def orthonormalize(p, eps=1e-8):
-    """PowerSGD's step: the columns of p (float32, 2-D [n, r]) made orthonormal in place,
+    """PowerSGD's step: the columns of p (float32, 2-D [n, r], r <= n) made orthonormal in place,
     modified Gram-Schmidt in column order (aclnnGradOrthonormalize); a column whose remaining
     norm is <= eps becomes 0. Returns p."""
     _run("GradOrthonormalize", p, float(eps))

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "runtime/memory.h"
+#include "runtime/profile.h"
 
 // The dtypes aclnn's operators know besides the ones opgrad computes: a message says so.
 static bool aclnn_knows(aclDataType dt) {
@@ -64,6 +65,7 @@ static aclnnStatus dtype_fail(const og_opdesc *op, const char *name, aclDataType
 
 aclnnStatus og_check_args(const og_opdesc *op, uint64_t *workspaceSize, aclOpExecutor **executor,
                           int n, const char *const *names, const void *const *ptrs) {
+    if (og_profile_on()) og_profile_phase1_begin(op); // the plan time includes the checks
     if (!workspaceSize)
         return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%sGetWorkspaceSize: workspaceSize is NULL",
                        op->name);

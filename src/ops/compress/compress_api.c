@@ -768,6 +768,13 @@ aclnnStatus aclnnGradOrthonormalizeGetWorkspaceSize(aclTensor *pRef, double eps,
         return fail_arg(op, "pRef", "must be float32 and 2-D [n, r] (columns orthonormalised)",
                         pRef);
     OG_TRY(check_size(op, "pRef", pRef));
+    // more than n columns in R^n cannot be orthonormal (PowerSGD's rank r <= min(n, m)); the
+    // rule also bounds the O(n r^2) single-threaded cost by O(numel^1.5)
+    if (pRef->numel > 0 && pRef->dims[1] > pRef->dims[0])
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: pRef is [%lld, %lld]; its columns r must be at most "
+                       "its rows n",
+                       op->name, (long long)pRef->dims[0], (long long)pRef->dims[1]);
     if (!(eps >= 0) || !isfinite(eps))
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: eps is %g; it must be finite and >= 0", op->name, eps);

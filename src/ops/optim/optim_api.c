@@ -662,6 +662,16 @@ aclnnStatus aclnnFusedAdamwGetWorkspaceSize(
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: paramsRef has %llu tensors; at most 2^20 supported",
                        op->name, (unsigned long long)n);
+    // Both handles are judged live before either one's contents: a destroyed foundInf is 161002
+    // even when gradScale has no data.
+    {
+        char fn[FN_BUF];
+        snprintf(fn, sizeof fn, "%sGetWorkspaceSize", op->name);
+        if (gradScaleOptional)
+            OG_TRY(og_check_live(fn, "gradScaleOptional", gradScaleOptional, OG_OBJ_TENSOR));
+        if (foundInfOptional)
+            OG_TRY(og_check_live(fn, "foundInfOptional", foundInfOptional, OG_OBJ_TENSOR));
+    }
     OG_TRY(check_opt_flag(op, "gradScaleOptional", &gradScaleOptional));
     OG_TRY(check_opt_flag(op, "foundInfOptional", &foundInfOptional));
     // one dtype for every params / grads / moments tensor, one for every step
