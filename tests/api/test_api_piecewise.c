@@ -18,6 +18,7 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_elu.h"
 #include "aclnnop/aclnn_elu_backward.h"
+#include "aclnnop/aclnn_hardsigmoid.h"
 #include "aclnnop/aclnn_hardswish.h"
 #include "aclnnop/aclnn_hardswish_backward.h"
 #include "aclnnop/aclnn_leaky_relu.h"
@@ -697,6 +698,45 @@ static void test_integer_relu(void) {
     tv_free(&i32), tv_free(&i64), tv_free(&f), tv_free(&i16);
 }
 
+/* ---- integer Hardsigmoid: INT32 as ops-nn's kernel computes it --------------------------------
+ */
+// x converted to fp32, x / 6 + 0.5 clamped to [0, 1], truncated: 1 exactly when x >= 3.
+static void test_integer_hardsigmoid(void) {
+    const int64_t d[2] = {4, 6}, tstr[2] = {1, 4};
+    tview x = tv_make(d, 2, ACL_INT32, tstr, 0), y = tv(d, 2, ACL_INT32);
+    const int64_t vals[24] = {INT32_MIN, -2147483647, -1000,      -7,        -4, -3, -2, -1,
+                              0,         1,           2,          3,         4,  5,  6,  7,
+                              100,       16777217,    2147483646, INT32_MAX, -6, 8,  -5, 9};
+    for (int64_t i = 0; i < 24; i++) iset(&x, i, vals[i]);
+    aclnnStatus st;
+    OP_RUN(st, aclnnHardsigmoidGetWorkspaceSize(x.t, y.t, &ws_, &ex_), aclnnHardsigmoid);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    int bad = 0;
+    for (int64_t i = 0; i < 24; i++) {
+        // the fp32 computation of ops-nn's kernel, step by step (no fused multiply-add)
+        volatile float xf = (float)iget(&x, i), lin = xf * (1.0f / 6.0f);
+        lin = lin + 0.5f;
+        float c = lin < 0 ? 0 : lin > 1 ? 1 : lin;
+        bad += iget(&y, i) != (int64_t)c;
+        bad += iget(&y, i) != (iget(&x, i) >= 3);
+    }
+    CHECKF(bad == 0, "aclnnHardsigmoid INT32: %d wrong", bad);
+    OP_RUN(st, aclnnInplaceHardsigmoidGetWorkspaceSize(x.t, &ws_, &ex_), aclnnInplaceHardsigmoid);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    bad = 0;
+    for (int64_t i = 0; i < 24; i++) bad += iget(&x, i) != iget(&y, i);
+    CHECKF(bad == 0, "aclnnInplaceHardsigmoid INT32: %d wrong", bad);
+    // the other integer dtypes are not upstream's; out must have self's dtype
+    tview i8 = tv(d, 2, ACL_INT8), f = tv(d, 2, ACL_FLOAT);
+    uint64_t ws = 0;
+    aclOpExecutor *e = NULL;
+    CHECK_EQ(aclnnHardsigmoidGetWorkspaceSize(i8.t, i8.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("int8");
+    CHECK_EQ(aclnnHardsigmoidGetWorkspaceSize(y.t, f.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("out");
+    tv_free(&x), tv_free(&y), tv_free(&i8), tv_free(&f);
+}
+
 static void test_scalar_dtype_not_castable_to_float(void) {
     for (int o = 0; o < NOPS; o++) {
         const apiop *op = &OPS[o];
@@ -1214,6 +1254,7 @@ int main(void) {
     RUN(test_elu_saturated_attributes);
     RUN(test_strided_and_offset_views);
     RUN(test_integer_relu);
+    RUN(test_integer_hardsigmoid);
     RUN(test_zero_dim_tensors);
     RUN(test_empty_tensors);
     RUN(test_in_place);

@@ -26,6 +26,7 @@ typedef struct int_threshold {
     int64_t total;                   // out's elements
     int64_t limit;                   // x passes when x > limit ...
     bool all;                        // ... or always (a threshold below the int64 range)
+    bool one;                        // a passing element writes 1, not g (a step function)
 } int_threshold;
 
 typedef struct int_ctx {
@@ -38,11 +39,11 @@ typedef struct int_ctx {
         const T *g_ = (const T *)g, *x_ = (const T *)x;                                            \
         T *o_ = (T *)o;                                                                            \
         for (int64_t i = 0; i < n; i++)                                                            \
-            o_[i * so] = all || (int64_t)x_[i * sx] > limit ? g_[i * sg] : (T)0;                   \
+            o_[i * so] = all || (int64_t)x_[i * sx] > limit ? (one ? (T)1 : g_[i * sg]) : (T)0;    \
     } while (0)
 
 static void threshold_run(aclDataType dt, const char *g, int64_t sg, const char *x, int64_t sx,
-                          char *o, int64_t so, int64_t n, int64_t limit, bool all) {
+                          char *o, int64_t so, int64_t n, int64_t limit, bool all, bool one) {
     switch (dt) {
     case ACL_INT8:
         THRESHOLD_RUN(int8_t);
@@ -78,7 +79,8 @@ static void threshold_unit(void *vctx, int core, int slot) {
         if (n > left) n = left;
         threshold_run(p->dtype, c->base[0] + off[0] * p->esize, p->strides[0][last],
                       c->base[1] + off[1] * p->esize, p->strides[1][last],
-                      c->base[2] + off[2] * p->esize, p->strides[2][last], n, p->limit, p->all);
+                      c->base[2] + off[2] * p->esize, p->strides[2][last], n, p->limit, p->all,
+                      p->one);
         left -= n;
         idx[last] += n;
         for (int k = 0; k < 3; k++) off[k] += n * p->strides[k][last];
@@ -129,9 +131,9 @@ static int64_t threshold_limit(double t, aclDataType dt, bool *all) {
     return (int64_t)f;
 }
 
-aclnnStatus og_plan_threshold_int(const og_opdesc *op, int nin, const aclTensor *const *io,
-                                  const char *const *names, float threshold,
-                                  uint64_t *workspaceSize, aclOpExecutor **executor) {
+static aclnnStatus plan_int(const og_opdesc *op, int nin, const aclTensor *const *io,
+                            const char *const *names, float threshold, bool one,
+                            uint64_t *workspaceSize, aclOpExecutor **executor) {
     const aclTensor *out = io[nin];
     OG_TRY(og_check_io_memory(op, nin, io, 1, &out, names));
     og_prog p;
@@ -153,10 +155,23 @@ aclnnStatus og_plan_threshold_int(const og_opdesc *op, int nin, const aclTensor 
         t.slot[0] = 0, t.slot[1] = nin - 1, t.slot[2] = nin;
         t.total = out->numel;
         t.limit = threshold_limit(threshold, out->dtype, &t.all);
+        t.one = one;
         t.threads = og_num_threads();
         int slots[3] = {0, nin - 1, nin};
         og_prog_custom(&p, threshold_int_run, &t, sizeof t, slots, 3, 0);
-        og_prog_note(&p, "integer: exact compare and copy");
+        og_prog_note(&p, one ? "integer: exact step" : "integer: exact compare and copy");
     }
     return og_prog_publish(&p, workspaceSize, executor);
+}
+
+aclnnStatus og_plan_threshold_int(const og_opdesc *op, int nin, const aclTensor *const *io,
+                                  const char *const *names, float threshold,
+                                  uint64_t *workspaceSize, aclOpExecutor **executor) {
+    return plan_int(op, nin, io, names, threshold, false, workspaceSize, executor);
+}
+
+aclnnStatus og_plan_step_int(const og_opdesc *op, const aclTensor *const *io,
+                             const char *const *names, float threshold, uint64_t *workspaceSize,
+                             aclOpExecutor **executor) {
+    return plan_int(op, 1, io, names, threshold, true, workspaceSize, executor);
 }

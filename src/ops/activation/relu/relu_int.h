@@ -1,4 +1,5 @@
-/* Relu and ThresholdBackward on integer tensors: exact, outside the fp32 engine (relu_int.c).
+/* Relu, ThresholdBackward and Hardsigmoid on integer tensors: exact, outside the fp32 engine
+ * (relu_int.c).
  * Host code. */
 #ifndef OG_RELU_INT_H
 #define OG_RELU_INT_H
@@ -16,5 +17,10 @@
 aclnnStatus og_plan_threshold_int(const og_opdesc *op, int nin, const aclTensor *const *io,
                                   const char *const *names, float threshold,
                                   uint64_t *workspaceSize, aclOpExecutor **executor);
+
+/// The same over io = {x, out} with out = x > threshold ? 1 : 0 (Hardsigmoid's INT32 path).
+aclnnStatus og_plan_step_int(const og_opdesc *op, const aclTensor *const *io,
+                             const char *const *names, float threshold, uint64_t *workspaceSize,
+                             aclOpExecutor **executor);
 
 #endif
