@@ -84,6 +84,17 @@ CASES = [
     # broadcast backward: gelu's gradient of a [5, 7] output through an input of [7]
     ("silu of a broadcast sum", lambda x: ot.silu(ot.add(x, x[0])),
      lambda x: F.silu(x + x[0]), (), (5, 7)),
+    # the GLUs (SwiGluGrad and GeGluBackward differentiated again, _glu.py)
+    ("swiglu", ot.swiglu, lambda x: F.silu(x.chunk(2, -1)[0]) * x.chunk(2, -1)[1], (), (5, 8)),
+    ("swiglu dim 0", lambda x: ot.swiglu(x, 0),
+     lambda x: F.silu(x.chunk(2, 0)[0]) * x.chunk(2, 0)[1], (), (6, 5)),
+    ("geglu tanh", lambda x: ot.geglu(x, approximate="tanh"),
+     lambda x: x.chunk(2, -1)[0] * F.gelu(x.chunk(2, -1)[1], approximate="tanh"), (), (5, 8)),
+    # both of GeGlu's outputs used: the gelu output's gradient path is differentiated too
+    ("ge_glu out + gelu^2", lambda x: (lambda o: o[0] + o[1] * o[1])(
+        torch.ops.opgrad.ge_glu(x, -1, 1)),
+     lambda x: (lambda a, b: a * F.gelu(b, approximate="tanh") +
+                F.gelu(b, approximate="tanh") ** 2)(*x.chunk(2, -1)), (), (5, 8)),
 ]
 
 
@@ -204,7 +215,8 @@ class Refusals(unittest.TestCase):
              (torch.randn(4, 3),), None),
             ("conv2d", lambda x, w: ot.conv2d(x, w), (x4, w), None),
             ("avg_pool2d", lambda x: ot.avg_pool2d(x, 2), (x4,), None),
-            ("swiglu", lambda x: ot.swiglu(x), (torch.randn(3, 8),), None),
+            ("geglu erf", lambda x: ot.geglu(x), (torch.randn(3, 8),),
+             ("second derivative", "ge_glu_backward")),
             ("mse_loss", lambda x, t: ot.mse_loss(x, t), (torch.randn(3, 4), torch.randn(3, 4)),
              None),
             ("cross_entropy", lambda x, t: ot.cross_entropy(x, t),

@@ -71,7 +71,39 @@ def register_ops(defs):
         d.op = getattr(torch.ops.opgrad, d.name)
 
 
+class _Differentiable:
+    """_ops._DIFF (the operators as a backward formula calls them under create_graph on the 1.13
+    path) extended with the operators registered here: through their autograd.Function when an
+    input requires grad, refusing the next backward where they have no derivative."""
+
+    def __getattr__(self, name):
+        d = EXTRA.get(name)
+        if d is None:
+            return getattr(_ops._DIFF, name)
+
+        def call(*args):
+            if torch.is_grad_enabled() and any(
+                    i < len(args) and args[i] is not None and args[i].requires_grad
+                    for i in d.tensor_args):
+                if d.differentiable:
+                    return d.function.apply(*args)
+                with torch.no_grad():
+                    out = d.kernel(*args)
+                return _ops.refuse_second_order(out, "opgrad." + name)
+            return d.kernel(*args)
+
+        call.__name__ = name
+        setattr(self, name, call)
+        return call
+
+
+_DIFF = _Differentiable()
+
+
 def _function(d):
+    """The autograd.Function of d. Its backward is first order only (the results refuse a second
+    backward), unless d.twice: then, under create_graph, the formula runs on differentiable
+    operators (_DIFF) and is differentiated again."""
     kernel, setup, backward = d.kernel, d.setup, d.backward
 
     def forward(ctx, *args):
@@ -79,12 +111,15 @@ def _function(d):
         setup(ctx, args, out)
         return out
 
+    first = _ops.first_order("opgrad." + d.name)(lambda ctx, *grads: backward(K, ctx, *grads))
+
     def bwd(ctx, *grads):
-        return backward(K, ctx, *grads)
+        if getattr(d, "twice", False) and torch.is_grad_enabled():
+            return backward(_DIFF, ctx, *grads)
+        return first(ctx, *grads)
 
     return type("OpgradFunction_" + d.name, (torch.autograd.Function,),
-                {"forward": staticmethod(forward),
-                 "backward": staticmethod(_ops.first_order("opgrad." + d.name)(bwd))})
+                {"forward": staticmethod(forward), "backward": staticmethod(bwd)})
 
 
 # ---- kernels ------------------------------------------------------------------------------------

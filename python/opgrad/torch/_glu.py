@@ -138,14 +138,83 @@ def _backward_ge_glu(ops, ctx, grad, grad_gelu):
     return (dx,) + (None,) * ctx.nattrs
 
 
+# ---- second order: the backward operators' own derivatives (see _ops.py, "second order") --------
+# With a, b the halves of x and g the incoming gradient (y's shape), G = [Ga, Gb] the gradient of
+# a backward's result (x's shape):
+#   SwiGluGrad = [g b silu'(a), g silu(a)]
+#     d/dg = silu'(a) b Ga + silu(a) Gb,  d/da = silu''(a) g b Ga + silu'(a) g Gb,  d/db = silu'(a) g Ga
+#   GeGluBackward(g, x, gelu) = [g gelu, g a gelu'(b)]   (gelu: the forward's second output, an input)
+#     d/dg = gelu Ga + gelu'(b) a Gb,  d/da = gelu'(b) g Gb,  d/db = gelu''(b) g a Gb,  d/dgelu = g Ga
+# composed from opgrad operators (differentiable again), in float32 for 16-bit tensors.
+def _halves(t, dim):
+    n = t.shape[dim] // 2
+    return t.narrow(dim, 0, n), t.narrow(dim, n, n)
+
+
+def _wide(*ts):
+    """The tensors in float32 when any is a 16-bit float (the formulas' working precision)."""
+    if all(t.dtype == torch.float32 for t in ts):
+        return ts
+    return tuple(t.float() for t in ts)
+
+
+def _setup_glu_grad(ctx, inputs, output):
+    tensors = tuple(t for t in inputs if isinstance(t, torch.Tensor))
+    ctx.save_for_backward(*tensors)
+    ctx.attrs = tuple(t for t in inputs if not isinstance(t, torch.Tensor))
+
+
+def _backward_swi_glu_grad(ops, ctx, G):
+    grad, x = ctx.saved_tensors
+    dim = ctx.attrs[0]
+    need = ctx.needs_input_grad
+    g, x32, G32 = _wide(grad, x, G.contiguous())
+    a, b = _halves(x32, dim)
+    Ga, Gb = _halves(G32, dim)
+    dg = dx = None
+    if need[0]:
+        dg = ops.add(ops.silu_backward(ops.mul(Ga, b), a), ops.mul(Gb, ops.silu(a))).to(grad.dtype)
+    if need[1]:
+        gGa = ops.mul(g, Ga)
+        da = ops.add(O._d2_silu(ops, ops.mul(gGa, b), a, ()), ops.silu_backward(ops.mul(g, Gb), a))
+        dx = torch.cat((da, ops.silu_backward(gGa, a)), dim).to(x.dtype)
+    return dg, dx, None
+
+
+def _backward_ge_glu_backward(ops, ctx, G):
+    grad, x, gelu = ctx.saved_tensors
+    dim, approximate = ctx.attrs
+    need = ctx.needs_input_grad
+    g, x32, gelu32, G32 = _wide(grad, x, gelu, G.contiguous())
+    a, b = _halves(x32, dim)
+    Ga, Gb = _halves(G32, dim)
+    mode = ("none", "tanh")[approximate]
+    dg = dx = dgelu = None
+    if need[0]:
+        dg = ops.add(ops.mul(gelu32, Ga), ops.gelu_v2_backward(ops.mul(a, Gb), b, mode))
+        dg = dg.to(grad.dtype)
+    if need[1]:
+        if approximate == 0:
+            raise RuntimeError(
+                "opgrad.torch: the second derivative through ge_glu_backward (approximate='none') "
+                "is not implemented (gelu'' = phi(x) (2 - x^2) needs exp, which opgrad has no "
+                "operator for); use approximate='tanh' for double backward")
+        gGb = ops.mul(g, Gb)
+        db = O._d2_gelu_tanh(ops, ops.mul(gGb, a), b, ())
+        dx = torch.cat((ops.gelu_v2_backward(gGb, b, mode), db), dim).to(x.dtype)
+    if need[2]:
+        dgelu = ops.mul(g, Ga).to(gelu.dtype)
+    return dg, dx, dgelu, None, None
+
+
 _DEFS = (
     O.OpDef("swi_glu_grad", "(Tensor grad, Tensor x, int dim) -> Tensor", swi_glu_grad, (0, 1),
-            _fake_grad),
+            _fake_grad, _setup_glu_grad, _backward_swi_glu_grad),
     O.OpDef("swi_glu", "(Tensor x, int dim=-1) -> Tensor", swi_glu, (0,), _fake_swi_glu,
             _setup_swi_glu, _backward_swi_glu),
     O.OpDef("ge_glu_backward",
             "(Tensor grad, Tensor x, Tensor gelu, int dim, int approximate) -> Tensor",
-            ge_glu_backward, (0, 1, 2), _fake_grad),
+            ge_glu_backward, (0, 1, 2), _fake_grad, _setup_glu_grad, _backward_ge_glu_backward),
     O.OpDef("ge_glu", "(Tensor x, int dim=-1, int approximate=0) -> (Tensor, Tensor)", ge_glu,
             (0,), _fake_ge_glu, _setup_ge_glu, _backward_ge_glu, nout=2),
 )
@@ -153,6 +222,7 @@ _DEFS = (
 
 def _register():
     for d in _DEFS:
+        d.twice = True  # every formula above runs on differentiable operators
         setattr(K, d.name, d.kernel)  # the 1.13 formulas call the kernels from _kernels
     # not added to _ops' table (opgrad.torch.OPS): its generic tests assume same-shape operators
     # with one output; tests/python/test_torch_glu.py covers these four, opcheck included
