@@ -46,6 +46,9 @@ def away_from_kinks(x, points):
     return x
 
 
+# dropout's mask for seed 7, p = 0.3, 35 elements (it does not depend on the values)
+KEEP = ot.dropout(torch.ones(5, 7), 0.3, seed=7) != 0
+
 # name, opgrad f, PyTorch f (float64), kinks of f', shape
 CASES = [
     ("mish", ot.mish, F.mish, (), (5, 7)),
@@ -84,6 +87,9 @@ CASES = [
     # broadcast backward: gelu's gradient of a [5, 7] output through an input of [7]
     ("silu of a broadcast sum", lambda x: ot.silu(ot.add(x, x[0])),
      lambda x: F.silu(x + x[0]), (), (5, 7)),
+    # dropout (its backward is linear in the gradient; the mask depends on the seed alone)
+    ("silu of dropout", lambda x: ot.silu(ot.dropout(x, 0.3, seed=7)),
+     lambda x: F.silu(x * KEEP.double() / 0.7), (), (5, 7)),
     # the GLUs (SwiGluGrad and GeGluBackward differentiated again, _glu.py)
     ("swiglu", ot.swiglu, lambda x: F.silu(x.chunk(2, -1)[0]) * x.chunk(2, -1)[1], (), (5, 8)),
     ("swiglu dim 0", lambda x: ot.swiglu(x, 0),

@@ -187,13 +187,29 @@ def _backward_dropout(ops, ctx, grad, grad_mask=None):
     return (ops.dropout_backward(grad, mask, ctx.scale),) + (None,) * ctx.nattrs
 
 
-register_ops([
+# DropoutBackward(g, mask, scale) = g mask scale is linear in g: its derivative is itself (second
+# order, and any order after it)
+def _setup_dropout_backward(ctx, inputs, output):
+    ctx.save_for_backward(inputs[1])
+    ctx.scale = inputs[2]
+
+
+def _backward_dropout_backward(ops, ctx, gg):
+    (mask,) = ctx.saved_tensors
+    return ops.dropout_backward(gg, mask, ctx.scale), None, None
+
+
+_DROPOUT_DEFS = [
     _ops.OpDef("dropout_backward", "(Tensor grad, Tensor mask, float scale) -> Tensor",
-               dropout_backward_kernel, (0,), _fake_dropout_backward),
+               dropout_backward_kernel, (0,), _fake_dropout_backward, _setup_dropout_backward,
+               _backward_dropout_backward),
     _ops.OpDef("dropout", "(Tensor x, float p=0.5, bool train=True, int seed=0, int offset=0) "
                "-> (Tensor, Tensor)", dropout_kernel, (0,), _fake_dropout, _setup_dropout,
                _backward_dropout, nout=2),
-])
+]
+for _d in _DROPOUT_DEFS:
+    _d.twice = True
+register_ops(_DROPOUT_DEFS)
 K.dropout_backward = dropout_backward_kernel  # the 1.13 formulas call K.<name>
 K.dropout = dropout_kernel
 
