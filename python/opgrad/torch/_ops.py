@@ -307,6 +307,30 @@ def _setup_fused_matmul(ctx, inputs, output):
     ctx.save_for_backward(*(tuple(inputs[:4]) + (None,) * (4 - len(inputs[:4]))))
 
 
+def _fused_matmul_composed(ops, grad, x1, x2, bias, x3, t, mask):
+    """FusedMatmulBackward's gradients composed from operators that have batching rules (the
+    functorch transforms): z = x1 @ x2 + bias recomputed where the epilogue needs it, the
+    epilogue's derivative by its activation's backward operator, then the products."""
+    def z():
+        p = ops.matmul(x1, x2)
+        return p if bias is None else ops.add(p, bias)
+
+    gz, g3 = grad, None
+    if t == "relu":
+        gz = ops.relu_backward(grad, ops.relu(z()))
+    elif t in ("gelu_erf", "gelu_tanh"):
+        gz = ops.gelu_v2_backward(grad, z(), "none" if t == "gelu_erf" else "tanh")
+    elif t == "add":
+        g3 = grad
+    elif t == "mul":
+        gz, g3 = ops.mul(grad, x3), ops.mul(grad, z()) if mask[3] else None
+    ga, gb = _matmul_grads(ops, gz, x1, x2, mask[0], mask[1])
+    gbias = _sum_to(ops, gz, bias.shape, bias.dtype) if mask[2] else None
+    if mask[3] and g3 is not None:
+        g3 = _sum_to(ops, g3, x3.shape, x3.dtype)
+    return (ga, gb, gbias, g3 if mask[3] else None)
+
+
 def _backward_fused_matmul(ops, ctx, grad):
     x1, x2, bias, x3 = ctx.saved_tensors
     need = ctx.needs_input_grad
@@ -314,6 +338,9 @@ def _backward_fused_matmul(ops, ctx, grad):
     mask = K.fused_grad_mask(t, bias, x3, need[:4])
     if not any(mask):
         return (None,) * len(need)
+    if ops is _TRANSFORMS:
+        outs = _fused_matmul_composed(ops, grad, x1, x2, bias, x3, t, mask)
+        return outs + (None,) * (len(need) - 4)
     outs = ops.fused_matmul_backward(grad, x1, x2, bias, x3, t, cube, mask)
     return tuple(o if m else None for o, m in zip(outs, mask)) + (None,) * (len(need) - 4)
 
@@ -766,8 +793,71 @@ def _align(args, in_dims, tensor_args):
     return args
 
 
+def _batched_operands(ts, in_dims, squeeze):
+    """The matmul family's operands with the vmap batch in front: a batched one moved there, an
+    unbatched one given a front dim of 1 (it broadcasts against the batch), each padded with 1s
+    after the batch to one rank so that their own batch dims broadcast as torch.matmul's do.
+    squeeze: per operand, 1-D samples made a row (-2) or a column (-1) first, or None."""
+    out = []
+    for t, bd, sq in zip(ts, in_dims, squeeze):
+        if t is None:
+            out.append(None)
+            continue
+        t = t.movedim(bd, 0) if bd is not None else t.unsqueeze(0)
+        if sq is not None and t.dim() == 2:  # a 1-D sample
+            t = t.unsqueeze(sq)
+        out.append(t)
+    top = max(t.dim() for t in out if t is not None)
+    return [None if t is None else
+            t.reshape((t.shape[0],) + (1,) * (top - t.dim()) + tuple(t.shape[1:])) for t in out]
+
+
+def _vmap_matmul(info, in_dims, x, other, *rest):
+    # per sample x_s @ other_s (torch.matmul's rules): 1-D x_s is a row, 1-D other_s a column,
+    # removed from the result again; the batch is one more broadcast batch dim
+    row, col = x.dim() - (in_dims[0] is not None) == 1, other.dim() - (in_dims[1] is not None) == 1
+    a, b = _batched_operands((x, other), in_dims[:2], (-2, -1))
+    out = _ALL["matmul"].function.apply(a, b, *rest)
+    if row:  # [..., 1, N] (N itself 1 when other_s is 1-D too)
+        out = out.squeeze(-2)
+    if col:
+        out = out.squeeze(-1)
+    return out, 0
+
+
+def _vmap_mm(info, in_dims, x, mat2):  # mm and bmm: per sample a matmul of fixed ranks
+    a, b = _batched_operands((x, mat2), in_dims, (None, None))
+    return _ALL["matmul"].function.apply(a, b), 0
+
+
+def _vmap_addmm(info, in_dims, inp, m1, m2, beta=1.0, alpha=1.0):
+    # addmm / baddbmm per sample: beta input + alpha m1 @ m2, composed (the product, then one add)
+    i, a, b = _batched_operands((inp, m1, m2), in_dims[:3], (None, None, None))
+    prod = _ALL["matmul"].function.apply(a, b)
+    if i.dim() < prod.dim():  # input's sample broadcasts against the product's: align its dims
+        i = i.reshape((i.shape[0],) + (1,) * (prod.dim() - i.dim()) + tuple(i.shape[1:]))
+    scaled = i if beta == 1 else _ALL["muls"].function.apply(i, beta)
+    return _ALL["add"].function.apply(scaled, prod, alpha), 0
+
+
+def _vmap_fused_matmul(info, in_dims, x1, x2, bias=None, x3=None, *rest):
+    # OP(x1 @ x2 + bias, x3) per sample, over a batch of x1 and / or x2 (linear's input or
+    # weight); bias and x3 stay per-sample operands of the fused epilogue
+    if (bias is not None and in_dims[2] is not None) or (x3 is not None and in_dims[3] is not None):
+        raise NotImplementedError("opgrad.torch: vmap of fused_matmul (linear) over its bias or "
+                                  "x3 is not supported; vmap over x1 / x2, or add the bias "
+                                  "outside")
+    a, b = _batched_operands((x1, x2), in_dims[:2], (None, None))
+    if x3 is not None:  # of y_s's shape: the batch in front, as a stride-0 view
+        batch = max(a.shape[0], b.shape[0])
+        x3 = x3.unsqueeze(0).expand((batch,) + tuple(x3.shape))
+    return _ALL["fused_matmul"].function.apply(a, b, bias, x3, *rest), 0
+
+
 def _batching_rule(d):
     kind = d.batching
+    if callable(kind):  # an operator's own rule
+        return kind
 
     def vmap(info, in_dims, *args):
         new = _align(args, in_dims, d.tensor_args)
@@ -816,6 +906,10 @@ for _name in ("gelu_v2", "gelu_v2_backward", "sigmoid", "sigmoid_backward", "tan
               "tanh_backward", "relu", "relu_backward", "add", "mul", "muls"):
     _ALL[_name].batching = "ew"
 _ALL["reduce_sum"].batching = "reduce"
+_ALL["matmul"].batching = _vmap_matmul
+_ALL["mm"].batching = _ALL["bmm"].batching = _vmap_mm
+_ALL["addmm"].batching = _ALL["baddbmm"].batching = _vmap_addmm
+_ALL["fused_matmul"].batching = _vmap_fused_matmul
 
 
 # ---- autograd.Function per differentiable op (the 1.13 "Autograd" kernel and the fast path) ----
