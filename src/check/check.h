@@ -158,11 +158,47 @@ typedef struct ogc_op {
 
 typedef enum { OGC_MODE_FAST, OGC_MODE_FULL } ogc_mode;
 
+/// Per-element errors of a case, for the HTML report (`opgrad check --html`, report_html.h):
+/// recorded only when ogc_options.samples is set. A series holds a bounded, deterministic
+/// selection of (x, ulp error) points (evenly spaced elements plus the largest errors; the
+/// sweep layout's elements cover the operator's tested range) and a histogram of the errors of
+/// every compared element.
+#define OGC_SAMPLE_MAX 128  // points kept per series
+#define OGC_SAMPLE_WORST 32 // ... of which the largest errors
+#define OGC_HIST_BINS 17    // ogc_hist_bin
+
+typedef struct ogc_point {
+    double x;    // the input value at the element (its flat index when the series' x_is_index)
+    float ulp;   // |got - ref| in ulps of the result's dtype at ref (INFINITY: non-finite)
+    float ratio; // |got - ref| / the element's tolerance (> 1: beyond it)
+} ogc_point;
+
+typedef struct ogc_series {
+    int n;           // points in p, sorted by x
+    bool x_is_index; // x is the element's index (a forward whose output is not input-shaped)
+    ogc_point p[OGC_SAMPLE_MAX];
+    int64_t hist[OGC_HIST_BINS]; // every compared element, by ogc_hist_bin of its ulp error
+} ogc_series;
+
+/// The forward output's series (x: input 0 at the element) and the gradients' (x: the input
+/// the gradient is of).
+typedef struct ogc_samples {
+    ogc_series fwd, bwd;
+} ogc_samples;
+
+/// The histogram bin of an ulp error: 0 for 0, 1 for (0, 2^-4), b = 2..15 for
+/// [2^(b-6), 2^(b-5)), 16 for 2^10 and above or non-finite.
+int ogc_hist_bin(double ulp);
+/// Adds src's points and histogram to dst, keeping at most OGC_SAMPLE_MAX points: the
+/// OGC_SAMPLE_WORST largest errors and, of the rest, points evenly spaced in x order.
+void ogc_series_merge(ogc_series *dst, const ogc_series *src);
+
 typedef struct ogc_options {
     ogc_mode mode;
     uint64_t seed;
     const char *layout; // NULL = all layouts
     bool verbose;
+    ogc_samples *samples; // NULL (no cost), or where each case writes its per-element errors
 } ogc_options;
 
 /// The result of one case: status, error statistics of the worst-judged comparison, diagnoses.

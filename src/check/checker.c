@@ -375,6 +375,7 @@ typedef struct case_state {
     ogc_stats s;                       // error statistics over every comparison of the case
     aclTensor *saved_t[OGC_MAX_SAVED]; // what the backward gets as saved
     double *saved_q[OGC_MAX_SAVED];    // ... and its values, for the reference backward
+    ogc_samples *samples;              // per-element errors for the HTML report, or NULL
 } case_state;
 
 // How specific a diagnosis is. A case keeps the most specific one its stages find (the first
@@ -623,6 +624,31 @@ static bool stage_inputs(case_state *cs, ogc_report *rep) {
     return rep->status != OGC_FAIL;
 }
 
+// The HTML report's samples of the forward output (check.h: ogc_samples), against input 0 at
+// each element: broadcast for elementwise operators, the element itself for a tensor-level one
+// whose output is input 0's shape, else the element's index.
+static void record_forward(case_state *cs, ogc_rule rule, const void *got, const double *want,
+                           const double *mag) {
+    const ogc_op *op = cs->op;
+    int64_t n = cs->n;
+    double *x = NULL;
+    if (!op->ref_forward_tensor && op->nin > 0 && (x = malloc(((size_t)n + 1) * sizeof *x))) {
+        int64_t st[OG_MAX_DIMS], idx[OG_MAX_DIMS] = {0};
+        ogc_broadcast_strides(&cs->l.in[0], &cs->l.out, st);
+        for (int64_t i = 0; i < n; i++) {
+            int64_t pos = 0;
+            for (int d = 0; d < cs->l.out.ndim; d++) pos += idx[d] * st[d];
+            x[i] = cs->xq[0][pos];
+            for (int d = cs->l.out.ndim - 1; d >= 0 && ++idx[d] == cs->l.out.dims[d]; d--)
+                idx[d] = 0;
+        }
+    }
+    const double *xs = x;
+    if (!x && op->nin > 0 && ogc_shape_equal(&cs->l.in[0], &cs->l.out)) xs = cs->xq[0];
+    ogc_series_record(&cs->samples->fwd, rule, cs->out_dt, got, want, mag, cs->ref.yterms, n, xs);
+    free(x);
+}
+
 // Runs the forward; its status, result count, and every result's dtype and shape.
 static bool stage_forward_contract(case_state *cs, ogc_report *rep) {
     const ogc_op *op = cs->op;
@@ -695,6 +721,7 @@ static bool stage_forward_values(case_state *cs, ogc_report *rep) {
         int64_t fterms = j == 0 ? cs->ref.yterms : 1;
         ogc_compare(fwd_rule(op), dt, cs->fwd[j].data, want, fmag, fterms, n, &fs);
         add_stats(&cs->s, &fs);
+        if (j == 0 && cs->samples) record_forward(cs, fwd_rule(op), cs->fwd[0].data, want, fmag);
         if (fs.bad) {
             char what[64];
             snprintf(what, sizeof what, "forward %s", j == 0 ? "output" : op->saved_names[j - 1]);
@@ -934,6 +961,9 @@ static void check_gradient(case_state *cs, ogc_report *rep, int k, const ogc_res
     ogc_stats gs = {0};
     ogc_compare(bwd_rule(op), dt, g->data, ref->gx[k], ref->mag[k], ref->terms[k], nk, &gs);
     add_stats(&cs->s, &gs);
+    if (cs->samples)
+        ogc_series_record(&cs->samples->bwd, bwd_rule(op), dt, g->data, ref->gx[k], ref->mag[k],
+                          ref->terms[k], nk, cs->xq[k]);
     bool ref_zero = true, got_zero = true;
     for (int64_t i = 0; i < nk; i++) {
         ref_zero &= ref->gx[k][i] == 0;
@@ -1035,7 +1065,8 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
     rep->status = OGC_PASS;
     rep->isa = (int)opgrad_active_isa();
     fill_repro(rep, opt);
-    case_state cs = {.op = op, .dt = dt};
+    if (opt->samples) memset(opt->samples, 0, sizeof *opt->samples);
+    case_state cs = {.op = op, .dt = dt, .samples = opt->samples};
     if (!case_applies(&cs, layout, rep)) return rep->status;
     case_alloc(&cs, opt->seed, layout);
     og_size_gates gates = og_size_gates_get();
@@ -1098,6 +1129,7 @@ ogc_status ogc_check_formula(const ogc_op *op, const char *layout, const ogc_opt
     rep->status = OGC_PASS;
     rep->isa = -1;
     fill_repro(rep, opt);
+    if (opt->samples) memset(opt->samples, 0, sizeof *opt->samples); // no kernel ran
     if (forward_only(op)) { // nothing differentiable: no backward formula to check
         rep->status = OGC_SKIPPED;
         snprintf(rep->diagnosis, sizeof rep->diagnosis,

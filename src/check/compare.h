@@ -56,6 +56,12 @@ typedef struct ogc_stats {
 /// Compares n elements of got (dtype dt) with ref, accumulating into s (zero it first).
 void ogc_compare(ogc_rule rule, aclDataType dt, const void *got, const double *ref,
                  const double *mag, int64_t terms, int64_t n, ogc_stats *s);
+/// Records into series s the per-element errors of a comparison (as ogc_compare judges it): the
+/// histogram of all n elements, and points (evenly strided elements and the largest errors)
+/// merged by ogc_series_merge. x: the input value of each element; NULL: its index.
+void ogc_series_record(ogc_series *s, ogc_rule rule, aclDataType dt, const void *got,
+                       const double *ref, const double *mag, int64_t terms, int64_t n,
+                       const double *x);
 /// After a failed comparison: the alpha with got = alpha * ref within tolerance, or NaN.
 double ogc_factor_fit(ogc_rule rule, aclDataType dt, const void *got, const double *ref,
                       const double *mag, int64_t terms, int64_t n, const ogc_stats *s);

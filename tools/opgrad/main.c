@@ -1,9 +1,10 @@
 /* The `opgrad` command.
  *
  *   opgrad check [--op NAME...] [--dtype LIST] [--layout LIST] [--isa LIST] [--mode full|fast]
- *                [--seed N] [--json FILE] [--list]
+ *                [--seed N] [--json FILE] [--html FILE] [--list]
  *                      the gradient-consistency checker over the registered operators (check.h),
- *                      at every ISA level the CPU has unless --isa says otherwise
+ *                      at every ISA level the CPU has unless --isa says otherwise; --html writes
+ *                      the self-contained HTML report (check/report_html.h)
  *   opgrad check --custom SPEC.json [...]
  *                      the custom-operator checker (custom/custom_check.h, docs/custom-ops.md)
  *   opgrad info        version, CPU ISA, active ISA, threads
@@ -24,6 +25,7 @@
 #include "check/check.h"
 #include "check/compare.h"
 #include "check/reference.h"
+#include "check/report_html.h"
 #include "custom/custom_check.h"
 #include "opgrad/opgrad.h"
 #include "tensor/dtype.h"
@@ -140,9 +142,12 @@ static int cmd_selfcheck(void) {
 static void usage(void) {
     fprintf(stderr,
             "usage: opgrad check [--op NAME...] [--dtype LIST] [--layout LIST] [--isa LIST]\n"
-            "                    [--mode full|fast] [--seed N] [--json FILE] [--list]\n"
+            "                    [--mode full|fast] [--seed N] [--json FILE] [--html FILE]\n"
+            "                    [--list]\n"
             "           --isa LIST  ISA levels to run the kernels at (default all: every level\n"
             "                       this CPU has, up to OPGRAD_ISA; e.g. --isa scalar,avx2)\n"
+            "           --html FILE a self-contained HTML report: summary, filterable table,\n"
+            "                       failures with reproducers, per-operator error plots\n"
             "       opgrad check --custom SPEC.json [--library /ABS/lib.so] [--seed N]\n"
             "                    [--json FILE] [--in-process] [--timeout SECONDS]\n"
             "                    [--max-memory SIZE]\n"
@@ -401,13 +406,37 @@ static int cmd_check_custom(int argc, char **argv) {
     return fails ? 1 : 0;
 }
 
+// Writes the --html report with the run's summary; 0, or 2 (with the reason on stderr).
+static int write_html(ogc_html *html, const char *path, const char *command, const ogc_options *opt,
+                      const int *isas, int nisa, double seconds) {
+    char isa_list[160] = "", err[512];
+    for (int i = 0; i < nisa; i++)
+        snprintf(isa_list + strlen(isa_list), sizeof isa_list - strlen(isa_list), "%s%s",
+                 i ? ", " : "", opgrad_isa_name((opgrad_isa)isas[i]));
+    ogc_html_info info = {.version = opgrad_version(),
+                          .cpu_isa = opgrad_isa_name(opgrad_cpu_isa()),
+                          .isas = isa_list,
+                          .mode = opt->mode == OGC_MODE_FULL ? "full" : "fast",
+                          .command = command,
+                          .seed = opt->seed,
+                          .threads = opgrad_get_num_threads(),
+                          .seconds = seconds};
+    if (ogc_html_finish(html, &info, err, sizeof err) != 0)
+        return fprintf(stderr, "opgrad check: --html: %s\n", err), 2;
+    printf("HTML report: %s\n", path);
+    return 0;
+}
+
 static int cmd_check(int argc, char **argv) {
     for (int i = 2; i < argc; i++)
         if (!strcmp(argv[i], "--custom")) return cmd_check_custom(argc, argv);
     name_list ops = {0}, dtypes = {0}, layouts = {0};
     ogc_options opt = {.mode = OGC_MODE_FAST, .seed = 1};
+    char command[1024] = "opgrad"; // for the HTML report (before strtok cuts the lists)
+    for (int i = 1; i < argc; i++)
+        snprintf(command + strlen(command), sizeof command - strlen(command), " %s", argv[i]);
     bool want_isa[OPGRAD_ISA_COUNT] = {0}, all_isas = true;
-    const char *json_path = NULL;
+    const char *json_path = NULL, *html_path = NULL;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
@@ -447,6 +476,12 @@ static int cmd_check(int argc, char **argv) {
             opt.seed = strtoull(argv[++i], NULL, 0);
         } else if (!strcmp(a, "--json") && has_value) {
             json_path = argv[++i];
+        } else if (!strcmp(a, "--html") && has_value) {
+            html_path = argv[++i];
+            if (!html_path[0])
+                return fprintf(stderr, "opgrad check: --html needs a file name\n"), 2;
+        } else if (!strcmp(a, "--html")) {
+            return fprintf(stderr, "opgrad check: --html needs a file name\n"), 2;
         } else {
             usage();
             return 2;
@@ -489,9 +524,26 @@ static int cmd_check(int argc, char **argv) {
                            opgrad_isa_name((opgrad_isa)i), opgrad_isa_name(top)),
                    2;
     if (nisa == 0) return fprintf(stderr, "opgrad check: no ISA level to run\n"), 2;
+    // the HTML report: its file is created now, so that a bad path fails before any case runs;
+    // the checker records per-element error samples only for it
+    ogc_html *html = NULL;
+    ogc_samples *samples = NULL;
+    if (html_path) {
+        char err[512];
+        if (!(html = ogc_html_open(html_path, err, sizeof err)))
+            return fprintf(stderr, "opgrad check: --html: %s\n", err), 2;
+        if (!(samples = calloc(1, sizeof *samples))) {
+            ogc_html_discard(html);
+            return fprintf(stderr, "opgrad check: --html: out of memory\n"), 2;
+        }
+        opt.samples = samples;
+    }
     FILE *json = NULL;
-    if (json_path && !(json = fopen(json_path, "w")))
+    if (json_path && !(json = fopen(json_path, "w"))) {
+        ogc_html_discard(html);
+        free(samples);
         return fprintf(stderr, "opgrad check: cannot write %s\n", json_path), 2;
+    }
 
     int total = 0;
     for (int o = 0; o < ogc_registry_count(); o++)
@@ -541,6 +593,7 @@ static int cmd_check(int argc, char **argv) {
                          !strncmp(r.diagnosis, "forward-only", 12)))
                         continue; // e.g. broadcast layouts of a one-input operator
                     counts[r.status]++;
+                    if (html) ogc_html_add(html, &r, samples);
                     if (r.status == OGC_SKIPPED) continue;
                     print_row(&r);
                     if (r.status == OGC_FAIL || r.status == OGC_MISTRUSTED) failures[nfail++] = r;
@@ -584,10 +637,12 @@ static int cmd_check(int argc, char **argv) {
                    failures[i].isa < 0 ? "-" : opgrad_isa_name((opgrad_isa)failures[i].isa),
                    failures[i].layout, failures[i].diagnosis, failures[i].repro);
     }
+    double seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     printf("\n%d passed, %d failed, %d mistrusted, %d skipped in %.1f s\n", counts[OGC_PASS],
-           counts[OGC_FAIL], counts[OGC_MISTRUSTED], counts[OGC_SKIPPED],
-           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+           counts[OGC_FAIL], counts[OGC_MISTRUSTED], counts[OGC_SKIPPED], seconds);
     free(failures);
+    free(samples);
+    if (html && write_html(html, html_path, command, &opt, isas, nisa, seconds) != 0) return 2;
     return counts[OGC_FAIL] ? 1 : 0;
 }
 
