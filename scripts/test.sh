@@ -5,6 +5,9 @@
 #      `opgrad selfcheck` and `opgrad check` (fast and full mode)
 #   1b. mutation testing, the fast subset (tests/mutation/run.py --fast): each planted kernel bug
 #      must make the default `opgrad check` fail with its expected diagnosis
+#   1c. the HTML report of `opgrad check --html` in headless chromium (tests/html/run.sh: no console
+#      error, the table and plots drawn; screenshot kept in build/ci-artifacts/check-report.png;
+#      skipped with the reason when chromium cannot be installed, exit 3)
 #   2. clang build (warnings are errors), the whole suite
 #   3. AddressSanitizer + UndefinedBehaviorSanitizer build with clang (every finding stops the
 #      test: -fno-sanitize-recover=all, UBSAN_OPTIONS=halt_on_error=1), the whole suite
@@ -21,6 +24,10 @@
 #   8. PyTorch >= 2.4 (tests/python/torch2.sh): pip-installs torch 2.5.1 into a venv and runs the
 #      adapter tests, torch.library.opcheck and the consistency table on its custom_op path
 #      (skipped with the reason when PyTorch cannot be installed; OPGRAD_TEST_TORCH2=0 skips it)
+#   8b. JAX (tests/python/jax.sh): pip-installs jax[cpu] 0.10.2 into a venv and runs the
+#      consistency table with JAX's columns (opgrad must meet the same limits against JAX; known
+#      gaps in consistency.KNOWN_JAX_GAPS); skipped with the reason when JAX cannot be installed
+#      or run (exit 3); OPGRAD_TEST_JAX=0 skips it
 #   9. MindSpore integration (tests/mindspore/run.sh): pip-installs MindSpore into a venv, runs the
 #      custom FusedAddScale, opgrad's Mish and its matmul family (Matmul, Linear and the fused
 #      activations) through ops.Custom(func_type="aot") with bprops.
@@ -44,7 +51,7 @@ if [ ${#need[@]} -gt 0 ]; then
     apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
 
-step() { echo; echo "== $*"; }
+step() { echo; echo "== $* (at ${SECONDS} s)"; }
 
 build() { # dir, extra cmake args...
     local dir=$1; shift
@@ -59,8 +66,19 @@ step "gcc build + tests"
 build "$out/gcc" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
 ctest --test-dir "$out/gcc" --output-on-failure -j "$jobs"
 "$out/gcc/bin/opgrad" selfcheck
-"$out/gcc/bin/opgrad" check --json "$out/check.json"
+"$out/gcc/bin/opgrad" check --json "$out/check.json" --html "$out/check.html"
 "$out/gcc/bin/opgrad" check --mode full --seed 2 | tail -1
+
+step "HTML report in headless chromium (tests/html/run.sh)"
+set +e
+OPGRAD_HTML_BUILD="$out/gcc" OPGRAD_HTML_OUT="$root/build/ci-artifacts" tests/html/run.sh
+rc=$?
+set -e
+case $rc in
+    0) ;;
+    3) echo "chromium unavailable on this machine (exit 3, reason above): stage skipped" ;;
+    *) echo "HTML report stage failed (exit $rc)"; exit 1 ;;
+esac
 
 step "mutation testing: the fast subset (tests/mutation/run.py --fast)"
 mkdir -p "$out/mutation"
@@ -202,6 +220,11 @@ pypi_stage() {
 step "PyTorch >= 2.4 (tests/python/torch2.sh)"
 pypi_stage OPGRAD_TEST_TORCH2 "PyTorch 2" OPGRAD_TORCH2_VENV="$out/torch2venv" \
     OPGRAD_TORCH2_BUILD="$out/torch2" tests/python/torch2.sh
+
+step "JAX cross-check (tests/python/jax.sh)"
+pypi_stage OPGRAD_TEST_JAX JAX OPGRAD_JAX_VENV="$out/jaxvenv" \
+    OPGRAD_LIBRARY="$out/gcc/libopgrad.so" OPGRAD_JAX_OUT="$out/consistency_jax.md" \
+    tests/python/jax.sh
 
 step "MindSpore integration (tests/mindspore/run.sh)"
 pypi_stage OPGRAD_TEST_MINDSPORE MindSpore OPGRAD_MS_VENV="$out/msvenv" OPGRAD_MS_BUILD="$out/ms" \
