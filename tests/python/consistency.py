@@ -214,8 +214,10 @@ KNOWN_JAX_GAPS = {
     ("layer_norm", "float32"): "fp32 column sums of the weight / bias gradients vs XLA's",
     ("rms_norm", "float32"): "fp32 column sum of the weight gradient vs XLA's",
     # (softmax - onehot) g / N: MERE 1.84e-7, JAX 9.7e-8, PyTorch 1.89e-7; a plain fp32
-    # exp / sum softmax gives 1.04e-7: opgrad's backward loses about an ulp that it need not
-    ("cross_entropy", "float32"): "backward MERE 1.9x JAX's (and a plain fp32 softmax's)",
+    # exp / sum softmax of the logits gives 1.04e-7. aclnnCrossEntropyLossGrad takes the fp32
+    # log-probabilities (ops-nn's signature), so e^lp carries lp's rounding, |lp| 2^-24, as
+    # PyTorch's does: the logits are not an input of the backward
+    ("cross_entropy", "float32"): "backward MERE 1.9x JAX's: e^lp from fp32 log-probabilities",
     # expanded layout: constant rows, so the gradient g - softmax sum(g) cancels: one element's
     # relative error 2.8e-4 vs JAX's 9.4e-5 (PyTorch 1.5e-4); MERE 1.19x
     ("log_softmax", "float32"): "MARE of a cancelling element (expanded layout), 2.9x JAX's",
