@@ -30,7 +30,7 @@ def mask_numel(n):
 # ---- registration of late operators -------------------------------------------------------------
 # The operators registered here, by name. They stay out of _ops.OPS, whose generic tests
 # (tests/python/test_torch_adapter.py) assume float inputs and one output.
-EXTRA = {}
+EXTRA = _ops.LATE
 
 
 def register_ops(defs):
@@ -71,35 +71,6 @@ def register_ops(defs):
         d.op = getattr(torch.ops.opgrad, d.name)
 
 
-class _Differentiable:
-    """_ops._DIFF (the operators as a backward formula calls them under create_graph on the 1.13
-    path) extended with the operators registered here: through their autograd.Function when an
-    input requires grad, refusing the next backward where they have no derivative."""
-
-    def __getattr__(self, name):
-        d = EXTRA.get(name)
-        if d is None:
-            return getattr(_ops._DIFF, name)
-
-        def call(*args):
-            if torch.is_grad_enabled() and any(
-                    i < len(args) and args[i] is not None and args[i].requires_grad
-                    for i in d.tensor_args):
-                if d.differentiable:
-                    return d.function.apply(*args)
-                with torch.no_grad():
-                    out = d.kernel(*args)
-                return _ops.refuse_second_order(out, "opgrad." + name)
-            return d.kernel(*args)
-
-        call.__name__ = name
-        setattr(self, name, call)
-        return call
-
-
-_DIFF = _Differentiable()
-
-
 def _function(d):
     """The autograd.Function of d. Its backward is first order only (the results refuse a second
     backward), unless d.twice: then, under create_graph, the formula runs on differentiable
@@ -115,7 +86,7 @@ def _function(d):
 
     def bwd(ctx, *grads):
         if getattr(d, "twice", False) and torch.is_grad_enabled():
-            return backward(_DIFF, ctx, *grads)
+            return backward(_ops._DIFF, ctx, *grads)
         return first(ctx, *grads)
 
     return type("OpgradFunction_" + d.name, (torch.autograd.Function,),

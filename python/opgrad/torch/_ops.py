@@ -957,6 +957,11 @@ def _first_order(fn, what):
     return wrapper
 
 
+# The operators registered after this table (_dropout.register_ops: dropout, embedding, pooling,
+# the GLUs, ...), by name: _DIFF finds them too.
+LATE = {}
+
+
 class _Differentiable:
     """The operators as a backward formula calls them under create_graph on the 1.13 path:
     through their autograd.Function when an input requires grad, so that the result is
@@ -964,7 +969,7 @@ class _Differentiable:
     backward rather than return a constant."""
 
     def __getattr__(self, name):
-        d = _ALL[name]
+        d = _ALL[name] if name in _ALL else LATE[name]
 
         def call(*args):
             if torch.is_grad_enabled() and any(
