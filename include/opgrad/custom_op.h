@@ -76,6 +76,22 @@ OPGRAD_API aclnnStatus opgrad_custom_has_symbol(opgrad_custom_lib *lib, const ch
 OPGRAD_API aclnnStatus opgrad_custom_call(opgrad_custom_lib *lib, const char *symbol, int nparam,
                                           void **params, int *ndims, int64_t **shapes,
                                           const char **dtypes, int ngrads);
+/// opgrad_custom_call with checks, to name a kernel's mistake inside a training job
+/// (opgrad.mindspore.custom(spec, debug=True) uses it). The last `noutputs` params are the
+/// outputs (of a backward: the gradients, the last `ngrads` of them, logged by the monitor):
+/// the kernel writes them into opgrad's own buffers of exactly the shapes given, poisoned and
+/// followed by canary bytes (as many as the call's largest param, at least 4 KiB); they are
+/// copied to params only when the call passes. ACLNN_ERR_PARAM_INVALID, with a message naming
+/// the param (`names`, one per param, may be NULL), its declared shape and what happened, when
+/// the kernel wrote past an output (with how many elements it wrote and which param has that
+/// many: "a gradient of a broadcast input must be summed ..."), wrote into an input, or left
+/// floating output elements unwritten; ACLNN_ERR_INNER for a nonzero return. A write further
+/// than the canary zone is not caught (`opgrad check --custom` isolates the kernel for that).
+OPGRAD_API aclnnStatus opgrad_custom_call_guarded(opgrad_custom_lib *lib, const char *symbol,
+                                                  int nparam, void **params, int *ndims,
+                                                  int64_t **shapes, const char **dtypes,
+                                                  int noutputs, int ngrads,
+                                                  const char *const *names);
 /// Names for the gradient monitor's lines of the backward `symbol`: the operator's name (NULL:
 /// the symbol) and one name per gradient, in order (the spec's input names); without them the
 /// lines read "<symbol> grad[k] grad<k>". Copies the strings; ngrads 0 forgets the names.
@@ -87,6 +103,11 @@ OPGRAD_API int opgrad_custom_load_count(const opgrad_custom_lib *lib);
 /// The path of the private copy now loaded (for diagnostics).
 OPGRAD_API const char *opgrad_custom_loaded_path(const opgrad_custom_lib *lib);
 OPGRAD_API void opgrad_custom_close(opgrad_custom_lib *lib);
+
+/// 1 when libopgrad reads MindSpore's operator attributes from the aot `extra` argument (its
+/// opgrad_* entry points: Softplus beta, LeakyRelu negativeSlope, LayerNorm eps, ...; docs/aot.md),
+/// 0 when it was built without a C++ compiler (the entry points then use the defaults).
+OPGRAD_API int opgrad_aot_attributes_supported(void);
 
 /* ---- the gradient monitor -------------------------------------------------------------------
  * With OPGRAD_DEBUG_GRADS=1 in the environment, every backward that runs through opgrad

@@ -321,3 +321,25 @@ def i64_array(values):
     if len(_i64_cache) < _CACHE_MAX:
         entry = _i64_cache.setdefault(tuple(values), entry)
     return entry
+
+
+def bind_spec_dims(op, iname, declared, shape, dims):
+    """Binds the dim names of a custom operator's declared input shape (ints and names, the JSON
+    spec of `opgrad check --custom`) to the sizes of `shape`, into dims {name: (size, input)};
+    raises ValueError naming the input, the dim and the binding on a mismatch. A negative size
+    (MindSpore's dynamic dim) is not bound."""
+    shape = list(shape)
+    if len(shape) != len(declared):
+        raise ValueError("%s: input '%s' has shape %s, the spec declares rank %d (%s)"
+                         % (op, iname, shape, len(declared), declared))
+    for d, (want, got) in enumerate(zip(declared, shape)):
+        if got < 0:
+            continue
+        if isinstance(want, str):
+            bound = dims.setdefault(want, (got, iname))
+            if bound[0] != got:
+                raise ValueError("%s: input '%s' dim %d is %d but %s = %d (bound by input '%s')"
+                                 % (op, iname, d, got, want, bound[0], bound[1]))
+        elif want != got:
+            raise ValueError("%s: input '%s' dim %d is %d, the spec declares %d"
+                             % (op, iname, d, got, want))

@@ -11,7 +11,12 @@
  * Both are made from the operators' descriptors, with no table of their own: a forward's T
  * parameters are the inputs (the first one, "self", is called x), its O parameter is y; the
  * backward operator's G parameter is dy, Y is y, its T parameters are the forward's inputs in
- * order and its O parameters their gradients; every attribute takes the default the list gives.
+ * order and its O parameters their gradients. Every attribute of the forward operator (Softplus
+ * beta and threshold, LeakyRelu negativeSlope, Elu alpha / scale / inputScale, Add alpha, Softmax
+ * dim, ...) is read from MindSpore's `extra` when the Custom primitive carries it (under its
+ * aclnn name or in snake_case, aot_extra.h), for the forward and for the backward operator's
+ * parameter of the same name; an attribute not set, and a backward's own flags (selfIsResult,
+ * isResult), take the default the list gives.
  * One shared function validates the arguments, wraps the params in contiguous aclTensors (on the
  * stack, through aclInitTensor), runs the two-phase aclnn API synchronously (NULL stream,
  * workspace from aclrtMalloc) and returns 0 or the aclnn status, with a message for
@@ -20,6 +25,7 @@
  * aclnnReduceSum below, and log their gradients to the monitor themselves (backward operators are
  * logged by their executors). The marshalling (og_aot_*) is shared with the hand-written entry
  * points of the matmul family (aot_matmul.c) through aot_internal.h. */
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +35,7 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_mul.h"
 #include "aclnnop/aclnn_reduce_sum.h"
+#include "aot/aot_extra.h"
 #include "aot/aot_internal.h"
 #include "opgrad/custom_op.h"
 #include "ops/ops.h"
@@ -130,6 +137,89 @@ aclnnStatus og_aot_init_dense(const aot_entry *d, aclTensor *t, const int64_t *d
     return st == ACLNN_SUCCESS ? st : og_aot_fail_from_aclnn(d, st);
 }
 
+/* ---- attributes (MindSpore's extra) ------------------------------------------------------------
+ */
+
+// "negativeSlope" -> "negative_slope"; false when it has no capital (the same name).
+static bool snake_case(const char *name, char *out, size_t cap) {
+    size_t n = 0;
+    bool changed = false;
+    for (const char *c = name; *c && n + 2 < cap; c++) {
+        if (*c >= 'A' && *c <= 'Z') {
+            if (n > 0) out[n++] = '_';
+            out[n++] = (char)(*c - 'A' + 'a');
+            changed = true;
+        } else {
+            out[n++] = *c;
+        }
+    }
+    out[n] = 0;
+    return changed;
+}
+
+// Looks `name` up, then its snake_case spelling; which spelling matched goes to used.
+static int attr_lookup(const aot_entry *d, const char *name, bool string, double *v, char *s,
+                       size_t cap, char *why, size_t wcap, char *used, size_t ucap) {
+    char alt[64];
+    const char *names[2] = {name, snake_case(name, alt, sizeof alt) ? alt : NULL};
+    for (int k = 0; k < 2 && names[k]; k++) {
+        int r = string ? og_aot_extra_string(d->extra, names[k], s, cap, why, wcap)
+                       : og_aot_extra_number(d->extra, names[k], v, why, wcap);
+        if (r != OG_ATTR_ABSENT) {
+            snprintf(used, ucap, "%s", names[k]);
+            return r;
+        }
+    }
+    return OG_ATTR_ABSENT;
+}
+
+aclnnStatus og_aot_attr_number(const aot_entry *d, const char *name, bool integral, double *v,
+                               bool *found) {
+    *found = false;
+    if (!d->extra) return ACLNN_SUCCESS;
+    char why[128] = "", used[64];
+    double x = 0;
+    int r = attr_lookup(d, name, false, &x, NULL, 0, why, sizeof why, used, sizeof used);
+    if (r == OG_ATTR_ABSENT) return ACLNN_SUCCESS;
+    if (r == OG_ATTR_BAD)
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: attribute '%s' %s", d->name, used, why);
+    if (!isfinite(x))
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: attribute '%s' is %g; it must be finite",
+                       d->name, used, x);
+    if (integral && (x != floor(x) || fabs(x) > 9.0e15))
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: attribute '%s' is %g; it must be an integer",
+                       d->name, used, x);
+    *v = x;
+    *found = true;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus og_aot_attr_string(const aot_entry *d, const char *name, char *out, size_t cap,
+                               bool *found) {
+    *found = false;
+    if (!d->extra) return ACLNN_SUCCESS;
+    char why[128] = "", used[64];
+    int r = attr_lookup(d, name, true, NULL, out, cap, why, sizeof why, used, sizeof used);
+    if (r == OG_ATTR_ABSENT) return ACLNN_SUCCESS;
+    if (r == OG_ATTR_BAD)
+        return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: attribute '%s' %s", d->name, used, why);
+    *found = true;
+    return ACLNN_SUCCESS;
+}
+
+OPGRAD_API int opgrad_aot_attributes_supported(void) { return og_aot_extra_supported(); }
+
+// True when the forward operator of d has an attribute parameter `name` (the backward's own
+// flags, selfIsResult or isResult, are not attributes a caller may set: they describe the
+// entry's layout).
+static bool forward_attribute(const aot_entry *d, const char *name) {
+    og_param p;
+    for (int i = 0; og_opdesc_param(d->fwd, i, &p); i++)
+        if (p.kind != OG_PARAM_TENSOR && p.kind != OG_PARAM_OUT && !strcmp(p.name, name))
+            return true;
+    return false;
+}
+
 /* ---- the aclnn call of an entry, from the descriptor ------------------------------------------
  */
 
@@ -139,33 +229,50 @@ typedef struct call_attrs {
     char strings[AOT_MAX_ARGS][48];
 } call_attrs;
 
-// Fills args[i] for an attribute parameter from its default in the list.
+// Fills args[i] for an attribute parameter: the call's attribute of that name (a forward
+// attribute, aot_extra.h) when MindSpore passes one, else its default in the list.
 static aclnnStatus attribute(const aot_entry *d, const og_opdesc *op, const og_param *p, int i,
                              og_arg *args, call_attrs *at) {
     if (!p->def[0] && p->kind != OG_PARAM_STRING)
         return og_fail(ACLNN_ERR_INNER, "%s: %s parameter '%s' has no default in the operator list",
                        d->name, op->name, p->name);
+    bool settable = d->extra && forward_attribute(d, p->name), found = false;
+    double v = 0;
+    aclnnStatus st = ACLNN_SUCCESS;
+    if (settable && p->kind != OG_PARAM_STRING)
+        st = og_aot_attr_number(d, p->name,
+                                p->kind == OG_PARAM_INT || p->kind == OG_PARAM_INT8 ||
+                                    p->kind == OG_PARAM_BOOL,
+                                &v, &found);
+    if (st != ACLNN_SUCCESS) return st;
     switch (p->kind) {
     case OG_PARAM_SCALAR: // registered until run_op unregisters it
-        at->scalars[i] = (aclScalar){.dtype = ACL_FLOAT, .v = {.f32 = strtof(p->def, NULL)}};
+        at->scalars[i] =
+            (aclScalar){.dtype = ACL_FLOAT, .v = {.f32 = found ? (float)v : strtof(p->def, NULL)}};
         if (!og_object_register(&at->scalars[i], OG_OBJ_SCALAR))
             return og_fail(ACLNN_ERR_INNER, "%s: out of memory registering a scalar", d->name);
         args[i].s = &at->scalars[i];
         return ACLNN_SUCCESS;
     case OG_PARAM_INT:
-        args[i].i = strtoll(p->def, NULL, 10);
+        args[i].i = found ? (int64_t)v : strtoll(p->def, NULL, 10);
         return ACLNN_SUCCESS;
     case OG_PARAM_INT8:
-        args[i].i8 = (int8_t)strtol(p->def, NULL, 10);
+        if (found && (v < INT8_MIN || v > INT8_MAX))
+            return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: attribute '%s' is %g; it must fit int8",
+                           d->name, p->name, v);
+        args[i].i8 = found ? (int8_t)v : (int8_t)strtol(p->def, NULL, 10);
         return ACLNN_SUCCESS;
     case OG_PARAM_BOOL:
-        args[i].b = !strcmp(p->def, "true");
+        args[i].b = found ? v != 0 : !strcmp(p->def, "true");
         return ACLNN_SUCCESS;
     case OG_PARAM_DOUBLE:
-        args[i].d = strtod(p->def, NULL);
+        args[i].d = found ? v : strtod(p->def, NULL);
         return ACLNN_SUCCESS;
     case OG_PARAM_STRING:
-        snprintf(at->strings[i], sizeof at->strings[i], "%s", p->def);
+        if (settable)
+            st = og_aot_attr_string(d, p->name, at->strings[i], sizeof at->strings[i], &found);
+        if (st != ACLNN_SUCCESS) return st;
+        if (!found) snprintf(at->strings[i], sizeof at->strings[i], "%s", p->def);
         args[i].c = at->strings[i];
         return ACLNN_SUCCESS;
     default:
@@ -212,7 +319,7 @@ static aclnnStatus call_args(const aot_entry *d, const og_opdesc *op, aclTensor 
 
 static aclnnStatus run_op(const aot_entry *d, const og_opdesc *op, aclTensor *t) {
     og_arg args[AOT_MAX_ARGS];
-    call_attrs at;
+    call_attrs at = {0};
     aclnnStatus st = call_args(d, op, t, args, &at);
     if (st == ACLNN_SUCCESS) {
         uint64_t ws = 0;
@@ -295,14 +402,25 @@ void og_aot_log_grads(const aot_entry *d, const aclTensor *t) {
     }
 }
 
-// y = a + b (alpha 1): da = dy summed to a's shape, db = dy summed to b's shape.
+// y = a + alpha b (alpha the attribute, default 1): da = dy summed to a's shape, db = dy summed
+// to b's shape, then (alpha != 1) times alpha by aclnnInplaceMuls in db's dtype.
 static aclnnStatus add_bwd(const aot_entry *d, aclTensor *t) {
-    for (int i = 0; i < 2; i++) {
-        aclnnStatus st = og_aot_reduce_to(d, &t[3], &t[4 + i]);
-        if (st != ACLNN_SUCCESS) return st;
+    double alpha = 1;
+    bool found;
+    aclnnStatus st = og_aot_attr_number(d, "alpha", false, &alpha, &found);
+    for (int i = 0; i < 2 && st == ACLNN_SUCCESS; i++) st = og_aot_reduce_to(d, &t[3], &t[4 + i]);
+    if (st == ACLNN_SUCCESS && alpha != 1) {
+        aclScalar s = {.dtype = ACL_FLOAT, .v = {.f32 = (float)alpha}};
+        if (!og_object_register(&s, OG_OBJ_SCALAR))
+            return og_fail(ACLNN_ERR_INNER, "%s: out of memory registering a scalar", d->name);
+        uint64_t ws = 0;
+        aclOpExecutor *ex = NULL;
+        st = aclnnInplaceMulsGetWorkspaceSize(&t[5], &s, &ws, &ex);
+        st = og_aot_finish(d, st, ws, ex, aclnnInplaceMuls);
+        og_object_unregister(&s);
     }
-    og_aot_log_grads(d, t);
-    return ACLNN_SUCCESS;
+    if (st == ACLNN_SUCCESS) og_aot_log_grads(d, t);
+    return st;
 }
 
 // y = a * b: da = dy * b summed to a's shape, db = dy * a summed to b's shape. The product is
@@ -388,13 +506,14 @@ static aclnnStatus wrap_param(const aot_entry *d, int i, void **params, int *ndi
 // wrong length, say); 161002 with a generic message if it accepts them after all.
 static aclnnStatus refuse_inputs(const aot_entry *d, aclTensor *t, int bad) {
     og_arg args[AOT_MAX_ARGS];
-    call_attrs at;
+    call_attrs at = {0};
     aot_entry fwd = *d;
     fwd.backward = false;
     aclnnStatus st = call_args(&fwd, d->fwd, t, args, &at);
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
     if (st == ACLNN_SUCCESS) st = d->fwd->phase1(args, &ws, &ex);
+    for (int i = 0; i < AOT_MAX_ARGS; i++) og_object_unregister(&at.scalars[i]);
     if (st != ACLNN_SUCCESS) return og_aot_fail_from_aclnn(d, st);
     aclDestroyAclOpExecutor(ex);
     char a[160], b[160];
@@ -507,8 +626,9 @@ int og_aot_reported(int rc) {
 }
 
 static int aot_dispatch(const og_opdesc *fwd, bool backward, int nparam, void **params, int *ndims,
-                        int64_t **shapes, const char **dtypes) {
+                        int64_t **shapes, const char **dtypes, void *extra) {
     aot_entry d = make_entry(fwd, backward);
+    d.extra = extra;
     return og_aot_reported(aot_call(&d, nparam, params, ndims, shapes, dtypes));
 }
 
@@ -516,8 +636,7 @@ static int aot_dispatch(const og_opdesc *fwd, bool backward, int nparam, void **
     OPGRAD_API int sym(int nparam, void **params, int *ndims, int64_t **shapes,                    \
                        const char **dtypes, void *stream, void *extra) {                           \
         (void)stream; /* NULL on the CPU; the call is synchronous in any case */                   \
-        (void)extra;  /* MindSpore's C++ AotExtra: not readable from C */                          \
-        return aot_dispatch(fwd, backward, nparam, params, ndims, shapes, dtypes);                 \
+        return aot_dispatch(fwd, backward, nparam, params, ndims, shapes, dtypes, extra);          \
     }
 #define OG_AOT_AOT(Name)                                                                           \
     AOT_ENTRY(opgrad_##Name, &og_op_##Name, false)                                                 \

@@ -27,6 +27,7 @@ typedef struct aot_entry {
     bool backward;
     int nin;                 // forward inputs
     char in[AOT_MAX_IN][48]; // their names
+    void *extra;             // the call's `extra`: MindSpore's AotExtra (attributes) or NULL
 } aot_entry;
 
 /// Params of the entry point: nin + 1 (forward) or 2 nin + 2 (backward).
@@ -64,6 +65,16 @@ void og_aot_log_grads(const aot_entry *d, const aclTensor *t);
 /// rc, after printing its message to stderr when it is not 0 (a framework sees only the code).
 int og_aot_reported(int rc);
 
+/// Attribute `name` of the call (MindSpore's `extra`, aot_extra.h), looked up as spelt and in
+/// snake_case (negativeSlope: negative_slope). ACLNN_SUCCESS with *found false when it is not
+/// set (keep the default), or true and *v; ACLNN_ERR_PARAM_INVALID, naming the entry point and
+/// the attribute, when it is set but not a finite number, or (integral) not an integer.
+aclnnStatus og_aot_attr_number(const aot_entry *d, const char *name, bool integral, double *v,
+                               bool *found);
+/// The same for a string attribute (a number is refused), into out[cap].
+aclnnStatus og_aot_attr_string(const aot_entry *d, const char *name, char *out, size_t cap,
+                               bool *found);
+
 /// A hand-written entry point's body over its wrapped parameters.
 typedef aclnnStatus (*og_aot_body)(const aot_entry *d, aclTensor *t);
 /// What every hand-written entry point does: wraps the parameters, runs body, unregisters them
@@ -75,10 +86,9 @@ int og_aot_run(const aot_entry *d, og_aot_body body, int nparam, void **params, 
 #define OG_AOT_ENTRY(sym, inputs, nin_, backward_, body)                                           \
     OPGRAD_API int sym(int nparam, void **params, int *ndims, int64_t **shapes,                    \
                        const char **dtypes, void *stream, void *extra) {                           \
-        static const aot_entry d = {                                                               \
-            .name = #sym, .backward = backward_, .nin = nin_, .in = inputs};                       \
+        aot_entry d = {                                                                            \
+            .name = #sym, .backward = backward_, .nin = nin_, .in = inputs, .extra = extra};       \
         (void)stream; /* NULL on the CPU; the call is synchronous in any case */                   \
-        (void)extra;  /* MindSpore's C++ AotExtra: not readable from C */                          \
         return og_aot_run(&d, body, nparam, params, ndims, shapes, dtypes);                        \
     }
 

@@ -23,7 +23,11 @@
  * aclnnRmsNormGrad (its dgamma is fp32: written directly into a float32 dgamma, else into an fp32
  * temporary rounded once to gamma's dtype), aclnnSwiGluGrad, aclnnGeGluBackward.
  * y is passed to the backwards by the bprop convention and not read. BatchNorm and GroupNorm have
- * no entry points (docs/aot.md says why). */
+ * no entry points (docs/aot.md says why).
+ *
+ * Attributes (MindSpore's `extra`, aot_extra.h; set the same ones on the forward and the backward
+ * Custom): the norms' `eps` (or `epsilon`, MindSpore's name), the GLUs' `dim` (the split dim,
+ * default -1) and GeGlu's `approximate` (0 or "none": erf, 1 or "tanh"). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +52,63 @@
 #define RMS_NORM_EPS 1e-6   // aclnnRmsNorm's documented default, MindSpore's ops.rms_norm
 #define GEGLU_ERF 0         // aclnnGeGlu's approximate: 0 the erf form (torch's "none")
 #define GLU_DIM (-1)
+
+// The norms' eps: the attribute `eps` or `epsilon`, else def; it must be > 0.
+static aclnnStatus norm_eps(const aot_entry *d, double def, double *eps) {
+    const char *names[2] = {"eps", "epsilon"};
+    *eps = def;
+    for (int k = 0; k < 2; k++) {
+        bool found;
+        aclnnStatus st = og_aot_attr_number(d, names[k], false, eps, &found);
+        if (st != ACLNN_SUCCESS) return st;
+        if (!found) continue;
+        if (!(*eps > 0))
+            return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: attribute '%s' is %g; it must be > 0",
+                           d->name, names[k], *eps);
+        break;
+    }
+    return ACLNN_SUCCESS;
+}
+
+// The GLUs' split dim (attribute `dim`, default -1), checked against x's rank and made >= 0.
+static aclnnStatus glu_dim(const aot_entry *d, const aclTensor *x, int *dim) {
+    double v = GLU_DIM;
+    bool found;
+    aclnnStatus st = og_aot_attr_number(d, "dim", true, &v, &found);
+    if (st != ACLNN_SUCCESS) return st;
+    if (x->ndim > 0 && (v < -x->ndim || v >= x->ndim))
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%s: attribute 'dim' is %lld; x (params[0]) has %d dims, so it must be in "
+                       "[%d, %d]",
+                       d->name, (long long)v, x->ndim, -x->ndim, x->ndim - 1);
+    *dim = (int)v < 0 ? (int)v + x->ndim : (int)v;
+    return ACLNN_SUCCESS;
+}
+
+// GeGlu's approximate: 0 / "none" (erf, the default) or 1 / "tanh".
+static aclnnStatus geglu_approximate(const aot_entry *d, int64_t *approx) {
+    char s[16];
+    bool found;
+    double v = GEGLU_ERF;
+    aclnnStatus st = og_aot_attr_string(d, "approximate", s, sizeof s, &found);
+    if (st != ACLNN_SUCCESS) { // not a string: a number
+        st = og_aot_attr_number(d, "approximate", true, &v, &found);
+        if (st != ACLNN_SUCCESS) return st;
+    } else if (found) {
+        if (strcmp(s, "none") && strcmp(s, "tanh"))
+            return og_fail(ACLNN_ERR_PARAM_INVALID,
+                           "%s: attribute 'approximate' is \"%s\"; it is \"none\" (erf) or "
+                           "\"tanh\" (or 0 / 1)",
+                           d->name, s);
+        v = strcmp(s, "tanh") ? 0 : 1;
+    }
+    if (v != 0 && v != 1)
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%s: attribute 'approximate' is %g; it is 0 (erf, \"none\") or 1 (\"tanh\")",
+                       d->name, v);
+    *approx = (int64_t)v;
+    return ACLNN_SUCCESS;
+}
 
 #define TRY(expr)                                                                                  \
     do {                                                                                           \
@@ -127,26 +188,30 @@ static void stat_dims(const aclTensor *x, int64_t *dims) {
     dims[x->ndim - 1] = 1;
 }
 
-// The GLUs: x [..., 2H] (1 to 8 dims), y [..., H].
-static aclnnStatus glu_shape(const aot_entry *d, const aclTensor *t) {
+// The GLUs: x [..., 2H, ...] (1 to 8 dims, 2H at the split dim, *dim: the attribute `dim`,
+// default -1, made >= 0), y the same with H there.
+static aclnnStatus glu_shape(const aot_entry *d, const aclTensor *t, int *dim) {
     const aclTensor *x = &t[0];
     char s1[160], rule[400];
     if (x->ndim == 0)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%s: x (params[0]) is 0-d; x is [..., 2H] with 1 to %d dims, split in two "
-                       "halves along its last dim",
+                       "halves along its last dim (or the attribute dim)",
                        d->name, OG_MAX_DIMS);
+    aclnnStatus st = glu_dim(d, x, dim);
+    if (st != ACLNN_SUCCESS) return st;
     og_shape_str(x->dims, x->ndim, s1, sizeof s1);
-    int64_t n = x->dims[x->ndim - 1];
+    int64_t n = x->dims[*dim];
+    char which[32] = "last dim"; // the default split dim keeps its plain name
+    if (*dim != x->ndim - 1) snprintf(which, sizeof which, "dim %d", *dim);
     if (n % 2 != 0)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
-                       "%s: x (params[0]) %s has an odd last dim (%lld); it is split in two "
-                       "halves",
-                       d->name, s1, (long long)n);
+                       "%s: x (params[0]) %s has an odd %s (%lld); it is split in two halves",
+                       d->name, s1, which, (long long)n);
     int64_t want[OG_MAX_DIMS];
     memcpy(want, x->dims, sizeof(int64_t) * (size_t)x->ndim);
-    want[x->ndim - 1] = n / 2;
-    snprintf(rule, sizeof rule, "x %s with its last dim halved", s1);
+    want[*dim] = n / 2;
+    snprintf(rule, sizeof rule, "x %s with its %s halved", s1, which);
     return og_aot_check_outputs(d, t, want, x->ndim, rule);
 }
 
@@ -163,9 +228,12 @@ static aclnnStatus layer_norm(const aot_entry *d, const aclTensor *x, const aclT
         return og_fail(ACLNN_ERR_INNER, "%s: out of memory registering an array", d->name);
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
-    aclnnStatus st = aclnnLayerNormGetWorkspaceSize(x, &shape, gamma, beta, LAYER_NORM_EPS, y, mean,
-                                                    rstd, &ws, &ex);
-    st = og_aot_finish(d, st, ws, ex, aclnnLayerNorm);
+    double eps;
+    aclnnStatus st = norm_eps(d, LAYER_NORM_EPS, &eps);
+    if (st == ACLNN_SUCCESS) {
+        st = aclnnLayerNormGetWorkspaceSize(x, &shape, gamma, beta, eps, y, mean, rstd, &ws, &ex);
+        st = og_aot_finish(d, st, ws, ex, aclnnLayerNorm);
+    }
     og_object_unregister(&shape);
     return st;
 }
@@ -218,7 +286,10 @@ static aclnnStatus rms_norm(const aot_entry *d, const aclTensor *x, const aclTen
                             aclTensor *y, aclTensor *rstd) {
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
-    aclnnStatus st = aclnnRmsNormGetWorkspaceSize(x, gamma, RMS_NORM_EPS, y, rstd, &ws, &ex);
+    double eps;
+    aclnnStatus st = norm_eps(d, RMS_NORM_EPS, &eps);
+    if (st != ACLNN_SUCCESS) return st;
+    st = aclnnRmsNormGetWorkspaceSize(x, gamma, eps, y, rstd, &ws, &ex);
     return og_aot_finish(d, st, ws, ex, aclnnRmsNorm);
 }
 
@@ -265,39 +336,45 @@ done:
 
 // t: x, y.
 static aclnnStatus swiglu_fwd(const aot_entry *d, aclTensor *t) {
-    aclnnStatus st = glu_shape(d, t);
+    int dim;
+    aclnnStatus st = glu_shape(d, t, &dim);
     if (st != ACLNN_SUCCESS) return st;
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
-    st = aclnnSwiGluGetWorkspaceSize(&t[0], GLU_DIM, &t[1], &ws, &ex);
+    st = aclnnSwiGluGetWorkspaceSize(&t[0], dim, &t[1], &ws, &ex);
     return og_aot_finish(d, st, ws, ex, aclnnSwiGlu);
 }
 
 // t: x, y, dy, dx.
 static aclnnStatus swiglu_bwd(const aot_entry *d, aclTensor *t) {
-    aclnnStatus st = glu_shape(d, t);
+    int dim;
+    aclnnStatus st = glu_shape(d, t, &dim);
     if (st != ACLNN_SUCCESS) return st;
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
-    st = aclnnSwiGluGradGetWorkspaceSize(&t[2], &t[0], GLU_DIM, &t[3], &ws, &ex);
+    st = aclnnSwiGluGradGetWorkspaceSize(&t[2], &t[0], dim, &t[3], &ws, &ex);
     return og_aot_finish(d, st, ws, ex, aclnnSwiGluGrad);
 }
 
-static aclnnStatus geglu(const aot_entry *d, const aclTensor *x, aclTensor *y, aclTensor *gelu) {
+static aclnnStatus geglu(const aot_entry *d, const aclTensor *x, int dim, int64_t approx,
+                         aclTensor *y, aclTensor *gelu) {
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
-    aclnnStatus st = aclnnGeGluGetWorkspaceSize(x, GLU_DIM, GEGLU_ERF, y, gelu, &ws, &ex);
+    aclnnStatus st = aclnnGeGluGetWorkspaceSize(x, dim, approx, y, gelu, &ws, &ex);
     return og_aot_finish(d, st, ws, ex, aclnnGeGlu);
 }
 
 // t: x, y. outGelu (required by aclnnGeGlu) goes to a temporary.
 static aclnnStatus geglu_fwd(const aot_entry *d, aclTensor *t) {
-    aclnnStatus st = glu_shape(d, t);
+    int dim;
+    int64_t approx;
+    aclnnStatus st = glu_shape(d, t, &dim);
+    if (st == ACLNN_SUCCESS) st = geglu_approximate(d, &approx);
     if (st != ACLNN_SUCCESS) return st;
     scratch sc = {.d = d};
     aclTensor *gelu;
     TRY(temp(&sc, &gelu, t[1].dims, t[1].ndim, t[0].dtype));
-    TRY(geglu(d, &t[0], &t[1], gelu));
+    TRY(geglu(d, &t[0], dim, approx, &t[1], gelu));
 done:
     scratch_release(&sc);
     return st;
@@ -305,17 +382,19 @@ done:
 
 // t: x, y, dy, dx. outGelu recomputed by aclnnGeGlu (in x's dtype, as the forward saves it).
 static aclnnStatus geglu_bwd(const aot_entry *d, aclTensor *t) {
-    aclnnStatus st = glu_shape(d, t);
+    int dim;
+    int64_t approx;
+    aclnnStatus st = glu_shape(d, t, &dim);
+    if (st == ACLNN_SUCCESS) st = geglu_approximate(d, &approx);
     if (st != ACLNN_SUCCESS) return st;
     scratch sc = {.d = d};
     aclTensor *y, *gelu;
     TRY(temp(&sc, &y, t[1].dims, t[1].ndim, t[0].dtype));
     TRY(temp(&sc, &gelu, t[1].dims, t[1].ndim, t[0].dtype));
-    TRY(geglu(d, &t[0], y, gelu));
+    TRY(geglu(d, &t[0], dim, approx, y, gelu));
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
-    st =
-        aclnnGeGluBackwardGetWorkspaceSize(&t[2], &t[0], gelu, GLU_DIM, GEGLU_ERF, &t[3], &ws, &ex);
+    st = aclnnGeGluBackwardGetWorkspaceSize(&t[2], &t[0], gelu, dim, approx, &t[3], &ws, &ex);
     TRY(og_aot_finish(d, st, ws, ex, aclnnGeGluBackward));
 done:
     scratch_release(&sc);

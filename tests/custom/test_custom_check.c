@@ -630,6 +630,79 @@ static void test_grad_monitor_names(void) {
     free(text);
 }
 
+// opgrad_custom_call_guarded (opgrad.mindspore.custom's debug mode): a correct backward passes
+// and its gradients reach the caller; an unreduced bias gradient, a gradient never written and a
+// write into an input are each named, and the caller's buffers stay untouched.
+static void test_guarded_call(void) {
+    opgrad_custom_lib *lib = NULL;
+    CHECK_EQ(opgrad_custom_open(BROKEN_LIB, &lib), ACLNN_SUCCESS);
+    if (!lib) return;
+    enum { R = 4, C = 2 };
+    float x[R * C], b[C] = {0.5f, -1}, sc[1] = {2}, y[R * C], dy[R * C];
+    for (int i = 0; i < R * C; i++) x[i] = (float)i - 3, dy[i] = 1 + 0.25f * (float)i;
+    // the caller's gradient buffers, each followed by sentinels the kernel must never reach
+    float dx[R * C + 8], db[C + 8], ds[1 + 8];
+    int64_t sx[2] = {R, C}, sb[1] = {C}, s1[1] = {1};
+    int64_t *shapes[8] = {sx, sb, s1, sx, sx, sx, sb, s1};
+    int ndims[8] = {2, 1, 1, 2, 2, 2, 1, 1};
+    const char *dtypes[8] = {"float32", "float32", "float32", "float32",
+                             "float32", "float32", "float32", "float32"};
+    const char *names[8] = {"x", "bias", "scale", "y", "dy", "dx", "dbias", "dscale"};
+    void *params[8] = {x, b, sc, y, dy, dx, db, ds};
+    const char *syms[4] = {"FusedAddScaleGrad", "FusedAddScaleGrad_NoReduce",
+                           "FusedAddScaleGrad_TwoOfThree", "FusedAddScaleGrad_WritesInput"};
+    for (int k = 0; k < 4; k++) {
+        for (int i = 0; i < R * C + 8; i++) dx[i] = 777;
+        for (int i = 0; i < C + 8; i++) db[i] = 777;
+        for (int i = 0; i < 9; i++) ds[i] = 777;
+        float x0[R * C];
+        memcpy(x0, x, sizeof x);
+        aclnnStatus st =
+            opgrad_custom_call_guarded(lib, syms[k], 8, params, ndims, shapes, dtypes, 3, 3, names);
+        const char *msg = aclGetRecentErrMsg();
+        if (k == 0) {
+            CHECKF(st == ACLNN_SUCCESS, "%s: %d %s", syms[k], (int)st, msg);
+            double dbs[C] = {0}, dss = 0;
+            int bad = 0;
+            for (int i = 0; i < R * C; i++) {
+                bad += dx[i] != dy[i] * sc[0];
+                dbs[i % C] += (double)dy[i] * sc[0];
+                dss += (double)dy[i] * ((double)x[i] + b[i % C]);
+            }
+            for (int c = 0; c < C; c++) bad += fabs(db[c] - dbs[c]) > 1e-5 * fabs(dbs[c]);
+            bad += fabs(ds[0] - dss) > 1e-5 * fabs(dss);
+            CHECKF(bad == 0, "the guarded call's gradients: %d wrong", bad);
+        } else {
+            CHECKF(st == ACLNN_ERR_PARAM_INVALID, "%s: status %d", syms[k], (int)st);
+            CHECK_MSG(syms[k]);
+            if (k == 1) { // [R, C] written into the declared [C]: named with the reduction
+                CHECK_MSG("wrote past the end of 'dbias' (params[6])");
+                CHECK_MSG("summed over the broadcast dims");
+            }
+            if (k == 2) CHECK_MSG("'dscale' (params[7])");
+            if (k == 2) CHECK_MSG("unwritten");
+            if (k == 3) CHECK_MSG("wrote into its input 'dy' (params[4])");
+            int touched = 0; // nothing reaches the caller when a check fails
+            for (int i = 0; i < R * C; i++) touched += dx[i] != 777;
+            for (int i = 0; i < C; i++) touched += db[i] != 777;
+            touched += ds[0] != 777;
+            CHECKF(touched == 0, "%s: %d gradient elements copied out after a failed check",
+                   syms[k], touched);
+        }
+        int past = 0;
+        for (int i = R * C; i < R * C + 8; i++) past += dx[i] != 777;
+        for (int i = C; i < C + 8; i++) past += db[i] != 777;
+        for (int i = 1; i < 9; i++) past += ds[i] != 777;
+        CHECKF(past == 0, "%s: %d sentinels past the caller's buffers overwritten", syms[k], past);
+        memcpy(x, x0, sizeof x);
+        for (int i = 0; i < R * C; i++) dy[i] = 1 + 0.25f * (float)i; // (WritesInput's doubling)
+    }
+    CHECK_EQ(opgrad_custom_call_guarded(lib, "FusedAddScaleGrad", 8, params, ndims, shapes, dtypes,
+                                        9, 3, names),
+             ACLNN_ERR_PARAM_INVALID); // more outputs than params
+    opgrad_custom_close(lib);
+}
+
 static void copy_file(const char *from, const char *to) {
     FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
     char buf[8192];
@@ -747,6 +820,7 @@ int main(int argc, char **argv) {
     RUN_SELECTED(test_kernel_output_contained);
     RUN_SELECTED(test_cli_options);
     RUN_SELECTED(test_grad_monitor_names);
+    RUN_SELECTED(test_guarded_call);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

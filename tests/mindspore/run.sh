@@ -12,6 +12,8 @@
 # Environment (all optional):
 #   OPGRAD_MS_VENV      the venv               default <repo>/build-test/msvenv (reused if present)
 #   OPGRAD_MS_BUILD     the build directory    default <repo>/build-test/ms
+#                       (when the checkout is not writable: ${TMPDIR:-/tmp}/opgrad-ms-<uid>/msvenv
+#                       and .../ms, so the test runs from a read-only tree)
 #   OPGRAD_MS_VERSION   MindSpore version      default 2.10.0 (pinned)
 #   OPGRAD_MS_NUMPY     NumPy requirement      default "numpy<2" (the 2.10.0 wheels are built
 #                       against NumPy 1.x; with NumPy 2 PYNATIVE_MODE's first Tensor op raises);
@@ -32,8 +34,15 @@ set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-venv="${OPGRAD_MS_VENV:-$repo/build-test/msvenv}"
-build="${OPGRAD_MS_BUILD:-$repo/build-test/ms}"
+# A read-only checkout (a mounted source tree, a CI cache) keeps the venv and the build outside
+# the tree by default, under ${TMPDIR:-/tmp}/opgrad-ms-<uid>.
+if [ -w "$repo" ] && { [ ! -e "$repo/build-test" ] || [ -w "$repo/build-test" ]; }; then
+    out_default="$repo/build-test"
+else
+    out_default="${TMPDIR:-/tmp}/opgrad-ms-$(id -u)"
+fi
+venv="${OPGRAD_MS_VENV:-$out_default/msvenv}"
+build="${OPGRAD_MS_BUILD:-$out_default/ms}"
 version="${OPGRAD_MS_VERSION:-2.10.0}"
 numpy_req="${OPGRAD_MS_NUMPY-numpy<2}"
 python="${OPGRAD_MS_PYTHON:-python3}"
@@ -112,14 +121,23 @@ cmake -S "$repo" -B "$build" ${gen[@]+"${gen[@]}"} -DCMAKE_BUILD_TYPE=Release \
     >"$build/cmake-configure.log" 2>&1 ||
     { tail -n 30 "$build/cmake-configure.log" >&2
       die 2 "cmake configure failed (log: $build/cmake-configure.log)"; }
-cmake --build "$build" --target opgrad fused_add_scale -j "$jobs" >"$build/cmake-build.log" 2>&1 ||
+cmake --build "$build" --target opgrad fused_add_scale opgrad_cli -j "$jobs" \
+    >"$build/cmake-build.log" 2>&1 ||
     { tail -n 40 "$build/cmake-build.log" >&2
-      die 2 "build of opgrad and fused_add_scale failed (log: $build/cmake-build.log)"; }
+      die 2 "build of opgrad, fused_add_scale and opgrad_cli failed (log: $build/cmake-build.log)"; }
 build_abs="$(cd "$build" && pwd -P)"
 fused_lib="$build_abs/examples/custom/libfused_add_scale.so"
 opgrad_lib="$build_abs/libopgrad.so"
-for f in "$fused_lib" "$opgrad_lib"; do [ -f "$f" ] || die 2 "the build did not produce $f"; done
-say "build: $(since "$t_build") s -> $opgrad_lib, $fused_lib"
+opgrad_cli="$build_abs/bin/opgrad"
+# part G's deliberately broken kernel (tests/mindspore/bias_add.c): a test fixture, not a target
+bias_lib="$build_abs/libbias_add.so"
+cc="$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")"
+"${cc:-cc}" -O2 -shared -fPIC -Wall -Wextra -Werror -I"$repo/include" "$here/bias_add.c" \
+    -o "$bias_lib" || die 2 "could not build $bias_lib"
+for f in "$fused_lib" "$opgrad_lib" "$opgrad_cli"; do
+    [ -f "$f" ] || die 2 "the build did not produce $f"
+done
+say "build: $(since "$t_build") s -> $opgrad_lib, $fused_lib, $bias_lib, $opgrad_cli"
 
 # ---- 3. the test -----------------------------------------------------------------------------
 export MS_CUSTOM_AOT_WHITE_LIST="${MS_CUSTOM_AOT_WHITE_LIST:-$build_abs}"
@@ -127,8 +145,9 @@ export GLOG_v="${GLOG_v:-3}" # MindSpore's log: errors only (its INFO/WARNING li
 say "running test_mindspore.py (cwd $build_abs, MS_CUSTOM_AOT_WHITE_LIST=$MS_CUSTOM_AOT_WHITE_LIST)"
 t_test="$(now)"
 # From the build directory: MindSpore writes rank_0/, analyze_fail.ir etc. into the cwd.
-(cd "$build_abs" && "$venv/bin/python" "$here/test_mindspore.py" \
-    --fused-lib "$fused_lib" --opgrad-lib "$opgrad_lib" "$@")
+(cd "$build_abs" && PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" "$here/test_mindspore.py" \
+    --fused-lib "$fused_lib" --opgrad-lib "$opgrad_lib" --bias-add-lib "$bias_lib" \
+    --opgrad-cli "$opgrad_cli" --workdir "$build_abs" "$@")
 rc=$?
 say "test: $(since "$t_test") s, exit $rc; total $(since "$t_start") s"
 case "$rc" in

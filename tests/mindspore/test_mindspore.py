@@ -98,6 +98,7 @@ try:
     import mindspore.nn as nn
     import mindspore.ops as ops
     from mindspore import Tensor
+    from mindspore.ops import CustomRegOp, DataType
 except Exception as e:  # noqa: BLE001 - any import failure means "MindSpore unavailable"
     print(f"MindSpore unavailable: import mindspore failed: {type(e).__name__}: {e}", flush=True)
     sys.exit(4)
@@ -788,27 +789,33 @@ NORM_SYMBOLS = [f"opgrad_{n}{b}" for n in ("LayerNorm", "RmsNorm", "SwiGlu", "Ge
 LAYER_NORM_EPS, RMS_NORM_EPS = 1e-5, 1e-6  # the entry points' fixed eps (docs/aot.md)
 
 
-def norm_ops(lib, name):
+def norm_ops(lib, name, attrs=None):
     """opgrad_LayerNorm (x, gamma, beta) or opgrad_RmsNorm (x, gamma), over the last dim, with
-    its bprop (x, gamma[, beta], y, dy -> dx, dgamma[, dbeta])."""
+    its bprop (x, gamma[, beta], y, dy -> dx, dgamma[, dbeta]); `attrs` (part F) go on both."""
+    def with_attrs(op):
+        for k, v in (attrs or {}).items():
+            op.add_prim_attr(k, v)
+        return op
+
     if name == "LayerNorm":
-        bwd = ops.Custom(func=f"{lib}:opgrad_LayerNormBackward",
-                         out_shape=lambda x, g, b, y, dy: (x, g, b),
-                         out_dtype=lambda x, g, b, y, dy: (x, g, b), func_type="aot")
+        bwd = with_attrs(ops.Custom(func=f"{lib}:opgrad_LayerNormBackward",
+                                    out_shape=lambda x, g, b, y, dy: (x, g, b),
+                                    out_dtype=lambda x, g, b, y, dy: (x, g, b), func_type="aot"))
 
         def bprop(x, g, b, out, dout):
             return bwd(x, g, b, out, dout)  # (dx, dgamma, dbeta)
 
-        return ops.Custom(func=f"{lib}:opgrad_LayerNorm", out_shape=lambda x, g, b: x,
-                          out_dtype=lambda x, g, b: x, func_type="aot", bprop=bprop)
-    bwd = ops.Custom(func=f"{lib}:opgrad_RmsNormBackward", out_shape=lambda x, g, y, dy: (x, g),
-                     out_dtype=lambda x, g, y, dy: (x, g), func_type="aot")
+        return with_attrs(ops.Custom(func=f"{lib}:opgrad_LayerNorm", out_shape=lambda x, g, b: x,
+                                     out_dtype=lambda x, g, b: x, func_type="aot", bprop=bprop))
+    bwd = with_attrs(ops.Custom(func=f"{lib}:opgrad_RmsNormBackward",
+                                out_shape=lambda x, g, y, dy: (x, g),
+                                out_dtype=lambda x, g, y, dy: (x, g), func_type="aot"))
 
     def bprop(x, g, out, dout):
         return bwd(x, g, out, dout)  # (dx, dgamma)
 
-    return ops.Custom(func=f"{lib}:opgrad_RmsNorm", out_shape=lambda x, g: x,
-                      out_dtype=lambda x, g: x, func_type="aot", bprop=bprop)
+    return with_attrs(ops.Custom(func=f"{lib}:opgrad_RmsNorm", out_shape=lambda x, g: x,
+                                 out_dtype=lambda x, g: x, func_type="aot", bprop=bprop))
 
 
 def glu_ops(lib, name):
@@ -1012,10 +1019,357 @@ def check_glu(lib, rng, name, dtypes_fwd=("float32", "float16", "bfloat16"),
 
 # ------------------------------------------------------------------------------------------------
 
+# ------------------------------------------------------------------------------------------------
+# F. attributes: MindSpore's AotExtra read by opgrad's entry points (src/aot/aot_extra.cpp)
+
+def sigmoid64(z):
+    return 0.5 * (1 + np.tanh(0.5 * z))
+
+
+def act_ops(lib, name, attrs, reg=False):
+    """opgrad_<name> with its bprop (x, y, dy -> dx), both Customs carrying `attrs`: with
+    add_prim_attr, or (reg=True) CustomRegOp().attr(name, "required", "float", value=...), the
+    two ways MindSpore documents."""
+    def make(sym, nin, bprop=None):
+        kw = {}
+        if reg:
+            r = CustomRegOp(f"opgrad_attr_test_{len(REG_NAMES)}_{sym}")
+            REG_NAMES.append(sym)
+            for i in range(nin):
+                r = r.input(i, f"i{i}")
+            r = r.output(0, "o")
+            for k, v in attrs.items():
+                r = r.attr(k, "required", "float", value=float(v))
+            kw["reg_info"] = r.dtype_format(*([DataType.None_None] * (nin + 1))) \
+                .target("CPU").get_op_info()
+        shape = (lambda x: x) if nin == 1 else (lambda x, y, dy: x)
+        op = ops.Custom(func=f"{lib}:{sym}", out_shape=shape, out_dtype=shape, func_type="aot",
+                        bprop=bprop, **kw)
+        if not reg:
+            for k, v in attrs.items():
+                op.add_prim_attr(k, v)
+        return op
+
+    bwd = make(f"opgrad_{name}Backward", 3)
+
+    def bprop(x, out, dout):
+        return (bwd(x, out, dout),)
+
+    return make(f"opgrad_{name}", 1, bprop)
+
+
+REG_NAMES = []
+
+
+def act_refs64(name, x, dy, a):
+    """float64 y, dx and their bounds' magnitudes (|y|-like, |dx|-like) of the activation."""
+    if name == "Softplus":
+        b, t = a.get("beta", 1.0), a.get("threshold", 20.0)
+        bx = b * x
+        y = np.where(bx > t, x, np.logaddexp(0, bx) / b)
+        g = np.where(bx > t, 1.0, sigmoid64(bx))
+        return y, dy * g, np.abs(y), np.abs(dy * g)
+    if name == "LeakyRelu":
+        s = a.get("negative_slope", a.get("negativeSlope", 0.01))
+        return np.where(x > 0, x, s * x), dy * np.where(x > 0, 1.0, s), np.abs(x), np.abs(dy)
+    if name == "Elu":
+        al = a.get("alpha", 1.0)
+        y = np.where(x > 0, x, al * np.expm1(np.minimum(x, 0)))
+        g = np.where(x > 0, 1.0, al * np.exp(np.minimum(x, 0)))
+        return y, dy * g, np.abs(y) + al * np.exp(np.minimum(x, 0)), np.abs(dy * g)
+    raise ValueError(name)
+
+
+def check_act_attrs(lib, name, attrs, rng, reg=False, mode_label=""):
+    """Forward and gradient of opgrad_<name> with attrs against float64 (8 fp32 ulps of the
+    magnitude: the kernels are within a few, docs/ops/piecewise.md / activation.md) and, where
+    MindSpore has the op with those attributes, against the native op."""
+    op = act_ops(lib, name, attrs, reg)
+    x64 = rng.uniform(-6, 6, (7, 33))
+    x64[0, :5] = [0.0, -0.0, 2.5, 2.5000001, -1e-3]  # threshold 5 / beta 2: bx = 5 at x = 2.5
+    x, x64 = to_ms(x64, "float32")
+    dy, dy64 = to_ms(rng.uniform(-1, 1, x64.shape), "float32")
+    y64, dx64, my, mdx = act_refs64(name, x64, dy64, attrs)
+    u = U["float32"]
+    tag = f"{mode_label}{name} {attrs or 'defaults'}{' (reg_info)' if reg else ''}"
+    check_close(f"{tag} forward vs float64", as64(Apply(op)(x)), y64, 8 * u * my + DENORM["float32"])
+
+    def loss(x, dy):
+        return (op(x) * dy).sum()
+
+    dx = ms.grad(loss, grad_position=0)(x, dy)
+    # near the threshold the two sides differ by up to sigmoid(t)'s distance from 1: skip the
+    # points within the kernel's rounding of bx = t
+    ok = np.ones(x64.shape, bool)
+    if name == "Softplus":
+        b, t = attrs.get("beta", 1.0), attrs.get("threshold", 20.0)
+        ok = np.abs(b * x64 - t) > 8 * u * abs(t)
+    check_close(f"{tag} grad vs float64", np.where(ok, as64(dx), dx64), dx64,
+                8 * u * mdx + DENORM["float32"])
+    native = None
+    if name == "Softplus":
+        native = lambda v: ops.softplus(v, attrs.get("beta", 1.0), attrs.get("threshold", 20.0))
+    elif name == "LeakyRelu":
+        native = lambda v: ops.leaky_relu(v, attrs.get("negative_slope", 0.01))
+    if native is not None:
+        ok &= x64 != 0  # the kink: each side picks its own derivative at 0
+
+        def loss_n(x, dy):
+            return (native(x) * dy).sum()
+        dxn = ms.grad(loss_n, grad_position=0)(x, dy)
+        # MindSpore's own softplus is far less accurate than one rounding (measured ~400 u near
+        # x = -4 with beta 2): an agreement check at 1e-4 relative, not a bound
+        check_close(f"{tag} grad vs native", np.where(ok, as64(dx), as64(dxn)), as64(dxn),
+                    1e-4 * np.abs(as64(dxn)) + 1e-7)
+
+
+def check_norm_eps(lib, rng, name, eps, mode_label=""):
+    """opgrad_LayerNorm / opgrad_RmsNorm with the attribute eps (and MindSpore's spelling
+    epsilon): forward and every gradient against float64 with that eps, and against the same
+    entry point without the attribute (the default eps) to show it changed something."""
+    attr = "epsilon" if name == "RmsNorm" else "eps"
+    op = norm_ops(lib, name, {attr: eps})
+    x64 = rng.uniform(-0.05, 0.05, (6, 16))  # small |x|: eps matters (var ~ 1e-3)
+    x, x64 = to_ms(x64, "float32")
+    g, g64 = to_ms(rng.uniform(0.5, 1.5, (16,)), "float32")
+    b, b64 = to_ms(rng.uniform(-1, 1, (16,)), "float32")
+    w, w64 = to_ms(rng.uniform(-1, 1, x64.shape), "float32")
+    eps32 = float(np.float32(eps))
+    layer = name == "LayerNorm"
+    mean = x64.mean(-1, keepdims=True) if layer else 0.0
+    xc = x64 - mean
+    r = 1 / np.sqrt((xc * xc).mean(-1, keepdims=True) + eps32)
+    xh = xc * r
+    y64 = xh * g64 + (b64 if layer else 0)
+    dxh = w64 * g64
+    if layer:
+        dx64 = r * (dxh - dxh.mean(-1, keepdims=True) - xh * (dxh * xh).mean(-1, keepdims=True))
+    else:
+        dx64 = r * (dxh - xh * (dxh * xh).mean(-1, keepdims=True))
+    dg64 = (w64 * xh).sum(0)
+    args = (x, g, b) if layer else (x, g)
+    y = Apply(op)(*args)
+    tag = f"{mode_label}{name} {attr}={eps}"
+    c = 16 * 2.0 ** -22  # x_hat and the products in fp32 (tests/api/test_aot_norm.c's bounds)
+    check_close(f"{tag} forward vs float64", as64(y), y64,
+                c * (np.abs(xh) + 1) * np.abs(g64) + c * np.abs(y64) + 1e-7)
+
+    def loss(*a):
+        return (op(*a[:-1]) * a[-1]).sum()
+
+    grads = ms.grad(loss, grad_position=(0, 1))(*args, w)
+    scale = np.abs(r) * (np.abs(dxh) + np.abs(dxh).mean(-1, keepdims=True) * 2)
+    check_close(f"{tag} dx vs float64", as64(grads[0]), dx64, 64 * 2.0 ** -22 * scale + 1e-7)
+    check_close(f"{tag} dgamma vs float64", as64(grads[1]), dg64,
+                64 * 2.0 ** -22 * (np.abs(w64) * (np.abs(xh) + 1)).sum(0) + 1e-7)
+    y_def = as64(Apply(norm_ops(lib, name))(*args))
+    moved = np.abs(y_def - as64(y)).max()
+    record(f"{tag} differs from the default eps", moved > 1e-3,
+           f"max |y(eps) - y(default)| = {moved:.3g}")
+
+
+def check_attr_errors(lib):
+    """A string where a number belongs, and a GLU dim out of range: 161002, the message on
+    stderr (MindSpore shows only the code)."""
+    x = Tensor(np.ones((2, 4), np.float32))
+    op = ops.Custom(func=f"{lib}:opgrad_Softplus", out_shape=lambda x: x, out_dtype=lambda x: x,
+                    func_type="aot")
+    op.add_prim_attr("beta", "two")
+    try:
+        Apply(op)(x)
+        record("Softplus beta='two' is refused", False, "it ran")
+    except RuntimeError as e:
+        record("Softplus beta='two' is refused", "161002" in str(e),
+               str(e).splitlines()[0][:160])
+    glu = glu_ops(lib, "SwiGlu")
+    glu.add_prim_attr("dim", 5)
+    try:
+        Apply(glu)(x)
+        record("SwiGlu dim=5 on a 2-d x is refused", False, "it ran")
+    except Exception as e:  # noqa: BLE001 - out_shape or the kernel: either refuses
+        record("SwiGlu dim=5 on a 2-d x is refused", True, f"{type(e).__name__}")
+
+
+def check_glu_dim(lib, rng):
+    """opgrad_SwiGlu with the attribute dim=0: x [8, 5] split along dim 0, vs float64."""
+    bwd = ops.Custom(func=f"{lib}:opgrad_SwiGluBackward", out_shape=lambda x, y, dy: x,
+                     out_dtype=lambda x, y, dy: x, func_type="aot")
+    bwd.add_prim_attr("dim", 0)
+
+    def bprop(x, out, dout):
+        return (bwd(x, out, dout),)
+
+    op = ops.Custom(func=f"{lib}:opgrad_SwiGlu", out_shape=lambda x: [x[0] // 2] + list(x[1:]),
+                    out_dtype=lambda x: x, func_type="aot", bprop=bprop)
+    op.add_prim_attr("dim", 0)
+    x, x64 = to_ms(rng.uniform(-3, 3, (8, 5)), "float32")
+    w, w64 = to_ms(rng.uniform(-1, 1, (4, 5)), "float32")
+    a, b = x64[:4], x64[4:]
+    s = sigmoid64(a)
+    y64 = a * s * b
+    da = w64 * b * (s + a * s * (1 - s))
+    db = w64 * a * s
+    u = U["float32"]
+    check_close("SwiGlu dim=0 forward vs float64", as64(Apply(op)(x)), y64,
+                16 * u * (np.abs(a * s) + 1) * np.abs(b) + 1e-30)
+
+    def loss(x, w):
+        return (op(x) * w).sum()
+
+    dx = ms.grad(loss, grad_position=0)(x, w)
+    check_close("SwiGlu dim=0 grad vs float64", as64(dx), np.concatenate([da, db]),
+                16 * u * np.concatenate([np.abs(w64 * b) * (1 + np.abs(a)), np.abs(w64 * a)]) +
+                1e-30)
+
+
+# ------------------------------------------------------------------------------------------------
+# G. a broken custom kernel: opgrad check --custom, opgrad.mindspore.custom(spec, debug=True)
+
+def bias_spec(lib, backward, grads=None):
+    s = {"name": "BiasAdd", "library": lib, "forward": "BiasAdd", "backward": backward,
+         "dtypes": ["float32", "float64"],
+         "inputs": [{"name": "x", "shape": ["N", "C"]}, {"name": "bias", "shape": ["C"]}],
+         "outputs": [{"name": "y", "shape": ["N", "C"]}],
+         "sizes": [{"N": 8, "C": 16}, {"N": 5, "C": 3}],
+         "reference": "x + bias"}
+    if grads is not None:
+        s["gradients"] = grads
+    return s
+
+
+def write_spec(directory, fname, spec):
+    import json
+    path = os.path.join(directory, fname)
+    with open(path, "w") as f:
+        json.dump(spec, f, indent=1)
+    return path
+
+
+def check_cli(cli, spec_path, want_ok, needles, label):
+    """`opgrad check --custom SPEC`: exit 0 (want_ok) or 1, and the report names every needle."""
+    import subprocess
+    t = time.time()
+    p = subprocess.run([cli, "check", "--custom", spec_path], capture_output=True, text=True,
+                       timeout=300)
+    out = p.stdout + p.stderr
+    ok = (p.returncode == 0) == want_ok and p.returncode in (0, 1)
+    missing = [n for n in needles if n not in out]
+    lines = [ln.strip() for ln in out.splitlines()
+             if ln.strip().startswith("->") and all(n in ln for n in needles)]
+    record(label, ok and not missing,
+           f"exit {p.returncode} in {time.time() - t:.1f} s"
+           + (f"; report lacks {missing}" if missing else "")
+           + (f"; e.g. {lines[0][:220]!r}" if lines else ""))
+    if not ok or missing:
+        print("\n".join("      | " + ln for ln in out.splitlines()[-25:]))
+
+
+class BiasNet(nn.Cell):
+    """Dense(8, 16, no bias) -> BiasAdd(bias [16]) (the custom op, or native x + bias)."""
+
+    def __init__(self, w, b, op=None):
+        super().__init__()
+        self.w = ms.Parameter(Tensor(w), name="w")
+        self.b = ms.Parameter(Tensor(b), name="b")
+        self.op = op
+
+    def construct(self, x):
+        h = ops.matmul(x, self.w.T)
+        if self.op is None:
+            return h + self.b
+        return self.op(h, self.b)
+
+
+def bias_train(op, w, b, X, Y, steps, lr=0.1):
+    net = BiasNet(w, b, op)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(),
+                                                                          learning_rate=lr))
+    step.set_train()
+    return [float(step(Tensor(X), Tensor(Y)).asnumpy()) for _ in range(steps)]
+
+
+def bias_train64(w, b, X, Y, steps, lr=0.1):
+    w, b, out = w.astype(np.float64), b.astype(np.float64), []
+    X, Y = X.astype(np.float64), Y.astype(np.float64)
+    for _ in range(steps):
+        y = X @ w.T + b
+        out.append(((y - Y) ** 2).mean())
+        dy = 2 * (y - Y) / y.size
+        w, b = w - lr * dy.T @ X, b - lr * dy.sum(0)
+    return out
+
+
+def check_guarded(opgrad_lib, bias_lib, cli, workdir, steps, rtol):
+    # the package of this checkout, on the library under test
+    os.environ["OPGRAD_LIBRARY"] = opgrad_lib
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "python"))
+    import opgrad
+    import opgrad.mindspore as oms
+    from opgrad import _lib
+    record("opgrad.mindspore imports", True, f"opgrad {opgrad.version()} from {_lib.library_path}")
+    good = write_spec(workdir, "bias_add.json", bias_spec(bias_lib, "BiasAddGrad"))
+    broken = write_spec(workdir, "bias_add_broken.json", bias_spec(bias_lib, "BiasAddGradNoReduce"))
+    broken_nc = write_spec(workdir, "bias_add_broken_nc.json", bias_spec(
+        bias_lib, "BiasAddGradNoReduce", grads=[{"shape": ["N", "C"]}, {"shape": ["N", "C"]}]))
+    if cli:
+        check_cli(cli, good, True, [], "opgrad check --custom bias_add.json passes")
+        check_cli(cli, broken, False, ["'bias'", "reduce over dim 0"],
+                  "opgrad check --custom bias_add_broken.json fails naming the reduction")
+        check_cli(cli, broken_nc, False, ["'bias'", "reduce over dim 0"],
+                  "opgrad check --custom bias_add_broken_nc.json ([N, C] declared) fails naming "
+                  "the reduction")
+    else:
+        record("opgrad check --custom", False, "no --opgrad-cli given")
+
+    rng = np.random.default_rng(11)
+    w = rng.uniform(-0.5, 0.5, (16, 8)).astype(np.float32)
+    b = rng.uniform(-0.5, 0.5, (16,)).astype(np.float32)
+    X = rng.uniform(-1, 1, (8, 8)).astype(np.float32)
+    Y = rng.uniform(-1, 1, (8, 16)).astype(np.float32)
+
+    # the [N, C] declaration is refused when the op is built, in either mode
+    for debug in (False, True):
+        try:
+            oms.custom(broken_nc, debug=debug)
+            record(f"custom(broken_nc, debug={debug}) refuses the [N, C] gradient", False, "built")
+        except ValueError as e:
+            m = str(e)
+            record(f"custom(broken_nc, debug={debug}) refuses the [N, C] gradient",
+                   "'bias'" in m and "['N', 'C']" in m and "['C']" in m, m[:200])
+
+    # the broken backward inside a training step, debug=True: raises naming dbias
+    try:
+        bias_train(oms.custom(broken, debug=True), w, b, X, Y, 1)
+        record("debug=True: the broken backward raises in a training step", False, "it trained")
+    except Exception as e:  # noqa: BLE001
+        m = str(e)
+        ok = ("'dbias'" in m and "declared [16]" in m and "128 elements" in m
+              and "'dy'" in m and "summed over the broadcast dims" in m)
+        record("debug=True: the broken backward raises in a training step", ok,
+               f"{type(e).__name__}: {m.splitlines()[0][:400]}")
+
+    # the correct kernel trains: aot (no debug) and debug, against native x + bias and float64
+    ref64 = bias_train64(w, b, X, Y, steps)
+    native = bias_train(None, w, b, X, Y, steps)
+    for debug in (False, True):
+        curve = bias_train(oms.custom(good, debug=debug), w, b, X, Y, steps)
+        dn = max(abs(c - n) / abs(n) for c, n in zip(curve, native))
+        d64 = max(abs(c - r) / abs(r) for c, r in zip(curve, ref64))
+        record(f"custom(bias_add.json, debug={debug}) trains {steps} steps like native x + bias",
+               dn <= rtol and d64 <= rtol,
+               f"loss {curve[0]:.9g} -> {curve[-1]:.9g}; max rel diff vs native {dn:.2g}, vs "
+               f"float64 {d64:.2g} (rtol {rtol})")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--fused-lib", required=True, help="absolute path of libfused_add_scale.so")
     ap.add_argument("--opgrad-lib", required=True, help="absolute path of libopgrad.so")
+    ap.add_argument("--bias-add-lib", default=None,
+                    help="absolute path of libbias_add.so (tests/mindspore/bias_add.c; part G)")
+    ap.add_argument("--opgrad-cli", default=None, help="the `opgrad` tool (part G)")
+    ap.add_argument("--workdir", default=None, help="where part G writes its specs (default: cwd)")
     ap.add_argument("--steps", type=int, default=10, help="SGD steps of the training check")
     ap.add_argument("--loss-rtol", type=float, default=1e-5,
                     help="relative tolerance per step between the loss curves")
@@ -1105,6 +1459,36 @@ def main():
         for name in ("SwiGlu", "GeGlu"):
             run_check(name, lambda: check_glu(args.opgrad_lib, rng, name))
 
+    attrs_ok = bool(getattr(ctypes.CDLL(args.opgrad_lib), "opgrad_aot_attributes_supported",
+                            lambda: 0)())
+    section("F1. attributes through MindSpore's AotExtra: Softplus, LeakyRelu, Elu (aot, "
+            "GRAPH_MODE) vs float64 and native ops")
+    if not attrs_ok:
+        record("libopgrad reads aot attributes", False,
+               "opgrad_aot_attributes_supported() is 0: built without a C++ compiler")
+    else:
+        for name, attrs in (("Softplus", {}), ("Softplus", {"beta": 2.0, "threshold": 5.0}),
+                            ("LeakyRelu", {}), ("LeakyRelu", {"negative_slope": 0.3}),
+                            ("Elu", {}), ("Elu", {"alpha": 0.7})):
+            run_check(f"{name} {attrs}", lambda: check_act_attrs(args.opgrad_lib, name, attrs, rng))
+        run_check("Softplus reg_info", lambda: check_act_attrs(
+            args.opgrad_lib, "Softplus", {"beta": 2.0, "threshold": 5.0}, rng, reg=True))
+        section("F2. norm and GLU attributes: LayerNorm eps, RmsNorm epsilon, SwiGlu dim")
+        run_check("LayerNorm eps", lambda: check_norm_eps(args.opgrad_lib, rng, "LayerNorm", 1e-2))
+        run_check("RmsNorm epsilon", lambda: check_norm_eps(args.opgrad_lib, rng, "RmsNorm", 1e-2))
+        run_check("SwiGlu dim", lambda: check_glu_dim(args.opgrad_lib, rng))
+        section("F3. bad attributes are refused")
+        run_check("attribute errors", lambda: check_attr_errors(args.opgrad_lib))
+
+    section("G. a backward that does not reduce its broadcast gradient: opgrad check --custom, "
+            "opgrad.mindspore.custom(spec, debug=True), and the correct kernel training")
+    if not args.bias_add_lib:
+        record("part G", False, "no --bias-add-lib given")
+    else:
+        run_check("guarded", lambda: check_guarded(
+            args.opgrad_lib, args.bias_add_lib, args.opgrad_cli, args.workdir or os.getcwd(),
+            args.steps, args.loss_rtol))
+
     section("C. PYNATIVE_MODE: the same gradients, eagerly")
     ms.set_context(mode=ms.PYNATIVE_MODE)
     fwd_py = fused_ops(args.fused_lib)
@@ -1127,6 +1511,11 @@ def main():
         run_check("pynative swiglu grad",
                   lambda: check_glu(args.opgrad_lib, rng, "SwiGlu", dtypes_grad=("float32",),
                                     mode_label="PYNATIVE "))
+
+    if attrs_ok:
+        run_check("pynative softplus attrs", lambda: check_act_attrs(
+            args.opgrad_lib, "Softplus", {"beta": 2.0, "threshold": 5.0}, rng,
+            mode_label="PYNATIVE "))
 
     failed = [r for r in RESULTS if not r[1]]
     print(f"\n{len(RESULTS) - len(failed)} of {len(RESULTS)} checks passed "

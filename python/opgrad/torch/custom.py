@@ -180,20 +180,7 @@ class CustomOp:
             if not x.is_cpu:
                 raise TypeError("%s: input '%s' is on %s; custom operators run on the CPU"
                                 % (self.name, iname, x.device))
-            shape = decl["shape"]
-            if len(shape) != x.dim():
-                raise ValueError("%s: input '%s' has shape %s, the spec declares rank %d (%s)"
-                                 % (self.name, iname, list(x.shape), len(shape), shape))
-            for d, (want, got) in enumerate(zip(shape, x.shape)):
-                if isinstance(want, str):
-                    bound = dims.setdefault(want, (got, iname))
-                    if bound[0] != got:
-                        raise ValueError("%s: input '%s' dim %d is %d but %s = %d (bound by input "
-                                         "'%s')" % (self.name, iname, d, got, want, bound[0],
-                                                    bound[1]))
-                elif want != got:
-                    raise ValueError("%s: input '%s' dim %d is %d, the spec declares %d"
-                                     % (self.name, iname, d, got, want))
+            L.bind_spec_dims(self.name, iname, decl["shape"], x.shape, dims)
             fixed = decl.get("dtype")
             if fixed is not None:
                 if x.dtype != _TORCH_DTYPE[fixed]:

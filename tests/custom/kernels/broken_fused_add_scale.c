@@ -133,3 +133,14 @@ EXPORT int FusedAddScaleGrad_SignFlipScale(ARGS) {
     store(params[7], 0, kind_of(dtypes[7]), -load(params[7], 0, kind_of(dtypes[7])));
     return rc;
 }
+
+// Backward that scales its incoming gradient dy in place (a kernel must not write its inputs).
+EXPORT int FusedAddScaleGrad_WritesInput(ARGS) {
+    int rc = FusedAddScaleGrad(PASS_ARGS);
+    if (rc) return rc;
+    int64_t rows = 0, cols = 0;
+    shapes_ok(ndims, shapes, &rows, &cols);
+    for (int64_t i = 0; i < rows * cols; i++)
+        store(params[4], i, kind_of(dtypes[4]), 2 * load(params[4], i, kind_of(dtypes[4])));
+    return 0;
+}
