@@ -27,7 +27,8 @@ transposed and sliced inputs are read in place); outputs take PyTorch's memory f
 (channels_last when the input or the weight has it, else contiguous). dtypes
 float32, float16, bfloat16 (accumulated in fp32 in a fixed order, rounded once: the results do
 not depend on the thread count); like every opgrad.torch operator there is no float64 kernel
-(TypeError) and no double backward (a second backward raises, naming the operator).
+(TypeError). Double backward works: ConvolutionBackward's derivative is composed from
+Convolution and ConvolutionBackward again (below, "second order").
 """
 import ctypes
 
@@ -252,12 +253,55 @@ def _backward_conv(ops, ctx, grad):
     return (gi if mask[0] else None, gw if mask[1] else None, gb if mask[2] else None) + none
 
 
+# ---- second order: ConvolutionBackward's own derivative ------------------------------------------
+# conv(x, w) is linear in x and in w, and the backward's results are its adjoints:
+# gi = J_x(w)^T g, gw = J_w(x)^T g, gb = g summed to the channels. With GI, GW, GB the gradients of
+# those results:
+#   d/dg = conv(GI, w) + conv(x, GW) + GB (as a bias)       (<GI, J_x^T g> = <J_x GI, g>, ...)
+#   d/dx = J_x(GW)^T g = ConvolutionBackward(g, x, GW)'s gradInput
+#   d/dw = J_w(GI)^T g = ConvolutionBackward(g, GI, w)'s gradWeight
+# the same two operators again (differentiable in turn), with the same attributes.
+def _setup_conv_bwd(ctx, inputs, output):
+    ctx.set_materialize_grads(False)  # a result not computed (output_mask) has no gradient
+    ctx.save_for_backward(inputs[0], inputs[1], inputs[2])
+    ctx.attrs = tuple(inputs[4:10])  # stride, padding, dilation, transposed, output_padding, groups
+
+
+def _given(t):
+    return t is not None and t.numel() > 0
+
+
+def _backward_conv_bwd(ops, ctx, GI, GW, GB):
+    grad, input, weight = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    a = ctx.attrs
+    GI, GW, GB = (t if _given(t) else None for t in (GI, GW, GB))
+    dg = dx = dw = None
+    if need[0] and (GI is not None or GW is not None or GB is not None):
+        if GI is not None:
+            dg = ops.convolution(GI, weight, GB, *a)
+        if GW is not None:
+            t = ops.convolution(input, GW, GB if dg is None else None, *a)
+            dg = t if dg is None else ops.add(dg, t)
+        if dg is None:  # GB alone: the bias gradient's adjoint broadcasts it over grad
+            shape = [1] * grad.dim()
+            shape[1] = GB.shape[0]
+            dg = GB.reshape(shape).expand(grad.shape)
+        dg = dg.to(grad.dtype)
+    if need[1] and GW is not None:
+        dx = ops.convolution_backward(grad, input, GW, False, *a, [True, False, False])[0]
+    if need[2] and GI is not None:
+        dw = ops.convolution_backward(grad, GI, weight, False, *a, [False, True, False])[1]
+    return (dg, dx, dw) + (None,) * 8
+
+
 _DEFS = (
     O.OpDef("convolution_backward",
             "(Tensor grad, Tensor input, Tensor weight, bool has_bias, int[] stride, "
             "int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, "
             "bool[] output_mask) -> (Tensor, Tensor, Tensor)",
-            convolution_backward, (0, 1, 2), _fake_conv_bwd),
+            convolution_backward, (0, 1, 2), _fake_conv_bwd, _setup_conv_bwd, _backward_conv_bwd,
+            nout=3),
     O.OpDef("convolution",
             "(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
             "int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor",
@@ -268,6 +312,9 @@ _DEFS = (
 def _register():
     # the 1.13 formulas call the kernels through _kernels (as _glu.py does)
     K.convolution_backward = convolution_backward
+    K.convolution = convolution
+    for d in _DEFS:
+        d.twice = True  # both formulas run on differentiable operators (second order and on)
     register_ops(_DEFS)
 
 
