@@ -90,6 +90,15 @@ CASES = [
     # dropout (its backward is linear in the gradient; the mask depends on the seed alone)
     ("silu of dropout", lambda x: ot.silu(ot.dropout(x, 0.3, seed=7)),
      lambda x: F.silu(x * KEEP.double() / 0.7), (), (5, 7)),
+    # pooling (the backwards are linear in the gradient: d/dw exercises their derivative)
+    ("max_pool2d", lambda x: ot.max_pool2d(ot.mul(x, x), 3, 2, 1),
+     lambda x: F.max_pool2d(x * x, 3, 2, 1), (), (2, 3, 7, 7)),
+    ("avg_pool2d", lambda x: ot.avg_pool2d(ot.mul(x, x), 3, 2, 1, ceil_mode=True,
+                                           count_include_pad=False),
+     lambda x: F.avg_pool2d(x * x, 3, 2, 1, ceil_mode=True, count_include_pad=False), (),
+     (2, 3, 7, 7)),
+    ("adaptive_avg_pool2d", lambda x: ot.adaptive_avg_pool2d(ot.mul(x, x), 3),
+     lambda x: F.adaptive_avg_pool2d(x * x, 3), (), (2, 3, 7, 8)),
     # the GLUs (SwiGluGrad and GeGluBackward differentiated again, _glu.py)
     ("swiglu", ot.swiglu, lambda x: F.silu(x.chunk(2, -1)[0]) * x.chunk(2, -1)[1], (), (5, 8)),
     ("swiglu dim 0", lambda x: ot.swiglu(x, 0),
@@ -258,7 +267,6 @@ class Refusals(unittest.TestCase):
              None),
             ("batch_norm", lambda x: ot.batch_norm(x, None, None, training=True),
              (torch.randn(4, 3),), None),
-            ("avg_pool2d", lambda x: ot.avg_pool2d(x, 2), (x4,), None),
             ("geglu erf", lambda x: ot.geglu(x), (torch.randn(3, 8),),
              ("second derivative", "ge_glu_backward")),
             ("mse_loss", lambda x, t: ot.mse_loss(x, t), (torch.randn(3, 4), torch.randn(3, 4)),

@@ -297,26 +297,59 @@ def _backward_adaptive(ops, ctx, grad):
     return ops.adaptive_avg_pool2d_backward(grad, x), None
 
 
-register_ops([
+# ---- second order: the backwards are linear in the gradient (x only gives the shape) -----------
+# Their derivative in grad is their adjoint: the forward pooling itself for the averages, the
+# gather of the saved indices for the max; none in x (or the indices).
+def _setup_pool_bwd(ctx, inputs, output):
+    ctx.attrs = tuple(inputs[2:])
+    ctx.out_size = tuple(inputs[0].shape[-2:])
+
+
+def _backward_avg_bwd(ops, ctx, gg):
+    return (ops.avg_pool2d(gg, *ctx.attrs), None) + (None,) * len(ctx.attrs)
+
+
+def _backward_adaptive_bwd(ops, ctx, gg):
+    return ops.adaptive_avg_pool2d(gg, list(ctx.out_size)), None
+
+
+def _setup_max_bwd(ctx, inputs, output):
+    ctx.save_for_backward(inputs[2])
+    ctx.nattrs = len(inputs) - 3
+
+
+def _backward_max_bwd(ops, ctx, gg):
+    (idx,) = ctx.saved_tensors  # each output element's flat position in its input plane
+    flat = gg.reshape(tuple(gg.shape[:-2]) + (-1,))
+    dg = flat.gather(-1, idx.reshape(tuple(idx.shape[:-2]) + (-1,))).reshape(idx.shape)
+    return (dg, None, None) + (None,) * ctx.nattrs
+
+
+_POOL_DEFS = [
     _ops.OpDef("max_pool2d_backward", "(Tensor grad, Tensor x, Tensor indices, int[] kernel_size, "
                "int[] stride, int[] padding, int[] dilation, bool ceil_mode=False) -> Tensor",
-               max_pool2d_backward_kernel, (0, 1, 2), _fake_max_bwd),
+               max_pool2d_backward_kernel, (0, 1, 2), _fake_max_bwd, _setup_max_bwd,
+               _backward_max_bwd),
     _ops.OpDef("max_pool2d_with_indices", "(Tensor x, int[] kernel_size, int[] stride, "
                "int[] padding, int[] dilation, bool ceil_mode=False) -> (Tensor, Tensor)",
                max_pool2d_kernel, (0,), _fake_max, _setup_max, _backward_max, nout=2),
     _ops.OpDef("avg_pool2d_backward", "(Tensor grad, Tensor x, int[] kernel_size, int[] stride, "
                "int[] padding, bool ceil_mode=False, bool count_include_pad=True, "
                "int divisor_override=0) -> Tensor", avg_pool2d_backward_kernel, (0, 1),
-               _fake_avg_bwd),
+               _fake_avg_bwd, _setup_pool_bwd, _backward_avg_bwd),
     _ops.OpDef("avg_pool2d", "(Tensor x, int[] kernel_size, int[] stride, int[] padding, "
                "bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) "
                "-> Tensor", avg_pool2d_kernel, (0,), _fake_avg, _setup_avg, _backward_avg),
     _ops.OpDef("adaptive_avg_pool2d_backward", "(Tensor grad, Tensor x) -> Tensor",
-               adaptive_avg_pool2d_backward_kernel, (0, 1), _fake_adaptive_bwd),
+               adaptive_avg_pool2d_backward_kernel, (0, 1), _fake_adaptive_bwd, _setup_pool_bwd,
+               _backward_adaptive_bwd),
     _ops.OpDef("adaptive_avg_pool2d", "(Tensor x, int[] output_size) -> Tensor",
                adaptive_avg_pool2d_kernel, (0,), _fake_adaptive, _setup_adaptive,
                _backward_adaptive),
-])
+]
+for _d in _POOL_DEFS:
+    _d.twice = True  # every formula runs on differentiable operators (any order)
+register_ops(_POOL_DEFS)
 K.max_pool2d_backward = max_pool2d_backward_kernel  # the 1.13 formulas call K.<name>
 K.max_pool2d_with_indices = max_pool2d_kernel
 K.avg_pool2d_backward = avg_pool2d_backward_kernel
