@@ -211,6 +211,27 @@ class SecondOrder(unittest.TestCase):
                 self.assertLessEqual(err, 1e-4 * b.abs().max().item(),
                                      "%s (penalty of x%s): error %.3g" % (name, wrt, err))
 
+    def test_gradient_penalty_through_embedding(self):
+        # a penalty of the weight's gradient (EmbeddingDenseBackward differentiated again: a
+        # gather of the rows, padding rows dropped; with scale_grad_by_freq the count is applied
+        # once, by the embedding's own backward), against PyTorch in float64
+        idx = torch.tensor([[0, 2, 2, 5], [1, 2, 0, 3]])
+        w0 = torch.randn(6, 3)
+        for pad in (None, 2):
+            for scale in (False, True):
+                res = []
+                for emb, w in ((ot.embedding, w0.clone()), (F.embedding, w0.double())):
+                    w.requires_grad_()
+                    y = emb(idx, w, padding_idx=pad, scale_grad_by_freq=scale)
+                    c = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape)
+                    g, = torch.autograd.grad((y * y * c).sum(), w, create_graph=True)
+                    (g ** 2).sum().backward()
+                    res.append(w.grad)
+                err = (res[0].double() - res[1]).abs().max().item()
+                self.assertLessEqual(err, 1e-5 * res[1].abs().max().item(),
+                                     "padding_idx %s, scale_grad_by_freq %s: error %.3g"
+                                     % (pad, scale, err))
+
     def test_third_order_through_sigmoid(self):
         x = torch.tensor([0.3, -1.2], requires_grad=True)
         xr = x.detach().double().requires_grad_()

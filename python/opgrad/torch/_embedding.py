@@ -83,14 +83,39 @@ def _backward(ops, ctx, grad):
     return (gw, None) + (None,) * ctx.nattrs
 
 
-register_ops([
+# Second order: EmbeddingDenseBackward sums grad's rows into the weight rows their indices name
+# (none into padding_idx), linear in grad: its derivative gathers those rows back, dgrad[i] =
+# G[idx[i]] (0 where idx[i] is padding_idx); none in the indices. With scale_grad_by_freq the
+# backward also divides by each index's count, D^-1, but that factor is not repeated here: the
+# gradient then reaches the weight through the embedding's own (scaled) backward, which applies
+# D^-1 once more, and d/dw of a penalty of the scaled gradient G^T D^-1 (...) has D^-1 once
+# (PyTorch's embedding_dense_double_backward does the same; finite differences agree).
+def _setup_bwd(ctx, inputs, output):
+    ctx.save_for_backward(inputs[1])
+    ctx.padding_idx = inputs[3] if len(inputs) > 3 else -1
+    ctx.nattrs = len(inputs) - 2
+
+
+def _backward_bwd(ops, ctx, gg):
+    (indices,) = ctx.saved_tensors
+    rows = ops.embedding(gg.contiguous(), indices)
+    if ctx.padding_idx < 0:
+        return (rows, None) + (None,) * ctx.nattrs
+    keep = (indices != ctx.padding_idx).unsqueeze(-1).to(rows.dtype)
+    return (ops.mul(rows, keep), None) + (None,) * ctx.nattrs
+
+
+_DEFS = [
     _ops.OpDef("embedding_dense_backward", "(Tensor grad, Tensor indices, int num_weights, "
                "int padding_idx=-1, bool scale_grad_by_freq=False) -> Tensor",
-               embedding_dense_backward_kernel, (0, 1), _fake_bwd),
+               embedding_dense_backward_kernel, (0, 1), _fake_bwd, _setup_bwd, _backward_bwd),
     _ops.OpDef("embedding", "(Tensor weight, Tensor indices, int padding_idx=-1, "
                "bool scale_grad_by_freq=False) -> Tensor", embedding_kernel, (0, 1),
                _fake_embedding, _setup, _backward),
-])
+]
+for _d in _DEFS:
+    _d.twice = True  # both formulas run on differentiable operators
+register_ops(_DEFS)
 K.embedding_dense_backward = embedding_dense_backward_kernel
 K.embedding = embedding_kernel
 
