@@ -46,6 +46,8 @@ def away_from_kinks(x, points):
     return x
 
 
+# binary_cross_entropy_with_logits' target, weight and pos_weight
+TGT, WGT, PW = torch.rand(5, 7), torch.rand(5, 7) + 0.5, torch.rand(7) + 0.5
 # dropout's mask for seed 7, p = 0.3, 35 elements (it does not depend on the values)
 KEEP = ot.dropout(torch.ones(5, 7), 0.3, seed=7) != 0
 
@@ -99,6 +101,20 @@ CASES = [
      (2, 3, 7, 7)),
     ("adaptive_avg_pool2d", lambda x: ot.adaptive_avg_pool2d(ot.mul(x, x), 3),
      lambda x: F.adaptive_avg_pool2d(x * x, 3), (), (2, 3, 7, 8)),
+    # the pointwise losses against a zero target (their kinks at 0 and +-beta), every reduction
+    ("mse_loss mean", lambda x: ot.mse_loss(x, torch.zeros_like(x)),
+     lambda x: F.mse_loss(x, torch.zeros_like(x)), (), (5, 7)),
+    ("mse_loss none", lambda x: ot.mse_loss(x, torch.zeros_like(x), "none"),
+     lambda x: F.mse_loss(x, torch.zeros_like(x), reduction="none"), (), (5, 7)),
+    ("l1_loss none", lambda x: ot.l1_loss(x, torch.zeros_like(x), "none"),
+     lambda x: F.l1_loss(x, torch.zeros_like(x), reduction="none"), (0.0,), (5, 7)),
+    ("smooth_l1_loss sum", lambda x: ot.smooth_l1_loss(x, torch.zeros_like(x), "sum", beta=0.8),
+     lambda x: F.smooth_l1_loss(x, torch.zeros_like(x), reduction="sum", beta=0.8),
+     (-0.8, 0.0, 0.8), (5, 7)),
+    ("bce_with_logits mean", lambda x: ot.binary_cross_entropy_with_logits(
+        x, TGT.to(x.dtype), weight=WGT.to(x.dtype), pos_weight=PW.to(x.dtype)),
+     lambda x: F.binary_cross_entropy_with_logits(x, TGT.double(), weight=WGT.double(),
+                                                  pos_weight=PW.double()), (), (5, 7)),
     # the GLUs (SwiGluGrad and GeGluBackward differentiated again, _glu.py)
     ("swiglu", ot.swiglu, lambda x: F.silu(x.chunk(2, -1)[0]) * x.chunk(2, -1)[1], (), (5, 8)),
     ("swiglu dim 0", lambda x: ot.swiglu(x, 0),
@@ -290,8 +306,8 @@ class Refusals(unittest.TestCase):
              (torch.randn(4, 3),), None),
             ("geglu erf", lambda x: ot.geglu(x), (torch.randn(3, 8),),
              ("second derivative", "ge_glu_backward")),
-            ("mse_loss", lambda x, t: ot.mse_loss(x, t), (torch.randn(3, 4), torch.randn(3, 4)),
-             None),
+            ("binary_cross_entropy", lambda x, t: ot.binary_cross_entropy(x, t),
+             (torch.rand(3, 4) * 0.8 + 0.1, torch.rand(3, 4)), None),
             ("cross_entropy", lambda x, t: ot.cross_entropy(x, t),
              (torch.randn(3, 5), torch.tensor([0, 4, 2])), None),
         ]

@@ -179,6 +179,87 @@ def _weighted_backward(bname, nweights):
     return backward
 
 
+# ---- second order: the backward operators' own derivatives (see _ops.py, "second order") --------
+# A loss backward B(g, x, t, ...) = g r l'(x, t) (r = 1/N for the mean, 1 for the sum; g of the
+# output's shape for "none") is linear in g: d/dg = the sum over G B(1, x, t) (B with reduction
+# "none" applied to G, then reduced as g was), and d/dx = G g r l''(x, t), d/dt = -d/dx for the
+# difference losses (l a function of x - t). l'' per loss, composed from opgrad operators in
+# float32 for 16-bit tensors: mse 2; l1 0; smooth_l1 1/beta where |x - t| < beta, else 0;
+# binary_cross_entropy_with_logits w (pw t + 1 - t) s (1 - s), s = sigmoid(x) (its target,
+# weight and pos_weight get no gradient, as in the first order). binary_cross_entropy (of
+# probabilities) has no formula: its second backward raises.
+def _wide(*ts):
+    return tuple(None if t is None else t if t.dtype == torch.float32 else t.float() for t in ts)
+
+
+def _dgrad(ops, bname, G, g, ins, red, rest):
+    e = getattr(ops, bname)(G, *ins, 0, *rest)  # G l'(x, t), elementwise
+    if red == 0:
+        return O._sum_to(ops, e, g.shape, g.dtype)
+    total = ops.reduce_sum(e, list(range(e.dim())), False) if e.dim() else e
+    if red == 1 and e.numel():
+        total = ops.muls(total, 1.0 / e.numel())
+    return total.reshape(g.shape).to(g.dtype)
+
+
+def _mse_curvature(ops, x, t, rest):
+    return 2.0
+
+
+def _l1_curvature(ops, x, t, rest):
+    return None
+
+
+def _smooth_l1_curvature(ops, x, t, rest):
+    beta = float(rest[0]) if rest else 1.0
+    if beta == 0:
+        return None  # (l1)
+    inside = (x - t).abs() < beta  # a constant mask: its own derivative is 0
+    return inside.to(x.dtype) / beta
+
+
+def _pair_second_order(bname, curvature):
+    def backward(ops, ctx, G):
+        g, x, t = _saved(ctx)[:3]
+        red, rest = (ctx.attrs[0] if ctx.attrs else 1), tuple(ctx.attrs[1:])
+        need = ctx.needs_input_grad
+        g32, x32, t32, G32 = _wide(g, x, t, G)
+        dg = dx = dt = None
+        if need[0]:
+            dg = _dgrad(ops, bname, G32, g, (x32, t32), red, rest)
+        h = curvature(ops, x32, t32, rest) if need[1] or need[2] else None
+        if h is not None:
+            v = ops.mul(G32, g32)
+            v = ops.muls(v, h / G.numel() if red == 1 else h) if isinstance(h, float) else \
+                ops.mul(ops.muls(v, 1.0 / G.numel()) if red == 1 else v, h)
+            dx = O._sum_to(ops, v, x.shape, x.dtype) if need[1] else None
+            dt = O._sum_to(ops, ops.muls(v, -1.0), t.shape, t.dtype) if need[2] else None
+        return (dg, dx, dt) + (None,) * len(ctx.attrs)
+
+    return backward
+
+
+def _bce_logits_second_order(ops, ctx, G):
+    g, x, t, w, pw = _saved(ctx)[:5]
+    red = ctx.attrs[0] if ctx.attrs else 1
+    need = ctx.needs_input_grad
+    g32, x32, t32, w32, pw32, G32 = _wide(g, x, t, w, pw, G)
+    dg = dx = None
+    if need[0]:
+        dg = _dgrad(ops, "binary_cross_entropy_with_logits_backward", G32, g,
+                    (x32, t32, w32, pw32), red, ())
+    if need[1]:
+        h = ops.mul(G32, g32)
+        if red == 1:
+            h = ops.muls(h, 1.0 / G.numel())
+        if w32 is not None:
+            h = ops.mul(h, w32)
+        if pw32 is not None:  # pw t + 1 - t
+            h = ops.mul(h, ops.add(ops.add(ops.mul(pw32, t32), t32, -1.0), O._c(t32, 1.0)))
+        dx = O._sum_to(ops, ops.sigmoid_backward(h, ops.sigmoid(x32)), x.shape, x.dtype)
+    return (dg, dx) + (None,) * (len(need) - 2)
+
+
 def _fake_loss(x, t, *rest):
     red = [a for a in rest if isinstance(a, int) and not isinstance(a, bool)]
     shape = _bshape(x, t, *[a for a in rest if isinstance(a, torch.Tensor)])
@@ -197,20 +278,25 @@ DEFS = {}
 def _def(name, schema, kernel, tensor_args, fake, backward=None):
     DEFS[name] = O.OpDef(name, schema, kernel, tuple(tensor_args), fake,
                          _setup if backward else None, backward)
+    O.LATE[name] = DEFS[name]  # the differentiable namespace _ops._DIFF finds it
 
 
 _def("mse_loss_backward", "(Tensor grad, Tensor input, Tensor target, int reduction=1) -> Tensor",
-     mse_loss_backward_kernel, (0, 1, 2), _fake_grad)
+     mse_loss_backward_kernel, (0, 1, 2), _fake_grad,
+     _pair_second_order("mse_loss_backward", _mse_curvature))
 _def("l1_loss_backward", "(Tensor grad, Tensor input, Tensor target, int reduction=1) -> Tensor",
-     l1_loss_backward_kernel, (0, 1, 2), _fake_grad)
+     l1_loss_backward_kernel, (0, 1, 2), _fake_grad,
+     _pair_second_order("l1_loss_backward", _l1_curvature))
 _def("smooth_l1_loss_backward", "(Tensor grad, Tensor input, Tensor target, int reduction=1, "
-     "float beta=1.0) -> Tensor", smooth_l1_loss_backward_kernel, (0, 1, 2), _fake_grad)
+     "float beta=1.0) -> Tensor", smooth_l1_loss_backward_kernel, (0, 1, 2), _fake_grad,
+     _pair_second_order("smooth_l1_loss_backward", _smooth_l1_curvature))
 _def("binary_cross_entropy_backward", "(Tensor grad, Tensor input, Tensor target, "
      "Tensor? weight=None, int reduction=1) -> Tensor", binary_cross_entropy_backward_kernel,
      (0, 1, 2, 3), _fake_grad)
 _def("binary_cross_entropy_with_logits_backward", "(Tensor grad, Tensor input, Tensor target, "
      "Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor",
-     binary_cross_entropy_with_logits_backward_kernel, (0, 1, 2, 3, 4), _fake_grad)
+     binary_cross_entropy_with_logits_backward_kernel, (0, 1, 2, 3, 4), _fake_grad,
+     _bce_logits_second_order)
 _def("mse_loss", "(Tensor input, Tensor target, int reduction=1) -> Tensor", mse_loss_kernel,
      (0, 1), _fake_loss, _pair_backward("mse_loss_backward", True))
 _def("l1_loss", "(Tensor input, Tensor target, int reduction=1) -> Tensor", l1_loss_kernel,
@@ -227,7 +313,23 @@ _def("binary_cross_entropy_with_logits", "(Tensor input, Tensor target, Tensor? 
 
 
 class _KernelNS:
-    """The namespace the 1.13 path's backward formulas call: the kernels themselves."""
+    """The namespace the 1.13 path's backward formulas call without create_graph: this module's
+    kernels, and _kernels' for the rest (the second-order formulas' products and sums)."""
+
+    def __getattr__(self, name):
+        return getattr(K, name)
+
+
+def _loss_backward(backward):
+    """A Function's backward on the 1.13 path: under create_graph on differentiable operators
+    (_ops._DIFF, which finds these too: a backward operator without a formula refuses the next
+    backward), else on the kernels."""
+    def bwd(ctx, grad):
+        if torch.is_grad_enabled():
+            return backward(O._DIFF, ctx, grad)
+        return backward(_KNS, ctx, grad)
+
+    return bwd
 
 
 _KNS = _KernelNS()
@@ -236,9 +338,7 @@ for _d in DEFS.values():
     if _d.differentiable:
         _d.function = O._make_function(_d)
         # _make_function's backward calls the formulas with _kernels; these need this module's
-        _bw = _d.backward
-        _d.function.backward = staticmethod(O.first_order("opgrad." + _d.name)(
-            lambda ctx, grad, _b=_bw: _b(_KNS, ctx, grad)))
+        _d.function.backward = staticmethod(_loss_backward(_d.backward))
 
 LIBRARY = None
 NAMESPACE = None
