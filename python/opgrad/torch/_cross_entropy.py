@@ -158,11 +158,57 @@ def nll_backward(grad, x, target, weight, total_weight, reduction="mean", ignore
 
 
 # ---- autograd (eager, every PyTorch version) -----------------------------------------------------
+# Second order (create_graph): the gradient composed from differentiable opgrad operators of x
+# (through softmax, whose backward has a derivative of its own) instead of one
+# aclnnCrossEntropyLossGrad call, which reads the log-probabilities, an output without a gradient.
+# Per row n with target t (valid: not ignore_index, inside [0, C)), smoothing e and weight w:
+#   dl_n/dx = p A_n - a_n,   A_n = (1 - e) w[t] + (e / C) sum(w),   a_n = (1 - e) w[t] onehot(t)
+#   + (e / C) w  (both 0 on an ignored row), times g_n, and for "mean" over sum_n w[t_n] (valid);
+# nll_loss's gradient, -w[t] g onehot(t) (over the total weight for "mean"), is linear in g and
+# independent of x.
+def _class_terms(target, weight, ignore_index, c, dtype):
+    t = target.long()
+    valid = (t != ignore_index) & (t >= 0) & (t < c)
+    tc = torch.where(valid, t, torch.zeros_like(t))
+    w = weight.to(dtype) if weight is not None else torch.ones(c, dtype=dtype)
+    wt = w[tc] * valid.to(dtype)
+    onehot = torch.nn.functional.one_hot(tc, c).to(dtype) * valid.to(dtype).unsqueeze(1)
+    return valid.to(dtype), w, wt, onehot
+
+
+def _per_row(grad, reduction, denom):
+    """g as a column [N, 1] ('none'), or the 0-d g over the mean's denominator."""
+    if reduction == "none":
+        return grad.reshape(-1, 1)
+    g = grad.reshape(())
+    return g / denom if reduction == "mean" else g
+
+
+def _ce_grad_composed(x, target, weight, grad, reduction, ignore_index, e):
+    ops = _ops._DIFF
+    c = x.shape[1]
+    xf = x if x.dtype == torch.float32 else x.float()
+    valid, w, wt, onehot = _class_terms(target, weight, ignore_index, c, torch.float32)
+    big_a = ((1 - e) * wt + (e / c) * w.sum() * valid).unsqueeze(1)
+    small_a = (1 - e) * wt.unsqueeze(1) * onehot + (e / c) * w.unsqueeze(0) * valid.unsqueeze(1)
+    d = ops.add(ops.mul(ops.softmax(xf, 1), big_a), small_a, -1.0)
+    g = _per_row(grad.float(), reduction, wt.sum().clamp_min(torch.finfo(torch.float32).tiny))
+    return ops.mul(d, g).to(x.dtype)
+
+
+def _nll_grad_composed(x, target, weight, total, grad, reduction, ignore_index):
+    c = x.shape[-1]
+    x2 = x.reshape(-1, c)
+    _, _, wt, onehot = _class_terms(target.reshape(-1), weight, ignore_index, c, torch.float32)
+    g = _per_row(grad.float(), reduction, total.reshape(()).float())
+    return _ops._DIFF.mul(onehot * (-wt).unsqueeze(1), g).to(x.dtype).reshape(x.shape)
+
+
 class _CrossEntropy(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, target, weight, reduction, ignore_index, label_smoothing):
         loss, lp = ce_forward(x, target, weight, reduction, ignore_index, label_smoothing)
-        ctx.save_for_backward(lp, target, weight)
+        ctx.save_for_backward(lp, target, weight, x)
         ctx.attrs = (reduction, ignore_index, label_smoothing)
         ctx.mark_non_differentiable(lp)
         # the log-probabilities get no gradient: without this, autograd would hand backward a
@@ -171,13 +217,21 @@ class _CrossEntropy(torch.autograd.Function):
         return loss, lp
 
     @staticmethod
-    @_ops.first_order("opgrad.torch.cross_entropy")
     def backward(ctx, grad, _grad_lp):
-        lp, target, weight = ctx.saved_tensors
         if grad is None:
             return None, None, None, None, None, None
-        dx = ce_backward(grad.to(lp.dtype).contiguous(), lp, target, weight, *ctx.attrs)
+        lp, target, weight, x = ctx.saved_tensors
+        if torch.is_grad_enabled() and x.dim() == 2:  # create_graph: differentiable again
+            dx = _ce_grad_composed(x, target, weight, grad, *ctx.attrs)
+        else:
+            dx = _CrossEntropy.first_order(ctx, grad)
         return dx, None, None, None, None, None
+
+    @staticmethod
+    @_ops.first_order("opgrad.torch.cross_entropy")
+    def first_order(ctx, grad):
+        lp, target, weight, _ = ctx.saved_tensors
+        return ce_backward(grad.to(lp.dtype).contiguous(), lp, target, weight, *ctx.attrs)
 
 
 class _NLL(torch.autograd.Function):
@@ -191,12 +245,15 @@ class _NLL(torch.autograd.Function):
         return out, total
 
     @staticmethod
-    @_ops.first_order("opgrad.torch.nll_loss")
     def backward(ctx, grad, _grad_total):
-        x, target, weight, total = ctx.saved_tensors
         if grad is None:
             return None, None, None, None, None
-        return nll_backward(grad, x, target, weight, total, *ctx.attrs), None, None, None, None
+        x, target, weight, total = ctx.saved_tensors
+        if torch.is_grad_enabled():  # create_graph: linear in grad, differentiable again
+            dx = _nll_grad_composed(x, target, weight, total, grad, *ctx.attrs)
+        else:
+            dx = nll_backward(grad, x, target, weight, total, *ctx.attrs)
+        return dx, None, None, None, None
 
 
 def _shape_loss(loss, reduction, x):
