@@ -158,14 +158,16 @@ def nll_backward(grad, x, target, weight, total_weight, reduction="mean", ignore
 
 
 # ---- autograd (eager, every PyTorch version) -----------------------------------------------------
-# Second order (create_graph): the gradient composed from differentiable opgrad operators of x
-# (through softmax, whose backward has a derivative of its own) instead of one
-# aclnnCrossEntropyLossGrad call, which reads the log-probabilities, an output without a gradient.
-# Per row n with target t (valid: not ignore_index, inside [0, C)), smoothing e and weight w:
+# Second order (create_graph): the gradient composed from differentiable opgrad operators instead of
+# one aclnnCrossEntropyLossGrad call. Per row n with target t (valid: not ignore_index, inside
+# [0, C)), smoothing e and weight w:
 #   dl_n/dx = p A_n - a_n,   A_n = (1 - e) w[t] + (e / C) sum(w),   a_n = (1 - e) w[t] onehot(t)
-#   + (e / C) w  (both 0 on an ignored row), times g_n, and for "mean" over sum_n w[t_n] (valid);
-# nll_loss's gradient, -w[t] g onehot(t) (over the total weight for "mean"), is linear in g and
-# independent of x.
+#   + (e / C) w  (both 0 on an ignored row), times g_n, and for "mean" over sum_n w[t_n] (valid),
+# with p = softmax(lp) = e^lp from the saved log-probabilities lp (no second [N, C] tensor kept):
+# lp is an output of the forward, so what the second backward sends into it comes back to x
+# through log_softmax's backward (the Function's backward takes lp's gradient). nll_loss's
+# gradient, -w[t] g onehot(t) (over the total weight for "mean"), is linear in g and independent
+# of x.
 def _class_terms(target, weight, ignore_index, c, dtype):
     t = target.long()
     valid = (t != ignore_index) & (t >= 0) & (t < c)
@@ -184,16 +186,15 @@ def _per_row(grad, reduction, denom):
     return g / denom if reduction == "mean" else g
 
 
-def _ce_grad_composed(x, target, weight, grad, reduction, ignore_index, e):
+def _ce_grad_composed(lp, target, weight, grad, reduction, ignore_index, e):
     ops = _ops._DIFF
-    c = x.shape[1]
-    xf = x if x.dtype == torch.float32 else x.float()
+    c = lp.shape[1]
     valid, w, wt, onehot = _class_terms(target, weight, ignore_index, c, torch.float32)
     big_a = ((1 - e) * wt + (e / c) * w.sum() * valid).unsqueeze(1)
     small_a = (1 - e) * wt.unsqueeze(1) * onehot + (e / c) * w.unsqueeze(0) * valid.unsqueeze(1)
-    d = ops.add(ops.mul(ops.softmax(xf, 1), big_a), small_a, -1.0)
+    d = ops.add(ops.mul(ops.softmax(lp, 1), big_a), small_a, -1.0)
     g = _per_row(grad.float(), reduction, wt.sum().clamp_min(torch.finfo(torch.float32).tiny))
-    return ops.mul(d, g).to(x.dtype)
+    return ops.mul(d, g)
 
 
 def _nll_grad_composed(x, target, weight, total, grad, reduction, ignore_index):
@@ -208,29 +209,36 @@ class _CrossEntropy(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, target, weight, reduction, ignore_index, label_smoothing):
         loss, lp = ce_forward(x, target, weight, reduction, ignore_index, label_smoothing)
-        ctx.save_for_backward(lp, target, weight, x)
+        ctx.save_for_backward(lp, target, weight)
         ctx.attrs = (reduction, ignore_index, label_smoothing)
-        ctx.mark_non_differentiable(lp)
-        # the log-probabilities get no gradient: without this, autograd would hand backward a
-        # zero tensor of their size (an [N, C] allocation and memset per step)
+        ctx.x_dtype = x.dtype
+        # lp's gradient is None unless something used it (a second backward does): without
+        # this, autograd would hand backward a zero tensor of its size every step
         ctx.set_materialize_grads(False)
         return loss, lp
 
     @staticmethod
-    def backward(ctx, grad, _grad_lp):
-        if grad is None:
-            return None, None, None, None, None, None
-        lp, target, weight, x = ctx.saved_tensors
-        if torch.is_grad_enabled() and x.dim() == 2:  # create_graph: differentiable again
-            dx = _ce_grad_composed(x, target, weight, grad, *ctx.attrs)
-        else:
-            dx = _CrossEntropy.first_order(ctx, grad)
+    def backward(ctx, grad, grad_lp):
+        lp, target, weight = ctx.saved_tensors
+        create_graph = torch.is_grad_enabled()
+        dx = None
+        if grad is not None:
+            if create_graph and lp.dim() == 2:  # differentiable again (through lp)
+                dx = _ce_grad_composed(lp, target, weight, grad, *ctx.attrs)
+            else:
+                dx = _CrossEntropy.first_order(ctx, grad)
+        if grad_lp is not None:  # lp = log_softmax(x)
+            ops = _ops._DIFF if create_graph else K
+            t = ops.log_softmax_backward(grad_lp.float(), lp, 1)
+            dx = t if dx is None else (ops.add(dx, t) if create_graph else dx.add_(t))
+        if dx is not None and dx.dtype != ctx.x_dtype:
+            dx = dx.to(ctx.x_dtype)
         return dx, None, None, None, None, None
 
     @staticmethod
     @_ops.first_order("opgrad.torch.cross_entropy")
     def first_order(ctx, grad):
-        lp, target, weight, _ = ctx.saved_tensors
+        lp, target, weight = ctx.saved_tensors
         return ce_backward(grad.to(lp.dtype).contiguous(), lp, target, weight, *ctx.attrs)
 
 
