@@ -8,7 +8,8 @@ uninitialised memory on new input, and PyTorch's own trace check did not notice)
 For each operator: the trace records an opgrad:: call, with and without grad; the traced
 function on new inputs equals the eager call bitwise; with grad, its gradients equal the eager
 ones (where the dispatcher path has an autograd kernel: every operator below on PyTorch >= 2.4;
-on 1.13 all but cross_entropy, whose 1.13 registration is forward-only).
+on 1.13 all but cross_entropy, whose 1.13 registration is forward-only); batch_norm and
+group_norm trace as their forward operators, and a trace with grad raises naming them.
 On PyTorch >= 2.4 (tests/python/torch2.sh): torch.compile(fullgraph=True, backend="aot_eager": no
 graph break is allowed) of a model that uses an operator of every family, forward and backward
 equal to eager within float32 rounding. (A second backward through a compiled function is
@@ -28,6 +29,7 @@ import opgrad.torch as ot  # noqa: E402
 torch.manual_seed(17)
 W = torch.randn(3, 2, 3, 3)
 T = torch.tensor([1, 2, 3])
+RM, RV = torch.randn(3) * 0.1, torch.rand(3) + 0.5
 CASES = {
     "mish": (ot.mish, (3, 8)),
     "gelu_v2": (lambda t: ot.gelu_v2(t, "none"), (3, 8)),
@@ -43,8 +45,14 @@ CASES = {
     "swiglu": (ot.swiglu, (3, 8)),
     "mse_loss": (lambda t: ot.mse_loss(t, t * 0.5), (3, 8)),
     "cross_entropy": (lambda t: ot.cross_entropy(t, T), (3, 8)),
+    "batch_norm": (lambda t: ot.batch_norm(t, None, None, training=True), (4, 3, 5, 5)),
+    "batch_norm eval": (lambda t: ot.batch_norm(t, RM, RV, training=False), (4, 3, 5, 5)),
+    "group_norm": (lambda t: ot.group_norm(t, 3), (4, 3, 5, 5)),
 }
 FORWARD_ONLY_ON_113 = {"cross_entropy"}
+# traced as their forward operators (no autograd formula on the dispatcher): a trace made with
+# grad raises (1.13, at the trace) or its backward does (>= 2.4), never a silent constant
+FORWARD_ONLY = {"batch_norm", "batch_norm eval", "group_norm"}
 
 
 class Trace(unittest.TestCase):
@@ -61,6 +69,15 @@ class Trace(unittest.TestCase):
     def test_trace_with_grad(self):
         for name, (f, shape) in CASES.items():
             if name in FORWARD_ONLY_ON_113 and not ot.USING_CUSTOM_OP:
+                continue
+            if name in FORWARD_ONLY:
+                with self.subTest(name), self.assertRaises(RuntimeError) as cm:
+                    x1 = torch.randn(shape, requires_grad=True)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        tr = torch.jit.trace(f, (x1,), check_trace=False)
+                    tr(x1).sum().backward()
+                self.assertIn("autograd formula", str(cm.exception))
                 continue
             with self.subTest(name):
                 x1 = torch.randn(shape, requires_grad=True)

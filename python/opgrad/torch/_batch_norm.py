@@ -10,9 +10,10 @@ torch.nn.functional.batch_norm updates them in place.
 
 Autograd: one torch.autograd.Function per operator whose backward runs the aclnn backward with
 the outputMask of the gradients autograd asks for. The same Functions serve PyTorch 1.13 and 2.x
-(eager). On PyTorch >= 2.4 the four kernels are also registered as torch.ops.opgrad.batch_norm_fwd
-/ batch_norm_bwd / group_norm_fwd / group_norm_bwd custom ops (with fake kernels), without
-autograd formulas of their own: the functions here do not go through them.
+(eager). The forwards are also torch.ops.opgrad.batch_norm_fwd / group_norm_fwd (custom ops with
+fakes on PyTorch >= 2.4, kernels on the Library on 1.13), without autograd formulas of their own:
+the functions go through them under torch.jit.trace (a trace then records the forward; its
+backward raises) and under torch.compile when no gradient is wanted.
 """
 import ctypes
 
@@ -205,8 +206,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
                          "when training is False")
     args = (input, weight, bias, running_mean, running_var, bool(training), float(momentum),
             float(eps))
-    if K.forward_ad() or (torch.is_grad_enabled() and any(
-            t is not None and t.requires_grad for t in (input, weight, bias))):
+    needs_grad = K.forward_ad() or (torch.is_grad_enabled() and any(
+        t is not None and t.requires_grad for t in (input, weight, bias)))
+    if _record(needs_grad):
+        y, _, _, rm, rv = torch.ops.opgrad.batch_norm_fwd(*args)
+    elif needs_grad:
         y, rm, rv = _BatchNormFn.apply(*args)
     else:
         y, _, _, rm, rv = batch_norm_fwd(*args)
@@ -221,17 +225,35 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A002
     """torch.nn.functional.group_norm on aclnnGroupNorm (+ aclnnGroupNormBackward)."""
-    if K.forward_ad() or (torch.is_grad_enabled() and any(
-            t is not None and t.requires_grad for t in (input, weight, bias))):
+    needs_grad = K.forward_ad() or (torch.is_grad_enabled() and any(
+        t is not None and t.requires_grad for t in (input, weight, bias)))
+    if _record(needs_grad):
+        return torch.ops.opgrad.group_norm_fwd(input, int(num_groups), weight, bias,
+                                               float(eps))[0]
+    if needs_grad:
         return _GroupNormFn.apply(input, int(num_groups), weight, bias, float(eps))
     return group_norm_fwd(input, num_groups, weight, bias, eps)[0]
 
 
+def _record(needs_grad):
+    """Whether to call the dispatcher's forward operator: always under torch.jit.trace (which
+    records only dispatcher calls: the eager path would leave an empty trace), and under
+    torch.compile when no gradient is wanted (the operators have no autograd formula of their
+    own, so a compiled training step keeps the eager Functions)."""
+    return K._tracing_state() is not None or (K.use_dispatcher() and not needs_grad)
+
+
 # ---- PyTorch >= 2.4: the kernels as torch.ops.opgrad.* custom ops (no autograd of their own) ----
+_BN_SCHEMA = ("(Tensor x, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+              "Tensor? running_var, bool training, float momentum, float eps) -> "
+              "(Tensor, Tensor, Tensor, Tensor, Tensor)")
+_GN_SCHEMA = ("(Tensor x, int num_groups, Tensor? weight, Tensor? bias, float eps) "
+              "-> (Tensor, Tensor, Tensor)")
+
+
 def _register_custom_ops():
     lib = torch.library
-    if not (hasattr(lib, "custom_op") and hasattr(lib, "register_fake")):
-        return
+    custom = hasattr(lib, "custom_op") and hasattr(lib, "register_fake")
 
     def bn_fwd(x, weight, bias, running_mean, running_var, training, momentum, eps):
         y, m, s, rm, rv = batch_norm_fwd(x, weight, bias, running_mean, running_var, training,
@@ -248,14 +270,29 @@ def _register_custom_ops():
                 x.new_empty(c, dtype=f),
                 x.new_empty(c, dtype=rdt), x.new_empty(c, dtype=rdt))
 
-    lib.custom_op("opgrad::batch_norm_fwd", bn_fwd, mutates_args=(), device_types="cpu",
-                  schema="(Tensor x, Tensor? weight, Tensor? bias, Tensor? running_mean, "
-                         "Tensor? running_var, bool training, float momentum, float eps) -> "
-                         "(Tensor, Tensor, Tensor, Tensor, Tensor)")
-    lib.register_fake("opgrad::batch_norm_fwd", bn_fwd_fake)
-
     def gn_fwd(x, num_groups, weight, bias, eps):
         return group_norm_fwd(x, num_groups, weight, bias, eps)
+
+    if not custom:  # PyTorch 1.13: forward kernels on _ops' Library (for torch.jit.trace)
+        for name, schema, kernel, tensors in (("batch_norm_fwd", _BN_SCHEMA, bn_fwd, (0, 1, 2)),
+                                              ("group_norm_fwd", _GN_SCHEMA, gn_fwd, (0, 2, 3))):
+            _ops.Library.define(name + schema)
+            _ops.Library.impl(name, kernel, "CPU")
+
+            # without a formula, 1.13 would return outputs that silently need no gradient
+            def no_grad_only(*args, _k=kernel, _t=tensors, _n=name):
+                if torch.is_grad_enabled() and any(
+                        args[i] is not None and args[i].requires_grad for i in _t):
+                    raise RuntimeError("opgrad::%s has no autograd formula on PyTorch 1.13: trace "
+                                       "it under torch.no_grad() (eager calls are "
+                                       "differentiable)" % _n)
+                return _k(*args)
+
+            _ops.Library.impl(name, no_grad_only, "Autograd")
+        return
+    lib.custom_op("opgrad::batch_norm_fwd", bn_fwd, mutates_args=(), device_types="cpu",
+                  schema=_BN_SCHEMA)
+    lib.register_fake("opgrad::batch_norm_fwd", bn_fwd_fake)
 
     def gn_fwd_fake(x, num_groups, weight, bias, eps):
         f = torch.float32
@@ -264,8 +301,7 @@ def _register_custom_ops():
                 x.new_empty((x.shape[0], num_groups), dtype=f))
 
     lib.custom_op("opgrad::group_norm_fwd", gn_fwd, mutates_args=(), device_types="cpu",
-                  schema="(Tensor x, int num_groups, Tensor? weight, Tensor? bias, float eps) "
-                         "-> (Tensor, Tensor, Tensor)")
+                  schema=_GN_SCHEMA)
     lib.register_fake("opgrad::group_norm_fwd", gn_fwd_fake)
 
 
