@@ -156,6 +156,34 @@ def _setup_ln(ctx, inputs, output):
     ctx.ns = tuple(ns)
     ctx.has = (weight is not None, bias is not None)
     ctx.save_for_backward(x, mean, rstd, weight, bias)
+    ctx.set_materialize_grads(False)  # the statistics' gradients: None unless a second backward
+
+
+def _given(t):
+    return t is not None and t.numel() > 0
+
+
+def _norm_dims(x, nr):
+    return list(range(x.dim() - nr, x.dim()))
+
+
+def _stats_grad(ops, x, mean, rstd, gmean, grstd, nr):
+    """What the gradients of the statistics add to x's (a second backward sends them): mean =
+    mean(x) gives gmean / D; rstd = (var + eps)^-1/2 gives -grstd rstd^3 (x - mean) / D (mean
+    None: RmsNorm, rstd = (mean(x^2) + eps)^-1/2, -grstd rstd^3 x / D)."""
+    d = 1
+    for n in x.shape[x.dim() - nr:]:
+        d *= int(n)
+    xf = x if x.dtype == torch.float32 else x.float()
+    out = None
+    if _given(grstd):
+        xm = xf if mean is None else ops.add(xf, mean, -1.0)
+        r3 = ops.mul(ops.mul(rstd, rstd), rstd)
+        out = ops.mul(xm, ops.muls(ops.mul(grstd, r3), -1.0 / d))
+    if _given(gmean):
+        t = ops.muls(gmean, 1.0 / d)
+        out = ops.add(ops.mul(xf, _ops._c(xf, 0.0)), t) if out is None else ops.add(out, t)
+    return None if out is None else out.to(x.dtype)
 
 
 def _backward_ln(ops, ctx, grads):
@@ -164,7 +192,14 @@ def _backward_ln(ops, ctx, grads):
     mask = [need[0], need[2] and ctx.has[0], need[3] and ctx.has[1]]
     if not any(mask):
         return (None,) * ctx.nargs
-    dx, dw, db = ops.layer_norm_backward(grads[0], x, list(ctx.ns), mean, rstd, weight, bias, mask)
+    dx = dw = db = None
+    if grads[0] is not None:
+        dx, dw, db = ops.layer_norm_backward(grads[0], x, list(ctx.ns), mean, rstd, weight, bias,
+                                             mask)
+    if mask[0] and len(grads) > 1:
+        extra = _stats_grad(ops, x, mean, rstd, grads[1], grads[2], len(ctx.ns))
+        if extra is not None:
+            dx = extra if dx is None else ops.add(dx, extra)
     out = (dx if mask[0] else None, None, dw if mask[1] else None, db if mask[2] else None, None)
     return out[:ctx.nargs]
 
@@ -173,6 +208,7 @@ def _setup_rms(ctx, inputs, output):
     ctx.nargs = len(inputs)
     x, gamma = inputs[0], inputs[1]
     ctx.save_for_backward(x, output[1], gamma)
+    ctx.set_materialize_grads(False)
 
 
 def _backward_rms(ops, ctx, grads):
@@ -180,8 +216,110 @@ def _backward_rms(ops, ctx, grads):
     need = _needs(ctx, 2)
     if not (need[0] or need[1]):
         return (None,) * ctx.nargs
-    dx, dg = ops.rms_norm_backward(grads[0], x, rstd, gamma)
-    return (dx if need[0] else None, dg.to(gamma.dtype) if need[1] else None, None)[:ctx.nargs]
+    dx = dg = None
+    if grads[0] is not None:
+        dx, dg = ops.rms_norm_backward(grads[0], x, rstd, gamma)
+    if need[0] and len(grads) > 1:
+        extra = _stats_grad(ops, x, None, rstd, None, grads[1], gamma.dim())
+        if extra is not None:
+            dx = extra if dx is None else ops.add(dx, extra)
+    return (dx if need[0] else None, dg.to(gamma.dtype) if need[1] and dg is not None else None,
+            None)[:ctx.nargs]
+
+
+# ---- second order: the backward operators' own derivatives --------------------------------------
+# With D the normalized size, per row xh = (x - mean) rstd (RmsNorm: x rstd), v = g w (w the weight
+# broadcast; g without one), and P(u) = u - mean(u) - xh mean(u xh) (RmsNorm: u - xh mean(u xh)),
+# a symmetric map: the backward is dx = rstd P(v), dw = sum over rows of g xh, db = sum of g.
+# Treating mean and rstd as inputs of their own (they are the forward's outputs: their gradients
+# reach x through _stats_grad), with GX, GW, GB the gradients of dx, dw, db:
+#   d/dg   = w rstd P(GX) + GW xh + GB          d/dw = sum over rows of g rstd P(GX)
+#   T      = -rstd (mean(v xh) GX + v mean(GX xh)) + g GW        (the gradient through xh)
+#   d/dx   = rstd T     d/dmean = -rstd sum(T)     d/drstd = sum(GX P(v)) + sum(T (x - mean))
+# composed from opgrad operators in float32 (differentiable in turn).
+def _rows_mean(ops, t, dims, d):
+    return ops.muls(ops.reduce_sum(t, dims, True), 1.0 / d)
+
+
+def _norm_second_order(ops, g, x, mean, rstd, w, GX, GW, GB, nr):
+    dims = _norm_dims(x, nr)
+    d = 1
+    for n in x.shape[x.dim() - nr:]:
+        d *= int(n)
+    f = (lambda t: None if t is None else t if t.dtype == torch.float32 else t.float())
+    g32, x32, w32, GX, GW, GB = f(g), f(x), f(w), f(GX), f(GW), f(GB)
+    xm = x32 if mean is None else ops.add(x32, mean, -1.0)
+    xh = ops.mul(xm, rstd)
+
+    def proj(u):
+        p = ops.add(u, ops.mul(xh, _rows_mean(ops, ops.mul(u, xh), dims, d)), -1.0)
+        return p if mean is None else ops.add(p, _rows_mean(ops, u, dims, d), -1.0)
+
+    v = g32 if w32 is None else ops.mul(g32, w32)
+    lead = list(range(x.dim() - nr))
+    dg = dw = t = None
+    if GX is not None:
+        rp = ops.mul(proj(GX), rstd)  # rstd P(GX)
+        dg = rp if w32 is None else ops.mul(rp, w32)
+        if w32 is not None:
+            dw = ops.reduce_sum(ops.mul(g32, rp), lead, False) if lead else ops.mul(g32, rp)
+        c = _rows_mean(ops, ops.mul(v, xh), dims, d)
+        gx_xh = _rows_mean(ops, ops.mul(GX, xh), dims, d)
+        t = ops.muls(ops.mul(rstd, ops.add(ops.mul(GX, c), ops.mul(v, gx_xh))), -1.0)
+    if GW is not None:
+        dg = ops.mul(xh, GW) if dg is None else ops.add(dg, ops.mul(xh, GW))
+        t = ops.mul(g32, GW) if t is None else ops.add(t, ops.mul(g32, GW))
+    if GB is not None:
+        dg = ops.add(ops.mul(g32, _ops._c(g32, 0.0)), GB) if dg is None else ops.add(dg, GB)
+    dx = dmean = drstd = None
+    if t is not None:
+        dx = ops.mul(rstd, t)
+        drstd = ops.reduce_sum(ops.mul(t, xm), dims, True)
+        if mean is not None:
+            dmean = ops.muls(ops.mul(rstd, ops.reduce_sum(t, dims, True)), -1.0)
+    if GX is not None:
+        s = ops.reduce_sum(ops.mul(GX, proj(v)), dims, True)
+        drstd = s if drstd is None else ops.add(drstd, s)
+    return dg, dx, dmean, drstd, dw
+
+
+def _setup_ln_bwd(ctx, inputs, output):
+    grad, x, ns, mean, rstd = inputs[:5]
+    weight = inputs[5] if len(inputs) > 5 else None
+    ctx.nargs = len(inputs)
+    ctx.ns = tuple(ns)
+    ctx.save_for_backward(grad, x, mean, rstd, weight)
+    ctx.set_materialize_grads(False)
+
+
+def _backward_ln_bwd(ops, ctx, grads):
+    grad, x, mean, rstd, weight = ctx.saved_tensors
+    GX, GW, GB = (t if _given(t) else None for t in (tuple(grads) + (None,) * 3)[:3])
+    dg, dx, dmean, drstd, dw = _norm_second_order(ops, grad, x, mean, rstd, weight, GX, GW, GB,
+                                                  len(ctx.ns))
+    need = _needs(ctx, 6)
+    out = (None if dg is None or not need[0] else dg.to(grad.dtype),
+           None if dx is None or not need[1] else dx.to(x.dtype), None,
+           dmean if need[3] else None, drstd if need[4] else None,
+           None if dw is None or not need[5] else dw.to(weight.dtype), None, None)
+    return out[:ctx.nargs]
+
+
+def _setup_rms_bwd(ctx, inputs, output):
+    ctx.save_for_backward(*inputs[:4])
+    ctx.set_materialize_grads(False)
+
+
+def _backward_rms_bwd(ops, ctx, grads):
+    grad, x, rstd, gamma = ctx.saved_tensors
+    GX, GG = (t if _given(t) else None for t in (tuple(grads) + (None,) * 2)[:2])
+    dg, dx, _, drstd, dgam = _norm_second_order(ops, grad, x, None, rstd, gamma, GX, GG, None,
+                                                gamma.dim())
+    need = _needs(ctx, 4)
+    return (None if dg is None or not need[0] else dg.to(grad.dtype),
+            None if dx is None or not need[1] else dx.to(x.dtype),
+            drstd if need[2] else None,
+            None if dgam is None or not need[3] else dgam.to(gamma.dtype))
 
 
 _DEFS = [
@@ -191,11 +329,12 @@ _DEFS = [
      _backward_ln, (0, 2, 3)),
     ("layer_norm_backward", "(Tensor grad, Tensor x, int[] normalized_shape, Tensor mean, "
      "Tensor rstd, Tensor? weight=None, Tensor? bias=None, bool[] output_mask=[True, True, True]) "
-     "-> (Tensor, Tensor, Tensor)", layer_norm_backward, _fake_ln_bwd, None, None, ()),
+     "-> (Tensor, Tensor, Tensor)", layer_norm_backward, _fake_ln_bwd, _setup_ln_bwd,
+     _backward_ln_bwd, (0, 1, 3, 4, 5)),
     ("rms_norm_fwd", "(Tensor x, Tensor gamma, float eps=1e-06) -> (Tensor, Tensor)", rms_norm_fwd,
      _fake_rms, _setup_rms, _backward_rms, (0, 1)),
     ("rms_norm_backward", "(Tensor grad, Tensor x, Tensor rstd, Tensor gamma) -> (Tensor, Tensor)",
-     rms_norm_backward, _fake_rms_bwd, None, None, ()),
+     rms_norm_backward, _fake_rms_bwd, _setup_rms_bwd, _backward_rms_bwd, (0, 1, 2, 3)),
 ]
 
 
@@ -204,21 +343,25 @@ def _function(name, kernel, setup, backward):
     def forward(ctx, *args):
         out = kernel(*args)
         setup(ctx, args, out)
-        ctx.mark_non_differentiable(*out[1:])
         return out
 
     def bwd(ctx, *grads):
+        if torch.is_grad_enabled():  # create_graph: on differentiable operators
+            return backward(_ops._DIFF, ctx, grads)
         return backward(K_NS, ctx, grads)
 
     return type("OpgradFunction_" + name, (torch.autograd.Function,),
-                {"forward": staticmethod(forward),
-                 "backward": staticmethod(_ops.first_order("opgrad." + name)(bwd))})
+                {"forward": staticmethod(forward), "backward": staticmethod(bwd)})
 
 
 class _KernelNamespace:
-    """The backward formulas' `ops` on the 1.13 path: the kernels themselves."""
+    """The formulas' `ops` on the 1.13 path without create_graph: the kernels themselves (these
+    and _kernels' for the rest)."""
     layer_norm_backward = staticmethod(layer_norm_backward)
     rms_norm_backward = staticmethod(rms_norm_backward)
+
+    def __getattr__(self, name):
+        return getattr(K, name)
 
 
 K_NS = _KernelNamespace()
@@ -245,6 +388,9 @@ def _register():
         if backward is None:
             continue
         fn = FUNCTIONS[name] = _function(name, kernel, setup, backward)
+        d = _ops.OpDef(name, schema, kernel, targs, fake, setup, backward)
+        d.function = fn
+        _ops.LATE[name] = d  # _ops._DIFF calls it through its Function (second order)
 
         def autograd_impl(*args, _fn=fn, _kernel=kernel, _t=targs):
             if K.forward_ad():  # the Function's jvp carries the tangent
