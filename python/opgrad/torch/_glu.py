@@ -145,7 +145,8 @@ def _backward_ge_glu(ops, ctx, grad, grad_gelu):
 #     d/dg = silu'(a) b Ga + silu(a) Gb,  d/da = silu''(a) g b Ga + silu'(a) g Gb,  d/db = silu'(a) g Ga
 #   GeGluBackward(g, x, gelu) = [g gelu, g a gelu'(b)]   (gelu: the forward's second output, an input)
 #     d/dg = gelu Ga + gelu'(b) a Gb,  d/da = gelu'(b) g Gb,  d/db = gelu''(b) g a Gb,  d/dgelu = g Ga
-# composed from opgrad operators (differentiable again), in float32 for 16-bit tensors.
+# composed from opgrad operators (differentiable again; the erf gelu'' takes its e^(-x^2/2) from
+# torch), in float32 for 16-bit tensors.
 def _halves(t, dim):
     n = t.shape[dim] // 2
     return t.narrow(dim, 0, n), t.narrow(dim, n, n)
@@ -194,13 +195,9 @@ def _backward_ge_glu_backward(ops, ctx, G):
         dg = ops.add(ops.mul(gelu32, Ga), ops.gelu_v2_backward(ops.mul(a, Gb), b, mode))
         dg = dg.to(grad.dtype)
     if need[1]:
-        if approximate == 0:
-            raise RuntimeError(
-                "opgrad.torch: the second derivative through ge_glu_backward (approximate='none') "
-                "is not implemented (gelu'' = phi(x) (2 - x^2) needs exp, which opgrad has no "
-                "operator for); use approximate='tanh' for double backward")
         gGb = ops.mul(g, Gb)
-        db = O._d2_gelu_tanh(ops, ops.mul(gGb, a), b, ())
+        d2 = O._d2_gelu_tanh if approximate else O._d2_gelu_erf
+        db = d2(ops, ops.mul(gGb, a), b, ())
         dx = torch.cat((ops.gelu_v2_backward(gGb, b, mode), db), dim).to(x.dtype)
     if need[2]:
         dgelu = ops.mul(g, Ga).to(gelu.dtype)

@@ -461,10 +461,21 @@ def _d2_gelu_tanh(ops, h, x, attrs):
     return ops.sigmoid_backward(ops.mul(h, inner), s)
 
 
+_INV_SQRT_2PI = 0.3989422804014327
+
+
+def _d2_gelu_erf(ops, h, x, attrs):
+    # f' = Phi(x) + x phi(x); f'' = phi(x) (2 - x^2), phi the standard normal density. opgrad has
+    # no exp operator: torch's (differentiable too) gives e^(-x^2 / 2)
+    x2 = ops.mul(x, x)
+    e = torch.exp(ops.muls(x2, -0.5))
+    return ops.mul(ops.mul(h, e), _lin(ops, x2, -_INV_SQRT_2PI, 2.0 * _INV_SQRT_2PI))
+
+
 def _d2_gelu_v2(ops, h, x, attrs):
     if (attrs[0] if attrs else "none") == "tanh":
         return _d2_gelu_tanh(ops, h, x, attrs)
-    return _NO_FORMULA  # erf: f'' = phi(x) (2 - x^2) needs exp, which opgrad does not have
+    return _d2_gelu_erf(ops, h, x, attrs)
 
 
 def _d2_hardswish(ops, h, x, attrs):  # f'' = 1/3 on (-3, 3) = 2 hardsigmoid'(x)
@@ -505,8 +516,6 @@ def _log_softmax_d2(ops, gg, grad, y, attrs):
     return dg, ops.mul(ops.mul(ops.muls(gg, -1.0), p), S)
 
 
-_NO_FORMULA = object()
-
 _D2 = {  # backward operator -> h * f''(x) (elementwise ones)
     "sigmoid_backward": _d2_sigmoid, "tanh_backward": _d2_tanh, "silu_backward": _d2_silu,
     "softplus_backward": _d2_softplus, "mish_backward": _d2_mish,
@@ -545,11 +554,6 @@ def _second_order(bname):
             dgrad = _sum_to(ops, getattr(ops, bname)(gg32, x32, *attrs), grad.shape, grad.dtype)
         if need[1]:
             t = d2(ops, ops.mul(gg32, g32), x32, attrs)
-            if t is _NO_FORMULA:
-                raise RuntimeError(
-                    "opgrad.torch: the second derivative through %s(approximate='none') is not "
-                    "implemented (f'' = phi(x) (2 - x^2) needs exp, which opgrad has no operator "
-                    "for); use approximate='tanh' or torch's gelu for double backward" % bname)
             dx = None if t is None else _sum_to(ops, t, x.shape, x.dtype)
         return (dgrad, dx) + nones
 
@@ -749,12 +753,7 @@ def _jvp_backward_op(bname):
                 dp = ops.softmax_backward(tx, p, dim)
                 terms.append(ops.muls(ops.mul(dp, ops.reduce_sum(grad, [dim], True)), -1.0))
         elif tx is not None:
-            t = d2(ops, ops.mul(grad, tx), x, attrs)
-            if t is _NO_FORMULA:
-                raise NotImplementedError("opgrad.torch: forward-mode AD through %s"
-                                          "(approximate='none') needs f'' (see double backward)"
-                                          % bname)
-            terms.append(t)
+            terms.append(d2(ops, ops.mul(grad, tx), x, attrs))
         return _sum_tangents(ops, terms, out)
 
     return jvp
