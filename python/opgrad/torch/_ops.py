@@ -164,6 +164,37 @@ def _backward_fas(ops, ctx, grad):
     return tuple(ops.fused_add_scale_backward(grad, x, bias, scale))
 
 
+# FusedAddScaleBackward(g, x, bias, scale) = (g s, sum g s, sum (x + bias) g) (sums over the rows,
+# to bias's and scale's shapes) is bilinear; with GX, GB, GS the gradients of its results:
+#   d/dg = (GX + GB) s + GS (x + bias),  d/dx = g GS,  d/dbias = sum g GS,  d/ds = sum g (GX + GB)
+def _setup_fas_bwd(ctx, inputs, output):
+    ctx.save_for_backward(*inputs[:4])
+    ctx.set_materialize_grads(False)
+
+
+def _backward_fas_bwd(ops, ctx, gx, gb, gs):
+    g, x, bias, scale = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    f32 = (lambda t: t if t is None or t.dtype == torch.float32 else t.float())
+    g32, x32, b32, s32 = f32(g), f32(x), f32(bias), f32(scale)
+    gx, gb, gs = f32(gx), f32(gb), f32(gs)
+    gxb = gx if gb is None else gb if gx is None else ops.add(gx, gb)  # both scaled by s
+    dg = dx = db = ds = None
+    if need[0] and (gxb is not None or gs is not None):
+        terms = [] if gxb is None else [ops.mul(gxb, s32)]
+        if gs is not None:
+            terms.append(ops.mul(ops.add(x32, b32), gs))
+        dg = terms[0] if len(terms) == 1 else ops.add(terms[0], terms[1])
+        dg = _sum_to(ops, dg, g.shape, g.dtype)
+    if gs is not None and (need[1] or need[2]):
+        t = ops.mul(g32, gs)
+        dx = _sum_to(ops, t, x.shape, x.dtype) if need[1] else None
+        db = _sum_to(ops, t, bias.shape, bias.dtype) if need[2] else None
+    if need[3] and gxb is not None:
+        ds = _sum_to(ops, ops.mul(g32, gxb), scale.shape, scale.dtype)
+    return dg, dx, db, ds
+
+
 def _setup_reduce_sum(ctx, inputs, output):
     x = inputs[0]
     ctx.shape = x.shape
@@ -573,7 +604,8 @@ _define("relu_backward", "(Tensor grad, Tensor output) -> Tensor", K.relu_backwa
         _fake_grad)
 _define("fused_add_scale_backward",
         "(Tensor grad, Tensor x, Tensor bias, Tensor scale) -> (Tensor, Tensor, Tensor)",
-        K.fused_add_scale_backward, (0, 1, 2, 3), _fake_fas_backward, nout=3)
+        K.fused_add_scale_backward, (0, 1, 2, 3), _fake_fas_backward, setup=_setup_fas_bwd,
+        backward=_backward_fas_bwd, nout=3)
 
 # differentiable operators
 _define("gelu_v2", "(Tensor x, str approximate='none') -> Tensor", K.gelu_v2,
@@ -1025,12 +1057,12 @@ def _make_function(d):
         if jvp is not None and (K.forward_ad() or K.transforms_active()):
             ctx.primal = (inputs, output)
 
-    def bwd(ctx, grad):
+    def bwd(ctx, *grads):  # (one gradient per output)
         if K.transforms_active():  # functorch may batch the gradient
-            return backward(_TRANSFORMS, ctx, grad)
+            return backward(_TRANSFORMS, ctx, *grads)
         if torch.is_grad_enabled():  # create_graph: the formula on differentiable operators
-            return backward(_DIFF, ctx, grad)
-        return backward(K, ctx, grad)
+            return backward(_DIFF, ctx, *grads)
+        return backward(K, ctx, *grads)
 
     methods = {"forward": staticmethod(forward), "backward": staticmethod(bwd)}
     if _NEW_STYLE_FUNCTION:
@@ -1100,8 +1132,8 @@ def _register_custom_op():
         if d.differentiable:
             backward = d.backward
 
-            def bwd(ctx, grad, _b=backward):
-                return _b(ops_ns, ctx, grad)
+            def bwd(ctx, *grads, _b=backward):  # (one gradient per output)
+                return _b(ops_ns, ctx, *grads)
 
             torch.library.register_autograd("opgrad::" + d.name, bwd, setup_context=d.setup)
         d.custom_op = op
