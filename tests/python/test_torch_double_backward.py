@@ -116,6 +116,10 @@ CASES = [
         x, TGT.to(x.dtype), weight=WGT.to(x.dtype), pos_weight=PW.to(x.dtype)),
      lambda x: F.binary_cross_entropy_with_logits(x, TGT.double(), weight=WGT.double(),
                                                   pos_weight=PW.double()), (), (5, 7)),
+    ("binary_cross_entropy sum", lambda x: ot.binary_cross_entropy(
+        ot.sigmoid(x), TGT.to(x.dtype), weight=WGT.to(x.dtype), reduction="sum"),
+     lambda x: F.binary_cross_entropy(torch.sigmoid(x), TGT.double(), weight=WGT.double(),
+                                      reduction="sum"), (), (5, 7)),
     # the GLUs (SwiGluGrad and GeGluBackward differentiated again, _glu.py)
     ("swiglu", ot.swiglu, lambda x: F.silu(x.chunk(2, -1)[0]) * x.chunk(2, -1)[1], (), (5, 8)),
     ("swiglu dim 0", lambda x: ot.swiglu(x, 0),
@@ -164,6 +168,8 @@ class SecondOrder(unittest.TestCase):
         for name, fo, fr, kinks, shape in CASES:
             if name.startswith(("matmul", "mm", "bmm", "addmm", "reduce", "add", "mul")):
                 continue  # the products / sums round every step in bf16 (their own tests)
+            if name.startswith("binary_cross_entropy"):
+                continue  # through a bf16 sigmoid output, which l'' ~ 1/x^2 amplifies
             with self.subTest(name):
                 self.check(name, fo, fr, kinks, shape, torch.bfloat16, 4e-2)
 
@@ -385,8 +391,6 @@ class Refusals(unittest.TestCase):
         cases = [
             ("batch_norm", lambda x: ot.batch_norm(x, None, None, training=True),
              (torch.randn(4, 3),), None),
-            ("binary_cross_entropy", lambda x, t: ot.binary_cross_entropy(x, t),
-             (torch.rand(3, 4) * 0.8 + 0.1, torch.rand(3, 4)), None),
         ]
         for name, f, ins, words in cases:
             with self.subTest(name):

@@ -185,9 +185,9 @@ def _weighted_backward(bname, nweights):
 # "none" applied to G, then reduced as g was), and d/dx = G g r l''(x, t), d/dt = -d/dx for the
 # difference losses (l a function of x - t). l'' per loss, composed from opgrad operators in
 # float32 for 16-bit tensors: mse 2; l1 0; smooth_l1 1/beta where |x - t| < beta, else 0;
-# binary_cross_entropy_with_logits w (pw t + 1 - t) s (1 - s), s = sigmoid(x) (its target,
-# weight and pos_weight get no gradient, as in the first order). binary_cross_entropy (of
-# probabilities) has no formula: its second backward raises.
+# binary_cross_entropy_with_logits w (pw t + 1 - t) s (1 - s), s = sigmoid(x), and
+# binary_cross_entropy w (t / x^2 + (1 - t) / (1 - x)^2) (their targets, weights and pos_weight
+# get no gradient, as in the first order).
 def _wide(*ts):
     return tuple(None if t is None else t if t.dtype == torch.float32 else t.float() for t in ts)
 
@@ -260,6 +260,30 @@ def _bce_logits_second_order(ops, ctx, G):
     return (dg, dx) + (None,) * (len(need) - 2)
 
 
+def _bce_second_order(ops, ctx, G):
+    # l'' = w (t / x^2 + (1 - t) / (1 - x)^2): the reciprocals from torch (opgrad has no division
+    # operator); PyTorch's clamps of the log (-100) and of x (1 - x) (1e-12) are not followed
+    # into the second derivative
+    g, x, t, w = _saved(ctx)[:4]
+    red = ctx.attrs[0] if ctx.attrs else 1
+    need = ctx.needs_input_grad
+    g32, x32, t32, w32, G32 = _wide(g, x, t, w, G)
+    dg = dx = None
+    if need[0]:
+        dg = _dgrad(ops, "binary_cross_entropy_backward", G32, g, (x32, t32, w32), red, ())
+    if need[1]:
+        h = ops.mul(G32, g32)
+        if red == 1:
+            h = ops.muls(h, 1.0 / G.numel())
+        if w32 is not None:
+            h = ops.mul(h, w32)
+        inv_x, inv_1mx = torch.reciprocal(x32), torch.reciprocal(ops.add(O._c(x32, 1.0), x32, -1.0))
+        curv = ops.add(ops.mul(t32, ops.mul(inv_x, inv_x)),
+                       ops.mul(ops.add(O._c(t32, 1.0), t32, -1.0), ops.mul(inv_1mx, inv_1mx)))
+        dx = O._sum_to(ops, ops.mul(h, curv), x.shape, x.dtype)
+    return (dg, dx) + (None,) * (len(need) - 2)
+
+
 def _fake_loss(x, t, *rest):
     red = [a for a in rest if isinstance(a, int) and not isinstance(a, bool)]
     shape = _bshape(x, t, *[a for a in rest if isinstance(a, torch.Tensor)])
@@ -292,7 +316,7 @@ _def("smooth_l1_loss_backward", "(Tensor grad, Tensor input, Tensor target, int 
      _pair_second_order("smooth_l1_loss_backward", _smooth_l1_curvature))
 _def("binary_cross_entropy_backward", "(Tensor grad, Tensor input, Tensor target, "
      "Tensor? weight=None, int reduction=1) -> Tensor", binary_cross_entropy_backward_kernel,
-     (0, 1, 2, 3), _fake_grad)
+     (0, 1, 2, 3), _fake_grad, _bce_second_order)
 _def("binary_cross_entropy_with_logits_backward", "(Tensor grad, Tensor input, Tensor target, "
      "Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor",
      binary_cross_entropy_with_logits_backward_kernel, (0, 1, 2, 3, 4), _fake_grad,
