@@ -239,6 +239,14 @@ def _pair_second_order(bname, curvature):
     return backward
 
 
+def _scaled_upstream(ops, G, g, w, red):
+    """G g r w: the gradient of dx times the loss's incoming one, the mean's 1/N and the weight."""
+    h = ops.mul(G, g)
+    if red == 1:
+        h = ops.muls(h, 1.0 / G.numel())
+    return h if w is None else ops.mul(h, w)
+
+
 def _bce_logits_second_order(ops, ctx, G):
     g, x, t, w, pw = _saved(ctx)[:5]
     red = ctx.attrs[0] if ctx.attrs else 1
@@ -249,11 +257,7 @@ def _bce_logits_second_order(ops, ctx, G):
         dg = _dgrad(ops, "binary_cross_entropy_with_logits_backward", G32, g,
                     (x32, t32, w32, pw32), red, ())
     if need[1]:
-        h = ops.mul(G32, g32)
-        if red == 1:
-            h = ops.muls(h, 1.0 / G.numel())
-        if w32 is not None:
-            h = ops.mul(h, w32)
+        h = _scaled_upstream(ops, G32, g32, w32, red)
         if pw32 is not None:  # pw t + 1 - t
             h = ops.mul(h, ops.add(ops.add(ops.mul(pw32, t32), t32, -1.0), O._c(t32, 1.0)))
         dx = O._sum_to(ops, ops.sigmoid_backward(h, ops.sigmoid(x32)), x.shape, x.dtype)
@@ -272,11 +276,7 @@ def _bce_second_order(ops, ctx, G):
     if need[0]:
         dg = _dgrad(ops, "binary_cross_entropy_backward", G32, g, (x32, t32, w32), red, ())
     if need[1]:
-        h = ops.mul(G32, g32)
-        if red == 1:
-            h = ops.muls(h, 1.0 / G.numel())
-        if w32 is not None:
-            h = ops.mul(h, w32)
+        h = _scaled_upstream(ops, G32, g32, w32, red)
         inv_x, inv_1mx = torch.reciprocal(x32), torch.reciprocal(ops.add(O._c(x32, 1.0), x32, -1.0))
         curv = ops.add(ops.mul(t32, ops.mul(inv_x, inv_x)),
                        ops.mul(ops.add(O._c(t32, 1.0), t32, -1.0), ops.mul(inv_1mx, inv_1mx)))
