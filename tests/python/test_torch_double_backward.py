@@ -323,6 +323,45 @@ class SecondOrder(unittest.TestCase):
                     self.assertLessEqual(err, 1e-5 * b.abs().max().item(), "%s (penalty of %d) "
                                          "d/d%s: %.3g" % (name, n, which, err))
 
+    def test_batch_norm_and_group_norm(self):
+        # penalties of the input's gradient, then of the parameters' too (under create_graph
+        # the gradients are composed with LayerNormBackward over a view, the statistics'
+        # gradients reaching x), training and eval BatchNorm, 4-d and 2-d, against float64
+        x0, w0, b0 = torch.randn(4, 6, 3, 3), torch.rand(6) + 0.5, torch.randn(6) * 0.1
+        rm, rv = torch.randn(6) * 0.1, torch.rand(6) + 0.5
+        cases = [
+            ("group_norm", lambda x, w, b: ot.group_norm(x, 3, w, b),
+             lambda x, w, b: F.group_norm(x, 3, w, b)),
+            ("batch_norm training", lambda x, w, b: ot.batch_norm(x, None, None, w, b, True),
+             lambda x, w, b: F.batch_norm(x, None, None, w, b, True)),
+            ("batch_norm eval", lambda x, w, b: ot.batch_norm(x, rm, rv, w, b, False),
+             lambda x, w, b: F.batch_norm(x, rm.to(x.dtype), rv.to(x.dtype), w, b, False)),
+            ("batch_norm 2-d", lambda x, w, b: ot.batch_norm(x[:, :, 0, 0] * 1, None, None, w, b,
+                                                             True),
+             lambda x, w, b: F.batch_norm(x[:, :, 0, 0] * 1, None, None, w, b, True)),
+        ]
+
+        def penalty(f, x, w, b, n):
+            x, w, b = (t.clone().requires_grad_() for t in (x, w, b))
+            y = f(x, w, b)
+            c = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape)
+            gs = torch.autograd.grad((y * y * c).sum(), [x, w, b][:n], create_graph=True,
+                                     allow_unused=True)
+            sum((t ** 2).sum() for t in gs if t is not None).backward()
+            return [t.grad for t in (x, w, b)]
+
+        for name, fo, fr in cases:
+            for n in (1, 3):
+                got = penalty(fo, x0, w0, b0, n)
+                want = penalty(fr, x0.double(), w0.double(), b0.double(), n)
+                for which, a, b in zip("xwb", got, want):
+                    if b is None:
+                        self.assertIsNone(a, "%s %s" % (name, which))
+                        continue
+                    err = (a.double() - b).abs().max().item()
+                    self.assertLessEqual(err, 1e-5 * b.abs().max().item(), "%s (penalty of %d) "
+                                         "d/d%s: %.3g" % (name, n, which, err))
+
     def test_fused_add_scale(self):
         # (x + bias) * scale, scale per column or one element: a penalty of all three gradients
         # (FusedAddScaleBackward differentiated again), against PyTorch in float64
@@ -386,11 +425,9 @@ class Refusals(unittest.TestCase):
                             msg)
 
     def test_refusals(self):
-        x4 = torch.randn(2, 3, 6, 6)
-        w = torch.randn(4, 3, 3, 3)
         cases = [
-            ("batch_norm", lambda x: ot.batch_norm(x, None, None, training=True),
-             (torch.randn(4, 3),), None),
+            ("linear (FusedMatmul)", lambda x, w: ot.linear(x, w, None, "relu"),
+             (torch.randn(3, 4), torch.randn(5, 4)), None),
         ]
         for name, f, ins, words in cases:
             with self.subTest(name):

@@ -21,6 +21,7 @@ import torch
 
 from .. import _lib as L
 from . import _kernels as K
+from . import _norm as N
 from . import _ops
 
 _create_bool_array = L._decl("aclCreateBoolArray", L.P, [L.P, L.U64])
@@ -151,6 +152,92 @@ def group_norm_bwd(grad, x, mean, rstd, weight, num_groups, output_mask):
 
 
 # ---- autograd ----------------------------------------------------------------------------------
+# One torch.autograd.Function per operator; the aclnn backward with the outputMask autograd asks
+# for. Under create_graph (a second backward) the gradients are composed from differentiable
+# operators instead, as LayerNorm's over a view: GroupNorm normalizes x [N, C, *] as [N, G, K]
+# over its last dim, training BatchNorm as [C, N * spatial], so LayerNormBackward (whose own
+# derivative exists, _norm.py) gives dx from v = g w (the per-channel weight folded into the
+# gradient); dw = sum g xh and db = sum g are products and sums. The statistics (mean, rstd) are
+# the forward's outputs: what the second backward sends into them reaches x through _stats_grad.
+# Eval BatchNorm is affine in x with the running statistics: dx = g w rstd_running.
+def _channel_view(t, nd):
+    """A per-channel tensor [C] as [1, C, 1, ...] against an input of nd dims."""
+    return t.reshape((1, -1) + (1,) * (nd - 2))
+
+
+def _affine_grads(ops, g, xh, weight, bias, need_w, need_b):
+    dims = [0] + list(range(2, g.dim()))
+    dw = ops.reduce_sum(ops.mul(g, xh), dims, False).to(weight.dtype) if need_w else None
+    db = ops.reduce_sum(g, dims, False).to(bias.dtype) if need_b else None
+    return dw, db
+
+
+def _gn_composed(ops, g, x, mean, rstd, weight, bias, groups, need):
+    ng, nd = x.shape[0], x.dim()
+    g32 = g if g.dtype == torch.float32 else g.float()
+    v = g32 if weight is None else ops.mul(g32, _channel_view(weight.float(), nd))
+    x3, v3 = x.reshape(ng, groups, -1), v.reshape(ng, groups, -1)
+    m3, r3 = mean.reshape(ng, groups, 1), rstd.reshape(ng, groups, 1)
+    dx = dw = db = None
+    if need[0]:
+        dx = ops.layer_norm_backward(v3, x3, [x3.shape[2]], m3, r3, None, None,
+                                     [True, False, False])[0].reshape(x.shape).to(x.dtype)
+    if need[1] or need[2]:
+        xh = ops.mul(ops.add(x3.float(), m3, -1.0), r3).reshape(x.shape)
+        dw, db = _affine_grads(ops, g32, xh, weight, bias, need[1], need[2])
+    return dx, dw, db
+
+
+def _gn_stats(ops, x, mean, rstd, gmean, grstd, groups):
+    x3 = x.reshape(x.shape[0], groups, -1)
+    m3, r3 = mean.reshape(x3.shape[0], groups, 1), rstd.reshape(x3.shape[0], groups, 1)
+    gm = None if gmean is None else gmean.reshape(m3.shape)
+    gr = None if grstd is None else grstd.reshape(r3.shape)
+    extra = N._stats_grad(ops, x3, m3, r3, gm, gr, 1)
+    return None if extra is None else extra.reshape(x.shape)
+
+
+def _bn_rows(t):
+    """[N, C, *] as [C, N * spatial] (the channel's values in a row)."""
+    return t.transpose(0, 1).reshape(t.shape[1], -1)
+
+
+def _bn_composed(ops, g, x, mean, invstd, weight, bias, need):
+    nd = x.dim()
+    g32 = g if g.dtype == torch.float32 else g.float()
+    v = g32 if weight is None else ops.mul(g32, _channel_view(weight.float(), nd))
+    m2, r2 = mean.reshape(-1, 1), invstd.reshape(-1, 1)
+    dx = dw = db = None
+    if need[0]:
+        xr, vr = _bn_rows(x), _bn_rows(v)
+        d = ops.layer_norm_backward(vr, xr, [xr.shape[1]], m2, r2, None, None,
+                                    [True, False, False])[0]
+        shape = (x.shape[1], x.shape[0]) + tuple(x.shape[2:])
+        dx = d.reshape(shape).transpose(0, 1).to(x.dtype)
+    if need[1] or need[2]:
+        xh = ops.mul(ops.add(x.float(), _channel_view(mean, nd), -1.0), _channel_view(invstd, nd))
+        dw, db = _affine_grads(ops, g32, xh, weight, bias, need[1], need[2])
+    return dx, dw, db
+
+
+def _bn_eval_composed(ops, g, x, weight, bias, running_mean, running_var, eps, need):
+    nd = x.dim()
+    g32 = g if g.dtype == torch.float32 else g.float()
+    rstd = torch.rsqrt(running_var.float() + eps)  # constants (no gradient of their own)
+    scale = rstd if weight is None else ops.mul(weight.float(), rstd)
+    dx = ops.mul(g32, _channel_view(scale, nd)).to(x.dtype) if need[0] else None
+    dw = db = None
+    if need[1] or need[2]:
+        xh = ops.mul(ops.add(x.float(), _channel_view(running_mean.float(), nd), -1.0),
+                     _channel_view(rstd, nd))
+        dw, db = _affine_grads(ops, g32, xh, weight, bias, need[1], need[2])
+    return dx, dw, db
+
+
+def _add(ops, a, b):
+    return b if a is None else a if b is None else ops.add(a, b)
+
+
 class _BatchNormFn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, bias, running_mean, running_var, training, momentum, eps):
@@ -161,19 +248,38 @@ class _BatchNormFn(torch.autograd.Function):
         # training: the batch statistics (the running ones are updated in place after this);
         # eval: the running statistics
         keep = (None, None) if training else (running_mean, running_var)
-        ctx.save_for_backward(x, weight, keep[0], keep[1], mean, invstd)
+        ctx.save_for_backward(x, weight, bias, keep[0], keep[1], mean, invstd)
         ctx.mark_non_differentiable(*[t for t in (rm, rv) if t is not None])
-        ctx.set_materialize_grads(True)
-        return y, rm, rv
+        # the statistics are outputs too (a second backward differentiates through them); their
+        # gradients are None, at no cost, in first-order training
+        ctx.set_materialize_grads(False)
+        return y, rm, rv, mean, invstd
 
     @staticmethod
-    @_ops.first_order("opgrad.torch.batch_norm")
-    def backward(ctx, gy, grm, grv):
-        x, weight, running_mean, running_var, mean, invstd = ctx.saved_tensors
+    def backward(ctx, gy, grm, grv, gmean, ginvstd):
+        x, weight, bias, running_mean, running_var, mean, invstd = ctx.saved_tensors
         need = ctx.needs_input_grad
         mask = (need[0], need[1] and weight is not None, need[2] and ctx.has_bias)
-        gx, gw, gb = batch_norm_bwd(gy, x, weight, running_mean, running_var, mean, invstd,
-                                    ctx.training, ctx.eps, mask)
+        create_graph = torch.is_grad_enabled()
+        ops = _ops._DIFF if create_graph else K
+        gx = gw = gb = None
+        if gy is not None and not create_graph:  # first order: one aclnnBatchNormBackward
+            gx, gw, gb = batch_norm_bwd(gy, x, weight, running_mean, running_var, mean, invstd,
+                                        ctx.training, ctx.eps, mask)
+        elif gy is not None:  # create_graph: differentiable again
+            if ctx.training:
+                gx, gw, gb = _bn_composed(ops, gy, x, mean, invstd, weight, bias, mask)
+            else:
+                gx, gw, gb = _bn_eval_composed(ops, gy, x, weight, bias, running_mean,
+                                               running_var, ctx.eps, mask)
+        if mask[0] and ctx.training and (gmean is not None or ginvstd is not None):
+            xr = _bn_rows(x)
+            extra = N._stats_grad(ops, xr, mean.reshape(-1, 1), invstd.reshape(-1, 1),
+                                  None if gmean is None else gmean.reshape(-1, 1),
+                                  None if ginvstd is None else ginvstd.reshape(-1, 1), 1)
+            if extra is not None:
+                shape = (x.shape[1], x.shape[0]) + tuple(x.shape[2:])
+                gx = _add(ops, gx, extra.reshape(shape).transpose(0, 1))
         return gx, gw, gb, None, None, None, None, None
 
 
@@ -183,16 +289,24 @@ class _GroupNormFn(torch.autograd.Function):
         y, mean, rstd = group_norm_fwd(x, num_groups, weight, bias, eps)
         ctx.num_groups = num_groups
         ctx.has_bias = bias is not None
-        ctx.save_for_backward(x, mean, rstd, weight)
-        return y
+        ctx.save_for_backward(x, mean, rstd, weight, bias)
+        ctx.set_materialize_grads(False)  # (the statistics' gradients: None in first order)
+        return y, mean, rstd
 
     @staticmethod
-    @_ops.first_order("opgrad.torch.group_norm")
-    def backward(ctx, gy):
-        x, mean, rstd, weight = ctx.saved_tensors
+    def backward(ctx, gy, gmean, grstd):
+        x, mean, rstd, weight, bias = ctx.saved_tensors
         need = ctx.needs_input_grad
         mask = (need[0], need[2] and weight is not None, need[3] and ctx.has_bias)
-        gx, gw, gb = group_norm_bwd(gy, x, mean, rstd, weight, ctx.num_groups, mask)
+        create_graph = torch.is_grad_enabled()
+        ops = _ops._DIFF if create_graph else K
+        gx = gw = gb = None
+        if gy is not None and not create_graph:  # first order: one aclnnGroupNormBackward
+            gx, gw, gb = group_norm_bwd(gy, x, mean, rstd, weight, ctx.num_groups, mask)
+        elif gy is not None:  # create_graph: differentiable again
+            gx, gw, gb = _gn_composed(ops, gy, x, mean, rstd, weight, bias, ctx.num_groups, mask)
+        if mask[0] and (gmean is not None or grstd is not None):
+            gx = _add(ops, gx, _gn_stats(ops, x, mean, rstd, gmean, grstd, ctx.num_groups))
         return gx, None, gw, gb, None
 
 
@@ -211,7 +325,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
     if _record(needs_grad):
         y, _, _, rm, rv = torch.ops.opgrad.batch_norm_fwd(*args)
     elif needs_grad:
-        y, rm, rv = _BatchNormFn.apply(*args)
+        y, rm, rv = _BatchNormFn.apply(*args)[:3]
     else:
         y, _, _, rm, rv = batch_norm_fwd(*args)
     if training:
@@ -231,7 +345,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A0
         return torch.ops.opgrad.group_norm_fwd(input, int(num_groups), weight, bias,
                                                float(eps))[0]
     if needs_grad:
-        return _GroupNormFn.apply(input, int(num_groups), weight, bias, float(eps))
+        return _GroupNormFn.apply(input, int(num_groups), weight, bias, float(eps))[0]
     return group_norm_fwd(input, num_groups, weight, bias, eps)[0]
 
 

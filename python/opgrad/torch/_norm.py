@@ -368,10 +368,17 @@ K_NS = _KernelNamespace()
 FUNCTIONS = {}
 
 
+class _DispatcherCall:
+    """A torch.ops.opgrad operator standing where an autograd.Function's .apply is expected."""
+
+    def __init__(self, op):
+        self.apply = op
+
+
 def _register():
     if _ops.USING_CUSTOM_OP:
         ops_ns = torch.ops.opgrad
-        for name, schema, kernel, fake, setup, backward, _ in _DEFS:
+        for name, schema, kernel, fake, setup, backward, targs in _DEFS:
             torch.library.custom_op("opgrad::" + name, kernel, mutates_args=(),
                                     device_types="cpu", schema=schema)
             torch.library.register_fake("opgrad::" + name, fake)
@@ -380,6 +387,11 @@ def _register():
                     return _b(ops_ns, ctx, grads)
 
                 torch.library.register_autograd("opgrad::" + name, bwd, setup_context=setup)
+                # _ops._DIFF (the formulas of GroupNorm / BatchNorm under create_graph) calls the
+                # operator through the dispatcher, where its autograd formula is
+                d = _ops.OpDef(name, schema, kernel, targs, fake, setup, backward)
+                d.function = _DispatcherCall(getattr(ops_ns, name))
+                _ops.LATE[name] = d
         return
     lib = _ops.Library
     for name, schema, kernel, fake, setup, backward, targs in _DEFS:
