@@ -362,6 +362,35 @@ class SecondOrder(unittest.TestCase):
                     self.assertLessEqual(err, 1e-5 * b.abs().max().item(), "%s (penalty of %d) "
                                          "d/d%s: %.3g" % (name, n, which, err))
 
+    def test_linear(self):
+        # linear (FusedMatmul with its epilogue): under create_graph the backward is composed
+        # from the product and the activation's backward operator, every fused activation,
+        # with and without bias, penalties of all gradients, against PyTorch in float64
+        x0, w0, b0 = torch.randn(5, 4), torch.randn(3, 4), torch.randn(3)
+        acts = {None: lambda z: z, "relu": F.relu, "gelu": F.gelu,
+                "gelu_tanh": lambda z: F.gelu(z, approximate="tanh")}
+        for act, ref in acts.items():
+            for use_b in (False, True):
+                res = []
+                for f, dt in ((lambda x, w, b: ot.linear(x, w, b if use_b else None, act),
+                               torch.float32),
+                              (lambda x, w, b: ref(F.linear(x, w, b if use_b else None)),
+                               torch.float64)):
+                    x, w, b = (t.to(dt).clone().requires_grad_() for t in (x0, w0, b0))
+                    y = f(x, w, b)
+                    c = torch.linspace(-1, 1, y.numel(), dtype=dt).reshape(y.shape)
+                    gs = torch.autograd.grad((y * y * c).sum(), (x, w, b), create_graph=True,
+                                             allow_unused=True)
+                    sum((t ** 2).sum() for t in gs if t is not None).backward()
+                    res.append([x.grad, w.grad, b.grad])
+                for which, a, r in zip("xwb", *res):
+                    if r is None:
+                        self.assertIsNone(a)
+                        continue
+                    err = (a.double() - r).abs().max().item()
+                    self.assertLessEqual(err, 1e-4 * r.abs().max().item(), "linear(%s), bias %s: "
+                                         "d/d%s %.3g" % (act, use_b, which, err))
+
     def test_fused_add_scale(self):
         # (x + bias) * scale, scale per column or one element: a penalty of all three gradients
         # (FusedAddScaleBackward differentiated again), against PyTorch in float64
@@ -407,10 +436,9 @@ def second_backward(f, *inputs):
 
 
 class Refusals(unittest.TestCase):
-    """Operators whose backward has no derivative in opgrad: the second backward raises an error
-    naming the operator (before this, on 1.13 every one of them returned a constant: a gradient
-    penalty silently lost its second-order term). On PyTorch >= 2.4 the backward operators that are
-    custom ops without an autograd formula raise PyTorch's own error, which names them too."""
+    """A backward without a derivative in opgrad (now only a custom operator's): the second
+    backward raises an error naming the operator (before issue 16, on 1.13 every such backward
+    returned a constant: a gradient penalty silently lost its second-order term)."""
 
     def assert_refused(self, f, *inputs, words=None):
         with self.assertRaises(RuntimeError) as cm:
@@ -425,13 +453,24 @@ class Refusals(unittest.TestCase):
                             msg)
 
     def test_refusals(self):
-        cases = [
-            ("linear (FusedMatmul)", lambda x, w: ot.linear(x, w, None, "relu"),
-             (torch.randn(3, 4), torch.randn(5, 4)), None),
-        ]
-        for name, f, ins, words in cases:
-            with self.subTest(name):
-                self.assert_refused(f, *ins, words=words)
+        # every built-in operator is twice differentiable now; custom operators (a user's kernel:
+        # opgrad.torch.load_custom) keep a first-order backward, through _ops.first_order: its
+        # refusal is checked here on a Function of the same shape (it reads a saved input)
+        from opgrad.torch import _ops
+
+        class Cube(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x ** 3
+
+            @staticmethod
+            @_ops.first_order("opgrad custom op Cube")
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return 3 * x * x * g
+
+        self.assert_refused(Cube.apply, torch.randn(3, 4), words=("double backward", "Cube"))
 
     def test_first_order_unchanged_under_create_graph(self):
         # create_graph alone (no second backward) still returns the right first derivative

@@ -340,8 +340,9 @@ def _setup_fused_matmul(ctx, inputs, output):
 
 def _fused_matmul_composed(ops, grad, x1, x2, bias, x3, t, mask):
     """FusedMatmulBackward's gradients composed from operators that have batching rules (the
-    functorch transforms): z = x1 @ x2 + bias recomputed where the epilogue needs it, the
-    epilogue's derivative by its activation's backward operator, then the products."""
+    functorch transforms) and derivatives of their own (create_graph): z = x1 @ x2 + bias
+    recomputed where the epilogue needs it, the epilogue's derivative by its activation's
+    backward operator, then the products."""
     def z():
         p = ops.matmul(x1, x2)
         return p if bias is None else ops.add(p, bias)
@@ -369,7 +370,8 @@ def _backward_fused_matmul(ops, ctx, grad):
     mask = K.fused_grad_mask(t, bias, x3, need[:4])
     if not any(mask):
         return (None,) * len(need)
-    if ops is _TRANSFORMS:
+    if ops is _TRANSFORMS or torch.is_grad_enabled():  # transforms, or create_graph: from
+        # operators that have batching rules and derivatives of their own
         outs = _fused_matmul_composed(ops, grad, x1, x2, bias, x3, t, mask)
         return outs + (None,) * (len(need) - 4)
     outs = ops.fused_matmul_backward(grad, x1, x2, bias, x3, t, cube, mask)
