@@ -343,3 +343,27 @@ def bind_spec_dims(op, iname, declared, shape, dims):
         elif want != got:
             raise ValueError("%s: input '%s' dim %d is %d, the spec declares %d"
                              % (op, iname, d, got, want))
+
+
+def spec_name_and_library(spec, where, library=None):
+    """(name, absolute library path) of a custom operator's JSON spec (`opgrad check --custom`'s,
+    docs/custom-ops.md), after the checks both adapters need: the required keys, an identifier
+    name, a library given (library overrides the spec's), absolute (a relative path resolves
+    against the job's working directory) and present. Raises ValueError / FileNotFoundError
+    naming `where` (the spec's path)."""
+    for key in ("name", "forward", "inputs", "outputs"):
+        if key not in spec:
+            raise ValueError("%s: the spec has no '%s' (docs/custom-ops.md)" % (where, key))
+    name = spec["name"]
+    if not isinstance(name, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+        raise ValueError("%s: name %r is not an identifier" % (where, name))
+    path = library or spec.get("library")
+    if not path:
+        raise ValueError("%s: the spec has no 'library' and none was given" % where)
+    if not os.path.isabs(path):
+        raise ValueError("%s: library path %r is relative; the spec must give an absolute path "
+                         "(a relative one resolves against the job's working directory)"
+                         % (where, path))
+    if not os.path.exists(path):
+        raise FileNotFoundError("%s: library %s does not exist" % (where, path))
+    return name, path

@@ -28,7 +28,6 @@ backward, built from the spec alone (docs/mindspore.md).
 import ctypes
 import json
 import os
-import re
 import sys
 
 import numpy as np
@@ -66,22 +65,8 @@ class _Spec:
     """What custom() needs from a spec, validated, and the dim binding of a call."""
 
     def __init__(self, spec, where, library):
-        for key in ("name", "forward", "inputs", "outputs"):
-            if key not in spec:
-                raise ValueError("%s: the spec has no '%s' (docs/custom-ops.md)" % (where, key))
         self.where = where
-        self.name = spec["name"]
-        if not isinstance(self.name, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", self.name):
-            raise ValueError("%s: name %r is not an identifier" % (where, self.name))
-        path = library or spec.get("library")
-        if not path:
-            raise ValueError("%s: the spec has no 'library' and none was given" % where)
-        if not os.path.isabs(path):
-            raise ValueError("%s: library path %r is relative; it must be absolute (MindSpore "
-                             "resolves it against the job's working directory)" % (where, path))
-        if not os.path.exists(path):
-            raise FileNotFoundError("%s: library %s does not exist" % (where, path))
-        self.library = path
+        self.name, self.library = L.spec_name_and_library(spec, where, library)
         self.forward = spec["forward"]
         self.backward = spec.get("backward")
         self.inputs = list(spec["inputs"])

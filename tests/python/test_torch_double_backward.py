@@ -139,6 +139,18 @@ def hardsigmoid_hvp_ref(x, w, v):
     return torch.zeros_like(x), torch.where((x > -3) & (x < 3), v / 6, torch.zeros_like(v))
 
 
+def param_penalty(f, x, w, b, n):
+    """Gradients of x, w, b after a penalty of the first n of their gradients (create_graph) of
+    sum(y^2 c), y = f(x, w, b); None where a tensor took no part."""
+    x, w, b = (t.clone().requires_grad_() for t in (x, w, b))
+    y = f(x, w, b)
+    c = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape)
+    gs = torch.autograd.grad((y * y * c).sum(), [x, w, b][:n], create_graph=True,
+                             allow_unused=True)
+    sum((t ** 2).sum() for t in gs if t is not None).backward()
+    return [t.grad for t in (x, w, b)]
+
+
 class SecondOrder(unittest.TestCase):
     def check(self, name, fo, fr, kinks, shape, dtype, tol):
         x = away_from_kinks(torch.empty(shape).uniform_(-4, 4), kinks).to(dtype)
@@ -287,6 +299,19 @@ class SecondOrder(unittest.TestCase):
                         self.assertLessEqual(err, 1e-5 * b.abs().max().item(), "%s %s %s %s: %.3g"
                                              % (name, red, list(kw), which, err))
 
+    def check_penalties(self, name, fo, fr, x, w, b):
+        """param_penalty of the input's gradient, then of all three, opgrad's against float64."""
+        for n in (1, 3):
+            got = param_penalty(fo, x, w, b, n)
+            want = param_penalty(fr, x.double(), w.double(), b.double(), n)
+            for which, a, r in zip("xwb", got, want):
+                if r is None:
+                    self.assertIsNone(a, "%s %s" % (name, which))
+                    continue
+                err = (a.double() - r).abs().max().item()
+                self.assertLessEqual(err, 1e-5 * r.abs().max().item(), "%s (penalty of %d) d/d%s: "
+                                     "%.3g" % (name, n, which, err))
+
     def test_layer_norm_and_rms_norm(self):
         # penalties of the input's gradient, then of the parameters' too (the backward operators
         # differentiated again, the statistics' gradients reaching x), over one and two
@@ -302,26 +327,8 @@ class SecondOrder(unittest.TestCase):
              lambda x, w, b: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * w, w0),
         ]
 
-        def penalty(f, x, w, b, n):
-            x, w, b = (t.clone().requires_grad_() for t in (x, w, b))
-            y = f(x, w, b)
-            c = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape)
-            gs = torch.autograd.grad((y * y * c).sum(), [x, w, b][:n], create_graph=True,
-                                     allow_unused=True)
-            sum((t ** 2).sum() for t in gs if t is not None).backward()
-            return [t.grad for t in (x, w, b)]
-
         for name, fo, fr, w in cases:
-            for n in (1, 3):
-                got = penalty(fo, x0, w, b0, n)
-                want = penalty(fr, x0.double(), w.double(), b0.double(), n)
-                for which, a, b in zip("xwb", got, want):
-                    if b is None:
-                        self.assertIsNone(a, "%s %s" % (name, which))
-                        continue
-                    err = (a.double() - b).abs().max().item()
-                    self.assertLessEqual(err, 1e-5 * b.abs().max().item(), "%s (penalty of %d) "
-                                         "d/d%s: %.3g" % (name, n, which, err))
+            self.check_penalties(name, fo, fr, x0, w, b0)
 
     def test_batch_norm_and_group_norm(self):
         # penalties of the input's gradient, then of the parameters' too (under create_graph
@@ -341,26 +348,8 @@ class SecondOrder(unittest.TestCase):
              lambda x, w, b: F.batch_norm(x[:, :, 0, 0] * 1, None, None, w, b, True)),
         ]
 
-        def penalty(f, x, w, b, n):
-            x, w, b = (t.clone().requires_grad_() for t in (x, w, b))
-            y = f(x, w, b)
-            c = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape)
-            gs = torch.autograd.grad((y * y * c).sum(), [x, w, b][:n], create_graph=True,
-                                     allow_unused=True)
-            sum((t ** 2).sum() for t in gs if t is not None).backward()
-            return [t.grad for t in (x, w, b)]
-
         for name, fo, fr in cases:
-            for n in (1, 3):
-                got = penalty(fo, x0, w0, b0, n)
-                want = penalty(fr, x0.double(), w0.double(), b0.double(), n)
-                for which, a, b in zip("xwb", got, want):
-                    if b is None:
-                        self.assertIsNone(a, "%s %s" % (name, which))
-                        continue
-                    err = (a.double() - b).abs().max().item()
-                    self.assertLessEqual(err, 1e-5 * b.abs().max().item(), "%s (penalty of %d) "
-                                         "d/d%s: %.3g" % (name, n, which, err))
+            self.check_penalties(name, fo, fr, x0, w0, b0)
 
     def test_linear(self):
         # linear (FusedMatmul with its epilogue): under create_graph the backward is composed

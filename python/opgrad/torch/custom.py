@@ -24,7 +24,6 @@ autograd.
 """
 import ctypes
 import json
-import os
 import re
 import threading
 
@@ -125,21 +124,7 @@ class CustomOp:
 
     def __init__(self, spec, spec_path, library=None):
         self.spec, self.spec_path = spec, spec_path
-        for key in ("name", "forward", "inputs", "outputs"):
-            if key not in spec:
-                raise ValueError("%s: the spec has no '%s' (docs/custom-ops.md)" % (spec_path, key))
-        self.name = spec["name"]
-        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", self.name):
-            raise ValueError("%s: name %r is not an identifier" % (spec_path, self.name))
-        path = library or spec.get("library")
-        if not path:
-            raise ValueError("%s: the spec has no 'library' and none was given" % spec_path)
-        if not os.path.isabs(path):
-            raise ValueError("%s: library path %r is relative; the spec must give an absolute path "
-                             "(a relative one resolves against the job's working directory)"
-                             % (spec_path, path))
-        if not os.path.exists(path):
-            raise FileNotFoundError("%s: library %s does not exist" % (spec_path, path))
+        self.name, path = L.spec_name_and_library(spec, spec_path, library)
         self.library_path = path
         self.lib = _Lib(path)
         self.forward_symbol = spec["forward"]
