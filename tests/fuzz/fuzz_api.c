@@ -691,7 +691,9 @@ static void make_arg(fz *f, call *c, int k) {
     case OG_PARAM_OUT_LIST:
         make_list(f, c, k);
         break;
-    default:
+    default: {
+        // what this view makes the call expect holds only if it is passed
+        bool unsafe0 = c->any_unsafe, overflow0 = c->any_overflow, too_big0 = c->any_too_big;
         make_tensor(f, c, k);
         if (a->t) switch (pick_handle_mode(f)) {
             case 1:
@@ -699,6 +701,7 @@ static void make_arg(fz *f, call *c, int k) {
                 break;
             case 3: // NULL (the tensor itself is destroyed with the others)
                 a->t = NULL;
+                c->any_unsafe = unsafe0, c->any_overflow = overflow0, c->any_too_big = too_big0;
                 c->any_null |= !optional(c, k);
                 c->optional_null |= optional(c, k);
                 break;
@@ -713,6 +716,8 @@ static void make_arg(fz *f, call *c, int k) {
             default:
                 break;
             }
+        break;
+    }
     }
 }
 
