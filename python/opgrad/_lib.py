@@ -367,3 +367,23 @@ def spec_name_and_library(spec, where, library=None):
     if not os.path.exists(path):
         raise FileNotFoundError("%s: library %s does not exist" % (where, path))
     return name, path
+
+
+class CustomHandle:
+    """Owns an opgrad_custom_lib handle of a custom-operator library (both adapters' library
+    objects derive from it): opened by open_handle, closed when the object is collected."""
+    handle = None
+
+    def open_handle(self, path):
+        h = ctypes.c_void_p()
+        st = opgrad_custom_open(path.encode(), ctypes.addressof(h))
+        if st:
+            raise OpgradError(st, error_message(), "opgrad_custom_open")
+        self.handle = h.value
+
+    def __del__(self):
+        try:
+            if self.handle is not None and opgrad_custom_close is not None:
+                opgrad_custom_close(self.handle)
+        except Exception:
+            pass

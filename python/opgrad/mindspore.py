@@ -170,17 +170,13 @@ _NP_AOT = {np.dtype(np.float32): "float32", np.dtype(np.float16): "float16",
 _AOT_NP = {v: k for k, v in _NP_AOT.items()}
 
 
-class _Library:
+class _Library(L.CustomHandle):
     """The custom library opened through libopgrad (a private copy, reloaded when rebuilt)."""
 
     def __init__(self, path):
         if L.opgrad_custom_open is None:
             raise RuntimeError("this libopgrad (%s) has no opgrad_custom_open" % L.library_path)
-        h = ctypes.c_void_p()
-        st = L.opgrad_custom_open(path.encode(), ctypes.addressof(h))
-        if st:
-            raise OpgradError(st, L.error_message(), "opgrad_custom_open")
-        self.handle = h.value
+        self.open_handle(path)
         self.path = path
 
     def has(self, symbol):
@@ -209,13 +205,6 @@ class _Library:
                       noutputs, ngrads, ctypes.addressof(cnames))
         if st:
             raise OpgradError(st, L.error_message(), "opgrad_custom_call_guarded")
-
-    def __del__(self):
-        try:
-            if self.handle is not None and L.opgrad_custom_close is not None:
-                L.opgrad_custom_close(self.handle)
-        except Exception:
-            pass
 
 
 def _debug_kernels(spec):

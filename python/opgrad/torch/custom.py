@@ -47,19 +47,14 @@ _REGISTERED = set()     # names registered with the dispatcher
 _LIBRARY = None         # the 1.13 Library("opgrad_custom", "DEF"), kept for the process
 
 
-class _Lib:
+class _Lib(L.CustomHandle):
     """One custom-operator library, through libopgrad or (fallback) ctypes."""
 
     def __init__(self, path):
         self.path = path
-        self.handle = None
         self.direct = None
         if L.opgrad_custom_open is not None and L.opgrad_custom_call is not None:
-            h = ctypes.c_void_p()
-            st = L.opgrad_custom_open(path.encode(), ctypes.addressof(h))
-            if st:
-                raise OpgradError(st, L.error_message(), "opgrad_custom_open")
-            self.handle = h.value
+            self.open_handle(path)
         else:  # libopgrad without the loader: call the symbols directly
             self.direct = ctypes.CDLL(path)
 
@@ -105,13 +100,6 @@ class _Lib:
             if rc:
                 raise OpgradError(L.Status.INNER, "'%s' in '%s' returned %d"
                                   % (symbol, self.path, rc), symbol)
-
-    def __del__(self):
-        try:
-            if self.handle is not None and L.opgrad_custom_close is not None:
-                L.opgrad_custom_close(self.handle)
-        except Exception:
-            pass
 
 
 def _ident(name, i, prefix):
