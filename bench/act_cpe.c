@@ -117,12 +117,12 @@ int main(int argc, char **argv) {
         y[i] = 1.0f / (1.0f + expf(-x[i]));
         t[i] = tanhf(x[i]);
     }
-    og_softplus_params sp = {1.0f, 20.0f}, sp_odd = {0.7f, 12.0f};
+    og_softplus_params sp = {1.0f, 20.0f, 1.0, 20.0}, sp_odd = {0.7f, 12.0f, 0.7f, 12.0f};
     og_elu_params ep = og_elu_make_params(1.0f, 1.0f, 1.0f);
     og_elu_params ep_neg = og_elu_make_params(1.0f, 1.0f, -1.5f);
     og_elu_params ep_sat = og_elu_make_params(INFINITY, 2.0f, 1.0f);
-    og_threshold_params th = {0.0f};
-    og_leaky_relu_params lr = {0.01f};
+    og_threshold_params th = {0};
+    og_leaky_relu_params lr = {0.01f, 0.01f};
     const void *const PARAMS[] = {NULL, &sp, &ep, &sp_odd, &th, &lr, &ep_neg, &ep_sat};
     uint64_t *ts = malloc((size_t)reps * sizeof *ts);
     opgrad_isa top = opgrad_cpu_isa();

@@ -36,6 +36,11 @@ void og_store_run(const og_convert_table *cv, char *dst, aclDataType dt, int64_t
                   const float *src, int64_t n, bool stream);
 /// Rounds fp32 values to a 16-bit float dtype and back (an op's result in its promoted dtype).
 void og_round_through(const og_convert_table *cv, float *v, int64_t n, aclDataType dt);
+/// float64 CopyIn / CopyOut: n elements `stride` apart (0 = broadcast one value) of any storage
+/// dtype into / from a contiguous float64 buffer. Integers convert to the nearest double; an fp32 /
+/// 16-bit store rounds the double once (to nearest even).
+void og_load_run64(const char *src, aclDataType dt, int64_t stride, double *dst, int64_t n);
+void og_store_run64(char *dst, aclDataType dt, int64_t stride, const double *src, int64_t n);
 /// Orders this thread's earlier non-temporal stores before its later stores (sfence).
 void og_stream_fence(void);
 

@@ -1,5 +1,7 @@
-/* Strided CopyIn / CopyOut between storage dtypes and fp32 buffers, shared by the elementwise
- * and reduction drivers. Contiguous runs go through the per-ISA converters (convert.h). */
+/* Strided CopyIn / CopyOut between storage dtypes and fp32 (or float64) buffers, shared by the
+ * elementwise and reduction drivers. Contiguous runs go through the per-ISA converters (convert.h).
+ */
+#include <math.h>
 #include <string.h>
 #include <xmmintrin.h>
 
@@ -125,3 +127,61 @@ void og_round_through(const og_convert_table *cv, float *v, int64_t n, aclDataTy
 }
 
 void og_stream_fence(void) { _mm_sfence(); }
+
+// ---- float64 ----------------------------------------------------------------------------------
+
+static double load_elem64(const char *p, aclDataType dt) {
+    switch (dt) {
+    case ACL_DOUBLE:
+        return *(const double *)p;
+    case ACL_INT32:
+        return (double)*(const int32_t *)p;
+    case ACL_INT64:
+        return (double)*(const int64_t *)p;
+    default: // every other dtype converts to fp32 exactly
+        return (double)og_load_elem(p, dt);
+    }
+}
+
+// d rounded to float toward zero, with the last bit set when inexact ("round to odd"): rounding
+// that float again to a format at least two bits narrower (fp16, bf16) is then the correct
+// rounding of d, with no double-rounding error.
+static float narrow_to_odd(double d) {
+    float f = (float)d;
+    if ((double)f == d || d != d) return f;
+    if (fabs((double)f) > fabs(d)) f = nextafterf(f, 0.0f);
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u |= 1;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static void store_elem64(char *p, aclDataType dt, double v) {
+    if (dt == ACL_DOUBLE)
+        *(double *)p = v;
+    else if (dt == ACL_FLOAT)
+        *(float *)p = (float)v;
+    else
+        og_store_elem(p, dt, narrow_to_odd(v));
+}
+
+void og_load_run64(const char *src, aclDataType dt, int64_t stride, double *dst, int64_t n) {
+    int64_t step = stride * (int64_t)aclDataTypeSize(dt);
+    if (dt == ACL_DOUBLE && stride == 1) {
+        memcpy(dst, src, (size_t)n * sizeof(double));
+    } else if (dt == ACL_DOUBLE) {
+        const double *d = (const double *)src;
+        for (int64_t i = 0; i < n; i++) dst[i] = d[i * stride];
+    } else {
+        for (int64_t i = 0; i < n; i++) dst[i] = load_elem64(src + i * step, dt);
+    }
+}
+
+void og_store_run64(char *dst, aclDataType dt, int64_t stride, const double *src, int64_t n) {
+    int64_t step = stride * (int64_t)aclDataTypeSize(dt);
+    if (dt == ACL_DOUBLE && stride == 1)
+        memcpy(dst, src, (size_t)n * sizeof(double));
+    else
+        for (int64_t i = 0; i < n; i++) store_elem64(dst + i * step, dt, src[i]);
+}

@@ -79,7 +79,9 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
     int64_t total = 1;
     for (int d = 0; d < ndim; d++) total *= plan->dims[d];
     size_t out_bytes = (size_t)total * aclDataTypeSize(op->out[0]->dtype);
-    plan->stream_out = nt_threshold_bytes > 0 && (int64_t)out_bytes >= nt_threshold_bytes;
+    plan->f64 = op->compute_dtype == ACL_DOUBLE;
+    plan->stream_out =
+        !plan->f64 && nt_threshold_bytes > 0 && (int64_t)out_bytes >= nt_threshold_bytes;
     plan->rowwise = false;
 
     // The fused 16-bit path: the op has kernels for it and every operand is linear and of the
@@ -116,10 +118,12 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
         if ((is_out || !og_dtype_is_floating(o->dtype)) && o->dtype != op->compute_dtype &&
             (op->compute_dtype == ACL_FLOAT16 || op->compute_dtype == ACL_BF16))
             o->round_via = op->compute_dtype;
-        o->direct = o->linear && o->dtype == ACL_FLOAT && o->round_via == ACL_FLOAT &&
+        aclDataType buffer_dtype = plan->f64 ? ACL_DOUBLE : ACL_FLOAT;
+        o->direct = o->linear && o->dtype == buffer_dtype && o->round_via == ACL_FLOAT &&
                     !(is_out && plan->stream_out);
-        o->rowwise = !is_out && !o->linear && !plan->fused16 && o->dtype == ACL_FLOAT &&
-                     o->strides[ndim - 1] == 1 && plan->dims[ndim - 1] >= OG_BLOCK_EW_ROWWISE_MIN;
+        o->rowwise = !is_out && !o->linear && !plan->fused16 && !plan->f64 &&
+                     o->dtype == ACL_FLOAT && o->strides[ndim - 1] == 1 &&
+                     plan->dims[ndim - 1] >= OG_BLOCK_EW_ROWWISE_MIN;
         plan->rowwise = plan->rowwise || o->rowwise;
         if (!o->direct && !o->rowwise && !plan->fused16) buffered++;
         if (aclDataTypeSize(o->dtype) < min_elem) min_elem = aclDataTypeSize(o->dtype);
@@ -135,6 +139,7 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
         .operands = nops,
         .block = BLOCK_BYTES / (int64_t)min_elem,
         .bytes_per_elem = bytes_per_elem,
+        .buffer_elem = plan->f64 ? 8 : 4,
     });
     plan->stream_in = total / (max_cores > 0 ? max_cores : 1) * bytes_per_elem >=
                       og_size_gates_get().stream_in_bytes;
@@ -336,15 +341,96 @@ static void run_core(void *arg, int core, int slot) {
     if (p->stream_out) og_stream_fence(); // the non-temporal stores are seen before we return
 }
 
+// walk() for float64 buffers: the runs along the innermost dim of n elements from `start`.
+static void walk64(const og_ew_plan *p, const og_ew_operand *o, char *base, int64_t start,
+                   int64_t n, double *buf, bool store) {
+    int64_t es = (int64_t)aclDataTypeSize(o->dtype);
+    if (o->linear) {
+        if (store)
+            og_store_run64(base + start * es, o->dtype, 1, buf, n);
+        else
+            og_load_run64(base + start * es, o->dtype, 1, buf, n);
+        return;
+    }
+    int last = p->ndim - 1;
+    int64_t idx[OG_MAX_DIMS], offset = 0, rem = start;
+    for (int d = last; d >= 0; d--) {
+        idx[d] = rem % p->dims[d];
+        rem /= p->dims[d];
+        offset += idx[d] * o->strides[d];
+    }
+    while (n > 0) {
+        int64_t run = p->dims[last] - idx[last];
+        if (run > n) run = n;
+        if (store)
+            og_store_run64(base + offset * es, o->dtype, o->strides[last], buf, run);
+        else
+            og_load_run64(base + offset * es, o->dtype, o->strides[last], buf, run);
+        buf += run;
+        n -= run;
+        idx[last] += run;
+        offset += run * o->strides[last];
+        for (int d = last; d > 0 && idx[d] == p->dims[d]; d--) {
+            offset -= idx[d] * o->strides[d];
+            idx[d] = 0;
+            idx[d - 1]++;
+            offset += o->strides[d - 1];
+        }
+    }
+}
+
+// The float64 form of run_core: CopyIn (gather / convert into float64 buffers) -> compute64 ->
+// CopyOut, per tile; linear float64 operands are used in place.
+static void run_core64(void *arg, int core, int slot) {
+    const ew_run_ctx *c = arg;
+    const og_ew_plan *p = c->p;
+    int64_t start, count;
+    og_tiling_core_range(&p->tiling, core, &start, &count);
+    int64_t tile = p->tiling.tile_elems, end = start + count;
+    int64_t per_buffer = (tile * 8 + 63) / 64 * 64;
+    char *scratch =
+        p->tiling.buffer_bytes ? c->scratch + (int64_t)slot * p->tiling.buffer_bytes : NULL;
+    int nops = p->nin + p->nout, b = 0;
+    const og_ew_operand *ops[OG_EW_MAX_IN + OG_EW_MAX_OUT];
+    char *base[OG_EW_MAX_IN + OG_EW_MAX_OUT];
+    double *bufs[OG_EW_MAX_IN + OG_EW_MAX_OUT];
+    for (int k = 0; k < nops; k++) {
+        ops[k] = k < p->nin ? &p->in[k] : &p->out[k - p->nin];
+        base[k] = og_executor_addr(c->e, ops[k]->slot) +
+                  ops[k]->offset * (int64_t)aclDataTypeSize(ops[k]->dtype);
+        bufs[k] = ops[k]->direct ? NULL : (double *)(scratch + (b++) * per_buffer);
+    }
+    const double *in[OG_EW_MAX_IN];
+    double *out[OG_EW_MAX_OUT];
+    for (int64_t s = start; s < end; s += tile) {
+        int64_t n = end - s < tile ? end - s : tile;
+        for (int k = 0; k < p->nin; k++) {
+            if (ops[k]->direct) {
+                in[k] = (const double *)base[k] + s;
+                continue;
+            }
+            walk64(p, ops[k], base[k], s, n, bufs[k], false);
+            in[k] = bufs[k];
+        }
+        for (int k = 0; k < p->nout; k++)
+            out[k] = ops[p->nin + k]->direct ? (double *)base[p->nin + k] + s : bufs[p->nin + k];
+        p->compute64((size_t)n, in, out, p->params);
+        for (int k = 0; k < p->nout; k++)
+            if (!ops[p->nin + k]->direct)
+                walk64(p, ops[p->nin + k], base[p->nin + k], s, n, out[k], true);
+    }
+}
+
 void og_ew_run(const aclOpExecutor *e, const og_ew_plan *p, char *scratch) {
     ew_run_ctx ctx = {e, p, scratch};
-    og_parallel_for(p->tiling.core_num, p->tiling.slots, run_core, &ctx);
+    og_parallel_for(p->tiling.core_num, p->tiling.slots, p->f64 ? run_core64 : run_core, &ctx);
 }
 
 void og_ew_prepare(const og_ew_op *op, og_ew_plan *p) {
     og_ew_make_plan(op, og_num_threads(), og_ew_nt_threshold(), p);
     p->isa = og_isa();
     p->compute = op->kernels[p->isa];
+    if (p->f64) p->compute64 = op->kernels64[p->isa];
     if (p->fused16) p->compute16 = op->kernels16[p->isa][op->compute_dtype == ACL_BF16 ? 0 : 1];
     if (op->slots) {
         for (int k = 0; k < op->nin; k++) p->in[k].slot = op->in_slot[k];

@@ -10,7 +10,12 @@
  *     large outputs).
  * An operand is a view of its io slot: the tensor's strides, from an element offset relative to
  * the slot's address (og_ew_op.in_offset / out_offset), so one slot can feed several operands.
- * The compute function sees contiguous fp32 arrays of n elements, nothing else. */
+ * The compute function sees contiguous fp32 arrays of n elements, nothing else.
+ *
+ * A float64 operation (compute_dtype ACL_DOUBLE: some input is float64) runs the same phases on
+ * float64 tile buffers with the operator's float64 kernel (kernels64): linear float64 operands
+ * are used in place, others are gathered / converted per element (an integer input exactly
+ * where it fits in 53 bits; an fp32 / 16-bit output rounded once from the double result). */
 #ifndef OG_ELEMENTWISE_H
 #define OG_ELEMENTWISE_H
 
@@ -38,6 +43,10 @@
 typedef void (*og_ew_compute_fn)(size_t n, const float *const *in, float *const *out,
                                  const void *params);
 
+/// in[k] / out[k] point at n contiguous float64 values; out may alias in.
+typedef void (*og_ew_compute64_fn)(size_t n, const double *const *in, double *const *out,
+                                   const void *params);
+
 /// A fused 16-bit kernel (engine/simd/vec16.h, OG_EW_KERNEL3): in[k] / out[k] point at n
 /// contiguous values of one 16-bit dtype; widen, compute, round once; `stream`: non-temporal
 /// stores.
@@ -56,13 +65,26 @@ typedef void (*og_ew_compute16_fn)(size_t n, const uint16_t *const *in, uint16_t
 #define OG_EW_DEFINE_KERNEL_TABLE(name)                                                            \
     const og_ew_compute_fn og_##name##_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_##name)
 
+/// Declares og_<name>_kernels64[] and its per-build functions og_<name>_f64__<isa> (made with
+/// OG_EW_KERNEL64, engine/simd/map64.h).
+#define OG_EW_DECLARE_KERNEL64(name)                                                               \
+    void og_##name##_f64__scalar(size_t, const double *const *, double *const *, const void *);    \
+    void og_##name##_f64__avx2(size_t, const double *const *, double *const *, const void *);      \
+    void og_##name##_f64__avx512(size_t, const double *const *, double *const *, const void *);    \
+    extern const og_ew_compute64_fn og_##name##_kernels64[OPGRAD_ISA_COUNT];
+
+#define OG_EW_DEFINE_KERNEL64_TABLE(name)                                                          \
+    const og_ew_compute64_fn og_##name##_kernels64[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_##name##_f64)
+
 #define OG_EW_DECLARE_COMPUTE16(fn)                                                                \
     void fn(size_t, const uint16_t *const *, uint16_t *const *, const void *, bool);
 
 /// Declares og_<name>_kernels[] and, for kernels made with OG_EW_KERNEL3, og_<name>_kernels16[]
-/// ([isa][0] bf16, [isa][1] fp16), and their per-build functions.
+/// ([isa][0] bf16, [isa][1] fp16), and their per-build functions; and the float64 kernel every
+/// OG_EW_KERNEL3 operation also has (og_<name>_kernels64, made with OG_EW_KERNEL64).
 #define OG_EW_DECLARE_KERNEL3(name)                                                                \
     OG_EW_DECLARE_KERNEL(name)                                                                     \
+    OG_EW_DECLARE_KERNEL64(name)                                                                   \
     OG_EW_DECLARE_COMPUTE16(og_##name##_bf16__scalar)                                              \
     OG_EW_DECLARE_COMPUTE16(og_##name##_bf16__avx2)                                                \
     OG_EW_DECLARE_COMPUTE16(og_##name##_bf16__avx512)                                              \
@@ -76,6 +98,7 @@ typedef void (*og_ew_compute16_fn)(size_t n, const uint16_t *const *in, uint16_t
 /// by the _bf16i variant (vcvtneps2bf16).
 #define OG_EW_DEFINE_KERNEL3_TABLES(name)                                                          \
     OG_EW_DEFINE_KERNEL_TABLE(name);                                                               \
+    OG_EW_DEFINE_KERNEL64_TABLE(name);                                                             \
     const og_ew_compute16_fn og_##name##_kernels16[OPGRAD_ISA_COUNT][2] = {                        \
         [OPGRAD_ISA_SCALAR] = {og_##name##_bf16__scalar, og_##name##_f16__scalar},                 \
         [OPGRAD_ISA_AVX2] = {og_##name##_bf16__avx2, og_##name##_f16__avx2},                       \
@@ -88,6 +111,7 @@ typedef struct og_ew_op {
     const og_opdesc *op;                      // the operator being planned
     const og_ew_compute_fn *kernels;          // [OPGRAD_ISA_COUNT]
     const og_ew_compute16_fn (*kernels16)[2]; // optional [OPGRAD_ISA_COUNT][bf16, fp16]
+    const og_ew_compute64_fn *kernels64;      // [OPGRAD_ISA_COUNT] when compute_dtype is double
     int nin, nout;
     const aclTensor *in[OG_EW_MAX_IN];
     const aclTensor *out[OG_EW_MAX_OUT];             // all of the output shape
@@ -129,6 +153,7 @@ typedef struct og_ew_plan {
     bool fused16;    // every operand linear and of the compute dtype
                      // (bf16 / fp16): compute16 runs on the data,
                      // no CopyIn / CopyOut
+    bool f64;        // computed in float64 (compute64 on float64 buffers)
     bool rowwise;    // some input is rowwise: Compute runs once per innermost run
     bool stream_in;  // past the stream-in size gate per thread:
                      // 16-bit inputs converted side by side and
@@ -136,6 +161,7 @@ typedef struct og_ew_plan {
     opgrad_isa isa;
     og_ew_compute_fn compute;
     og_ew_compute16_fn compute16;
+    og_ew_compute64_fn compute64;
     og_tiling tiling;
     unsigned char params[OG_EW_MAX_PARAMS];
 } og_ew_plan;

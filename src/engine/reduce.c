@@ -203,8 +203,17 @@ void og_reduce_make_plan(const og_reduce_op *op, int max_cores, og_reduce_plan *
                     align64(STACK_DEPTH * w * 4);
     p->partial_offset = (p->slots > p->combine_cores ? p->slots : p->combine_cores) * p->core_bytes;
     p->workspace = p->partial_offset + (p->split_blocks ? align64(p->items * w * 4) : 0);
-    if (p->M == 0) p->core_num = 0, p->workspace = 0;
     if (op->params_size) memcpy(p->params, op->params, op->params_size);
+    // float64: whole outputs per thread, contiguous ranges of them, no workspace (sum64_run)
+    p->f64 = p->in_dtype[0] == ACL_DOUBLE;
+    if (p->f64) {
+        p->split_blocks = false;
+        p->core_num = (int)(p->M < cores ? p->M : cores);
+        p->slots = p->core_num;
+        p->combine_cores = 0;
+        p->core_bytes = p->partial_offset = p->workspace = 0;
+    }
+    if (p->M == 0) p->core_num = 0, p->workspace = 0;
 }
 
 static void split_range(int64_t total, int cores, int core, int64_t *start, int64_t *count) {
@@ -708,8 +717,62 @@ static void run_combine(void *arg, int core, int slot) {
     }
 }
 
+// ---- float64 (see the header): one output's summands from element offset `off` of the input
+static double sum64_one(const og_reduce_plan *p, const double *x, int64_t off) {
+    double part[64];
+    int level[64], depth = 0;
+    int64_t idx[OG_MAX_DIMS] = {0};
+    for (int64_t r = 0; r < p->K;) {
+        double acc = -0.0; // (an all -0 sum stays -0, as in float)
+        int64_t end = p->K - r < OG_RED_CHUNK ? p->K : r + OG_RED_CHUNK;
+        for (; r < end; r++) {
+            acc += x[off];
+            for (int d = p->nred - 1; d >= 0; d--) { // the next summand, row-major
+                off += p->red_in[0][d];
+                if (++idx[d] < p->red[d]) break;
+                off -= idx[d] * p->red_in[0][d];
+                idx[d] = 0;
+            }
+        }
+        part[depth] = acc, level[depth++] = 0;
+        while (depth >= 2 && level[depth - 1] == level[depth - 2])
+            part[depth - 2] += part[depth - 1], level[depth - 2]++, depth--;
+    }
+    double total = depth > 0 ? part[depth - 1] : 0.0;
+    for (int i = depth - 2; i >= 0; i--) total = part[i] + total;
+    return total;
+}
+
+static void sum64_run(void *arg, int core, int slot) {
+    (void)slot;
+    const red_ctx *c = arg;
+    const og_reduce_plan *p = c->p;
+    int64_t start, count;
+    split_range(p->M, p->core_num, core, &start, &count);
+    const double *x = (const double *)og_executor_addr(c->e, p->in_slot[0]);
+    char *out = og_executor_addr(c->e, p->out_slot);
+    int64_t es = (int64_t)aclDataTypeSize(p->out_dtype);
+    for (int64_t o = start; o < start + count; o++) {
+        int64_t in_off = 0, out_off = 0, rem = o;
+        for (int d = p->nkept - 1; d >= 0; d--) {
+            int64_t i = rem % p->kept[d];
+            rem /= p->kept[d];
+            in_off += i * p->kept_in[0][d];
+            out_off += i * p->kept_out[d];
+        }
+        double v = sum64_one(p, x, in_off);
+        if (p->kind == OG_RED_MEAN) v /= (double)p->K;
+        og_store_run64(out + out_off * es, p->out_dtype, 1, &v, 1);
+    }
+}
+
 void og_reduce_run(const aclOpExecutor *e, const og_reduce_plan *p, char *scratch) {
     if (p->core_num == 0) return;
+    if (p->f64) {
+        red_ctx ctx = {p, e, scratch, NULL, NULL};
+        og_parallel_for(p->core_num, p->slots, sum64_run, &ctx);
+        return;
+    }
     red_ctx ctx = {p, e, scratch, og_reduce_kernels_of(p->kind, p->isa), &og_convert[p->isa]};
     if (p->split_blocks) {
         og_parallel_for(p->core_num, p->slots, run_items, &ctx);

@@ -36,6 +36,12 @@
  * items, store the block sums in the workspace, and a second pass combines them in the fixed
  * order. The kernels never allocate, validate or thread.
  *
+ * float64 data (a sum or mean of one float64 input, no map) is summed in double by its own loop:
+ * per output, the summands in the same row-major order, in chunks of 256 added left to right and
+ * the chunk sums combined pairwise in binary-counter order (first-order error <= (256 + log2
+ * chunks) 2^-53 S), each output by one thread, so the result is again independent of the thread
+ * count and the ISA.
+ *
  * Summands that are an input's own contiguous values (no map, no rounding) are read in place:
  * fp32 as they are (`direct`), bf16/fp16 widened in registers by the rows_/chunks_bf16/f16 kernels
  * (`direct16`). Widening is exact, so the sums are bitwise those of the widened fp32 values. */
@@ -126,6 +132,7 @@ typedef struct og_reduce_plan {
     int64_t strips_per_row; // strips: ceil(W / strip); else 1
     int64_t units;          // strips: (M / W) * strips_per_row; else M
     int64_t nchunks, nblocks;
+    bool f64;               // float64 summands (in_dtype[0]), summed in double (no map)
     bool direct;            // fp32 summands read in place (no gather, no map, no rounding)
     bool direct16;          // the same for bf16/fp16 summands, widened in registers
     bool split_blocks;      // cores take (unit, block) items, then a combine pass

@@ -5,8 +5,9 @@ og_tiling og_tiling_plan(og_tiling_request req) {
     t.total = req.total;
     t.block = req.block > 0 ? req.block : 1;
     int operands = req.operands > 0 ? req.operands : 1;
-    // Tile: the fp32 buffers of every operand fit the cache budget, rounded down to whole blocks.
-    int64_t tile = req.cache_budget / (4 * operands);
+    // Tile: the buffers of every operand fit the cache budget, rounded down to whole blocks.
+    int64_t elem = req.buffer_elem > 0 ? req.buffer_elem : 4;
+    int64_t tile = req.cache_budget / (elem * operands);
     tile = tile / t.block * t.block;
     if (tile < t.block) tile = t.block;
     t.tile_elems = tile;
@@ -29,7 +30,7 @@ og_tiling og_tiling_plan(og_tiling_request req) {
     t.slots = (int)(cores < threads ? cores : threads);
     t.small_core_blocks = blocks / cores;
     t.big_core_num = (int)(blocks % cores);
-    int64_t per_buffer = (tile * 4 + 63) / 64 * 64;
+    int64_t per_buffer = (tile * elem + 63) / 64 * 64;
     t.buffer_bytes = per_buffer * req.buffered_operands;
     return t;
 }

@@ -34,10 +34,12 @@ typedef struct og_tiling_request {
     int64_t total;          // elements
     int max_cores;          // threads available
     int64_t cache_budget;   // bytes of tile buffers per thread (L1-sized)
-    int buffered_operands;  // operands that need a tile buffer (CopyIn/CopyOut in fp32)
+    int buffered_operands;  // operands that need a tile buffer (CopyIn/CopyOut in fp32/fp64)
     int operands;           // all inputs + outputs, for the tile size
     int64_t block;          // alignment unit in elements (e.g. 64 bytes / smallest elem size)
     int64_t bytes_per_elem; // bytes all operands move per element; 0: one range per thread
+    int64_t buffer_elem;    // bytes per element of a tile buffer: 4 (fp32, the default when 0)
+                            // or 8 (a float64 plan)
 } og_tiling_request;
 
 /// Plans the split; never fails for total >= 0 (total 0 gives core_num 0).

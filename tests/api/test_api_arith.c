@@ -173,12 +173,12 @@ static void test_add_dtypes(void) {
     aclOpExecutor *e;
     aclScalar *one = fscalar(1);
     tview i32 = tv(D23, 2, ACL_INT32), f = tv(D23, 2, ACL_FLOAT), h = tv(D23, 2, ACL_FLOAT16),
-          bf = tv(D23, 2, ACL_BF16), d64 = tv(D23, 2, ACL_DOUBLE), u16 = tv(D23, 2, ACL_UINT16);
+          bf = tv(D23, 2, ACL_BF16), d64 = tv(D23, 2, ACL_COMPLEX64), u16 = tv(D23, 2, ACL_UINT16);
     CHECK_EQ(aclnnAddGetWorkspaceSize(i32.t, f.t, one, f.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
-    CHECK_MSG("self has dtype int32; opgrad supports float32, float16 and bfloat16");
+    CHECK_MSG("self has dtype int32; opgrad supports float32, float16, bfloat16 and float64");
     CHECK_MSG("aclnn also accepts");
     CHECK_EQ(aclnnAddGetWorkspaceSize(f.t, d64.t, one, f.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
-    CHECK_MSG("other has dtype float64");
+    CHECK_MSG("other has dtype complex64");
     CHECK_EQ(aclnnAddGetWorkspaceSize(f.t, f.t, one, u16.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("out has dtype uint16");
     // promotion: f16 + f32 -> f32; bf16 + f16 -> f32; any float out is castable
@@ -377,7 +377,7 @@ static void test_reduce_sum_statuses(void) {
     CHECK_MSG("out has dtype float32 but dtype is float16");
     tview yi = tv(D3, 1, ACL_INT32), xi = tv(D23, 2, ACL_INT64);
     CHECK_EQ(rsum1(&x, d0, 1, false, ACL_INT32, &yi, &ws, &e), ACLNN_ERR_PARAM_INVALID);
-    CHECK_MSG("opgrad supports float32, float16 and bfloat16");
+    CHECK_MSG("opgrad supports float32, float16, bfloat16 and float64");
     CHECK_EQ(rsum1(&xi, d0, 1, false, ACL_FLOAT, &y, &ws, &e), ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("self has dtype int64");
     // out shape

@@ -302,7 +302,8 @@ static void test_fp32_kernels_against_mpfr(void) {
     static const float gs[] = {1.0f, -0.75f, 3.5f};
     memcpy(x, xs, sizeof x);
     for (int f = 0; f < F_COUNT; f++) {
-        og_softplus_params p = {(float)FNS[f].beta, (float)FNS[f].threshold};
+        og_softplus_params p = {(float)FNS[f].beta, (float)FNS[f].threshold, FNS[f].beta,
+                                FNS[f].threshold};
         int ng = FNS[f].derivative ? 3 : 1;
         long bad = 0;
         for (int gi = 0; gi < ng; gi++) {

@@ -47,7 +47,7 @@ static void test_temporaries(void) {
     const aclTensor *tmp;
     int t = og_prog_temp(&p, ACL_FLOAT, 2, dims, &tmp);
     CHECK_EQ(t, 3);
-    og_muls_params three = {3.0f};
+    og_muls_params three = {3.0f, 3.0};
     // tmp = 3 x;  sum = sum over rows of tmp;  y = 3 tmp (= 9 x)
     og_ew_op m1 = {.op = &og_op_ReduceSum,
                    .kernels = og_muls_kernels,
@@ -89,7 +89,7 @@ static void test_slot_out_of_range(void) {
     const aclTensor *io[2] = {ta, tb};
     og_prog p;
     og_prog_init(&p, &og_op_ReduceSum, 1, 1, io);
-    og_muls_params two = {2.0f};
+    og_muls_params two = {2.0f, 2.0};
     og_ew_op m = {.op = &og_op_ReduceSum,
                   .kernels = og_muls_kernels,
                   .nin = 1,

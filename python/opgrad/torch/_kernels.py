@@ -83,8 +83,12 @@ def use_dispatcher():
     trace), and under torch.compile / export. The result is the same either way."""
     return _tracing_state() is not None or (_compiling is not None and _compiling())
 
-_DT = {torch.float32: L.ACL_FLOAT, torch.float16: L.ACL_FLOAT16, torch.bfloat16: L.ACL_BF16}
-_SUPPORTED = "torch.float32, torch.float16, torch.bfloat16"
+# float64: the operators with float64 kernels (the elementwise activations and arithmetic) take
+# it; the others refuse it in phase 1 with the C library's message (an OpgradError).
+_DT = {torch.float32: L.ACL_FLOAT, torch.float16: L.ACL_FLOAT16, torch.bfloat16: L.ACL_BF16,
+       torch.float64: L.ACL_DOUBLE}
+_SUPPORTED = "torch.float32, torch.float16, torch.bfloat16 (and torch.float64 where it has " \
+             "float64 kernels)"
 _PLAN_CAPACITY = 512  # executors kept per thread (FIFO eviction)
 _SMALL = 4096         # up to this many elements phase 2 runs with the GIL held (about a microsecond)
 
@@ -227,15 +231,21 @@ def _plan(tl, key, fn, phase1, ins, in_dts, outs, out_dts, scalars=(), meta=None
             hin.append(_new_tensor(t, dt, fn))
         for t, dt in zip(outs, out_dts):
             hout.append(_new_tensor(t, dt, fn))
+        # a float64 operation's attributes as float64 (the others round them to float32 anyway)
+        f64 = L.ACL_DOUBLE in in_dts or L.ACL_DOUBLE in out_dts
         for v in scalars:
-            c = ctypes.c_float(float(v))
-            h = L.aclCreateScalar(ctypes.addressof(c), L.ACL_FLOAT)
+            c = ctypes.c_double(float(v)) if f64 else ctypes.c_float(float(v))
+            h = L.aclCreateScalar(ctypes.addressof(c), L.ACL_DOUBLE if f64 else L.ACL_FLOAT)
             if not h:
                 raise OpgradError(L.Status.PARAM_INVALID, L.error_message(), fn)
             owned.append(h)
         st = phase1(hin, hout, owned, tl.wsize_addr, tl.executor_addr)
         if st:
-            raise OpgradError(st, L.error_message(), fn + "GetWorkspaceSize")
+            msg = L.error_message()
+            if f64 and "has dtype float64" in msg:  # an operator without float64 kernels
+                raise TypeError("opgrad.torch: %s (the operators with float64 kernels: "
+                                "docs/torch.md, float64)" % msg)
+            raise OpgradError(st, msg, fn + "GetWorkspaceSize")
         tensors = tuple(ins) + tuple(outs)
         small = max(t.numel() for t in tensors) <= _SMALL
         plan = _Plan(tl.executor.value, tl.wsize.value, tuple(hin), tuple(hout), tuple(owned),

@@ -76,7 +76,7 @@ def _save_output_fp32(ctx, inputs, output):
     gets PyTorch's upcast accuracy (tests/python/consistency.py)."""
     x = inputs[0]
     ctx.attrs = inputs[1:]
-    ctx.recompute = x.dtype != torch.float32
+    ctx.recompute = x.dtype in (torch.float16, torch.bfloat16)  # (float32 / float64: the output)
     ctx.save_for_backward(x if ctx.recompute else output)
 
 
@@ -576,7 +576,8 @@ def _second_order(bname):
         need = ctx.needs_input_grad
         attrs = ctx.attrs
         nones = (None,) * len(attrs)
-        wide = grad.dtype != torch.float32 or x.dtype != torch.float32
+        # 16-bit: the second order in float32 (rounded once at the end); float32 / float64 as is
+        wide = any(t.dtype in (torch.float16, torch.bfloat16) for t in (grad, x, gg))
         g32, x32, gg32 = (grad.float(), x.float(), gg.float()) if wide else (grad, x, gg)
         dgrad = dx = None
         if rows is not None:  # both at once (they share the row sums)

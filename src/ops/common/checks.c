@@ -29,12 +29,20 @@ static bool floating(aclDataType dt) {
     return dt == ACL_FLOAT || dt == ACL_FLOAT16 || dt == ACL_BF16;
 }
 
-// "float32, float16 and bfloat16" for the dtypes of a mask.
+// "float32, float16 and bfloat16" for the dtypes of a mask: the floating ones first, in that
+// order (then float64), then the others by their enum value.
 static const char *dtype_list(unsigned long long dtypes, char *buf, int size) {
     int n = 0, left = __builtin_popcountll(dtypes);
+    static const int first[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE};
+    int order[64], count = 0;
+    for (int i = 0; i < 4; i++) order[count++] = first[i];
+    for (int dt = 0; dt < 64; dt++)
+        if (dt != ACL_FLOAT && dt != ACL_FLOAT16 && dt != ACL_BF16 && dt != ACL_DOUBLE)
+            order[count++] = dt;
     buf[0] = 0;
-    for (int dt = 0; dt < 64 && n < size; dt++)
-        if (dtypes & OG_DT(dt)) {
+    for (int i = 0; i < count && n < size; i++)
+        if (dtypes & OG_DT(order[i])) {
+            int dt = order[i];
             const char *sep = n == 0 ? "" : left == 1 ? " and " : ", ";
             n += snprintf(buf + n, (size_t)(size - n), "%s%s", sep, og_dtype_name((aclDataType)dt));
             left--;
@@ -54,7 +62,7 @@ static aclnnStatus dtypes_fail(const og_opdesc *op, const char *name, aclDataTyp
         ACLNN_ERR_PARAM_INVALID, "%sGetWorkspaceSize: %s has dtype %s; opgrad supports %s%s",
         op->name, name, og_dtype_name(dt), dtype_list(dtypes, list, sizeof list),
         // (a hint for the float-only operators: aclnn takes more dtypes for many of them)
-        dtypes == OG_DTS_FLOATING && aclnn_knows(dt)
+        (dtypes == OG_DTS_FLOATING || dtypes == OG_DTS_FLOATING64) && aclnn_knows(dt)
             ? " (aclnn also accepts this dtype; opgrad does not implement it)"
             : "");
 }
@@ -214,10 +222,11 @@ aclnnStatus og_check_promotion(const og_opdesc *op, int n, const char *const *na
                            names[k], og_dtype_name(inputs[k]->dtype), og_dtype_name(p));
         p = q;
     }
-    if (!floating(p))
+    // (float64 only reaches here from an operator that took a float64 input: it has kernels)
+    if (!og_dtype_is_floating(p))
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: the inputs promote to %s; opgrad supports float32, "
-                       "float16 and bfloat16",
+                       "float16 and bfloat16 (and float64 where an operator has float64 kernels)",
                        op->name, og_dtype_name(p));
     OG_TRY(og_check_castable(op, p, out_name, out));
     *promoted = p;
@@ -288,14 +297,15 @@ aclnnStatus og_plan_forward(const og_opdesc *op, og_ew_kernel k, const aclTensor
                             og_out_rule rule, const void *params, size_t params_size,
                             uint64_t *workspaceSize, aclOpExecutor **executor) {
     bool any_self = rule == OG_OUT_FLOAT_FROM_ANY;
-    OG_TRY(og_check_tensor_of(op, names[0], self, 0,
-                              OG_DTS_FLOATING | (any_self ? OG_DTS_INTEGRAL : 0)));
-    for (int j = 0; j < nout; j++) OG_TRY(og_check_tensor(op, names[1 + j], outs[j], 0));
+    unsigned long long floats = k.fp64 ? OG_DTS_FLOATING64 : OG_DTS_FLOATING;
+    OG_TRY(og_check_tensor_of(op, names[0], self, 0, floats | (any_self ? OG_DTS_INTEGRAL : 0)));
+    for (int j = 0; j < nout; j++) OG_TRY(og_check_tensor_of(op, names[1 + j], outs[j], 0, floats));
     // an integer self is computed in out's dtype (floating: checked just above)
-    aclDataType compute = floating(self->dtype) ? self->dtype : outs[0]->dtype;
+    aclDataType compute = og_dtype_is_floating(self->dtype) ? self->dtype : outs[0]->dtype;
     og_ew_op ew = {.op = op,
                    .kernels = k.fp32,
                    .kernels16 = k.fused16,
+                   .kernels64 = k.fp64,
                    .nin = 1,
                    .in = {self},
                    .nout = nout,
@@ -319,14 +329,15 @@ aclnnStatus og_plan_backward(const og_opdesc *op, og_ew_kernel k, int nin,
                              const void *params, size_t params_size, uint64_t *workspaceSize,
                              aclOpExecutor **executor) {
     bool int_self = false;
+    unsigned long long floats = k.fp64 ? OG_DTS_FLOATING64 : OG_DTS_FLOATING;
     for (int j = 0; j < nin; j++) {
         bool may_int =
             (flags & OG_BWD_INT_PROMOTE) || ((flags & OG_BWD_INT_SELF_AS_FLOAT) && j == nin - 1);
-        OG_TRY(og_check_tensor_of(op, names[j], ins[j], 0,
-                                  OG_DTS_FLOATING | (may_int ? OG_DTS_INTEGRAL : 0)));
-        int_self = int_self || !floating(ins[j]->dtype);
+        OG_TRY(
+            og_check_tensor_of(op, names[j], ins[j], 0, floats | (may_int ? OG_DTS_INTEGRAL : 0)));
+        int_self = int_self || !og_dtype_is_floating(ins[j]->dtype);
     }
-    OG_TRY(og_check_tensor(op, names[nin], out, 0));
+    OG_TRY(og_check_tensor_of(op, names[nin], out, 0, floats));
     aclDataType promoted = ACL_FLOAT;
     if ((flags & OG_BWD_INT_SELF_AS_FLOAT) && int_self) // aclnn casts every input to FLOAT
         OG_TRY(og_check_castable(op, promoted, names[nin], out));
@@ -343,6 +354,7 @@ aclnnStatus og_plan_backward(const og_opdesc *op, og_ew_kernel k, int nin,
     og_ew_op ew = {.op = op,
                    .kernels = k.fp32,
                    .kernels16 = k.fused16,
+                   .kernels64 = k.fp64,
                    .nin = nin,
                    .nout = 1,
                    .out = {out},

@@ -43,6 +43,8 @@ aclnnStatus og_check_tensor(const og_opdesc *op, const char *name, const aclTens
 /// names the dtypes it takes.
 aclnnStatus og_check_tensor_of(const og_opdesc *op, const char *name, const aclTensor *t,
                                int min_rank, unsigned long long dtypes);
+/// The floating dtypes an operator with float64 kernels takes.
+#define OG_DTS_FLOATING64 (OG_DTS_FLOATING | OG_DT(ACL_DOUBLE))
 /// Integer and bool dtypes (the inputs a promoting operator casts to its float type).
 #define OG_DTS_INTEGRAL                                                                            \
     (OG_DT(ACL_INT8) | OG_DT(ACL_UINT8) | OG_DT(ACL_INT16) | OG_DT(ACL_INT32) | OG_DT(ACL_INT64) | \
@@ -83,13 +85,19 @@ float og_scalar_in(const aclScalar *s, aclDataType dt);
 /// A dim argument in [-rank, rank - 1], rank = max(ndim, 1) (161002); *axis = the dim in [0, rank).
 aclnnStatus og_check_dim(const og_opdesc *op, const char *name, int64_t dim, int ndim, int *axis);
 
-/// The kernels of an elementwise operation: fp32 per ISA level, and optionally fused 16-bit ones.
+/// The kernels of an elementwise operation: fp32 per ISA level, and optionally fused 16-bit ones
+/// and float64 ones (an operation with float64 kernels takes float64 tensors).
 typedef struct og_ew_kernel {
     const og_ew_compute_fn *fp32;
     const og_ew_compute16_fn (*fused16)[2];
+    const og_ew_compute64_fn *fp64;
 } og_ew_kernel;
-#define OG_EW_KERNEL(name) ((og_ew_kernel){og_##name##_kernels, og_##name##_kernels16})
-#define OG_EW_KERNEL_FP32(name) ((og_ew_kernel){og_##name##_kernels, NULL})
+/// An OG_EW_KERNEL3 kernel: fp32, fused 16-bit and float64.
+#define OG_EW_KERNEL(name)                                                                         \
+    ((og_ew_kernel){og_##name##_kernels, og_##name##_kernels16, og_##name##_kernels64})
+#define OG_EW_KERNEL_FP32(name) ((og_ew_kernel){og_##name##_kernels, NULL, NULL})
+/// fp32 and float64 kernels.
+#define OG_EW_KERNEL_F64(name) ((og_ew_kernel){og_##name##_kernels, NULL, og_##name##_kernels64})
 
 /// How an output's dtype relates to the input's.
 typedef enum {

@@ -331,7 +331,7 @@ aclnnStatus aclnnFusedMatmulBackwardGetWorkspaceSize(const aclTensor *gradY, con
             z.e = mat_of(gradY, 0, &s);
             z.c = mat_of(dz, dz_slot, &s);
             if (s.type == FM_RELU) {
-                og_threshold_params th = {0.0f}; // relu'(z) = z > 0
+                og_threshold_params th = {0}; // relu'(z) = z > 0
                 z.act_kernels = og_threshold_bwd_kernels;
                 memcpy(z.act_params, &th, sizeof th);
             } else {

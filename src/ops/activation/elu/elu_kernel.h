@@ -29,8 +29,11 @@ typedef struct og_elu_params {
 } og_elu_params;
 
 OG_EW_DECLARE_KERNEL(elu_fwd)
+OG_EW_DECLARE_KERNEL64(elu_fwd)
 OG_EW_DECLARE_KERNEL(elu_bwd)
+OG_EW_DECLARE_KERNEL64(elu_bwd)
 OG_EW_DECLARE_KERNEL(elu_bwd_result)
+OG_EW_DECLARE_KERNEL64(elu_bwd_result)
 
 /// Fills the parameters from the attribute values (as floats).
 static inline og_elu_params og_elu_make_params(float alpha, float scale, float input_scale) {

@@ -40,6 +40,7 @@
  *   (x is) nc, as the double form. The default attributes (1, 1, 1) skip the products with
  *   inputScale and the coefficient (a separate instance of the loop); the forward with them
  *   has no rare lanes at all (elu_fwd_unit: about 36 operations per vector). */
+#include "engine/simd/map64.h"
 #include "ops/activation/elu/elu_kernel.h"
 #include "ops/activation/piecewise_math.h"
 
@@ -297,3 +298,21 @@ void OG_FN(og_elu_bwd_result)(size_t n, const float *const *in, float *const *ou
         vstore(outs[0], vsel(vgt(y, zero), vmul(g, scale), neg));
     });
 }
+
+// ---- float64 (the float kernels' formulas and limits: elu(-inf) = -alpha scale, elu'(-inf) = 0,
+// NaN propagates; saturate mode as there)
+OG_EW_KERNEL64(og_elu_fwd, og_elu_params, {
+    double x = X64(0);
+    if (prm->saturate)
+        Y64(0) = x > 0 || isnan(x) ? prm->scale * x : (double)prm->saturated;
+    else
+        Y64(0) = x > 0 ? prm->scale * x : prm->negcoef * expm1(x * prm->input_scale);
+})
+OG_EW_KERNEL64(og_elu_bwd, og_elu_params, {
+    double g = X64(0), x = X64(1);
+    Y64(0) = x > 0 ? g * prm->scale : g * (prm->grad_coef * exp(x * prm->input_scale));
+})
+OG_EW_KERNEL64(og_elu_bwd_result, og_elu_params, {
+    double g = X64(0), y = X64(1);
+    Y64(0) = y > 0 ? g * prm->scale : g * (prm->input_scale * (y + prm->negcoef));
+})

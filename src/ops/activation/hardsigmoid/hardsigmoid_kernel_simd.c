@@ -14,6 +14,7 @@
  * Special values: a NaN x propagates in the forward (it fails both compares and reaches the
  * middle formula) and gives 0 in the backward (it fails the mask), as PyTorch's does;
  * hardsigmoid(+-inf) = 1, 0. */
+#include "engine/simd/map64.h"
 #include "engine/simd/vec16.h"
 #include "ops/activation/hardsigmoid/hardsigmoid_kernel.h"
 
@@ -29,4 +30,14 @@ OG_EW_KERNEL3(og_hardsigmoid_bwd, og_no_consts, og_no_setup, 2, 1, {
     vf mid = vnarrow(vdmul(vwiden(g), vdset(1.0 / 6.0)));
     vstore(outs[0],
            vsel(vlt(x, vset(3.0f)), vsel(vgt(x, vset(-3.0f)), mid, vset(0.0f)), vset(0.0f)));
+})
+
+// ---- float64 (x = 3 gives 1, x = -3 gives 0; NaN propagates forward, gives 0 backward)
+OG_EW_KERNEL64(og_hardsigmoid_fwd, void, {
+    double x = X64(0);
+    Y64(0) = isnan(x) ? x : x >= 3 ? 1.0 : x <= -3 ? 0.0 : (x + 3) / 6;
+})
+OG_EW_KERNEL64(og_hardsigmoid_bwd, void, {
+    double g = X64(0), x = X64(1);
+    Y64(0) = x > -3 && x < 3 ? g / 6 : 0.0;
 })

@@ -18,6 +18,7 @@
  * hardswish(+inf) = +inf, hardswish(-inf) = -0 (PyTorch's x * min(max(x + 3, 0), 6) / 6 gives
  * NaN there, and inf for x > FLT_MAX / 6; opgrad gives the mathematical values);
  * hardswish(+-0) = +-0; hardswish'(+-inf) = g / 0. */
+#include "engine/simd/map64.h"
 #include "engine/simd/vec16.h"
 #include "ops/activation/hardswish/hardswish_kernel.h"
 
@@ -38,4 +39,14 @@ OG_EW_KERNEL3(og_hardswish_bwd, og_no_consts, og_no_setup, 2, 1, {
     vd slope = vdfma(vwiden(x), vdset(2.0), vdset(3.0)); // 2x + 3
     vf mid = vnarrow(vdmul(vdmul(vwiden(g), slope), vdset(1.0 / 6.0)));
     vstore(outs[0], vsel(vgt(x, vset(3.0f)), g, vsel(vlt(x, vset(-3.0f)), vset(0.0f), mid)));
+})
+
+// ---- float64 (NaN propagates; x (x + 3) / 6 by one division, rounded twice at most)
+OG_EW_KERNEL64(og_hardswish_fwd, void, {
+    double x = X64(0);
+    Y64(0) = x > 3 ? x : x < -3 ? -0.0 : x * (x + 3) / 6;
+})
+OG_EW_KERNEL64(og_hardswish_bwd, void, {
+    double g = X64(0), x = X64(1);
+    Y64(0) = x > 3 ? g : x < -3 ? 0.0 : g * (2 * x + 3) / 6;
 })

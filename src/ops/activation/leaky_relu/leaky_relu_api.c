@@ -23,6 +23,7 @@ static aclnnStatus plan_leaky(const og_opdesc *op, const char *self_name, const 
     OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
     og_leaky_relu_params p = {0};
     OG_TRY(og_check_scalar(op, "negativeSlope", negativeSlope, &p.slope));
+    p.slope64 = og_scalar_as_double(negativeSlope);
     const char *tnames[2] = {self_name, out_name};
     const aclTensor *outs[1] = {out};
     return og_plan_forward(op, OG_EW_KERNEL(leaky_relu_fwd), self, 1, outs, tnames, OG_OUT_CASTABLE,
@@ -54,6 +55,7 @@ aclnnStatus aclnnLeakyReluBackwardGetWorkspaceSize(
     og_leaky_relu_params p = {0};
     OG_TRY(og_check_scalar_of(op, "negativeSlope", negativeSlope, LEAKY_BWD_SCALAR_DTS, &p.slope));
     double slope = og_scalar_as_double(negativeSlope);
+    p.slope64 = slope;
     if (selfIsResult && slope < 0.0)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: selfIsResult is true but negativeSlope is %g: the "

@@ -10,6 +10,7 @@
 
 typedef struct og_leaky_relu_params {
     float slope;
+    double slope64; // the float64 kernel's
 } og_leaky_relu_params;
 
 OG_EW_DECLARE_KERNEL3(leaky_relu_fwd)

@@ -7,8 +7,10 @@
 
 OG_EW_DEFINE_KERNEL3_TABLES(mish_fwd);
 OG_EW_DEFINE_KERNEL_TABLE(mish_fwd_tanhx);
+OG_EW_DEFINE_KERNEL64_TABLE(mish_fwd_tanhx);
 OG_EW_DEFINE_KERNEL3_TABLES(mish_bwd);
 OG_EW_DEFINE_KERNEL_TABLE(mish_bwd_tanhx);
+OG_EW_DEFINE_KERNEL64_TABLE(mish_bwd_tanhx);
 
 // Forward family: every output has self's dtype and shape. names: self, then the outputs.
 static aclnnStatus plan_forward(const og_opdesc *op, og_ew_kernel k, const aclTensor *self,
@@ -41,7 +43,7 @@ aclnnStatus aclnnMishWithTanhxGetWorkspaceSize(const aclTensor *self, aclTensor 
                                                aclOpExecutor **executor) {
     static const char *const names[] = {"self", "out", "tanhxOut"};
     const aclTensor *outs[2] = {out, tanhxOut};
-    return plan_forward(&og_op_MishWithTanhx, OG_EW_KERNEL_FP32(mish_fwd_tanhx), self, 2, outs,
+    return plan_forward(&og_op_MishWithTanhx, OG_EW_KERNEL_F64(mish_fwd_tanhx), self, 2, outs,
                         names, workspaceSize, executor);
 }
 
@@ -74,6 +76,6 @@ aclnnStatus aclnnMishBackwardWithTanhxGetWorkspaceSize(const aclTensor *gradOutp
                                                        aclOpExecutor **executor) {
     static const char *const names[] = {"gradOutput", "self", "tanhx", "gradInput"};
     const aclTensor *ins[3] = {gradOutput, self, tanhx};
-    return plan_backward(&og_op_MishBackwardWithTanhx, OG_EW_KERNEL_FP32(mish_bwd_tanhx), 3, ins,
+    return plan_backward(&og_op_MishBackwardWithTanhx, OG_EW_KERNEL_F64(mish_bwd_tanhx), 3, ins,
                          gradInput, names, workspaceSize, executor);
 }

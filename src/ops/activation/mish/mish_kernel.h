@@ -13,6 +13,8 @@
 OG_EW_DECLARE_KERNEL3(mish_fwd) // with fused bf16 / fp16 kernels
 OG_EW_DECLARE_KERNEL3(mish_bwd)
 OG_EW_DECLARE_KERNEL(mish_fwd_tanhx)
+OG_EW_DECLARE_KERNEL64(mish_fwd_tanhx)
 OG_EW_DECLARE_KERNEL(mish_bwd_tanhx)
+OG_EW_DECLARE_KERNEL64(mish_bwd_tanhx)
 
 #endif

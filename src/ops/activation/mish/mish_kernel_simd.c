@@ -29,6 +29,7 @@
  *   multiplies e (160 forward, 200 backward): beyond, every float result is 0 anyway, and +-inf
  *   give the mathematical limits (mish(-inf) = -0, mish(+inf) = +inf, mish'(-inf) = 0,
  *   mish'(+inf) = 1). NaN inputs give NaN. */
+#include "engine/simd/map64.h"
 #include "engine/simd/vec16.h"
 #include "engine/simd/vmath.h"
 #include "ops/activation/mish/mish_kernel.h"
@@ -234,3 +235,38 @@ void OG_FN(og_mish_bwd_tanhx)(size_t n, const float *const *in, float *const *ou
         vstore(outs[0], vsel(visnan(x), x, dx));
     });
 }
+
+// ---- float64. t = tanh(softplus(x)) with softplus(x) = max(x, 0) + log1p(e^-|x|); the backward
+// mish' = t + x sigmoid(x) sech^2(sp), sech^2(sp) = 4q / (1 + q)^2 with q = e^(-2 sp) (no
+// cancellation in 1 - t^2). Limits: mish(-inf) = -0, mish'(-inf) = 0, mish'(+inf) = 1; NaN
+// propagates.
+static inline double mish64_sp(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }
+static inline double mish64_grad(double x) {
+    if (isinf(x)) return x > 0 ? 1.0 : 0.0;
+    double sp = mish64_sp(x), q = exp(-2 * sp);
+    return tanh(sp) + x * og_sigmoid64(x) * (4 * q / ((1 + q) * (1 + q)));
+}
+static inline double mish64(double x, double *t) {
+    *t = tanh(mish64_sp(x));
+    return x == -INFINITY ? -0.0 : x * *t;
+}
+OG_EW_KERNEL64(og_mish_fwd, void, {
+    double t;
+    Y64(0) = mish64(X64(0), &t);
+})
+OG_EW_KERNEL64(og_mish_fwd_tanhx, void, {
+    double t, y = mish64(X64(0), &t);
+    Y64(0) = y;
+    Y64(1) = t;
+})
+OG_EW_KERNEL64(og_mish_bwd, void, {
+    double g = X64(0), x = X64(1);
+    Y64(0) = isnan(x) ? x : g * mish64_grad(x);
+})
+// with the caller's t: dx = g (t + x sigmoid(x) (1 - t)(1 + t)); x sigmoid(x) -> 0 at -inf
+OG_EW_KERNEL64(og_mish_bwd_tanhx, void, {
+    double g = X64(0), x = X64(1), t = X64(2);
+    double x_sig = x == -INFINITY ? 0.0 : x * og_sigmoid64(x);
+    double corr = t == 1 || t == -1 ? 0.0 : x_sig * ((1 - t) * (1 + t));
+    Y64(0) = isnan(x) ? x : g * (t + corr);
+})

@@ -57,6 +57,7 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor *gradOutput,
     OG_TRY(og_check_args(op, workspaceSize, executor, 4, names, ptrs));
     og_threshold_params p = {0};
     OG_TRY(og_check_scalar(op, "threshold", threshold, &p.threshold));
+    p.threshold64 = og_scalar_as_double(threshold);
     const aclTensor *ins[2] = {gradOutput, self};
     if (is_int(gradOutput) || is_int(self)) { // ops-nn: the three of one dtype
         const unsigned long long dts = OG_DTS_FLOATING | OG_RELU_INT_DTYPES;

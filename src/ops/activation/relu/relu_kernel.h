@@ -13,6 +13,7 @@
 
 typedef struct og_threshold_params {
     float threshold;
+    double threshold64; // the float64 kernel's
 } og_threshold_params;
 
 OG_EW_DECLARE_KERNEL3(relu_fwd)

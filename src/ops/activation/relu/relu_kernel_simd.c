@@ -6,6 +6,7 @@
  *              relu(NaN) = NaN (payload kept), relu(-0) = -0, relu(+-inf) = +inf / 0.
  *   threshold: dx = x > threshold ? g : +0, the aclnn formula read literally: a NaN x compares
  *              false and gives 0; a NaN g propagates wherever it is selected. */
+#include "engine/simd/map64.h"
 #include "engine/simd/vec16.h"
 #include "ops/activation/relu/relu_kernel.h"
 
@@ -22,3 +23,13 @@ OG_EW_KERNEL3(og_relu_fwd, og_no_consts, og_no_setup, 1, 1,
 
 OG_EW_KERNEL3(og_threshold_bwd, threshold_consts, threshold_setup, 2, 1,
               { vstore(outs[0], vsel(vgt(vload(ins[1]), c.th), vload(ins[0]), vset(0.0f))); })
+
+// ---- float64 (the same conventions: relu(NaN) = NaN, relu(-0) = -0; a NaN x gives 0)
+OG_EW_KERNEL64(og_relu_fwd, void, {
+    double x = X64(0);
+    Y64(0) = x < 0 ? 0.0 : x;
+})
+OG_EW_KERNEL64(og_threshold_bwd, og_threshold_params, {
+    double g = X64(0), x = X64(1);
+    Y64(0) = x > prm->threshold64 ? g : 0.0;
+})

@@ -13,6 +13,7 @@
  * multiply (og_vexp_normal) instead of the two-factor scaling, which gives the same bits; the
  * argument is clamped at -87, which changes nothing for x > 87 (1 + e rounds to 1 either way).
  * Vectors with a lane below -87 or NaN evaluate those lanes with the general form above. */
+#include "engine/simd/map64.h"
 #include "engine/simd/vec16.h"
 #include "engine/simd/vmath.h"
 #include "ops/activation/sigmoid/sigmoid_kernel.h"
@@ -53,3 +54,10 @@ OG_EW_KERNEL3(og_sigmoid_fwd, og_no_consts, og_no_setup, 1, 1,
 
 OG_EW_KERNEL3(og_sigmoid_bwd, og_no_consts, og_no_setup, 2, 1,
               { vstore(outs[0], sigmoid_backward(vload(ins[0]), vload(ins[1]))); })
+
+// ---- float64
+OG_EW_KERNEL64(og_sigmoid_fwd, void, { Y64(0) = og_sigmoid64(X64(0)); })
+OG_EW_KERNEL64(og_sigmoid_bwd, void, {
+    double g = X64(0), y = X64(1);
+    Y64(0) = g * (y * (1 - y));
+})

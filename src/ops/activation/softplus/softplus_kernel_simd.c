@@ -28,6 +28,7 @@
  * rounding of the exact product (one fma), whose bits also give 2^n. */
 #include <float.h>
 
+#include "engine/simd/map64.h"
 #include "engine/simd/vmath.h"
 #include "ops/activation/softplus/softplus_kernel.h"
 
@@ -153,3 +154,16 @@ void OG_FN(og_softplus_bwd)(size_t n, const float *const *in, float *const *out,
             vstore(outs[0], softplus_backward(vload(ins[0]), vload(ins[1]), beta, threshold, 0));
         });
 }
+
+// ---- float64: z = beta x; log1p(e^z) = z + log1p(e^-z) for z > 0 (no overflow); the backward
+// sigmoid(z); above the threshold y = x and dx = g; NaN propagates
+OG_EW_KERNEL64(og_softplus_fwd, og_softplus_params, {
+    double x = X64(0), z = prm->beta64 * x;
+    Y64(0) = isnan(x) || z > prm->threshold64 ? x
+             : z > 0                          ? x + log1p(exp(-z)) / prm->beta64
+                                              : log1p(exp(z)) / prm->beta64;
+})
+OG_EW_KERNEL64(og_softplus_bwd, og_softplus_params, {
+    double g = X64(0), x = X64(1), z = prm->beta64 * x;
+    Y64(0) = isnan(x) ? x : z > prm->threshold64 ? g : g * og_sigmoid64(z);
+})

@@ -8,6 +8,7 @@
  * Backward, from the forward's output y: dx = g * (1 - y^2) with 1 - y^2 = fma(-y, y, 1), one
  * rounding of the exact value, then one rounding of the product with g; |y| >= 2^64 (where
  * 1 - y^2 overflows in float; no tanh output) is evaluated in double. */
+#include "engine/simd/map64.h"
 #include "engine/simd/vec16.h"
 #include "engine/simd/vmath.h"
 #include "ops/activation/tanh/tanh_kernel.h"
@@ -31,3 +32,10 @@ OG_EW_KERNEL3(og_tanh_fwd, og_no_consts, og_no_setup, 1, 1,
 
 OG_EW_KERNEL3(og_tanh_bwd, og_no_consts, og_no_setup, 2, 1,
               { vstore(outs[0], tanh_backward(vload(ins[0]), vload(ins[1]))); })
+
+// ---- float64: 1 - y^2 as (1 - y)(1 + y), exact factors where y is near +-1
+OG_EW_KERNEL64(og_tanh_fwd, void, { Y64(0) = tanh(X64(0)); })
+OG_EW_KERNEL64(og_tanh_bwd, void, {
+    double g = X64(0), y = X64(1);
+    Y64(0) = g * ((1 - y) * (1 + y));
+})

@@ -14,18 +14,20 @@ static aclnnStatus plan_add(const og_opdesc *op, const aclTensor *self, const ac
                             uint64_t *workspaceSize, aclOpExecutor **executor) {
     const void *ptrs[4] = {self, other, alpha, out};
     OG_TRY(og_check_args(op, workspaceSize, executor, 4, names, ptrs));
-    OG_TRY(og_check_tensor(op, names[0], self, 0));
-    OG_TRY(og_check_tensor(op, names[1], other, 0));
-    OG_TRY(og_check_tensor(op, names[3], out, 0));
+    OG_TRY(og_check_tensor_of(op, names[0], self, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, names[1], other, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, names[3], out, 0, OG_DTS_FLOATING64));
     const aclTensor *ins[2] = {self, other};
     aclDataType promoted;
     OG_TRY(og_check_promotion(op, 2, names, ins, names[3], out, &promoted));
     og_add_params params = {0};
     OG_TRY(og_check_scalar(op, names[2], alpha, &params.alpha));
+    params.alpha64 = og_scalar_as_double(alpha);
     OG_TRY(og_check_broadcast_to(op, 2, names, ins, names[3], out));
     og_ew_op ew = {.op = op,
                    .kernels = og_add_kernels,
                    .kernels16 = og_add_kernels16,
+                   .kernels64 = og_add_kernels64,
                    .nin = 2,
                    .in = {self, other},
                    .nout = 1,
@@ -43,8 +45,8 @@ static aclnnStatus plan_adds(const og_opdesc *op, const aclTensor *self, const a
                              uint64_t *workspaceSize, aclOpExecutor **executor) {
     const void *ptrs[4] = {self, other, alpha, out};
     OG_TRY(og_check_args(op, workspaceSize, executor, 4, names, ptrs));
-    OG_TRY(og_check_tensor(op, names[0], self, 0));
-    OG_TRY(og_check_tensor(op, names[3], out, 0));
+    OG_TRY(og_check_tensor_of(op, names[0], self, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, names[3], out, 0, OG_DTS_FLOATING64));
     aclDataType promoted = self->dtype;
     og_add_params params = {0};
     OG_TRY(og_check_scalar(op, names[1], other, NULL));
@@ -52,9 +54,12 @@ static aclnnStatus plan_adds(const og_opdesc *op, const aclTensor *self, const a
     OG_TRY(og_check_castable(op, promoted, names[3], out));
     OG_TRY(og_check_same_shape(op, names[0], self, names[3], out));
     params.other = og_scalar_in(other, promoted);
+    params.alpha64 = og_scalar_as_double(alpha);
+    params.other64 = og_scalar_as_double(other);
     og_ew_op ew = {.op = op,
                    .kernels = og_adds_kernels,
                    .kernels16 = og_adds_kernels16,
+                   .kernels64 = og_adds_kernels64,
                    .nin = 1,
                    .in = {self},
                    .nout = 1,

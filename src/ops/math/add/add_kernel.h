@@ -9,7 +9,8 @@
 
 typedef struct og_add_params {
     float alpha;
-    float other; // og_adds only
+    float other;             // og_adds only
+    double alpha64, other64; // the float64 kernel's
 } og_add_params;
 
 OG_EW_DECLARE_KERNEL3(add)

@@ -13,9 +13,9 @@ static aclnnStatus plan_mul(const og_opdesc *op, const aclTensor *self, const ac
                             aclOpExecutor **executor) {
     const void *ptrs[3] = {self, other, out};
     OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
-    OG_TRY(og_check_tensor(op, names[0], self, 0));
-    OG_TRY(og_check_tensor(op, names[1], other, 0));
-    OG_TRY(og_check_tensor(op, names[2], out, 0));
+    OG_TRY(og_check_tensor_of(op, names[0], self, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, names[1], other, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, names[2], out, 0, OG_DTS_FLOATING64));
     const aclTensor *ins[2] = {self, other};
     aclDataType promoted;
     OG_TRY(og_check_promotion(op, 2, names, ins, names[2], out, &promoted));
@@ -23,6 +23,7 @@ static aclnnStatus plan_mul(const og_opdesc *op, const aclTensor *self, const ac
     og_ew_op ew = {.op = op,
                    .kernels = og_mul_kernels,
                    .kernels16 = og_mul_kernels16,
+                   .kernels64 = og_mul_kernels64,
                    .nin = 2,
                    .in = {self, other},
                    .nout = 1,
@@ -39,16 +40,18 @@ static aclnnStatus plan_muls(const og_opdesc *op, const aclTensor *self, const a
                              uint64_t *workspaceSize, aclOpExecutor **executor) {
     const void *ptrs[3] = {self, other, out};
     OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
-    OG_TRY(og_check_tensor(op, names[0], self, 0));
-    OG_TRY(og_check_tensor(op, names[2], out, 0));
+    OG_TRY(og_check_tensor_of(op, names[0], self, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, names[2], out, 0, OG_DTS_FLOATING64));
     aclDataType promoted = self->dtype == ACL_BF16 ? ACL_FLOAT : self->dtype;
     OG_TRY(og_check_scalar(op, names[1], other, NULL));
     OG_TRY(og_check_castable(op, promoted, names[2], out));
     OG_TRY(og_check_same_shape(op, names[0], self, names[2], out));
-    og_muls_params params = {.other = og_scalar_in(other, promoted)};
+    og_muls_params params = {.other = og_scalar_in(other, promoted),
+                             .other64 = og_scalar_as_double(other)};
     og_ew_op ew = {.op = op,
                    .kernels = og_muls_kernels,
                    .kernels16 = og_muls_kernels16,
+                   .kernels64 = og_muls_kernels64,
                    .nin = 1,
                    .in = {self},
                    .nout = 1,

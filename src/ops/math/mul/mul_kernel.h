@@ -9,6 +9,7 @@
 
 typedef struct og_muls_params {
     float other;
+    double other64; // the float64 kernel's
 } og_muls_params;
 
 OG_EW_DECLARE_KERNEL3(mul)

@@ -14,14 +14,20 @@ aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self, const aclIntAr
     static const char *const names[] = {"self", "dims", "out"};
     const void *ptrs[3] = {self, dims, out};
     OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
-    OG_TRY(og_check_tensor(op, "self", self, 0));
-    OG_TRY(og_check_tensor(op, "out", out, 0));
+    OG_TRY(og_check_tensor_of(op, "self", self, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "out", out, 0, OG_DTS_FLOATING64));
     OG_TRY(og_check_live("aclnnReduceSumGetWorkspaceSize", "dims", dims, OG_OBJ_INT_ARRAY));
-    OG_TRY(og_check_dtype_arg(op, "dtype", dtype));
+    if (dtype != ACL_DOUBLE) OG_TRY(og_check_dtype_arg(op, "dtype", dtype));
     if (out->dtype != dtype)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: out has dtype %s but dtype is %s; they must be equal",
                        op->name, og_dtype_name(out->dtype), og_dtype_name(dtype));
+    // float64 sums float64 (the engine's double path): no cast on the way in or out
+    if ((self->dtype == ACL_DOUBLE) != (dtype == ACL_DOUBLE))
+        return og_fail(ACLNN_ERR_PARAM_INVALID,
+                       "%sGetWorkspaceSize: self has dtype %s and dtype is %s; opgrad sums a "
+                       "float64 self into a float64 out only",
+                       op->name, og_dtype_name(self->dtype), og_dtype_name(dtype));
     // dims: each in [-rank, rank - 1] (rank = max(self's rank, 1)), none twice; empty = all
     int rank = self->ndim > 0 ? self->ndim : 1;
     unsigned mask = 0;

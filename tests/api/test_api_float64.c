@@ -1,0 +1,196 @@
+/* float64 through the aclnn API: the elementwise activations and arithmetic, and ReduceSum, take
+ * float64 tensors (the engines' double paths, engine/elementwise.h and engine/reduce.h). What is
+ * tested here is what the checker's float64 rows do not see: promotion with other dtypes, strided
+ * and broadcast operands, a float64 result rounded once into a narrower output, double-precision
+ * scalar attributes, the summation, and the refusal by operators without float64 kernels. (The
+ * kernels' accuracy against the float64 references: `opgrad check --dtype float64`.) */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "acl/acl.h"
+#include "aclnnop/aclnn_add.h"
+#include "aclnnop/aclnn_mish.h"
+#include "aclnnop/aclnn_mish_backward.h"
+#include "aclnnop/aclnn_mul.h"
+#include "aclnnop/aclnn_reduce_sum.h"
+#include "aclnnop/aclnn_sigmoid.h"
+#include "aclnnop/aclnn_softmax.h"
+#include "test.h"
+#include "testutil.h"
+
+typedef struct buf {
+    aclTensor *t;
+    void *data;
+} buf;
+
+static buf make(const int64_t *dims, int nd, aclDataType dt, const int64_t *strides,
+                int64_t storage) {
+    buf b = {0};
+    size_t bytes = (size_t)storage * aclDataTypeSize(dt);
+    b.data = test_dev_alloc(bytes);
+    int64_t st[8], s = 1;
+    for (int d = nd - 1; d >= 0; d--) st[d] = strides ? strides[d] : s, s *= dims[d];
+    b.t = aclCreateTensor(dims, (uint64_t)nd, dt, st, 0, ACL_FORMAT_ND, &storage, 1, b.data);
+    return b;
+}
+
+static void drop(buf *b) {
+    aclDestroyTensor(b->t);
+    aclrtFree(b->data);
+}
+
+static double *d(const buf *b) { return (double *)b->data; }
+
+// Add(self [2,3] float64, other [3] float32, alpha = 0.1 as a DOUBLE scalar) -> float64: one
+// fma in double with alpha at full precision (not 0.1 rounded to float).
+static void test_add_promotes_and_broadcasts(void) {
+    int64_t d23[2] = {2, 3}, d3[1] = {3};
+    buf x = make(d23, 2, ACL_DOUBLE, NULL, 6), o = make(d3, 1, ACL_FLOAT, NULL, 3),
+        y = make(d23, 2, ACL_DOUBLE, NULL, 6);
+    for (int i = 0; i < 6; i++) d(&x)[i] = 1.0 / (i + 3);
+    for (int i = 0; i < 3; i++) ((float *)o.data)[i] = 0.3f * (float)(i + 1);
+    double a = 0.1;
+    aclScalar *alpha = aclCreateScalar(&a, ACL_DOUBLE);
+    aclnnStatus st;
+    OP_RUN(st, aclnnAddGetWorkspaceSize(x.t, o.t, alpha, y.t, &ws_, &ex_), aclnnAdd);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    for (int i = 0; i < 6; i++) {
+        double want = fma(0.1, (double)((float *)o.data)[i % 3], 1.0 / (i + 3));
+        CHECKF(d(&y)[i] == want, "element %d: %.17g, want %.17g", i, d(&y)[i], want);
+    }
+    aclDestroyScalar(alpha);
+    drop(&x), drop(&o), drop(&y);
+}
+
+// Mul of a transposed float64 view by a broadcast row; Muls by 0.1 in double.
+static void test_mul_strided(void) {
+    int64_t d34[2] = {3, 4}, tr[2] = {1, 3}, d4[1] = {4};
+    buf x = make(d34, 2, ACL_DOUBLE, tr, 12), r = make(d4, 1, ACL_DOUBLE, NULL, 4),
+        y = make(d34, 2, ACL_DOUBLE, NULL, 12);
+    for (int i = 0; i < 12; i++) d(&x)[i] = sqrt(i + 1.0);
+    for (int i = 0; i < 4; i++) d(&r)[i] = cbrt(i + 2.0);
+    aclnnStatus st;
+    OP_RUN(st, aclnnMulGetWorkspaceSize(x.t, r.t, y.t, &ws_, &ex_), aclnnMul);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++) CHECK(d(&y)[i * 4 + j] == d(&x)[j * 3 + i] * d(&r)[j]);
+    double tenth = 0.1;
+    aclScalar *s = aclCreateScalar(&tenth, ACL_DOUBLE);
+    OP_RUN(st, aclnnMulsGetWorkspaceSize(y.t, s, y.t, &ws_, &ex_), aclnnMuls); // in place
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    CHECK(d(&y)[5] == d(&x)[1 * 3 + 1] * d(&r)[1] * 0.1);
+    aclDestroyScalar(s);
+    drop(&x), drop(&r), drop(&y);
+}
+
+// A float64 result stored into a float16 output is rounded once: 1 + 2^-11 + 2^-40 lies just
+// above the tie between 1 and 1 + 2^-10. Through float32 by nearest it would become the tie
+// itself (1 + 2^-11) and then round to even, 1.
+static void test_single_rounding_into_fp16(void) {
+    int64_t d2[1] = {2};
+    buf x = make(d2, 1, ACL_DOUBLE, NULL, 2), z = make(d2, 1, ACL_DOUBLE, NULL, 2),
+        y = make(d2, 1, ACL_FLOAT16, NULL, 2);
+    d(&x)[0] = 1 + 0x1p-11 + 0x1p-40;
+    d(&x)[1] = -(1 + 0x1p-11 - 0x1p-40); // just below the tie in magnitude: -1
+    double one = 1;
+    aclScalar *alpha = aclCreateScalar(&one, ACL_DOUBLE);
+    aclnnStatus st;
+    OP_RUN(st, aclnnAddGetWorkspaceSize(x.t, z.t, alpha, y.t, &ws_, &ex_), aclnnAdd);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    CHECK(test_load(y.data, 0, ACL_FLOAT16) == 1 + 0x1p-10);
+    CHECK(test_load(y.data, 1, ACL_FLOAT16) == -1.0);
+    aclDestroyScalar(alpha);
+    drop(&x), drop(&z), drop(&y);
+}
+
+// Mish and its backward in float64 against long double (the forward has no cancellation: a few
+// ulps; the backward's terms t and x sigmoid(x) sech^2 cancel near x = -1.19: bounded by the sum
+// of their magnitudes). A float32 gradOutput promotes with a float64 self.
+static void test_mish_values(void) {
+    enum { N = 2001 };
+    int64_t dn[1] = {N};
+    buf x = make(dn, 1, ACL_DOUBLE, NULL, N), y = make(dn, 1, ACL_DOUBLE, NULL, N),
+        g = make(dn, 1, ACL_FLOAT, NULL, N), dx = make(dn, 1, ACL_DOUBLE, NULL, N);
+    for (int i = 0; i < N; i++) d(&x)[i] = -30 + 0.03 * i + 1e-7, ((float *)g.data)[i] = 0.75f;
+    aclnnStatus st;
+    OP_RUN(st, aclnnMishGetWorkspaceSize(x.t, y.t, &ws_, &ex_), aclnnMish);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    OP_RUN(st, aclnnMishBackwardGetWorkspaceSize(g.t, x.t, dx.t, &ws_, &ex_), aclnnMishBackward);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    double worst_f = 0, worst_b = 0;
+    for (int i = 0; i < N; i++) {
+        long double v = d(&x)[i], sp = log1pl(expl(v)), t = tanhl(sp), s = 1 / (1 + expl(-v));
+        long double f = v * t, t2 = v * s * (1 - t * t);
+        double ef = (double)(fabsl(d(&y)[i] - f) / (0x1p-53L * fabsl(f)));
+        double eb = (double)(fabsl(d(&dx)[i] - 0.75L * (t + t2)) /
+                             (0x1p-53L * 0.75L * (fabsl(t) + fabsl(t2))));
+        worst_f = fmax(worst_f, ef), worst_b = fmax(worst_b, eb);
+    }
+    CHECKF(worst_f <= 4, "mish: %.2f ulps", worst_f);
+    CHECKF(worst_b <= 8, "mish backward: %.2f units of 2^-53 (|t| + |x s sech^2|)", worst_b);
+    drop(&x), drop(&y), drop(&g), drop(&dx);
+}
+
+// Sum of float64 data: over dim 0 of a [1000, 3] view with keepDims, and over everything, within
+// the engine's bound (256 + log2 chunks) 2^-53 S, S the sum of the magnitudes (the data cancel).
+static void test_reduce_sum(void) {
+    enum { R = 1000 };
+    int64_t dims[2] = {R, 3}, kept[2] = {1, 3}, none[1] = {1};
+    buf x = make(dims, 2, ACL_DOUBLE, NULL, 3 * R), y = make(kept, 2, ACL_DOUBLE, NULL, 3),
+        all = make(none, 0, ACL_DOUBLE, NULL, 1), f = make(kept, 2, ACL_FLOAT, NULL, 3);
+    long double want[3] = {0}, mag[3] = {0}, total = 0, total_mag = 0;
+    for (int i = 0; i < 3 * R; i++) {
+        d(&x)[i] = sin(i) * exp((i % 17) - 8.0);
+        want[i % 3] += d(&x)[i], total += d(&x)[i];
+        mag[i % 3] += fabs(d(&x)[i]), total_mag += fabs(d(&x)[i]);
+    }
+    int64_t d0[1] = {0};
+    aclIntArray *dim0 = aclCreateIntArray(d0, 1), *every = aclCreateIntArray(d0, 0);
+    aclnnStatus st;
+    OP_RUN(st, aclnnReduceSumGetWorkspaceSize(x.t, dim0, true, ACL_DOUBLE, y.t, &ws_, &ex_),
+           aclnnReduceSum);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    for (int j = 0; j < 3; j++)
+        CHECKF(fabsl(d(&y)[j] - want[j]) <= 258 * 0x1p-53L * mag[j],
+               "column %d: %.17g, want %.17Lg", j, d(&y)[j], want[j]);
+    OP_RUN(st, aclnnReduceSumGetWorkspaceSize(x.t, every, false, ACL_DOUBLE, all.t, &ws_, &ex_),
+           aclnnReduceSum);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    CHECK(fabsl(d(&all)[0] - total) <= 260 * 0x1p-53L * total_mag);
+    // float64 sums into float64 only
+    uint64_t ws;
+    aclOpExecutor *e;
+    CHECK_EQ(aclnnReduceSumGetWorkspaceSize(x.t, dim0, true, ACL_FLOAT, f.t, &ws, &e),
+             ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("float64");
+    aclDestroyIntArray(dim0), aclDestroyIntArray(every);
+    drop(&x), drop(&y), drop(&all), drop(&f);
+}
+
+// In-place on a float64 tensor; an operator without float64 kernels refuses it by name.
+static void test_inplace_and_refusal(void) {
+    int64_t d4[1] = {4};
+    buf x = make(d4, 1, ACL_DOUBLE, NULL, 4), y = make(d4, 1, ACL_DOUBLE, NULL, 4);
+    for (int i = 0; i < 4; i++) d(&x)[i] = i - 40.0; // sigmoid(-40) = 4.2e-18: no float underflow
+    aclnnStatus st;
+    OP_RUN(st, aclnnInplaceSigmoidGetWorkspaceSize(x.t, &ws_, &ex_), aclnnInplaceSigmoid);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    CHECK(fabs(d(&x)[0] - 4.248354255291589e-18) <= 1e-31);
+    uint64_t ws;
+    aclOpExecutor *e;
+    CHECK_EQ(aclnnSoftmaxGetWorkspaceSize(x.t, 0, y.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("self has dtype float64");
+    CHECK_MSG("opgrad supports float32, float16 and bfloat16");
+    drop(&x), drop(&y);
+}
+
+int main(void) {
+    RUN(test_add_promotes_and_broadcasts);
+    RUN(test_mul_strided);
+    RUN(test_single_rounding_into_fp16);
+    RUN(test_mish_values);
+    RUN(test_reduce_sum);
+    RUN(test_inplace_and_refusal);
+    return test_summary();
+}

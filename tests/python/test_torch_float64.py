@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""float64 through opgrad.torch: torch.autograd.gradcheck and gradgradcheck (float64, PyTorch's
+default tolerances) on every operator with float64 kernels, and their values against PyTorch's own
+float64 operators. Plain unittest:
+
+    OPGRAD_LIBRARY=build/libopgrad.so PYTHONPATH=python /usr/bin/python3 tests/python/test_torch_float64.py [-v]
+
+(and under PyTorch >= 2.4 by tests/python/torch2.sh). The operators with float64 kernels: the
+activations (mish, gelu in both forms, silu, sigmoid, tanh, softplus, relu, leaky_relu, hardswish,
+hardsigmoid, elu), add, mul, muls and reduce_sum (a broadcast operand's gradient is summed by
+ReduceSum in float64). Every other operator refuses a float64 tensor with an error naming the
+dtype, never a float32 result: tested for a sample of them.
+"""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch.autograd import gradcheck, gradgradcheck  # noqa: E402
+
+import opgrad.torch as ot  # noqa: E402
+
+torch.manual_seed(64)
+
+
+def x64(*shape, scale=2.0, kinks=()):
+    """Random float64 data, kept 0.05 away from each kink (finite differences step 1e-6 over
+    it)."""
+    x = torch.randn(*shape, dtype=torch.float64) * scale
+    for p in kinks:
+        near = (x - p).abs() < 0.05
+        x = torch.where(near, x + 0.1, x)
+    return x.requires_grad_()
+
+
+# name: (opgrad function, PyTorch float64 function, input makers)
+CASES = {
+    "mish": (ot.mish, F.mish, lambda: (x64(5, 7),)),
+    "gelu_tanh": (ot.gelu, lambda x: F.gelu(x, approximate="tanh"), lambda: (x64(5, 7),)),
+    "gelu_erf": (lambda x: ot.gelu_v2(x, "none"), F.gelu, lambda: (x64(5, 7),)),
+    "silu": (ot.silu, F.silu, lambda: (x64(5, 7),)),
+    "sigmoid": (ot.sigmoid, torch.sigmoid, lambda: (x64(5, 7),)),
+    "tanh": (ot.tanh, torch.tanh, lambda: (x64(5, 7),)),
+    "softplus": (lambda x: ot.softplus(x, 2.0, 5.0), lambda x: F.softplus(x, 2.0, 5.0),
+                 lambda: (x64(5, 7, kinks=(2.5,)),)),
+    "relu": (ot.relu, torch.relu, lambda: (x64(5, 7, kinks=(0,)),)),
+    "leaky_relu": (lambda x: ot.leaky_relu(x, 0.1), lambda x: F.leaky_relu(x, 0.1),
+                   lambda: (x64(5, 7, kinks=(0,)),)),
+    "hardswish": (ot.hardswish, F.hardswish, lambda: (x64(5, 7, kinks=(-3, 3)),)),
+    # (PyTorch's hardsigmoid backward multiplies by 1/6 rounded to float32 in every dtype: the
+    # float64 truth is relu6(x + 3) / 6)
+    "hardsigmoid": (ot.hardsigmoid, lambda x: F.relu6(x + 3) / 6,
+                    lambda: (x64(5, 7, kinks=(-3, 3)),)),
+    "elu": (ot.elu, F.elu, lambda: (x64(5, 7, kinks=(0,)),)),
+    "add": (lambda a, b: ot.add(a, b, alpha=0.3), lambda a, b: torch.add(a, b, alpha=0.3),
+            lambda: (x64(5, 7), x64(7))),
+    "mul": (ot.mul, torch.mul, lambda: (x64(5, 1, 7), x64(3, 1))),
+    "muls": (lambda x: ot.muls(x, 0.1), lambda x: x * 0.1, lambda: (x64(5, 7),)),
+    "reduce_sum": (lambda x: ot.reduce_sum(x, [0, 2]), lambda x: x.sum((0, 2)),
+                   lambda: (x64(4, 3, 5),)),
+}
+
+
+class Float64(unittest.TestCase):
+    def test_gradcheck_and_gradgradcheck(self):
+        for name, (f, _, make) in CASES.items():
+            with self.subTest(op=name):
+                inputs = make()
+                self.assertTrue(gradcheck(f, inputs))
+                self.assertTrue(gradgradcheck(f, inputs))
+
+    def test_values_and_gradients_match_pytorch(self):
+        # float64 kernels: within a few units of 2^-53 of PyTorch's float64 (both round their
+        # own formulas); a float32 computation would be ~1e-8 off
+        for name, (f, ref, make) in CASES.items():
+            with self.subTest(op=name):
+                inputs = make()
+                y, y_ref = f(*inputs), ref(*inputs)
+                self.assertEqual(y.dtype, torch.float64)
+                w = torch.randn_like(y_ref)
+                g = torch.autograd.grad((y * w).sum(), inputs)
+                g_ref = torch.autograd.grad((y_ref * w).sum(), inputs)
+                scale = y_ref.abs().max().item() + 1
+                self.assertLess((y - y_ref).abs().max().item(), 1e-14 * scale)
+                for a, b in zip(g, g_ref):
+                    self.assertEqual(a.dtype, torch.float64)
+                    self.assertLess((a - b).abs().max().item(), 1e-13 * (b.abs().max().item() + 1))
+
+    def test_float64_parameters_are_not_rounded_to_float32(self):
+        x = torch.tensor([1.0], dtype=torch.float64)
+        self.assertEqual(ot.muls(x, 0.1).item(), 0.1)  # float32(0.1) = 0.10000000149...
+        self.assertEqual(ot.leaky_relu(-x, 0.01).item(), -0.01)
+
+    def test_hessian(self):
+        x = x64(6)
+        h = torch.autograd.functional.hessian(lambda t: ot.mish(t).sum(), x)
+        h_ref = torch.autograd.functional.hessian(lambda t: F.mish(t).sum(), x)
+        self.assertLess((h - h_ref).abs().max().item(), 1e-13)
+
+    def test_operators_without_float64_kernels_refuse_it(self):
+        x = torch.randn(4, 6, dtype=torch.float64)
+        calls = {
+            "softmax": lambda: ot.softmax(x, -1),
+            "layer_norm": lambda: ot.layer_norm(x, [6]),
+            "matmul": lambda: ot.matmul(x, x.t()),
+            "mse_loss": lambda: ot.mse_loss(x, x),
+        }
+        for name, call in calls.items():
+            with self.subTest(op=name):
+                with self.assertRaises(TypeError) as cm:
+                    call()
+                self.assertIn("float64", str(cm.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
