@@ -99,6 +99,10 @@ typedef struct ogc_op {
     const double *specials; // values worth testing (parameters, cancellation, under/overflow)
     int nspecials;
     double fp32_ulps; // kernel error bound in fp32 ulps (forward and backward)
+    /// float64 kernels (OG_DT(ACL_DOUBLE) in dtypes): the bound in double ulps of the kernel and
+    /// the float64 reference together (both are double: the reference is no longer 2^-29 finer);
+    /// 0 = OGC_FP64_ULPS
+    double fp64_ulps;
     /// 16-bit results: how many times the fp32 result is rounded to the 16-bit dtype on its way
     /// out (0 = 1: computed in fp32 and rounded once, so correctly rounded up to the fp32 bound);
     /// more for a composite whose steps each round (e.g. aclnnReduceSum then aclnnMuls).
@@ -158,6 +162,9 @@ typedef struct ogc_op {
 
 typedef enum { OGC_MODE_FAST, OGC_MODE_FULL } ogc_mode;
 
+/// The default float64 bound (ogc_op.fp64_ulps): a few roundings of each side's libm formula.
+#define OGC_FP64_ULPS 8.0
+
 /// Per-element errors of a case, for the HTML report (`opgrad check --html`, report_html.h):
 /// recorded only when ogc_options.samples is set. A series holds a bounded, deterministic
 /// selection of (x, ulp error) points (evenly spaced elements plus the largest errors; the
@@ -204,7 +211,7 @@ typedef struct ogc_options {
 /// The result of one case: status, error statistics of the worst-judged comparison, diagnoses.
 typedef struct ogc_report {
     const char *op;
-    aclDataType dtype; // ACL_DOUBLE for the O1 formula check
+    aclDataType dtype; // ACL_DOUBLE for the O1 formula check (isa -1) and the float64 kernels
     const char *layout;
     uint64_t seed;
     int isa; // the ISA level the kernels ran at (opgrad_isa); -1 for the formula check

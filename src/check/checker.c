@@ -478,7 +478,8 @@ static void fill_repro(ogc_report *rep, const ogc_options *opt) {
     if (rep->isa >= 0) snprintf(isa, sizeof isa, " --isa %s", opgrad_isa_name(rep->isa));
     snprintf(rep->repro, sizeof rep->repro,
              "opgrad check --op %s --dtype %s --layout %s%s --seed %llu --mode %s", rep->op,
-             og_dtype_name(rep->dtype), rep->layout, isa, (unsigned long long)opt->seed,
+             rep->isa < 0 ? "formula" : og_dtype_name(rep->dtype), rep->layout, isa,
+             (unsigned long long)opt->seed,
              opt->mode == OGC_MODE_FULL ? "full" : "fast");
 }
 
@@ -691,10 +692,14 @@ static bool stage_forward_contract(case_state *cs, ogc_report *rep) {
 
 // The rules an operator's results are judged by (check.h: fwd_roundings16, bwd_roundings16).
 static ogc_rule fwd_rule(const ogc_op *op) {
-    return (ogc_rule){op->fp32_ulps, op->fwd_roundings16 > 0 ? op->fwd_roundings16 : 1};
+    return (ogc_rule){.fp32_ulps = op->fp32_ulps,
+                      .roundings16 = op->fwd_roundings16 > 0 ? op->fwd_roundings16 : 1,
+                      .fp64_ulps = op->fp64_ulps > 0 ? op->fp64_ulps : OGC_FP64_ULPS};
 }
 static ogc_rule bwd_rule(const ogc_op *op) {
-    return (ogc_rule){op->fp32_ulps, op->bwd_roundings16 > 0 ? op->bwd_roundings16 : 1};
+    return (ogc_rule){.fp32_ulps = op->fp32_ulps,
+                      .roundings16 = op->bwd_roundings16 > 0 ? op->bwd_roundings16 : 1,
+                      .fp64_ulps = op->fp64_ulps > 0 ? op->fp64_ulps : OGC_FP64_ULPS};
 }
 
 // A failed comparison of `what` reported with its named diagnosis (and the prefix, if any).
@@ -859,9 +864,10 @@ static bool stage_backward_inputs(case_state *cs, ogc_report *rep) {
         double g = og_rng_next(r) & 1 ? mag : -mag;
         // quantize dL/dy to the dtype: the reference must see what the kernel sees
         float f = (float)g;
-        cs->gy[i] = cs->grad_dt == ACL_FLOAT16 ? og_f16_to_f32(og_f32_to_f16(f))
-                    : cs->grad_dt == ACL_BF16  ? og_bf16_to_f32(og_f32_to_bf16(f))
-                                               : f;
+        cs->gy[i] = cs->grad_dt == ACL_DOUBLE    ? g
+                    : cs->grad_dt == ACL_FLOAT16 ? og_f16_to_f32(og_f32_to_f16(f))
+                    : cs->grad_dt == ACL_BF16    ? og_bf16_to_f32(og_f32_to_bf16(f))
+                                                 : f;
     }
     return true;
 }
@@ -1208,7 +1214,7 @@ void ogc_report_json(FILE *f, const ogc_report *r) {
         "{\"op\":\"%s\",\"dtype\":\"%s\",\"isa\":\"%s\",\"layout\":\"%s\",\"seed\":%llu,"
         "\"status\":\"%s\",\"compared\":%lld,\"max_abs\":%.6g,\"max_rel\":%.6g,\"max_ulp\":%.6g,"
         "\"mean_ulp\":%.6g,\"bias_ulp\":%.6g,\"mere\":%.6g,\"mare\":%.6g,\"diagnosis\":\"",
-        r->op, r->dtype == ACL_DOUBLE ? "float64-formula" : og_dtype_name(r->dtype),
+        r->op, r->isa < 0 ? "float64-formula" : og_dtype_name(r->dtype),
         r->isa < 0 ? "-" : opgrad_isa_name((opgrad_isa)r->isa), r->layout,
         (unsigned long long)r->seed, ogc_status_name(r->status), (long long)r->compared, r->max_abs,
         r->max_rel, r->max_ulp, r->mean_ulp, r->bias_ulp, r->mere, r->mare);

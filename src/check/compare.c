@@ -63,6 +63,10 @@ double ogc_ulp_of(aclDataType dt, double v) {
 
 double ogc_tolerance_rule(ogc_rule rule, aclDataType dt, double ref, double mag, int64_t terms) {
     double k = terms > 1 ? sqrt((double)terms) : 1.0;
+    if (dt == ACL_DOUBLE && rule.fp64_ulps > 0) {
+        double c = rule.fp64_ulps;
+        return c * ogc_ulp_of(ACL_DOUBLE, ref) + c * 0x1p-53 * k * mag + 0x1p-1074;
+    }
     if (dt != ACL_FLOAT && rule.roundings16 == 0)
         return ogc_ulp_of(dt, ref) + 0x1p-24 * k * mag +
                ldexp(1.0, ogc_min_exp(dt) - ogc_mant_bits(dt));
@@ -75,7 +79,7 @@ double ogc_tolerance_rule(ogc_rule rule, aclDataType dt, double ref, double mag,
 }
 
 double ogc_tolerance(double fp32_ulps, aclDataType dt, double ref, double mag, int64_t terms) {
-    return ogc_tolerance_rule((ogc_rule){fp32_ulps, 0}, dt, ref, mag, terms);
+    return ogc_tolerance_rule((ogc_rule){.fp32_ulps = fp32_ulps}, dt, ref, mag, terms);
 }
 
 void ogc_compare(ogc_rule rule, aclDataType dt, const void *got, const double *ref,

@@ -26,10 +26,15 @@ typedef struct ogc_rule {
     int roundings16;  // 16-bit results: how many times the fp32 result was rounded to the 16-bit
                       // dtype (1: computed in fp32 and rounded once, so correctly rounded up to
                       // the fp32 bound); 0: the 1-ulp rule for kernels of unknown make (custom)
+    double fp64_ulps; // float64 results (a built-in operator's float64 kernels): the bound in
+                      // double ulps, for the kernel's and the float64 reference's errors
+                      // together (c ulp + c 2^-53 sqrt(terms) magnitude); 0: as a custom kernel
 } ogc_rule;
 
 /// The rule of a built-in operator with bound fp32_ulps whose 16-bit results are rounded once.
-static inline ogc_rule ogc_rule_of(double fp32_ulps) { return (ogc_rule){fp32_ulps, 1}; }
+static inline ogc_rule ogc_rule_of(double fp32_ulps) {
+    return (ogc_rule){.fp32_ulps = fp32_ulps, .roundings16 = 1};
+}
 
 /// The tolerance of a result ref with magnitude bound mag summed from `terms` values:
 ///   fp32:   b = c ulp_f32(ref) + c 2^-24 sqrt(terms) mag + 2^-149, c = fp32_ulps;

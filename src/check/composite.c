@@ -50,6 +50,15 @@ int ogc_muls(const aclTensor *x, double factor, aclTensor *out) {
 }
 
 int ogc_sum_to(const aclTensor *src, double factor, ogc_result *dst) {
+    if (dst->dtype == ACL_DOUBLE && src->dtype != ACL_DOUBLE) {
+        // a float64 gradient of a narrower dL/dy (the mixed layout): widen it first (exactly),
+        // so that the factor and the sums are float64 as the framework's promotion makes them
+        ogc_tmp wide = ogc_tmp_new(src->dims, src->ndim, ACL_DOUBLE);
+        int st = ogc_muls(src, 1.0, wide.t);
+        if (!st) st = ogc_sum_to(wide.t, factor, dst);
+        ogc_tmp_free(&wide);
+        return st;
+    }
     int64_t dims[OG_MAX_DIMS], keep[OG_MAX_DIMS];
     int nd = 0;
     for (int d = 0; d < src->ndim; d++) {
@@ -65,11 +74,13 @@ int ogc_sum_to(const aclTensor *src, double factor, ogc_result *dst) {
         st = ogc_muls(src, factor, view);
         aclDestroyTensor(view);
     } else {
-        ogc_tmp sum = ogc_tmp_new(keep, src->ndim, ACL_FLOAT);
+        // (float64 sums in float64, everything else in fp32)
+        aclDataType sum_dt = src->dtype == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
+        ogc_tmp sum = ogc_tmp_new(keep, src->ndim, sum_dt);
         aclIntArray *a = aclCreateIntArray(dims, (uint64_t)nd);
         uint64_t ws;
         aclOpExecutor *ex;
-        st = aclnnReduceSumGetWorkspaceSize(src, a, true, ACL_FLOAT, sum.t, &ws, &ex);
+        st = aclnnReduceSumGetWorkspaceSize(src, a, true, sum_dt, sum.t, &ws, &ex);
         if (!st) st = ogc_launch(ws, ex, aclnnReduceSum);
         if (!st) {
             aclTensor *view = ogc_reshaped(sum.t, dst->dims, dst->ndim);

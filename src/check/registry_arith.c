@@ -184,8 +184,10 @@ static int mul_grad(const aclTensor *g, const aclTensor *other, ogc_result *dst)
         aclDestroyTensor(out);
         return st;
     }
-    ogc_tmp g32 = ogc_tmp_new(g->dims, g->ndim, ACL_FLOAT);
-    ogc_tmp prod = ogc_tmp_new(g->dims, g->ndim, ACL_FLOAT);
+    // the product in fp32 (float64 when either factor is)
+    aclDataType dt = g->dtype == ACL_DOUBLE || other->dtype == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
+    ogc_tmp g32 = ogc_tmp_new(g->dims, g->ndim, dt);
+    ogc_tmp prod = ogc_tmp_new(g->dims, g->ndim, dt);
     int st = ogc_muls(g, 1.0, g32.t);
     if (!st) st = mul(g32.t, other, prod.t);
     if (!st) st = ogc_sum_to(prod.t, 1.0, dst);
@@ -357,7 +359,7 @@ static int fas_backward(ogc_call *c) {
 #define REDUCE_SUM_ENTRY(entry_name, attr_array)                                                   \
     {                                                                                              \
         .name = entry_name, .api = "aclnnReduceSum + aclnnInplaceAdd", .nin = 1,                   \
-        .in = {{"self", true}}, .attrs = attr_array, .dtypes = OG_DTS_FLOATING, .lo = -4, .hi = 4, \
+        .in = {{"self", true}}, .attrs = attr_array, .dtypes = OG_DTS_FLOATING64, .lo = -4, .hi = 4, \
         .fp32_ulps = 4, .forward = rs_forward, .backward = rs_backward, .shapes = rs_shapes,       \
         .ref_forward_tensor = rs_ref_forward, .ref_backward_tensor = rs_ref_backward,              \
     }
@@ -378,7 +380,7 @@ static const ogc_op arith_ops[] = {
         .nin = 2,
         .in = {{"self", true}, {"other", true}},
         .attrs = add_attrs,
-        .dtypes = OG_DTS_FLOATING,
+        .dtypes = OG_DTS_FLOATING64,
         .lo = -1000,
         .hi = 1000,
         .fp32_ulps = 4,
@@ -394,7 +396,7 @@ static const ogc_op arith_ops[] = {
         .nin = 1,
         .in = {{"self", true}},
         .attrs = adds_attrs,
-        .dtypes = OG_DTS_FLOATING,
+        .dtypes = OG_DTS_FLOATING64,
         .lo = -1000,
         .hi = 1000,
         .fp32_ulps = 4,
@@ -409,7 +411,7 @@ static const ogc_op arith_ops[] = {
         .api = "aclnnMul + aclnnMul/aclnnReduceSum/aclnnMuls",
         .nin = 2,
         .in = {{"self", true}, {"other", true}},
-        .dtypes = OG_DTS_FLOATING,
+        .dtypes = OG_DTS_FLOATING64,
         .lo = -100,
         .hi = 100,
         .kinks = mul_kinks,

@@ -305,7 +305,7 @@ static const double elu_specials[] = {-0.02, -0.1, -0.5, -4.5, -13.5, 0.02, 3e4,
 #define ELU_ENTRY(NAME, API, ATTRS, RESULT, LO)                                                    \
     {                                                                                              \
         .name = NAME, .api = API, .nin = 1, .in = {{"self", true}},                                \
-        .backward_uses_output = RESULT, .attrs = ATTRS, .dtypes = OG_DTS_FLOATING, .lo = LO,       \
+        .backward_uses_output = RESULT, .attrs = ATTRS, .dtypes = OG_DTS_FLOATING64, .lo = LO,       \
         .hi = 60, .kinks = kink0, .nkinks = 1, .specials = elu_specials,                           \
         .nspecials = NELEMS(elu_specials), .fp32_ulps = 1, .ref_forward = elu_ref_forward,         \
         .ref_backward = elu_ref_backward, .forward = elu_forward, .backward = elu_backward,        \
@@ -318,7 +318,7 @@ static const ogc_op piecewise_ops[] = {
         .api = "aclnnRelu + aclnnThresholdBackward(threshold = 0, self)",
         .nin = 1,
         .in = {{"self", true}},
-        .dtypes = OG_DTS_FLOATING,
+        .dtypes = OG_DTS_FLOATING64,
         .lo = -60,
         .hi = 60,
         .kinks = kink0,
@@ -339,7 +339,7 @@ static const ogc_op piecewise_ops[] = {
         .nin = 1,
         .in = {{"self", true}},
         .backward_uses_output = true,
-        .dtypes = OG_DTS_FLOATING,
+        .dtypes = OG_DTS_FLOATING64,
         .lo = -60,
         .hi = 60,
         .kinks = kink0,
@@ -360,7 +360,7 @@ static const ogc_op piecewise_ops[] = {
         .nin = 1,
         .in = {{"self", true}},
         .attrs = leaky_attrs,
-        .dtypes = OG_DTS_FLOATING,
+        .dtypes = OG_DTS_FLOATING64,
         .lo = -60,
         .hi = 60,
         .kinks = kink0,
@@ -380,7 +380,7 @@ static const ogc_op piecewise_ops[] = {
         .nin = 1,
         .in = {{"self", true}},
         .attrs = leaky_neg_attrs,
-        .dtypes = OG_DTS_FLOATING,
+        .dtypes = OG_DTS_FLOATING64,
         .lo = -60,
         .hi = 60,
         .kinks = kink0,
@@ -401,7 +401,7 @@ static const ogc_op piecewise_ops[] = {
         .in = {{"self", true}},
         .backward_uses_output = true,
         .attrs = leaky_result_attrs,
-        .dtypes = OG_DTS_FLOATING,
+        .dtypes = OG_DTS_FLOATING64,
         .lo = -60,
         .hi = 60,
         .kinks = kink0,
@@ -420,7 +420,7 @@ static const ogc_op piecewise_ops[] = {
         .api = "aclnnHardswish + aclnnHardswishBackward",
         .nin = 1,
         .in = {{"self", true}},
-        .dtypes = OG_DTS_FLOATING,
+        .dtypes = OG_DTS_FLOATING64,
         .lo = -8,
         .hi = 8,
         .kinks = kinks_pm3,
@@ -439,7 +439,7 @@ static const ogc_op piecewise_ops[] = {
         .api = "aclnnHardsigmoid + aclnnHardsigmoidBackward",
         .nin = 1,
         .in = {{"self", true}},
-        .dtypes = OG_DTS_FLOATING,
+        .dtypes = OG_DTS_FLOATING64,
         .lo = -4,
         .hi = 4,
         .kinks = kinks_pm3,
@@ -473,7 +473,7 @@ static const ogc_op piecewise_ops[] = {
         .nin = 1,
         .in = {{"self", true}},
         .attrs = elu_scaled_attrs,
-        .dtypes = OG_DTS_FLOATING,
+        .dtypes = OG_DTS_FLOATING64,
         .lo = -14,
         .hi = 60,
         .kinks = kink0,

@@ -102,8 +102,8 @@ ogc_html *ogc_html_open(const char *path, char *err, size_t errsize) {
     return h;
 }
 
-static const char *dtype_label(aclDataType dt) {
-    return dt == ACL_DOUBLE ? "f64-ref" : og_dtype_name(dt);
+static const char *dtype_label(const ogc_report *r) {
+    return r->isa < 0 ? "f64-ref" : og_dtype_name(r->dtype);
 }
 
 static bool has_samples(const ogc_series *s) {
@@ -123,7 +123,7 @@ void ogc_html_add(ogc_html *h, const ogc_report *r, const ogc_samples *s) {
     html_row *row = &h->rows[h->nrows];
     memset(row, 0, sizeof *row);
     row->op = intern(&h->ops, r->op);
-    row->dtype = intern(&h->dtypes, dtype_label(r->dtype));
+    row->dtype = intern(&h->dtypes, dtype_label(r));
     row->isa = intern(&h->isas, r->isa < 0 ? "-" : opgrad_isa_name((opgrad_isa)r->isa));
     row->layout = intern(&h->layouts, r->layout);
     row->status = r->status;

@@ -26,6 +26,8 @@ float og_load_elem(const char *p, aclDataType dt) {
         return (float)*(const int64_t *)p;
     case ACL_BOOL:
         return *(const uint8_t *)p ? 1.0f : 0.0f;
+    case ACL_DOUBLE: // (a float64 operand of an fp32 plan: only its fp32 output, widened back)
+        return (float)*(const double *)p;
     default:
         return *(const float *)p;
     }
@@ -71,6 +73,9 @@ void og_store_elem(char *p, aclDataType dt, float v) {
     case ACL_BF16:
         *(uint16_t *)p = og_f32_to_bf16(v);
         break;
+    case ACL_DOUBLE: // an fp32 result cast to a float64 output: exact
+        *(double *)p = v;
+        break;
     default:
         *(float *)p = v;
         break;
@@ -82,7 +87,7 @@ void og_load_run(const og_convert_table *cv, const char *src, aclDataType dt, in
     size_t es = aclDataTypeSize(dt);
     if (!og_dtype_is_floating(dt) && stride != 0) {
         load_int_run(src, dt, stride, dst, n);
-    } else if (stride == 1) {
+    } else if (stride == 1 && dt != ACL_DOUBLE) {
         if (dt == ACL_FLOAT16)
             cv->f16_to_f32((const uint16_t *)src, dst, (size_t)n);
         else if (dt == ACL_BF16)
@@ -95,7 +100,7 @@ void og_load_run(const og_convert_table *cv, const char *src, aclDataType dt, in
     } else if (dt == ACL_FLOAT) {
         const float *f = (const float *)src;
         for (int64_t i = 0; i < n; i++) dst[i] = f[i * stride];
-    } else {
+    } else { // 16-bit strided, float64
         for (int64_t i = 0; i < n; i++) dst[i] = og_load_elem(src + i * stride * (int64_t)es, dt);
     }
 }
@@ -103,7 +108,7 @@ void og_load_run(const og_convert_table *cv, const char *src, aclDataType dt, in
 void og_store_run(const og_convert_table *cv, char *dst, aclDataType dt, int64_t stride,
                   const float *src, int64_t n, bool stream) {
     size_t es = aclDataTypeSize(dt);
-    if (stride == 1) {
+    if (stride == 1 && dt != ACL_DOUBLE) {
         if (dt == ACL_FLOAT16)
             cv->f32_to_f16(src, (uint16_t *)dst, (size_t)n, stream);
         else if (dt == ACL_BF16)

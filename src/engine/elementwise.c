@@ -206,7 +206,7 @@ static inline void load_linear(const og_convert_table *cv, aclDataType dt, const
         cv->f16_to_f32((const uint16_t *)base + at, buf, (size_t)n);
     else if (dt == ACL_FLOAT)
         memcpy(buf, (const float *)base + at, (size_t)n * sizeof(float));
-    else // an integer or bool input of a promoting operator
+    else // an integer or bool input of a promoting operator (or float64)
         og_load_run(cv, base + at * (int64_t)aclDataTypeSize(dt), dt, 1, buf, n);
 }
 
@@ -216,6 +216,8 @@ static inline void store_linear(const og_convert_table *cv, aclDataType dt, char
         cv->f32_to_bf16(buf, (uint16_t *)base + at, (size_t)n, stream);
     else if (dt == ACL_FLOAT16)
         cv->f32_to_f16(buf, (uint16_t *)base + at, (size_t)n, stream);
+    else if (dt == ACL_DOUBLE) // an fp32 result into a float64 output
+        og_store_run(cv, base + at * 8, dt, 1, buf, n, false);
     else
         cv->f32_copy(buf, (float *)base + at, (size_t)n, stream);
 }

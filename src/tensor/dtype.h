@@ -11,6 +11,8 @@
 /// Dtype sets: bit masks over aclDataType values < 64.
 #define OG_DT(x) (1ull << (x))
 #define OG_DTS_FLOATING (OG_DT(ACL_FLOAT) | OG_DT(ACL_FLOAT16) | OG_DT(ACL_BF16))
+/// The floating dtypes of an operator with float64 kernels.
+#define OG_DTS_FLOATING64 (OG_DTS_FLOATING | OG_DT(ACL_DOUBLE))
 
 const char *og_dtype_name(aclDataType dt);
 /// True for the dtypes the tensor model can hold (size > 0 and not complex/string).

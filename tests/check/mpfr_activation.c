@@ -11,6 +11,10 @@
  *  - fp32 kernels at float inputs, gradOutput 1, -0.75 and 3.5 for the derivatives: max ulp
  *    where M <= 2 |f| (well conditioned) and max |err| / (2^-24 M + 2^-149) everywhere, printed
  *    as a table; both must stay within the operator's fp32_ulps of the checker registry;
+ *  - float64 kernels (the elementwise engine's double path) at the same points, every ISA build
+ *    bitwise equal to the scalar one: |err| <= 2^-40 M
+ *    as the references (both evaluate the same kind of libm formula in double, so an exponent's
+ *    argument rounding is amplified alike), and the max in double ulps where M <= 2 |f| printed;
  *  - tanh, nearly correctly rounded: within 0.505 ulp of MPFR, and the correctly rounded float
  *    at all but 1e-4 of uniform points in [-10, 10] (plus dense windows where it is hardest).
  * Points: a grid over [-30, 30], uniform random over [-120, 60], windows around the roots of the
@@ -56,23 +60,24 @@ typedef struct fn_info {
     double beta, threshold; // softplus
     double bound;           // the registry's fp32_ulps for the operator
     const og_ew_compute_fn *kernels;
+    const og_ew_compute64_fn *kernels64;
 } fn_info;
 
 static const fn_info FNS[F_COUNT] = {
-    {"sigmoid", false, 0, 0, 3, og_sigmoid_fwd_kernels},
-    {"tanh", false, 0, 0, 2, og_tanh_fwd_kernels},
-    {"silu", false, 0, 0, 3.5, og_silu_fwd_kernels},
-    {"silu'", true, 0, 0, 3.5, og_silu_bwd_kernels},
-    {"gelu_tanh", false, 0, 0, 4, og_gelu_tanh_fwd_kernels},
-    {"gelu_tanh'", true, 0, 0, 4, og_gelu_tanh_bwd_kernels},
-    {"gelu_erf", false, 0, 0, 4, og_gelu_erf_fwd_kernels},
-    {"gelu_erf'", true, 0, 0, 4, og_gelu_erf_bwd_kernels},
-    {"softplus(1,20)", false, 1.0, 20.0, 3, og_softplus_fwd_kernels},
-    {"softplus'(1,20)", true, 1.0, 20.0, 3, og_softplus_bwd_kernels},
-    {"softplus(1.5,12)", false, 1.5, 12.0, 3, og_softplus_fwd_kernels},
-    {"softplus'(1.5,12)", true, 1.5, 12.0, 3, og_softplus_bwd_kernels},
-    {"softplus(0.7,5)", false, (double)0.7f, 5.0, 3, og_softplus_fwd_kernels},
-    {"softplus'(0.7,5)", true, (double)0.7f, 5.0, 3, og_softplus_bwd_kernels},
+    {"sigmoid", false, 0, 0, 3, og_sigmoid_fwd_kernels, og_sigmoid_fwd_kernels64},
+    {"tanh", false, 0, 0, 2, og_tanh_fwd_kernels, og_tanh_fwd_kernels64},
+    {"silu", false, 0, 0, 3.5, og_silu_fwd_kernels, og_silu_fwd_kernels64},
+    {"silu'", true, 0, 0, 3.5, og_silu_bwd_kernels, og_silu_bwd_kernels64},
+    {"gelu_tanh", false, 0, 0, 4, og_gelu_tanh_fwd_kernels, og_gelu_tanh_fwd_kernels64},
+    {"gelu_tanh'", true, 0, 0, 4, og_gelu_tanh_bwd_kernels, og_gelu_tanh_bwd_kernels64},
+    {"gelu_erf", false, 0, 0, 4, og_gelu_erf_fwd_kernels, og_gelu_erf_fwd_kernels64},
+    {"gelu_erf'", true, 0, 0, 4, og_gelu_erf_bwd_kernels, og_gelu_erf_bwd_kernels64},
+    {"softplus(1,20)", false, 1.0, 20.0, 3, og_softplus_fwd_kernels, og_softplus_fwd_kernels64},
+    {"softplus'(1,20)", true, 1.0, 20.0, 3, og_softplus_bwd_kernels, og_softplus_bwd_kernels64},
+    {"softplus(1.5,12)", false, 1.5, 12.0, 3, og_softplus_fwd_kernels, og_softplus_fwd_kernels64},
+    {"softplus'(1.5,12)", true, 1.5, 12.0, 3, og_softplus_bwd_kernels, og_softplus_bwd_kernels64},
+    {"softplus(0.7,5)", false, (double)0.7f, 5.0, 3, og_softplus_fwd_kernels, og_softplus_fwd_kernels64},
+    {"softplus'(0.7,5)", true, (double)0.7f, 5.0, 3, og_softplus_bwd_kernels, og_softplus_bwd_kernels64},
 };
 
 // ---- MPFR evaluations: value and magnitude bound
@@ -337,6 +342,46 @@ static void test_fp32_kernels_against_mpfr(void) {
 // [-10, 10] differ from it. Points: those uniform ones, every float in [0.1718, 0.1758] (around
 // the first switch of the exponent reduction, where the largest errors lie) and in [8.9, 9.02]
 // (where tanh leaves 1), and the points above.
+static double g_k64_ulp[F_COUNT], g_k64_m[F_COUNT];
+
+static void test_f64_kernels_against_mpfr(void) {
+    static double x[NPTS], g[NPTS], out[NPTS];
+    static const double gs[] = {1.0, -0.75, 3.5};
+    for (int i = 0; i < NPTS; i++) x[i] = xs[i];
+    for (int f = 0; f < F_COUNT; f++) {
+        og_softplus_params p = {(float)FNS[f].beta, (float)FNS[f].threshold, FNS[f].beta,
+                                FNS[f].threshold};
+        int ng = FNS[f].derivative ? 3 : 1;
+        long bad = 0;
+        for (int gi = 0; gi < ng; gi++) {
+            for (int i = 0; i < NPTS; i++) g[i] = gs[gi];
+            const double *in1[1] = {x}, *in2[2] = {g, x};
+            double *o[1] = {out};
+            FNS[f].kernels64[OPGRAD_ISA_SCALAR](NPTS, FNS[f].derivative ? in2 : in1, o, &p);
+            // the vector builds compute the same doubles, bit for bit
+            static double vec[NPTS];
+            double *ov[1] = {vec};
+            for (int isa = OPGRAD_ISA_AVX2; isa <= OPGRAD_ISA_AVX512; isa++) {
+                if (!test_isa_available(isa)) continue;
+                FNS[f].kernels64[isa](NPTS, FNS[f].derivative ? in2 : in1, ov, &p);
+                CHECKF(!memcmp(vec, out, sizeof vec), "%s: the %s build differs from scalar",
+                       FNS[f].name, opgrad_isa_name((opgrad_isa)isa));
+            }
+            for (int i = 0; i < NPTS; i++) {
+                double want = gs[gi] * g_mp[f][i].f, mag = fabs(gs[gi]) * g_mp[f][i].mag;
+                double err = fabs(out[i] - want), ratio = err / (mag * 0x1p-52 + 0x1p-1074);
+                g_k64_m[f] = fmax(g_k64_m[f], ratio);
+                if (mag <= 2 * fabs(want)) g_k64_ulp[f] = fmax(g_k64_ulp[f], ulps64(out[i], want));
+                if (!(ratio <= 0x1p12) && bad++ < 3)
+                    fprintf(stderr, "    %s(%a) g=%g: %.17g, mpfr %.17g (%.3g x 2^-52 M)\n",
+                            FNS[f].name, x[i], gs[gi], out[i], want, ratio);
+            }
+        }
+        CHECKF(bad == 0, "%s: %ld float64 results further than 2^-40 M from MPFR", FNS[f].name,
+               bad);
+    }
+}
+
 static void test_tanh_fp32_near_correctly_rounded(void) {
     enum { NU = 100000 };
     const uint32_t w0 = test_f2u(0.1718f), w1 = test_f2u(0.1758f);
@@ -377,11 +422,13 @@ static void test_tanh_fp32_near_correctly_rounded(void) {
 
 static void print_table(void) {
     printf("\n  %d points; MPFR-256 as the exact value\n", NPTS);
-    printf("  %-18s %14s %14s   %12s %16s %6s\n", "function", "f64 ref ulp", "f64 ref 2^-52M",
-           "fp32 ulp", "fp32 err/2^-24M", "bound");
+    printf("  %-18s %12s %14s   %10s %15s %6s   %10s %14s\n", "function", "f64 ref ulp",
+           "f64 ref 2^-52M", "fp32 ulp", "fp32 err/2^-24M", "bound", "f64 kern ulp",
+           "f64 kern 2^-52M");
     for (int f = 0; f < F_COUNT; f++)
-        printf("  %-18s %14.2f %14.2f   %12.3f %16.3f %6g\n", FNS[f].name, g_ref_ulp[f], g_ref_m[f],
-               g_k_ulp[f], g_k_m[f], FNS[f].bound);
+        printf("  %-18s %12.2f %14.2f   %10.3f %15.3f %6g   %10.2f %14.2f\n", FNS[f].name,
+               g_ref_ulp[f], g_ref_m[f], g_k_ulp[f], g_k_m[f], FNS[f].bound, g_k64_ulp[f],
+               g_k64_m[f]);
     printf("  (ulp columns: max where M <= 2|f|; M columns: everywhere; derivatives at gradOutput\n"
            "   1, -0.75 and 3.5)\n");
 }
@@ -390,6 +437,7 @@ int main(void) {
     make_points();
     RUN(test_references_match_mpfr);
     RUN(test_fp32_kernels_against_mpfr);
+    RUN(test_f64_kernels_against_mpfr);
     RUN(test_tanh_fp32_near_correctly_rounded);
     print_table();
     return test_summary();

@@ -43,8 +43,6 @@ aclnnStatus og_check_tensor(const og_opdesc *op, const char *name, const aclTens
 /// names the dtypes it takes.
 aclnnStatus og_check_tensor_of(const og_opdesc *op, const char *name, const aclTensor *t,
                                int min_rank, unsigned long long dtypes);
-/// The floating dtypes an operator with float64 kernels takes.
-#define OG_DTS_FLOATING64 (OG_DTS_FLOATING | OG_DT(ACL_DOUBLE))
 /// Integer and bool dtypes (the inputs a promoting operator casts to its float type).
 #define OG_DTS_INTEGRAL                                                                            \
     (OG_DT(ACL_INT8) | OG_DT(ACL_UINT8) | OG_DT(ACL_INT16) | OG_DT(ACL_INT32) | OG_DT(ACL_INT64) | \
