@@ -550,7 +550,7 @@ static int product(const ogc_op *op, int8_t cube, const aclTensor *x, const aclT
 
 // dst = factor * (x @ y) summed down to dst's shape; the product has shape `full`. Without a sum
 // or a factor the product writes dst directly (rounded once to its dtype); else it is formed in
-// fp32 and sum_to rounds once.
+// fp32 (float64 for float64 operands) and sum_to rounds once.
 static int product_to(const ogc_op *op, int8_t cube, const aclTensor *x, const aclTensor *y,
                       const int64_t *full, int nd, double factor, ogc_result *dst) {
     int64_t nfull = 1, ndst = 1;
@@ -564,7 +564,8 @@ static int product_to(const ogc_op *op, int8_t cube, const aclTensor *x, const a
         aclDestroyTensor(out);
         return st;
     }
-    ogc_tmp p = ogc_tmp_new(full, nd, ACL_FLOAT);
+    aclDataType dt = x->dtype == ACL_DOUBLE || y->dtype == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
+    ogc_tmp p = ogc_tmp_new(full, nd, dt);
     st = product(op, cube, x, y, p.t);
     if (!st) st = ogc_sum_to(p.t, factor, dst);
     ogc_tmp_free(&p);
@@ -720,7 +721,7 @@ static const double kink0[] = {0};
     {                                                                                              \
         .name = NAME, .api = API, .nin = 3,                                                        \
         .in = {{"self", true}, {"mat1", true}, {"mat2", true}}, .attrs = ATTRS,                    \
-        .dtypes = OG_DTS_FLOATING, .lo = -4, .hi = 4, .fp32_ulps = 4, .forward = mm_forward,       \
+        .dtypes = OG_DTS_FLOATING64, .lo = -4, .hi = 4, .fp32_ulps = 4, .forward = mm_forward,     \
         .backward = mm_backward, .forward_inplace = mm_inplace, .shapes = mm_shapes,               \
         .ref_forward_tensor = mm_ref_forward, .ref_backward_tensor = mm_ref_backward,              \
     }
@@ -728,15 +729,15 @@ static const double kink0[] = {0};
 
 static const ogc_op matmul_ops[] = {
     MM_ENTRY("matmul", "aclnnMatmul + aclnnMatmul/aclnnReduceSum/aclnnMuls", matmul_attrs,
-             OG_DTS_FLOATING, 2, {"self", true}, {"mat2", true}),
+             OG_DTS_FLOATING64, 2, {"self", true}, {"mat2", true}),
     MM_ENTRY("matmul_cube1", "aclnnMatmul(cubeMathType 1) + aclnnMatmul/aclnnReduceSum/aclnnMuls",
              matmul_cube1_attrs, OG_DT(ACL_FLOAT), 2, {"self", true}, {"mat2", true}),
     MM_ENTRY("matmul_cube2", "aclnnMatmul(cubeMathType 2) + aclnnMatmul/aclnnReduceSum/aclnnMuls",
              matmul_cube2_attrs, OG_DT(ACL_FLOAT), 2, {"self", true}, {"mat2", true}),
-    MM_ENTRY("mm", "aclnnMm + aclnnMm/aclnnMuls", mm_attrs, OG_DTS_FLOATING, 2, {"self", true},
+    MM_ENTRY("mm", "aclnnMm + aclnnMm/aclnnMuls", mm_attrs, OG_DTS_FLOATING64, 2, {"self", true},
              {"mat2", true}),
     MM_ENTRY("bmm", "aclnnBatchMatMul + aclnnBatchMatMul/aclnnReduceSum/aclnnMuls", bmm_attrs,
-             OG_DTS_FLOATING, 2, {"self", true}, {"mat2", true}),
+             OG_DTS_FLOATING64, 2, {"self", true}, {"mat2", true}),
     ADDMM_ENTRY("addmm", "aclnnAddmm(beta 0.5, alpha -1.25) + aclnnMm/aclnnReduceSum/aclnnMuls",
                 addmm_attrs),
     ADDMM_ENTRY("baddbmm",

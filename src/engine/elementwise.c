@@ -146,43 +146,66 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
     if (op->params_size) memcpy(plan->params, op->params, op->params_size);
 }
 
+// The runs along the innermost dim that n elements of the output index space from `start` form
+// in a non-linear operand: an odometer over the plan's dims, shared by the fp32 and float64 walks.
+typedef struct run_cursor {
+    int64_t idx[OG_MAX_DIMS];
+    int64_t offset; // element offset of the next run's first element
+    int64_t left;   // elements still to visit
+} run_cursor;
+
+static void cursor_init(run_cursor *c, const og_ew_plan *p, const og_ew_operand *o, int64_t start,
+                        int64_t n) {
+    int64_t rem = start;
+    c->offset = 0;
+    c->left = n;
+    for (int d = p->ndim - 1; d >= 0; d--) {
+        c->idx[d] = rem % p->dims[d];
+        rem /= p->dims[d];
+        c->offset += c->idx[d] * o->strides[d];
+    }
+}
+
+// The next run's length (0 when done); its elements are o->strides[last] apart from c->offset.
+static inline int64_t cursor_run(const run_cursor *c, const og_ew_plan *p) {
+    int64_t run = p->dims[p->ndim - 1] - c->idx[p->ndim - 1];
+    return run < c->left ? run : c->left;
+}
+
+static inline void cursor_next(run_cursor *c, const og_ew_plan *p, const og_ew_operand *o,
+                               int64_t run) {
+    int last = p->ndim - 1;
+    c->left -= run;
+    c->idx[last] += run;
+    c->offset += run * o->strides[last];
+    for (int d = last; d > 0 && c->idx[d] == p->dims[d]; d--) { // carry
+        c->offset -= c->idx[d] * o->strides[d];
+        c->idx[d] = 0;
+        c->idx[d - 1]++;
+        c->offset += o->strides[d - 1];
+    }
+}
+
 // Walks the n elements of the output index space starting at `start`, as runs along the
 // innermost dim, calling load_run/store_run for operand o. buf holds n fp32 values.
 static void walk(const og_ew_plan *p, const og_convert_table *cv, const og_ew_operand *o,
                  char *base, int64_t start, int64_t n, float *buf, bool store) {
-    size_t es = aclDataTypeSize(o->dtype);
-    int last = p->ndim - 1;
+    int64_t es = (int64_t)aclDataTypeSize(o->dtype);
     if (o->linear) {
         if (store)
-            og_store_run(cv, base + start * (int64_t)es, o->dtype, 1, buf, n, p->stream_out);
+            og_store_run(cv, base + start * es, o->dtype, 1, buf, n, p->stream_out);
         else
-            og_load_run(cv, base + start * (int64_t)es, o->dtype, 1, buf, n);
+            og_load_run(cv, base + start * es, o->dtype, 1, buf, n);
         return;
     }
-    int64_t idx[OG_MAX_DIMS], offset = 0, rem = start;
-    for (int d = last; d >= 0; d--) {
-        idx[d] = rem % p->dims[d];
-        rem /= p->dims[d];
-        offset += idx[d] * o->strides[d];
-    }
-    while (n > 0) {
-        int64_t run = p->dims[last] - idx[last];
-        if (run > n) run = n;
-        char *at = base + offset * (int64_t)es;
+    int64_t stride = o->strides[p->ndim - 1];
+    run_cursor c;
+    cursor_init(&c, p, o, start, n);
+    for (int64_t run; (run = cursor_run(&c, p)) > 0; buf += run, cursor_next(&c, p, o, run)) {
         if (store)
-            og_store_run(cv, at, o->dtype, o->strides[last], buf, run, false);
+            og_store_run(cv, base + c.offset * es, o->dtype, stride, buf, run, false);
         else
-            og_load_run(cv, at, o->dtype, o->strides[last], buf, run);
-        buf += run;
-        n -= run;
-        idx[last] += run;
-        offset += run * o->strides[last];
-        for (int d = last; d > 0 && idx[d] == p->dims[d]; d--) {
-            offset -= idx[d] * o->strides[d];
-            idx[d] = 0;
-            idx[d - 1]++;
-            offset += o->strides[d - 1];
-        }
+            og_load_run(cv, base + c.offset * es, o->dtype, stride, buf, run);
     }
 }
 
@@ -343,7 +366,7 @@ static void run_core(void *arg, int core, int slot) {
     if (p->stream_out) og_stream_fence(); // the non-temporal stores are seen before we return
 }
 
-// walk() for float64 buffers: the runs along the innermost dim of n elements from `start`.
+// walk() for float64 buffers.
 static void walk64(const og_ew_plan *p, const og_ew_operand *o, char *base, int64_t start,
                    int64_t n, double *buf, bool store) {
     int64_t es = (int64_t)aclDataTypeSize(o->dtype);
@@ -354,30 +377,14 @@ static void walk64(const og_ew_plan *p, const og_ew_operand *o, char *base, int6
             og_load_run64(base + start * es, o->dtype, 1, buf, n);
         return;
     }
-    int last = p->ndim - 1;
-    int64_t idx[OG_MAX_DIMS], offset = 0, rem = start;
-    for (int d = last; d >= 0; d--) {
-        idx[d] = rem % p->dims[d];
-        rem /= p->dims[d];
-        offset += idx[d] * o->strides[d];
-    }
-    while (n > 0) {
-        int64_t run = p->dims[last] - idx[last];
-        if (run > n) run = n;
+    int64_t stride = o->strides[p->ndim - 1];
+    run_cursor c;
+    cursor_init(&c, p, o, start, n);
+    for (int64_t run; (run = cursor_run(&c, p)) > 0; buf += run, cursor_next(&c, p, o, run)) {
         if (store)
-            og_store_run64(base + offset * es, o->dtype, o->strides[last], buf, run);
+            og_store_run64(base + c.offset * es, o->dtype, stride, buf, run);
         else
-            og_load_run64(base + offset * es, o->dtype, o->strides[last], buf, run);
-        buf += run;
-        n -= run;
-        idx[last] += run;
-        offset += run * o->strides[last];
-        for (int d = last; d > 0 && idx[d] == p->dims[d]; d--) {
-            offset -= idx[d] * o->strides[d];
-            idx[d] = 0;
-            idx[d - 1]++;
-            offset += o->strides[d - 1];
-        }
+            og_load_run64(base + c.offset * es, o->dtype, stride, buf, run);
     }
 }
 

@@ -2,6 +2,7 @@
  * micro-kernel, the epilogue (CopyOut). See gemm.h. */
 #include "engine/gemm.h"
 
+#include <math.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
@@ -124,6 +125,27 @@ static void coalesce_batch(og_gemm_plan *p) {
     for (int d = 0; d < nb; d++) p->nbatches *= p->batch[d];
 }
 
+// float64 (see gemm.h): units of rows64 C rows over all batches, at most 4096 units; per thread an
+// A row (K), a B row, the running sum, the slice's partial sums and a D row (N each), in double.
+static bool plan_f64(og_gemm_plan *p, int max_threads) {
+    int64_t rows, units, k1 = p->op.K > 0 ? p->op.K : 1, row_bytes;
+    if (!mul_ok(p->nbatches, p->op.M, &rows) || !mul_ok(4 * p->op.N + k1, 8, &row_bytes))
+        return false;
+    og_gemm_blocking want = blocking_override;
+    p->kc = want.kc > 0 ? want.kc : OG_GEMM_KC;
+    p->rows64 = (rows + 4095) / 4096;
+    units = (rows + p->rows64 - 1) / p->rows64;
+    double flops = 2.0 * (double)rows * (double)p->op.N * (double)k1;
+    double thread_flops = want.thread_flops > 0 ? want.thread_flops : 2.5e5;
+    int threads = max_threads < 1 ? 1 : max_threads;
+    if (flops < (double)threads * thread_flops)
+        threads = flops / thread_flops > 1 ? (int)(flops / thread_flops) : 1;
+    p->slots = units < threads ? (int)units : threads;
+    p->mblocks = units;
+    p->slot_bytes = round_up(row_bytes, 64);
+    return true;
+}
+
 bool og_gemm_make_plan(const og_gemm_op *op, int max_threads, opgrad_isa isa, og_gemm_plan *p) {
     memset(p, 0, sizeof *p);
     p->op = *op;
@@ -134,6 +156,7 @@ bool og_gemm_make_plan(const og_gemm_op *op, int max_threads, opgrad_isa isa, og
         p->act = op->act_kernels[isa];
     const int64_t mr = p->kernel.mr, nr = p->kernel.nr, M = p->op.M, N = p->op.N, K = p->op.K;
     if (M <= 0 || N <= 0 || p->nbatches <= 0) return true; // nothing to run
+    if (op->f64) return plan_f64(p, max_threads);
 
     og_gemm_blocking bl = cache_blocking((int)mr, (int)nr), want = blocking_override;
     if (want.kc > 0) bl.kc = want.kc;
@@ -564,6 +587,41 @@ static void compute_unit(void *ctx, int unit, int slot) {
         epilogue_row(x, bi, m0 + i, x->n0 + j0, ncur, ctile + i * ldc, rows);
 }
 
+// float64: rows [unit * rows64, +rows64) of C over all batches (see gemm.h).
+static void compute_rows_f64(void *ctx, int unit, int slot) {
+    const run_ctx *x = ctx;
+    const og_gemm_plan *p = x->p;
+    const og_gemm_op *op = &p->op;
+    const int64_t M = op->M, N = op->N, K = op->K, total = p->nbatches * M;
+    double *a = (double *)(x->scratch + (int64_t)slot * p->slot_bytes);
+    double *brow = a + (K > 0 ? K : 1), *acc = brow + N, *part = acc + N, *d = part + N;
+    const og_gemm_mat *ma = &op->a, *mb = &op->b, *mc = &op->c, *md = &op->d;
+    bool b_direct = mb->dtype == ACL_DOUBLE && mb->cs == 1;
+    for (int64_t r = (int64_t)unit * p->rows64; r < total && r < (unit + 1) * p->rows64; r++) {
+        int64_t bi = r / M, i = r % M;
+        if (K > 0) og_load_run64(elem(x, MA, bi, i, 0), ma->dtype, ma->cs, a, K);
+        for (int64_t j = 0; j < N; j++) acc[j] = 0.0;
+        for (int64_t k0 = 0; k0 < K; k0 += p->kc) {
+            int64_t k1 = K - k0 < p->kc ? K : k0 + p->kc;
+            for (int64_t j = 0; j < N; j++) part[j] = 0.0;
+            for (int64_t k = k0; k < k1; k++) {
+                const double *b = (const double *)elem(x, MB, bi, k, 0);
+                if (!b_direct) og_load_run64((const char *)b, mb->dtype, mb->cs, brow, N), b = brow;
+                double ak = a[k];
+                for (int64_t j = 0; j < N; j++) part[j] = fma(ak, b[j], part[j]);
+            }
+            for (int64_t j = 0; j < N; j++) acc[j] = k0 == 0 ? part[j] : acc[j] + part[j];
+        }
+        if (op->alpha != 1.0)
+            for (int64_t j = 0; j < N; j++) acc[j] *= op->alpha;
+        if (md->present) {
+            og_load_run64(elem(x, MD, bi, i, 0), md->dtype, md->cs, d, N);
+            for (int64_t j = 0; j < N; j++) acc[j] += op->beta == 1.0 ? d[j] : op->beta * d[j];
+        }
+        og_store_run64((char *)elem(x, MC_, bi, i, 0), mc->dtype, mc->cs, acc, N);
+    }
+}
+
 void og_gemm_run(const aclOpExecutor *e, const og_gemm_plan *p, char *scratch) {
     if (p->slots == 0) return;
     run_ctx x = {.p = p, .scratch = scratch};
@@ -572,6 +630,10 @@ void og_gemm_run(const aclOpExecutor *e, const og_gemm_plan *p, char *scratch) {
         x.base[k] = m->present ? og_executor_addr(e, m->slot) +
                                      m->offset * (int64_t)aclDataTypeSize(m->dtype)
                                : NULL;
+    }
+    if (p->op.f64) {
+        og_parallel_for((int)p->mblocks, p->slots, compute_rows_f64, &x);
+        return;
     }
     const int64_t nr = p->kernel.nr, N = p->op.N;
     for (x.n0 = 0; x.n0 < N; x.n0 += p->chunk_n) {

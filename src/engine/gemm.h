@@ -24,6 +24,12 @@
  * error at (KC + K/KC) * 2^-24 * sum |a_k b_k| instead of K * 2^-24 * ..., as blocked BLAS sums
  * are. Units partition C, so threads never combine partial sums.
  *
+ * float64 (og_gemm_op.f64: the operator's promoted dtype is float64) runs a plain loop instead, one
+ * unit of C rows per thread: each row's K sum in the same order (slices of KC, an fma chain from 0
+ * in each, the slices added in order), in double; operands of any float dtype are read converted
+ * (exactly) and C is rounded once to its dtype. Only the NONE epilogue (alpha, beta * D). It is
+ * the precision of gradient checks, not a fast path (a few GFLOP/s).
+ *
  * Operands are described as matrices: a batch offset per batch dim (0 where it broadcasts), a row
  * stride and a column stride, in elements. A transposed view is a matrix with swapped strides and
  * is read in place by the packing; a bias [N] is a matrix with row stride 0. */
@@ -82,6 +88,7 @@ typedef struct og_gemm_op {
     og_gemm_mat c2;       // second output (MUL_GRAD)
     double alpha, beta;   // alpha 1 and beta 0 skip their operations
     aclDataType round_ab; // round A and B through this dtype when packing (ACL_FLOAT: no)
+    bool f64;             // computed in float64 (see the top; epi NONE only)
     og_gemm_epi_kind epi;
     const og_ew_compute_fn *act_kernels; // [OPGRAD_ISA_COUNT], for ACT / ACT_GRAD
     unsigned char act_params[OG_GEMM_MAX_PARAMS];
@@ -136,6 +143,7 @@ typedef struct og_gemm_plan {
     opgrad_isa isa;
     og_gemm_kernel kernel;
     og_ew_compute_fn act;
+    int64_t rows64; // float64: C rows (over all batches) per unit
 } og_gemm_plan;
 
 /// The pure planner (no data touched): fills *plan for max_threads threads at ISA level `isa`.

@@ -1,5 +1,6 @@
 /* float64 through the aclnn API: the elementwise activations and arithmetic, and ReduceSum, take
- * float64 tensors (the engines' double paths, engine/elementwise.h and engine/reduce.h). What is
+ * float64 tensors (the engines' double paths, engine/elementwise.h and engine/reduce.h), and so do
+ * the matmul family (engine/gemm.h). What is
  * tested here is what the checker's float64 rows do not see: promotion with other dtypes, strided
  * and broadcast operands, a float64 result rounded once into a narrower output, double-precision
  * scalar attributes, the summation, and the refusal by operators without float64 kernels. (The
@@ -10,6 +11,8 @@
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_add.h"
+#include "aclnnop/aclnn_addmm.h"
+#include "aclnnop/aclnn_matmul.h"
 #include "aclnnop/aclnn_mish.h"
 #include "aclnnop/aclnn_mish_backward.h"
 #include "aclnnop/aclnn_mul.h"
@@ -168,6 +171,58 @@ static void test_reduce_sum(void) {
     drop(&x), drop(&y), drop(&all), drop(&f);
 }
 
+// Matmul of a float32 [3, 4] by a transposed float64 [2, 4, 5] view (batch broadcast): computed in
+// float64; then the in-place Addmm with float64 beta and alpha. Against long double sums.
+static void test_matmul_and_addmm(void) {
+    int64_t d34[2] = {3, 4}, d245[3] = {2, 4, 5}, tr[3] = {20, 1, 4}, d235[3] = {2, 3, 5};
+    int64_t d35[2] = {3, 5}, d45[2] = {4, 5};
+    buf a = make(d34, 2, ACL_FLOAT, NULL, 12), b = make(d245, 3, ACL_DOUBLE, tr, 40),
+        c = make(d235, 3, ACL_DOUBLE, NULL, 30), acc = make(d35, 2, ACL_DOUBLE, NULL, 15),
+        m2 = make(d45, 2, ACL_DOUBLE, NULL, 20);
+    for (int i = 0; i < 12; i++) ((float *)a.data)[i] = 0.1f * (float)(i - 5);
+    for (int i = 0; i < 40; i++) d(&b)[i] = 1.0 / (i + 1);
+    for (int i = 0; i < 20; i++) d(&m2)[i] = d(&b)[i];
+    for (int i = 0; i < 15; i++) d(&acc)[i] = i / 3.0;
+    aclnnStatus st;
+    OP_RUN(st, aclnnMatmulGetWorkspaceSize(a.t, b.t, c.t, 0, &ws_, &ex_), aclnnMatmul);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    double worst = 0;
+    for (int bi = 0; bi < 2; bi++)
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 5; j++) {
+                long double want = 0, mag = 0;
+                for (int k = 0; k < 4; k++) { // b[bi, k, j] at bi*20 + k + j*4
+                    long double t =
+                        (long double)((float *)a.data)[i * 4 + k] * d(&b)[bi * 20 + k + j * 4];
+                    want += t, mag += fabsl(t);
+                }
+                worst = fmax(worst, (double)(fabsl(d(&c)[bi * 15 + i * 5 + j] - want) / mag));
+            }
+    CHECKF(worst <= 4 * 0x1p-53, "matmul: %.3g of the magnitude", worst);
+    double beta = 0.1, alpha = -1.0 / 3;
+    aclScalar *sb = aclCreateScalar(&beta, ACL_DOUBLE), *sa = aclCreateScalar(&alpha, ACL_DOUBLE);
+    double before[15];
+    memcpy(before, acc.data, sizeof before);
+    OP_RUN(st, aclnnInplaceAddmmGetWorkspaceSize(acc.t, a.t, m2.t, sb, sa, 0, &ws_, &ex_),
+           aclnnInplaceAddmm);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    worst = 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 5; j++) {
+            long double p = 0, mag = 0;
+            for (int k = 0; k < 4; k++) {
+                long double t = (long double)((float *)a.data)[i * 4 + k] * d(&m2)[k * 5 + j];
+                p += t, mag += fabsl(t);
+            }
+            long double want = 0.1L * before[i * 5 + j] - p / 3;
+            mag = mag / 3 + 0.1L * fabsl((long double)before[i * 5 + j]);
+            worst = fmax(worst, (double)(fabsl(d(&acc)[i * 5 + j] - want) / mag));
+        }
+    CHECKF(worst <= 8 * 0x1p-53, "addmm: %.3g of the magnitude", worst);
+    aclDestroyScalar(sb), aclDestroyScalar(sa);
+    drop(&a), drop(&b), drop(&c), drop(&acc), drop(&m2);
+}
+
 // In-place on a float64 tensor; an operator without float64 kernels refuses it by name.
 static void test_inplace_and_refusal(void) {
     int64_t d4[1] = {4};
@@ -191,6 +246,7 @@ int main(void) {
     RUN(test_single_rounding_into_fp16);
     RUN(test_mish_values);
     RUN(test_reduce_sum);
+    RUN(test_matmul_and_addmm);
     RUN(test_inplace_and_refusal);
     return test_summary();
 }

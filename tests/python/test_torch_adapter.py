@@ -897,8 +897,11 @@ class TestMatmul(MatmulBase):
             ot.mm(torch.randn(3, 4, 1), torch.randn(4, 2))
         with self.assertRaises(opgrad.OpgradError):
             ot.bmm(torch.randn(2, 3, 4), torch.randn(3, 4, 2))
+        # float32 @ float64 promotes to float64 (test_torch_float64.py); an integer refuses
+        self.assertIs(ot.matmul(torch.randn(3, 4), torch.randn(4, 2, dtype=torch.float64)).dtype,
+                      torch.float64)
         with self.assertRaises(TypeError):
-            ot.matmul(torch.randn(3, 4), torch.randn(4, 2, dtype=torch.float64))
+            ot.matmul(torch.randn(3, 4), torch.ones(4, 2, dtype=torch.int32))
         with self.assertRaises(RuntimeError):  # the fake (meta) implementation refuses too
             ot.OPS["matmul"].fake(torch.empty(3, 4, device="meta"),
                                   torch.empty(5, 6, device="meta"))

@@ -8,8 +8,9 @@ float64 operators. Plain unittest:
 (and under PyTorch >= 2.4 by tests/python/torch2.sh). The operators with float64 kernels: the
 activations (mish, gelu in both forms, silu, sigmoid, tanh, softplus, relu, leaky_relu, hardswish,
 hardsigmoid, elu), add, mul, muls and reduce_sum (a broadcast operand's gradient is summed by
-ReduceSum in float64). Every other operator refuses a float64 tensor with an error naming the
-dtype, never a float32 result: tested for a sample of them.
+ReduceSum in float64), and the matmul family (matmul, mm, bmm, addmm, baddbmm) with linear composed
+from it. Every other operator refuses a float64 tensor with a TypeError naming the dtype, never a
+float32 result: tested for a sample of them.
 """
 import os
 import sys
@@ -61,6 +62,19 @@ CASES = {
     "muls": (lambda x: ot.muls(x, 0.1), lambda x: x * 0.1, lambda: (x64(5, 7),)),
     "reduce_sum": (lambda x: ot.reduce_sum(x, [0, 2]), lambda x: x.sum((0, 2)),
                    lambda: (x64(4, 3, 5),)),
+    "matmul": (ot.matmul, torch.matmul, lambda: (x64(2, 3, 4), x64(4, 5))),
+    "matmul_vec": (ot.matmul, torch.matmul, lambda: (x64(4), x64(3, 4, 2))),
+    "mm": (ot.mm, torch.mm, lambda: (x64(3, 4), x64(4, 5))),
+    "bmm": (ot.bmm, torch.bmm, lambda: (x64(2, 3, 4), x64(2, 4, 5))),
+    "addmm": (lambda a, b, c: ot.addmm(a, b, c, beta=0.5, alpha=-1.25),
+              lambda a, b, c: torch.addmm(a, b, c, beta=0.5, alpha=-1.25),
+              lambda: (x64(5), x64(3, 4), x64(4, 5))),
+    "baddbmm": (ot.baddbmm, torch.baddbmm, lambda: (x64(2, 3, 5), x64(2, 3, 4), x64(2, 4, 5))),
+    "linear_gelu": (lambda x, w, b: ot.linear(x, w, b, activation="gelu"),
+                    lambda x, w, b: F.gelu(F.linear(x, w, b)),
+                    lambda: (x64(2, 3, 4), x64(5, 4), x64(5))),
+    "linear_relu": (lambda x, w: ot.linear(x, w, activation="relu"),
+                    lambda x, w: F.relu(F.linear(x, w)), lambda: (x64(3, 4), x64(5, 4))),
 }
 
 
@@ -105,7 +119,7 @@ class Float64(unittest.TestCase):
         calls = {
             "softmax": lambda: ot.softmax(x, -1),
             "layer_norm": lambda: ot.layer_norm(x, [6]),
-            "matmul": lambda: ot.matmul(x, x.t()),
+            "conv1d": lambda: ot.conv1d(x.unsqueeze(0), x[:, :3].unsqueeze(0)),
             "mse_loss": lambda: ot.mse_loss(x, x),
         }
         for name, call in calls.items():

@@ -316,7 +316,16 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
     dt = _kernels.promote(x, weight)
     fp32 = dt is _torch.float32
     cube = 3 if fp32 else 0
-    if t in _GELU_APPROX and (bias is not None or fp32):
+    if dt is _torch.float64 or (bias is not None and bias.dtype is _torch.float64):
+        # FusedMatmul has no float64 kernels: the same result from float64 operators
+        y = matmul(x2, wt)
+        if bias is not None:
+            y = add(y, bias)
+        if t == "relu":
+            y = relu(y)
+        elif t in _GELU_APPROX:
+            y = gelu_v2(y, _GELU_APPROX[t])
+    elif t in _GELU_APPROX and (bias is not None or fp32):
         z = fused_matmul(x2, wt, bias, None, "" if fp32 else "16cast32", cube)
         y = gelu_v2(z, _GELU_APPROX[t])
         out_dt = _kernels.promote(x, weight, bias)

@@ -259,7 +259,12 @@ def _product(ops, x, y, dtype, alpha):
         zero = x.new_zeros((1,), dtype=dtype)
         p = (ops.addmm if x.dim() == 2 else ops.baddbmm)(zero, x, y, 0.0, alpha)
         return p if p.dtype == dtype else p.to(dtype)
-    return ops.muls(ops.matmul(x, y, torch.float32), alpha).to(dtype)
+    return ops.muls(ops.matmul(x, y, _wide(x, y)), alpha).to(dtype)
+
+
+def _wide(*ts):
+    """The dtype intermediate results are kept in: float32, float64 when an operand is."""
+    return torch.float64 if any(t.dtype is torch.float64 for t in ts) else torch.float32
 
 
 def _grad_operand(ops, x, y, shape, dtype, alpha):
@@ -267,7 +272,7 @@ def _grad_operand(ops, x, y, shape, dtype, alpha):
     full = K.broadcast_shape(x.shape[:-2], y.shape[:-2])
     if tuple(full) == tuple(shape[:-2]):
         return _product(ops, x, y, dtype, alpha)
-    return _sum_to(ops, _product(ops, x, y, torch.float32, alpha), shape, dtype)
+    return _sum_to(ops, _product(ops, x, y, _wide(x, y), alpha), shape, dtype)
 
 
 _numel = K._numel
@@ -327,7 +332,7 @@ def _backward_addmm(ops, ctx, grad):
     if need[0]:  # beta * grad summed to input's shape; beta != 1 in float32, then rounded once
         g = grad
         if ctx.beta != 1:
-            g = ops.muls(g if g.dtype == torch.float32 else g.float(), ctx.beta)
+            g = ops.muls(g if g.dtype in (torch.float32, torch.float64) else g.float(), ctx.beta)
         gi = _sum_to(ops, g, ctx.input_meta[0], ctx.input_meta[1])
     g1, g2 = _matmul_grads(ops, grad, m1, m2, need[1], need[2], ctx.alpha)
     return (gi, g1, g2) + (None,) * (len(need) - 3)

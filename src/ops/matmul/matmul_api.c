@@ -53,9 +53,9 @@ static aclnnStatus plan_matmul(const og_opdesc *op, const aclTensor *self, const
     static const char *const names[3] = {"self", "mat2", "out"};
     const void *ptrs[3] = {self, mat2, out};
     OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
-    OG_TRY(og_check_tensor(op, "self", self, 1));
-    OG_TRY(og_check_tensor(op, "mat2", mat2, 1));
-    OG_TRY(og_check_tensor(op, "out", out, 0));
+    OG_TRY(og_check_tensor_of(op, "self", self, 1, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "mat2", mat2, 1, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "out", out, 0, OG_DTS_FLOATING64));
     const aclTensor *ins[2] = {self, mat2};
     aclDataType promoted;
     OG_TRY(og_check_promotion(op, 2, names, ins, "out", out, &promoted));
@@ -84,6 +84,7 @@ static aclnnStatus plan_matmul(const og_opdesc *op, const aclTensor *self, const
                     // a dot product of two vectors ignores cubeMathType (ops-nn)
                     .round_ab =
                         sd == 1 && md == 1 ? ACL_FLOAT : og_mm_round_ab(cubeMathType, promoted),
+                    .f64 = promoted == ACL_DOUBLE,
                     .epi = OG_GEMM_EPI_NONE};
     int bad;
     if (!og_broadcast_shapes(self->dims, sd > 2 ? sd - 2 : 0, mat2->dims, md > 2 ? md - 2 : 0,
@@ -146,10 +147,11 @@ static aclnnStatus plan_addmm(const og_opdesc *op, const char *const *names, con
                               aclOpExecutor **executor) {
     const void *ptrs[6] = {self, mat1, mat2, beta, alpha, out};
     OG_TRY(og_check_args(op, workspaceSize, executor, inplace ? 5 : 6, names, ptrs));
-    OG_TRY(og_check_tensor(op, names[0], self, 0)); // a 0-d self broadcasts (PyTorch)
-    OG_TRY(og_check_tensor(op, names[1], mat1, 0));
-    OG_TRY(og_check_tensor(op, names[2], mat2, 0));
-    if (!inplace) OG_TRY(og_check_tensor(op, names[5], out, 0));
+    // (a 0-d self broadcasts, as in PyTorch)
+    OG_TRY(og_check_tensor_of(op, names[0], self, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, names[1], mat1, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, names[2], mat2, 0, OG_DTS_FLOATING64));
+    if (!inplace) OG_TRY(og_check_tensor_of(op, names[5], out, 0, OG_DTS_FLOATING64));
     OG_TRY(og_check_scalar(op, names[3], beta, NULL));
     OG_TRY(og_check_scalar(op, names[4], alpha, NULL));
     const aclTensor *ins[3] = {self, mat1, mat2};
@@ -174,6 +176,7 @@ static aclnnStatus plan_addmm(const og_opdesc *op, const char *const *names, con
                     .N = N,
                     .K = K,
                     .round_ab = og_mm_round_ab(cubeMathType, promoted),
+                    .f64 = promoted == ACL_DOUBLE,
                     .epi = OG_GEMM_EPI_NONE};
     if (rank == 3) {
         int64_t b1 = mat1->dims[0], b2 = mat2->dims[0];
