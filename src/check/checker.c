@@ -479,8 +479,7 @@ static void fill_repro(ogc_report *rep, const ogc_options *opt) {
     snprintf(rep->repro, sizeof rep->repro,
              "opgrad check --op %s --dtype %s --layout %s%s --seed %llu --mode %s", rep->op,
              rep->isa < 0 ? "formula" : og_dtype_name(rep->dtype), rep->layout, isa,
-             (unsigned long long)opt->seed,
-             opt->mode == OGC_MODE_FULL ? "full" : "fast");
+             (unsigned long long)opt->seed, opt->mode == OGC_MODE_FULL ? "full" : "fast");
 }
 
 static void finish_stats(ogc_report *rep, const ogc_stats *s) {

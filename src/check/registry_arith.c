@@ -359,16 +359,17 @@ static int fas_backward(ogc_call *c) {
 #define REDUCE_SUM_ENTRY(entry_name, attr_array)                                                   \
     {                                                                                              \
         .name = entry_name, .api = "aclnnReduceSum + aclnnInplaceAdd", .nin = 1,                   \
-        .in = {{"self", true}}, .attrs = attr_array, .dtypes = OG_DTS_FLOATING64, .lo = -4, .hi = 4, \
-        .fp32_ulps = 4, .forward = rs_forward, .backward = rs_backward, .shapes = rs_shapes,       \
-        .ref_forward_tensor = rs_ref_forward, .ref_backward_tensor = rs_ref_backward,              \
+        .in = {{"self", true}}, .attrs = attr_array, .dtypes = OG_DTS_FLOATING64, .lo = -4,        \
+        .hi = 4, .fp32_ulps = 4, .forward = rs_forward, .backward = rs_backward,                   \
+        .shapes = rs_shapes, .ref_forward_tensor = rs_ref_forward,                                 \
+        .ref_backward_tensor = rs_ref_backward,                                                    \
     }
 
 #define FUSED_ENTRY(entry_name, attr_array)                                                        \
     {                                                                                              \
         .name = entry_name, .api = "aclnnFusedAddScale + aclnnFusedAddScaleBackward", .nin = 3,    \
         .in = {{"x", true}, {"bias", true}, {"scale", true}}, .attrs = attr_array,                 \
-        .dtypes = OG_DTS_FLOATING, .lo = -10, .hi = 10, .kinks = fas_kinks, .nkinks = 1,           \
+        .dtypes = OG_DTS_FLOATING64, .lo = -10, .hi = 10, .kinks = fas_kinks, .nkinks = 1,         \
         .fp32_ulps = 4, .ref_forward = fas_ref_forward, .ref_backward = fas_ref_backward,          \
         .forward = fas_forward, .backward = fas_backward, .shapes = fas_shapes,                    \
     }

@@ -217,14 +217,18 @@ static void loss_ref_forward_tensor(const ogc_op *op, const ogc_shape *in, const
                                     double *mag, int64_t *terms) {
     (void)out, (void)saved;
     bcast b = bcast_of(op->nin, in);
-    double sum = 0, msum = 0;
+    // Neumaier's compensated sum: the reference stays far below the float64 kernels' error too
+    double sum = 0, comp = 0, msum = 0;
     for (int64_t i = 0; i < b.n; i++) {
         double xi[OGC_MAX_IN], v[4], m;
         for (int k = 0; k < op->nin; k++) xi[k] = x[k][bcast_offset(&b, k, i)];
         elem_values(op, xi, v);
-        sum += elem_loss(op, v, &m);
+        double l = elem_loss(op, v, &m), t = sum + l;
+        comp += fabs(sum) >= fabs(l) ? (sum - t) + l : (l - t) + sum;
+        sum = t;
         msum += m;
     }
+    if (isfinite(sum)) sum += comp;
     bool mean = REDUCTION(op) == 1;
     y[0] = mean ? sum / (double)b.n : sum; // NaN over nothing, as PyTorch
     mag[0] = mean ? msum / (double)b.n : msum;
@@ -423,21 +427,23 @@ static int loss_backward(ogc_call *c) {
         // The operator rounds each element's gradient to the promoted dtype (aclnn's cast of the
         // result), so a 16-bit sum of them would be rounded twice: the composite runs it on the
         // fp32-widened operands (exact) and rounds once, after the sum.
+        // (float64 operands: everything in float64)
         ogc_tmp wide[5] = {{0}};
         aclTensor **ops[5] = {&o.self, &o.target, &o.weight, &o.pos_weight, NULL};
         const aclTensor *g = c->grad_out;
+        aclDataType wdt = c->dtype == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
         st = 0;
         for (int k = 0; k < 5 && !st; k++) {
             const aclTensor *t = k < 4 ? *ops[k] : g;
-            if (!t || t->dtype == ACL_FLOAT) continue;
-            wide[k] = ogc_tmp_new(t->dims, t->ndim, ACL_FLOAT);
+            if (!t || t->dtype == wdt) continue;
+            wide[k] = ogc_tmp_new(t->dims, t->ndim, wdt);
             st = wide[k].t ? ogc_muls(t, 1.0, wide[k].t) : 1;
             if (k < 4)
                 *ops[k] = wide[k].t;
             else
                 g = wide[k].t;
         }
-        ogc_tmp full = ogc_tmp_new(dims, (int)nd, ACL_FLOAT);
+        ogc_tmp full = ogc_tmp_new(dims, (int)nd, wdt);
         if (!st) st = full.t ? call_backward(c->op, g, &o, full.t) : 1;
         if (!st) st = ogc_sum_to(full.t, 1.0, r);
         ogc_tmp_free(&full);
@@ -488,7 +494,7 @@ ATTRS(a_bcel_w_sum, BCEL, 2, 0, 1, 0)
 #define ENTRY(entry_name, api_name, attr, reduced, n_in, lo_, hi_, kinks_, ulps, ...)              \
     {                                                                                              \
         .name = entry_name, .api = api_name, .nin = n_in, .in = {__VA_ARGS__}, .attrs = attr,      \
-        .dtypes = OG_DTS_FLOATING, .lo = lo_, .hi = hi_, kinks_, .fp32_ulps = ulps,                \
+        .dtypes = OG_DTS_FLOATING64, .lo = lo_, .hi = hi_, kinks_, .fp32_ulps = ulps,              \
         .forward = loss_forward, .backward = loss_backward, .shapes = loss_shapes,                 \
         .ref_forward = loss_ref_forward, .ref_backward = loss_ref_backward,                        \
         .ref_forward_tensor = (reduced) ? loss_ref_forward_tensor : NULL,                          \

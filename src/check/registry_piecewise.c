@@ -305,7 +305,7 @@ static const double elu_specials[] = {-0.02, -0.1, -0.5, -4.5, -13.5, 0.02, 3e4,
 #define ELU_ENTRY(NAME, API, ATTRS, RESULT, LO)                                                    \
     {                                                                                              \
         .name = NAME, .api = API, .nin = 1, .in = {{"self", true}},                                \
-        .backward_uses_output = RESULT, .attrs = ATTRS, .dtypes = OG_DTS_FLOATING64, .lo = LO,       \
+        .backward_uses_output = RESULT, .attrs = ATTRS, .dtypes = OG_DTS_FLOATING64, .lo = LO,     \
         .hi = 60, .kinks = kink0, .nkinks = 1, .specials = elu_specials,                           \
         .nspecials = NELEMS(elu_specials), .fp32_ulps = 1, .ref_forward = elu_ref_forward,         \
         .ref_backward = elu_ref_backward, .forward = elu_forward, .backward = elu_backward,        \

@@ -103,7 +103,9 @@ static void collect_output(checker *ck, const ogr_outcome *o) {
 
 // A custom kernel's 16-bit results may be computed in 16-bit: they are held to the 1-ulp rule, not
 // to "rounded once from fp32" (the built-in operators' rule).
-static ogc_rule custom_rule(const ogs_spec *s) { return (ogc_rule){.fp32_ulps = s->tolerance_ulps}; }
+static ogc_rule custom_rule(const ogs_spec *s) {
+    return (ogc_rule){.fp32_ulps = s->tolerance_ulps};
+}
 
 // ---------------------------------------------------------------------------------------------
 // Kernel calls

@@ -204,14 +204,18 @@ void og_reduce_make_plan(const og_reduce_op *op, int max_cores, og_reduce_plan *
     p->partial_offset = (p->slots > p->combine_cores ? p->slots : p->combine_cores) * p->core_bytes;
     p->workspace = p->partial_offset + (p->split_blocks ? align64(p->items * w * 4) : 0);
     if (op->params_size) memcpy(p->params, op->params, op->params_size);
-    // float64: whole outputs per thread, contiguous ranges of them, no workspace (sum64_run)
-    p->f64 = p->in_dtype[0] == ACL_DOUBLE;
+    // float64: whole outputs per thread, contiguous ranges of them; per thread a chunk of each
+    // input and of the mapped values (sum64_run)
+    p->f64 = false;
+    for (int k = 0; k < nin; k++) p->f64 = p->f64 || p->in_dtype[k] == ACL_DOUBLE;
     if (p->f64) {
         p->split_blocks = false;
         p->core_num = (int)(p->M < cores ? p->M : cores);
         p->slots = p->core_num;
         p->combine_cores = 0;
-        p->core_bytes = p->partial_offset = p->workspace = 0;
+        p->core_bytes = (int64_t)(nin + 1) * OG_RED_CHUNK * 8;
+        p->partial_offset = 0;
+        p->workspace = p->slots * p->core_bytes;
     }
     if (p->M == 0) p->core_num = 0, p->workspace = 0;
 }
@@ -717,23 +721,36 @@ static void run_combine(void *arg, int core, int slot) {
     }
 }
 
-// ---- float64 (see the header): one output's summands from element offset `off` of the input
-static double sum64_one(const og_reduce_plan *p, const double *x, int64_t off) {
-    double part[64];
+// ---- float64 (see the header): the sum of one output's summands; in[k] is input k's element of
+// its first summand, buf holds (nin + 1) chunks of doubles.
+static double sum64_one(const og_reduce_plan *p, const char *const *in, double *buf) {
+    double part[64], *vals = buf + p->nin * OG_RED_CHUNK;
+    const double *x[OG_RED_MAX_IN];
+    double *v[1] = {vals};
     int level[64], depth = 0;
-    int64_t idx[OG_MAX_DIMS] = {0};
+    int64_t idx[OG_MAX_DIMS] = {0}, off[OG_RED_MAX_IN] = {0}, es[OG_RED_MAX_IN];
+    for (int k = 0; k < p->nin; k++) es[k] = (int64_t)aclDataTypeSize(p->in_dtype[k]);
     for (int64_t r = 0; r < p->K;) {
-        double acc = -0.0; // (an all -0 sum stays -0, as in float)
-        int64_t end = p->K - r < OG_RED_CHUNK ? p->K : r + OG_RED_CHUNK;
-        for (; r < end; r++) {
-            acc += x[off];
-            for (int d = p->nred - 1; d >= 0; d--) { // the next summand, row-major
-                off += p->red_in[0][d];
+        int64_t n = p->K - r < OG_RED_CHUNK ? p->K - r : OG_RED_CHUNK;
+        for (int64_t i = 0; i < n; i++) { // gather the chunk, row-major over the reduced dims
+            for (int k = 0; k < p->nin; k++)
+                og_load_run64(in[k] + off[k] * es[k], p->in_dtype[k], 1, buf + k * OG_RED_CHUNK + i,
+                              1);
+            for (int d = p->nred - 1; d >= 0; d--) {
+                for (int k = 0; k < p->nin; k++) off[k] += p->red_in[k][d];
                 if (++idx[d] < p->red[d]) break;
-                off -= idx[d] * p->red_in[0][d];
+                for (int k = 0; k < p->nin; k++) off[k] -= idx[d] * p->red_in[k][d];
                 idx[d] = 0;
             }
         }
+        for (int k = 0; k < p->nin; k++) x[k] = buf + k * OG_RED_CHUNK;
+        if (p->map64)
+            p->map64((size_t)n, x, v, p->params);
+        else
+            memcpy(vals, x[0], (size_t)n * sizeof(double));
+        double acc = -0.0; // (an all -0 sum stays -0, as in float)
+        for (int64_t i = 0; i < n; i++) acc += vals[i];
+        r += n;
         part[depth] = acc, level[depth++] = 0;
         while (depth >= 2 && level[depth - 1] == level[depth - 2])
             part[depth - 2] += part[depth - 1], level[depth - 2]++, depth--;
@@ -744,24 +761,27 @@ static double sum64_one(const og_reduce_plan *p, const double *x, int64_t off) {
 }
 
 static void sum64_run(void *arg, int core, int slot) {
-    (void)slot;
     const red_ctx *c = arg;
     const og_reduce_plan *p = c->p;
     int64_t start, count;
     split_range(p->M, p->core_num, core, &start, &count);
-    const double *x = (const double *)og_executor_addr(c->e, p->in_slot[0]);
+    double *buf = (double *)(c->workspace + (int64_t)slot * p->core_bytes);
+    const char *base[OG_RED_MAX_IN], *in[OG_RED_MAX_IN];
+    for (int k = 0; k < p->nin; k++) base[k] = og_executor_addr(c->e, p->in_slot[k]);
     char *out = og_executor_addr(c->e, p->out_slot);
     int64_t es = (int64_t)aclDataTypeSize(p->out_dtype);
     for (int64_t o = start; o < start + count; o++) {
-        int64_t in_off = 0, out_off = 0, rem = o;
+        int64_t in_off[OG_RED_MAX_IN] = {0}, out_off = 0, rem = o;
         for (int d = p->nkept - 1; d >= 0; d--) {
             int64_t i = rem % p->kept[d];
             rem /= p->kept[d];
-            in_off += i * p->kept_in[0][d];
+            for (int k = 0; k < p->nin; k++) in_off[k] += i * p->kept_in[k][d];
             out_off += i * p->kept_out[d];
         }
-        double v = sum64_one(p, x, in_off);
-        if (p->kind == OG_RED_MEAN) v /= (double)p->K;
+        for (int k = 0; k < p->nin; k++)
+            in[k] = base[k] + in_off[k] * (int64_t)aclDataTypeSize(p->in_dtype[k]);
+        double v = sum64_one(p, in, buf);
+        if (p->kind == OG_RED_MEAN) v /= (double)p->K; // (0 / 0: NaN over nothing, as in float)
         og_store_run64(out + out_off * es, p->out_dtype, 1, &v, 1);
     }
 }
@@ -786,6 +806,7 @@ void og_reduce_prepare(const og_reduce_op *op, og_reduce_plan *p) {
     og_reduce_make_plan(op, og_num_threads(), p);
     p->isa = og_isa();
     p->map = op->map ? op->map[p->isa] : NULL;
+    p->map64 = op->map64 ? op->map64[p->isa] : NULL;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -858,8 +879,11 @@ aclnnStatus og_reduce_plan_op(const og_opdesc *op, int nplans, const og_reduce_o
             og_prog_reduce(&prog, r);
             continue;
         }
+        bool f64 = false;
+        for (int k = 0; k < r->nin; k++) f64 = f64 || r->in[k]->dtype == ACL_DOUBLE;
         og_ew_op ew = {.op = op,
                        .kernels = r->map,
+                       .kernels64 = r->map64,
                        .nin = r->nin,
                        .nout = 1,
                        .out = {r->out},
@@ -867,7 +891,7 @@ aclnnStatus og_reduce_plan_op(const og_opdesc *op, int nplans, const og_reduce_o
                        .out_slot = {r->out_slot},
                        .params = r->params,
                        .params_size = r->params_size,
-                       .compute_dtype = r->round_in};
+                       .compute_dtype = f64 ? ACL_DOUBLE : r->round_in};
         for (int k = 0; k < r->nin; k++) ew.in[k] = r->in[k], ew.in_slot[k] = r->in_slot[k];
         og_prog_map(&prog, &ew);
     }

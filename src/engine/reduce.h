@@ -36,11 +36,12 @@
  * items, store the block sums in the workspace, and a second pass combines them in the fixed
  * order. The kernels never allocate, validate or thread.
  *
- * float64 data (a sum or mean of one float64 input, no map) is summed in double by its own loop:
- * per output, the summands in the same row-major order, in chunks of 256 added left to right and
- * the chunk sums combined pairwise in binary-counter order (first-order error <= (256 + log2
- * chunks) 2^-53 S), each output by one thread, so the result is again independent of the thread
- * count and the ISA.
+ * float64 (some input is float64: the operator's promoted dtype) is summed in double by its own
+ * loop, for sums and means: per output, the summands in the same row-major order, gathered 256 at
+ * a time (every input converted to double) and mapped by the float64 map (map64), each chunk
+ * added left to right and the chunk sums combined pairwise in binary-counter order (first-order
+ * error <= (256 + log2 chunks) 2^-53 S), each output by one thread, so the result is again
+ * independent of the thread count and the ISA.
  *
  * Summands that are an input's own contiguous values (no map, no rounding) are read in place:
  * fp32 as they are (`direct`), bf16/fp16 widened in registers by the rows_/chunks_bf16/f16 kernels
@@ -73,6 +74,7 @@ typedef struct og_reduce_op {
     const aclTensor *in[OG_RED_MAX_IN]; // each broadcasts to dims (NumPy, right-aligned)
     int in_slot[OG_RED_MAX_IN];         // executor io slot of each input
     const og_ew_compute_fn *map;        // [OPGRAD_ISA_COUNT]: v = map(in...); NULL: v = in[0]
+    const og_ew_compute64_fn *map64;    // the same map in float64 (a float64 reduction)
     const void *params;                 // map parameters (copied)
     size_t params_size;
     int ndim; // the shape being reduced (0..8 dims)
@@ -132,7 +134,7 @@ typedef struct og_reduce_plan {
     int64_t strips_per_row; // strips: ceil(W / strip); else 1
     int64_t units;          // strips: (M / W) * strips_per_row; else M
     int64_t nchunks, nblocks;
-    bool f64;               // float64 summands (in_dtype[0]), summed in double (no map)
+    bool f64;               // float64 (some input is): gathered, mapped by map64, summed in double
     bool direct;            // fp32 summands read in place (no gather, no map, no rounding)
     bool direct16;          // the same for bf16/fp16 summands, widened in registers
     bool split_blocks;      // cores take (unit, block) items, then a combine pass
@@ -145,6 +147,7 @@ typedef struct og_reduce_plan {
     int64_t workspace;      // bytes
     opgrad_isa isa;
     og_ew_compute_fn map; // NULL: identity
+    og_ew_compute64_fn map64;
     unsigned char params[OG_EW_MAX_PARAMS];
 } og_reduce_plan;
 

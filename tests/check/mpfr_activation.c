@@ -76,8 +76,10 @@ static const fn_info FNS[F_COUNT] = {
     {"softplus'(1,20)", true, 1.0, 20.0, 3, og_softplus_bwd_kernels, og_softplus_bwd_kernels64},
     {"softplus(1.5,12)", false, 1.5, 12.0, 3, og_softplus_fwd_kernels, og_softplus_fwd_kernels64},
     {"softplus'(1.5,12)", true, 1.5, 12.0, 3, og_softplus_bwd_kernels, og_softplus_bwd_kernels64},
-    {"softplus(0.7,5)", false, (double)0.7f, 5.0, 3, og_softplus_fwd_kernels, og_softplus_fwd_kernels64},
-    {"softplus'(0.7,5)", true, (double)0.7f, 5.0, 3, og_softplus_bwd_kernels, og_softplus_bwd_kernels64},
+    {"softplus(0.7,5)", false, (double)0.7f, 5.0, 3, og_softplus_fwd_kernels,
+     og_softplus_fwd_kernels64},
+    {"softplus'(0.7,5)", true, (double)0.7f, 5.0, 3, og_softplus_bwd_kernels,
+     og_softplus_bwd_kernels64},
 };
 
 // ---- MPFR evaluations: value and magnitude bound

@@ -7,9 +7,9 @@ float64 operators. Plain unittest:
 
 (and under PyTorch >= 2.4 by tests/python/torch2.sh). The operators with float64 kernels: the
 activations (mish, gelu in both forms, silu, sigmoid, tanh, softplus, relu, leaky_relu, hardswish,
-hardsigmoid, elu), add, mul, muls and reduce_sum (a broadcast operand's gradient is summed by
-ReduceSum in float64), and the matmul family (matmul, mm, bmm, addmm, baddbmm) with linear composed
-from it. Every other operator refuses a float64 tensor with a TypeError naming the dtype, never a
+hardsigmoid, elu), add, mul, muls, fused_add_scale and reduce_sum (a broadcast operand's gradient is summed by
+ReduceSum in float64), the matmul family (matmul, mm, bmm, addmm, baddbmm) with linear composed
+from it, and the pointwise losses (mse, l1, smooth_l1, binary_cross_entropy[_with_logits]). Every other operator refuses a float64 tensor with a TypeError naming the dtype, never a
 float32 result: tested for a sample of them.
 """
 import os
@@ -37,6 +37,11 @@ def x64(*shape, scale=2.0, kinks=()):
     return x.requires_grad_()
 
 
+# the BCE losses' target, weight and posWeight (no gradient)
+TGT = torch.rand(4, 5, dtype=torch.float64)
+WGT = torch.rand(4, 5, dtype=torch.float64) + 0.5
+PW = torch.rand(5, dtype=torch.float64) + 0.5
+
 # name: (opgrad function, PyTorch float64 function, input makers)
 CASES = {
     "mish": (ot.mish, F.mish, lambda: (x64(5, 7),)),
@@ -62,6 +67,8 @@ CASES = {
     "muls": (lambda x: ot.muls(x, 0.1), lambda x: x * 0.1, lambda: (x64(5, 7),)),
     "reduce_sum": (lambda x: ot.reduce_sum(x, [0, 2]), lambda x: x.sum((0, 2)),
                    lambda: (x64(4, 3, 5),)),
+    "fused_add_scale": (ot.fused_add_scale, lambda x, b, s: (x + b) * s,
+                        lambda: (x64(4, 3, 5), x64(5), x64(5))),
     "matmul": (ot.matmul, torch.matmul, lambda: (x64(2, 3, 4), x64(4, 5))),
     "matmul_vec": (ot.matmul, torch.matmul, lambda: (x64(4), x64(3, 4, 2))),
     "mm": (ot.mm, torch.mm, lambda: (x64(3, 4), x64(4, 5))),
@@ -75,6 +82,20 @@ CASES = {
                     lambda: (x64(2, 3, 4), x64(5, 4), x64(5))),
     "linear_relu": (lambda x, w: ot.linear(x, w, activation="relu"),
                     lambda x, w: F.relu(F.linear(x, w)), lambda: (x64(3, 4), x64(5, 4))),
+    "mse_loss": (ot.mse_loss, F.mse_loss, lambda: (x64(4, 5), x64(4, 5))),
+    "l1_loss_sum": (lambda x, t: ot.l1_loss(x, t, reduction="sum"),
+                    lambda x, t: F.l1_loss(x, t, reduction="sum"),
+                    lambda: (x64(4, 5), x64(4, 5))),
+    "smooth_l1_none": (lambda x, t: ot.smooth_l1_loss(x, t, reduction="none", beta=0.5),
+                       lambda x, t: F.smooth_l1_loss(x, t, reduction="none", beta=0.5),
+                       lambda: (x64(4, 5), x64(4, 5))),
+    "binary_cross_entropy": (lambda p: ot.binary_cross_entropy(p, TGT, WGT),
+                             lambda p: F.binary_cross_entropy(p, TGT, WGT),
+                             lambda: ((torch.rand(4, 5, dtype=torch.float64) * 0.8 + 0.1)
+                                      .requires_grad_(),)),
+    "bce_with_logits": (lambda x: ot.binary_cross_entropy_with_logits(x, TGT, WGT, pos_weight=PW),
+                        lambda x: F.binary_cross_entropy_with_logits(x, TGT, WGT, pos_weight=PW),
+                        lambda: (x64(4, 5),)),
 }
 
 
@@ -120,7 +141,7 @@ class Float64(unittest.TestCase):
             "softmax": lambda: ot.softmax(x, -1),
             "layer_norm": lambda: ot.layer_norm(x, [6]),
             "conv1d": lambda: ot.conv1d(x.unsqueeze(0), x[:, :3].unsqueeze(0)),
-            "mse_loss": lambda: ot.mse_loss(x, x),
+            "cross_entropy": lambda: ot.cross_entropy(x, torch.zeros(4, dtype=torch.long)),
         }
         for name, call in calls.items():
             with self.subTest(op=name):

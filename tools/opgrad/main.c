@@ -509,10 +509,10 @@ static int cmd_check(int argc, char **argv) {
     }
     for (int i = 0; i < dtypes.n && ndt < 8; i++)
         if (!parse_dtype(dtypes.items[i], &dts[ndt++]))
-            return fprintf(
-                       stderr,
-                       "opgrad check: unknown dtype '%s' (float32, float16, bfloat16, float64, formula)\n",
-                       dtypes.items[i]),
+            return fprintf(stderr,
+                           "opgrad check: unknown dtype '%s' (float32, float16, bfloat16, float64, "
+                           "formula)\n",
+                           dtypes.items[i]),
                    2;
     for (int i = 0; i < layouts.n; i++) {
         bool known = false;

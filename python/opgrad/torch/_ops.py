@@ -175,7 +175,8 @@ def _setup_fas_bwd(ctx, inputs, output):
 def _backward_fas_bwd(ops, ctx, gx, gb, gs):
     g, x, bias, scale = ctx.saved_tensors
     need = ctx.needs_input_grad
-    f32 = (lambda t: t if t is None or t.dtype == torch.float32 else t.float())
+    keep = (torch.float32, torch.float64)  # (16-bit: in float32)
+    f32 = (lambda t: t if t is None or t.dtype in keep else t.float())
     g32, x32, b32, s32 = f32(g), f32(x), f32(bias), f32(scale)
     gx, gb, gs = f32(gx), f32(gb), f32(gs)
     gxb = gx if gb is None else gb if gx is None else ops.add(gx, gb)  # both scaled by s
@@ -185,6 +186,8 @@ def _backward_fas_bwd(ops, ctx, gx, gb, gs):
         if gs is not None:
             terms.append(ops.mul(ops.add(x32, b32), gs))
         dg = terms[0] if len(terms) == 1 else ops.add(terms[0], terms[1])
+        if dg.shape != g.shape and dg.dim() <= g.dim():  # GB s alone: a row, broadcast over g
+            dg = dg.expand(g.shape)
         dg = _sum_to(ops, dg, g.shape, g.dtype)
     if gs is not None and (need[1] or need[2]):
         t = ops.mul(g32, gs)

@@ -31,15 +31,25 @@
 #include "ops/math/mul/mul_kernel.h"
 
 OG_EW_DEFINE_KERNEL_TABLE(mse_fwd);
+OG_EW_DEFINE_KERNEL64_TABLE(mse_fwd);
 OG_EW_DEFINE_KERNEL_TABLE(mse_bwd);
+OG_EW_DEFINE_KERNEL64_TABLE(mse_bwd);
 OG_EW_DEFINE_KERNEL_TABLE(l1_fwd);
+OG_EW_DEFINE_KERNEL64_TABLE(l1_fwd);
 OG_EW_DEFINE_KERNEL_TABLE(l1_bwd);
+OG_EW_DEFINE_KERNEL64_TABLE(l1_bwd);
 OG_EW_DEFINE_KERNEL_TABLE(sl1_fwd);
+OG_EW_DEFINE_KERNEL64_TABLE(sl1_fwd);
 OG_EW_DEFINE_KERNEL_TABLE(sl1_bwd);
+OG_EW_DEFINE_KERNEL64_TABLE(sl1_bwd);
 OG_EW_DEFINE_KERNEL_TABLE(bce_fwd);
+OG_EW_DEFINE_KERNEL64_TABLE(bce_fwd);
 OG_EW_DEFINE_KERNEL_TABLE(bce_bwd);
+OG_EW_DEFINE_KERNEL64_TABLE(bce_bwd);
 OG_EW_DEFINE_KERNEL_TABLE(bcel_fwd);
+OG_EW_DEFINE_KERNEL64_TABLE(bcel_fwd);
 OG_EW_DEFINE_KERNEL_TABLE(bcel_bwd);
+OG_EW_DEFINE_KERNEL64_TABLE(bcel_bwd);
 
 typedef enum { LOSS_MSE, LOSS_L1, LOSS_SL1, LOSS_BCE, LOSS_BCEL } loss_kind;
 
@@ -68,6 +78,12 @@ static const og_ew_compute_fn *const FWD[] = {og_mse_fwd_kernels, og_l1_fwd_kern
 static const og_ew_compute_fn *const BWD[] = {og_mse_bwd_kernels, og_l1_bwd_kernels,
                                               og_sl1_bwd_kernels, og_bce_bwd_kernels,
                                               og_bcel_bwd_kernels};
+static const og_ew_compute64_fn *const FWD64[] = {og_mse_fwd_kernels64, og_l1_fwd_kernels64,
+                                                  og_sl1_fwd_kernels64, og_bce_fwd_kernels64,
+                                                  og_bcel_fwd_kernels64};
+static const og_ew_compute64_fn *const BWD64[] = {og_mse_bwd_kernels64, og_l1_bwd_kernels64,
+                                                  og_sl1_bwd_kernels64, og_bce_bwd_kernels64,
+                                                  og_bcel_bwd_kernels64};
 
 // NumPy broadcast of tensors [0, n) into dims / *nd; false (and the message) when they do not.
 static aclnnStatus broadcast(const loss_args *a, int first, int n, int64_t *dims, int *nd) {
@@ -117,8 +133,9 @@ static aclnnStatus broadcasts_to_self(const loss_args *a, int k, const aclTensor
 // dims / *nd.
 static aclnnStatus check(loss_args *a, aclDataType *promoted, int64_t *dims, int *nd) {
     const og_opdesc *op = a->op;
-    for (int k = 0; k < a->nin; k++) OG_TRY(og_check_tensor(op, a->names[k], a->in[k], 0));
-    OG_TRY(og_check_tensor(op, a->names[a->nin], a->out, 0));
+    for (int k = 0; k < a->nin; k++)
+        OG_TRY(og_check_tensor_of(op, a->names[k], a->in[k], 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, a->names[a->nin], a->out, 0, OG_DTS_FLOATING64));
     if (a->reduction < 0 || a->reduction > 2)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: reduction is %lld; it must be 0 (none), 1 (mean) or "
@@ -160,9 +177,11 @@ static aclnnStatus check(loss_args *a, aclDataType *promoted, int64_t *dims, int
 // and weight into one first, see plan_backward).
 #define LOSS_KERNEL_MAX_IN 4
 
-static og_ew_op ew_of(const loss_args *a, const og_ew_compute_fn *kernels, aclDataType promoted) {
+static og_ew_op ew_of(const loss_args *a, const og_ew_compute_fn *kernels,
+                      const og_ew_compute64_fn *kernels64, aclDataType promoted) {
     og_ew_op ew = {.op = a->op,
                    .kernels = kernels,
+                   .kernels64 = kernels64,
                    .nin = a->nin,
                    .nout = 1,
                    .out = {a->out},
@@ -212,11 +231,12 @@ static aclnnStatus plan_forward(loss_args *a, uint64_t *workspaceSize, aclOpExec
     OG_TRY(check(a, &promoted, dims, &nd));
     OG_TRY(check_memory(a));
     const og_ew_compute_fn *k = FWD[a->kind];
+    const og_ew_compute64_fn *k64 = FWD64[a->kind];
     og_prog p;
     og_prog_init(&p, a->op, a->nparam, 1, a->io);
     if (a->out->numel == 0) return og_prog_publish(&p, workspaceSize, executor);
     if (a->reduction == 0) {
-        og_ew_op ew = ew_of(a, k, promoted);
+        og_ew_op ew = ew_of(a, k, k64, promoted);
         og_prog_map(&p, &ew);
         return og_prog_publish(&p, workspaceSize, executor);
     }
@@ -224,14 +244,16 @@ static aclnnStatus plan_forward(loss_args *a, uint64_t *workspaceSize, aclOpExec
     if (a->nin <= OG_RED_MAX_IN) {
         r.nin = a->nin;
         r.map = k;
+        r.map64 = k64;
         for (int j = 0; j < a->nin; j++) r.in[j] = a->in[j], r.in_slot[j] = a->slot[j];
         og_prog_reduce(&p, &r);
         return og_prog_publish(&p, workspaceSize, executor);
     }
-    // four operands: the losses into an fp32 temporary, then its sum
+    // four operands: the losses into an fp32 (float64) temporary, then its sum
+    aclDataType wide = promoted == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
     const aclTensor *tmp;
-    int slot = og_prog_temp(&p, ACL_FLOAT, nd, dims, &tmp);
-    og_ew_op ew = ew_of(a, k, ACL_FLOAT);
+    int slot = og_prog_temp(&p, wide, nd, dims, &tmp);
+    og_ew_op ew = ew_of(a, k, k64, wide);
     ew.out[0] = tmp;
     ew.out_slot[0] = slot;
     og_prog_map(&p, &ew);
@@ -252,21 +274,25 @@ static aclnnStatus plan_backward(loss_args *a, uint64_t *workspaceSize, aclOpExe
     OG_TRY(check_memory(a));
     // mean: the N the forward divided by (the losses' count, gradOutput not counted)
     a->params.scale = a->reduction == 1 ? 1.0f / (float)numel_of(dims, nd) : 1.0f;
+    a->params.scale64 = a->reduction == 1 ? 1.0 / (double)numel_of(dims, nd) : 1.0;
     const og_ew_compute_fn *k = BWD[a->kind];
+    const og_ew_compute64_fn *k64 = BWD64[a->kind];
     og_prog p;
     og_prog_init(&p, a->op, a->nparam, 1, a->io);
     if (a->out->numel == 0) return og_prog_publish(&p, workspaceSize, executor);
     if (a->nin <= LOSS_KERNEL_MAX_IN) {
-        og_ew_op ew = ew_of(a, k, promoted);
+        og_ew_op ew = ew_of(a, k, k64, promoted);
         og_prog_map(&p, &ew);
         return og_prog_publish(&p, workspaceSize, executor);
     }
     // BCE with logits with both weights (five operands): gradOutput * weight into an fp32
-    // temporary of the output's shape, then the kernel with posWeight only
+    // (float64) temporary of the output's shape, then the kernel with posWeight only
+    aclDataType wide = promoted == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
     const aclTensor *tmp;
-    int slot = og_prog_temp(&p, ACL_FLOAT, a->out->ndim, a->out->dims, &tmp);
+    int slot = og_prog_temp(&p, wide, a->out->ndim, a->out->dims, &tmp);
     og_ew_op gw = {.op = a->op,
                    .kernels = og_mul_kernels,
+                   .kernels64 = og_mul_kernels64,
                    .nin = 2,
                    .in = {a->in[0], a->in[3]},
                    .nout = 1,
@@ -275,10 +301,10 @@ static aclnnStatus plan_backward(loss_args *a, uint64_t *workspaceSize, aclOpExe
                    .slots = true,
                    .in_slot = {a->slot[0], a->slot[3]},
                    .out_slot = {slot},
-                   .compute_dtype = ACL_FLOAT};
+                   .compute_dtype = wide};
     og_prog_map(&p, &gw);
     a->params.flags = OG_LOSS_PW;
-    og_ew_op ew = ew_of(a, k, promoted);
+    og_ew_op ew = ew_of(a, k, k64, promoted);
     ew.nin = 4;
     ew.in[0] = tmp;
     ew.in[3] = a->in[4];
@@ -330,6 +356,8 @@ static aclnnStatus start(loss_args *a, const og_opdesc *op, loss_kind kind, cons
     a->reduction = reduction;
     a->params.scale = 1.0f;
     a->params.beta = beta;
+    a->params.scale64 = 1.0;
+    a->params.beta64 = beta;
     return ACLNN_SUCCESS;
 }
 

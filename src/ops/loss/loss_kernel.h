@@ -14,7 +14,8 @@
  *   og_bcel_fwd  (x, t[, w][, pw]) w ((1 - t) x + lw (log1p(e^-|x|) + max(-x, 0))),
  *                                  lw = 1 + (pw - 1) t (1 without pw)
  *   og_bcel_bwd  (g, x, t[, w][, pw])  s g w (lw sigmoid(x) - pw t)  (sigmoid(x) - t without pw)
- * s is the backward's scale: 1, or 1/N for the mean reduction. */
+ * s is the backward's scale: 1, or 1/N for the mean reduction. Each kernel also has a float64
+ * form (og_<name>_kernels64, the same formulas in double with libm). */
 #ifndef OG_LOSS_KERNEL_H
 #define OG_LOSS_KERNEL_H
 
@@ -29,17 +30,28 @@ typedef struct og_loss_params {
     float scale; // backward: 1, or 1/N for the mean reduction
     float beta;  // SmoothL1's threshold (>= 0)
     int32_t flags;
+    double scale64, beta64; // the same for the float64 kernels
 } og_loss_params;
 
 OG_EW_DECLARE_KERNEL(mse_fwd)
+OG_EW_DECLARE_KERNEL64(mse_fwd)
 OG_EW_DECLARE_KERNEL(mse_bwd)
+OG_EW_DECLARE_KERNEL64(mse_bwd)
 OG_EW_DECLARE_KERNEL(l1_fwd)
+OG_EW_DECLARE_KERNEL64(l1_fwd)
 OG_EW_DECLARE_KERNEL(l1_bwd)
+OG_EW_DECLARE_KERNEL64(l1_bwd)
 OG_EW_DECLARE_KERNEL(sl1_fwd)
+OG_EW_DECLARE_KERNEL64(sl1_fwd)
 OG_EW_DECLARE_KERNEL(sl1_bwd)
+OG_EW_DECLARE_KERNEL64(sl1_bwd)
 OG_EW_DECLARE_KERNEL(bce_fwd)
+OG_EW_DECLARE_KERNEL64(bce_fwd)
 OG_EW_DECLARE_KERNEL(bce_bwd)
+OG_EW_DECLARE_KERNEL64(bce_bwd)
 OG_EW_DECLARE_KERNEL(bcel_fwd)
+OG_EW_DECLARE_KERNEL64(bcel_fwd)
 OG_EW_DECLARE_KERNEL(bcel_bwd)
+OG_EW_DECLARE_KERNEL64(bcel_bwd)
 
 #endif

@@ -9,6 +9,7 @@
  * (Fast2Sum, |x| <= 1): accurate for small x too, where log(u) alone would lose the bits of x.
  * log1p(e^-|x|) (BCE with logits) is e L(e) with e = e^-|x| (og_vexp_split, accurate where e is
  * subnormal) and og_vlog1p_ratio. sigmoid(x) = 1 / (1 + e) for x >= 0, e / (1 + e) below. */
+#include "engine/simd/map64.h"
 #include "engine/simd/vmath.h"
 #include "ops/loss/loss_kernel.h"
 
@@ -324,3 +325,60 @@ void OG_FN(og_bcel_bwd)(size_t n, const float *const *in, float *const *out, con
         break;
     }
 }
+
+// ---- float64: the same formulas in double with libm (NaN propagates; sign(+-0, NaN) = 0)
+static inline double sign64(double d) { return (double)((d > 0) - (d < 0)); }
+// max(l, -100) keeping NaN
+static inline double clamp100_64(double l) { return l < -100 ? -100.0 : l; }
+// the operands after self and target: (weight, posWeight), 1 where absent
+static inline void weights64(const og_loss_params *lp, const double *const *in, size_t i, int k,
+                             double *w, double *pw) {
+    *w = lp->flags & OG_LOSS_W ? in[k++][i] : 1.0;
+    *pw = lp->flags & OG_LOSS_PW ? in[k][i] : 1.0;
+}
+// (lw / 2 - pw t) + lw h with h = sigmoid(x) - 1/2 = tanh(x / 2) / 2 (keeps its bits near x = 0)
+static inline double bcel_d64(double x, double t, double pw) {
+    double lw = fma(pw, t, 1 - t);
+    return fma(lw, 0.5 * tanh(0.5 * x), fma(lw, 0.5, -pw * t));
+}
+
+OG_EW_KERNEL64(og_mse_fwd, og_loss_params, {
+    double d = X64(0) - X64(1);
+    Y64(0) = d * d;
+})
+OG_EW_KERNEL64(og_mse_bwd, og_loss_params,
+               { Y64(0) = (X64(1) - X64(2)) * (2 * prm->scale64) * X64(0); })
+OG_EW_KERNEL64(og_l1_fwd, og_loss_params, { Y64(0) = fabs(X64(0) - X64(1)); })
+OG_EW_KERNEL64(og_l1_bwd, og_loss_params,
+               { Y64(0) = X64(0) * prm->scale64 * sign64(X64(1) - X64(2)); })
+OG_EW_KERNEL64(og_sl1_fwd, og_loss_params, {
+    double ad = fabs(X64(0) - X64(1)), beta = prm->beta64;
+    Y64(0) = ad < beta ? 0.5 * ad * ad / beta : ad - 0.5 * beta;
+})
+OG_EW_KERNEL64(og_sl1_bwd, og_loss_params, {
+    double d = X64(1) - X64(2), beta = prm->beta64;
+    Y64(0) = X64(0) * prm->scale64 * (fabs(d) < beta ? d / beta : sign64(d));
+})
+OG_EW_KERNEL64(og_bce_fwd, og_loss_params, {
+    double x = X64(0), t = X64(1), w, pw;
+    weights64(prm, in, i, 2, &w, &pw);
+    double lx = clamp100_64(log(x)), l1x = clamp100_64(log1p(-x));
+    Y64(0) = fma(t - 1, l1x, -t * lx) * w;
+})
+OG_EW_KERNEL64(og_bce_bwd, og_loss_params, {
+    double g = X64(0), x = X64(1), t = X64(2), w, pw, v = x * (1 - x);
+    weights64(prm, in, i, 3, &w, &pw);
+    Y64(0) = g * prm->scale64 * w * (x - t) / (v > 1e-12 ? v : 1e-12);
+})
+// lw log1p(e^-|x|) + (x < 0 ? -pw t : 1 - t) x, lw = pw t + (1 - t): terms of one sign
+OG_EW_KERNEL64(og_bcel_fwd, og_loss_params, {
+    double x = X64(0), t = X64(1), w, pw;
+    weights64(prm, in, i, 2, &w, &pw);
+    double lw = fma(pw, t, 1 - t), f = x < 0 ? -pw * t : 1 - t;
+    Y64(0) = fma(lw, log1p(exp(-fabs(x))), f * x) * w;
+})
+OG_EW_KERNEL64(og_bcel_bwd, og_loss_params, {
+    double g = X64(0), x = X64(1), t = X64(2), w, pw;
+    weights64(prm, in, i, 3, &w, &pw);
+    Y64(0) = g * prm->scale64 * w * bcel_d64(x, t, pw);
+})

@@ -10,13 +10,14 @@
 #include "tensor/dtype.h"
 
 OG_EW_DEFINE_KERNEL_TABLE(fused_add_scale);
+OG_EW_DEFINE_KERNEL64_TABLE(fused_add_scale);
 
 // x [..., C] (rank >= 1), bias [C], scale one element (rank <= 1) or [C].
 static aclnnStatus check_operands(const og_opdesc *op, const aclTensor *x, const aclTensor *bias,
                                   const aclTensor *scale) {
-    OG_TRY(og_check_tensor(op, "x", x, 1));
-    OG_TRY(og_check_tensor(op, "bias", bias, 0));
-    OG_TRY(og_check_tensor(op, "scale", scale, 0));
+    OG_TRY(og_check_tensor_of(op, "x", x, 1, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "bias", bias, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "scale", scale, 0, OG_DTS_FLOATING64));
     int64_t c = x->dims[x->ndim - 1];
     char a[160], b[160];
     if (bias->ndim != 1 || bias->dims[0] != c)
@@ -43,13 +44,14 @@ aclnnStatus aclnnFusedAddScaleGetWorkspaceSize(const aclTensor *x, const aclTens
     const void *ptrs[4] = {x, bias, scale, out};
     OG_TRY(og_check_args(op, workspaceSize, executor, 4, names, ptrs));
     OG_TRY(check_operands(op, x, bias, scale));
-    OG_TRY(og_check_tensor(op, "out", out, 0));
+    OG_TRY(og_check_tensor_of(op, "out", out, 0, OG_DTS_FLOATING64));
     const aclTensor *ins[3] = {x, bias, scale};
     aclDataType promoted;
     OG_TRY(og_check_promotion(op, 3, names, ins, "out", out, &promoted));
     OG_TRY(og_check_same_shape(op, "x", x, "out", out));
     og_ew_op ew = {.op = op,
                    .kernels = og_fused_add_scale_kernels,
+                   .kernels64 = og_fused_add_scale_kernels64,
                    .nin = 3,
                    .in = {x, bias, scale},
                    .nout = 1,
@@ -72,12 +74,12 @@ aclnnStatus aclnnFusedAddScaleBackwardGetWorkspaceSize(const aclTensor *gradOutp
     const void *ptrs[7];
     for (int k = 0; k < 7; k++) ptrs[k] = io[k];
     OG_TRY(og_check_args(op, workspaceSize, executor, 7, names, ptrs));
-    OG_TRY(og_check_tensor(op, "gradOutput", gradOutput, 0));
+    OG_TRY(og_check_tensor_of(op, "gradOutput", gradOutput, 0, OG_DTS_FLOATING64));
     OG_TRY(check_operands(op, x, bias, scale));
     OG_TRY(og_check_same_shape(op, "gradOutput", gradOutput, "x", x));
     aclDataType promoted;
     for (int k = 4; k < 7; k++) {
-        OG_TRY(og_check_tensor(op, names[k], io[k], 0));
+        OG_TRY(og_check_tensor_of(op, names[k], io[k], 0, OG_DTS_FLOATING64));
         OG_TRY(og_check_promotion(op, 4, names, io, names[k], io[k], &promoted));
         OG_TRY(og_check_same_shape(op, names[k - 3], io[k - 3], names[k], io[k]));
     }
@@ -87,6 +89,7 @@ aclnnStatus aclnnFusedAddScaleBackwardGetWorkspaceSize(const aclTensor *gradOutp
                           .in = {gradOutput, scale},
                           .in_slot = {0, 3},
                           .map = og_mul_kernels,
+                          .map64 = og_mul_kernels64,
                           .out = gradX,
                           .out_slot = 4,
                           .round_in = ACL_FLOAT};
@@ -103,6 +106,7 @@ aclnnStatus aclnnFusedAddScaleBackwardGetWorkspaceSize(const aclTensor *gradOutp
                           .in = {x, bias, gradOutput},
                           .in_slot = {1, 2, 0},
                           .map = og_fused_add_scale_kernels,
+                          .map64 = og_fused_add_scale_kernels64,
                           .out = gradScale,
                           .out_slot = 6,
                           .round_in = ACL_FLOAT};
