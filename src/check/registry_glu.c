@@ -214,7 +214,7 @@ static const double gelu_specials[] = {-0.7518, -0.75, -0.5, 0.0, 0.5, 3.0, -3.0
 #define SWIGLU_ENTRY(NAME, ATTRS)                                                                  \
     {                                                                                              \
         .name = NAME, .api = "aclnnSwiGlu + aclnnSwiGluGrad", .nin = 1, .in = {{"x", true}},       \
-        .attrs = ATTRS, .dtypes = OG_DTS_FLOATING, .lo = -8, .hi = 8, .specials = silu_specials,   \
+        .attrs = ATTRS, .dtypes = OG_DTS_FLOATING64, .lo = -8, .hi = 8, .specials = silu_specials, \
         .nspecials = COUNT(silu_specials), .fp32_ulps = 5, .forward = swiglu_forward,              \
         .backward = swiglu_backward, .shapes = glu_shapes,                                         \
         .ref_forward_tensor = swiglu_ref_forward, .ref_backward_tensor = swiglu_ref_backward,      \
@@ -223,8 +223,8 @@ static const double gelu_specials[] = {-0.7518, -0.75, -0.5, 0.0, 0.5, 3.0, -3.0
 #define GEGLU_ENTRY(NAME, API, ATTRS)                                                              \
     {                                                                                              \
         .name = NAME, .api = API, .nin = 1, .in = {{"self", true}}, .nsaved = 1,                   \
-        .saved_names = {"outGelu"}, .attrs = ATTRS, .dtypes = OG_DTS_FLOATING, .lo = -8, .hi = 8,  \
-        .specials = gelu_specials, .nspecials = COUNT(gelu_specials), .fp32_ulps = 5,              \
+        .saved_names = {"outGelu"}, .attrs = ATTRS, .dtypes = OG_DTS_FLOATING64, .lo = -8,         \
+        .hi = 8, .specials = gelu_specials, .nspecials = COUNT(gelu_specials), .fp32_ulps = 5,     \
         .forward = geglu_forward, .backward = geglu_backward, .shapes = glu_shapes,                \
         .ref_forward_tensor = geglu_ref_forward, .ref_backward_tensor = geglu_ref_backward,        \
     }

@@ -167,7 +167,7 @@ static int lsm_backward(ogc_call *c) {
 #define SOFTMAX_ENTRY(entry_name, prefix, api_name, attr, LO, HI)                                  \
     {                                                                                              \
         .name = entry_name, .api = api_name, .nin = 1, .in = {{"self", true}},                     \
-        .backward_uses_output = true, .attrs = attr, .dtypes = OG_DTS_FLOATING, .lo = LO,          \
+        .backward_uses_output = true, .attrs = attr, .dtypes = OG_DTS_FLOATING64, .lo = LO,        \
         .hi = HI, .fp32_ulps = 4, .forward = prefix##_forward, .backward = prefix##_backward,      \
         .shapes = sm_shapes, .ref_forward_tensor = prefix##_ref_forward,                           \
         .ref_backward_tensor = prefix##_ref_backward,                                              \

@@ -16,6 +16,11 @@ typedef void (*og_row_fn)(size_t n, const float *const *in, float *const *out, c
 typedef void (*og_row16_fn)(size_t n, const uint16_t *const *in, uint16_t *const *out,
                             float *scratch, const void *params, float *stats);
 
+/// One row in float64 (a float64 operator: og_rows_op.kernels64): in[k] / out[k] point at n
+/// contiguous doubles (out may alias in), `stats` at the row's statistics in double.
+typedef void (*og_row64_fn)(size_t n, const double *const *in, double *const *out,
+                            const void *params, double *stats);
+
 /// One row of a kernel with column accumulators (the row engine's row groups, engine/rows.h):
 /// as og_row_fn, plus acc[k] = the n fp32 partial column sums of this row's group, to which the
 /// kernel adds its row's contributions (acc[k][i] += c_k(i)). `stats` holds the row's statistics

@@ -137,6 +137,13 @@ void og_rows_make_plan(const og_rows_op *op, int max_cores, opgrad_isa isa, og_r
     for (int k = 0; k < outs; k++) buffered += !ops[k]->direct;
     if (p->fused16) buffered = 1; // the kernel's scratch row
     p->slot_bytes = buffered * align64(p->R * 4) + align64(OG_ROWS_MAX_STATS * 4);
+    p->f64 = op->compute_dtype == ACL_DOUBLE;
+    if (p->f64) { // every row operand buffered in double, the stats too
+        p->fused16 = false;
+        p->kernel16 = NULL;
+        p->slot_bytes = outs * align64(p->R * 8) + align64(OG_ROWS_MAX_STATS * 8);
+        p->kernel64 = op->kernels64[isa];
+    }
     if (p->R == 0 || p->rows == 0) p->core_num = p->slots = 0, p->slot_bytes = 0;
     p->isa = isa;
     p->kernel = op->kernels ? op->kernels[isa] : NULL;
@@ -295,8 +302,44 @@ static void run_range(void *arg, int core, int slot) {
     }
 }
 
+// The float64 form of run_range: per row, CopyIn into double rows, kernel64, CopyOut.
+static void run_range64(void *arg, int core, int slot) {
+    const rows_ctx *c = arg;
+    const og_rows_plan *p = c->p;
+    enum { MAXOPS = OG_ROWS_MAX_IN + OG_ROWS_MAX_OUT + OG_ROWS_MAX_STATS };
+    const og_rows_operand *ops[MAXOPS];
+    char *base[MAXOPS];
+    double *buf[OG_ROWS_MAX_IN + OG_ROWS_MAX_OUT];
+    int nops = 0;
+    for (int k = 0; k < p->nin; k++) ops[nops++] = &p->in[k];
+    for (int k = 0; k < p->nout; k++) ops[nops++] = &p->out[k];
+    for (int k = 0; k < p->nstats; k++) ops[nops++] = &p->stats[k];
+    int nrow_ops = p->nin + p->nout;
+    char *at = c->scratch + (int64_t)slot * p->slot_bytes;
+    for (int k = 0; k < nops; k++) base[k] = og_executor_addr(c->e, ops[k]->slot);
+    for (int k = 0; k < nrow_ops; k++) buf[k] = (double *)at, at += align64(p->R * 8);
+    double *stats = (double *)at;
+    int64_t start, count, off[MAXOPS];
+    og_rows_core_range(p, core, &start, &count);
+    for (int64_t r = start; r < start + count; r++) {
+        row_offsets(p, r, ops, nops, off);
+        char *addr[MAXOPS];
+        for (int k = 0; k < nops; k++)
+            addr[k] = base[k] + off[k] * (int64_t)aclDataTypeSize(ops[k]->dtype);
+        for (int k = 0; p->stats_in && k < p->nstats; k++)
+            og_load_run64(addr[nrow_ops + k], ops[nrow_ops + k]->dtype, 1, &stats[k], 1);
+        for (int k = 0; k < p->nin; k++)
+            og_load_run64(addr[k], ops[k]->dtype, ops[k]->axis_stride, buf[k], p->R);
+        p->kernel64((size_t)p->R, (const double *const *)buf, buf + p->nin, p->params, stats);
+        for (int k = p->nin; k < nrow_ops; k++)
+            og_store_run64(addr[k], ops[k]->dtype, ops[k]->axis_stride, buf[k], p->R);
+        for (int k = 0; !p->stats_in && k < p->nstats; k++)
+            og_store_run64(addr[nrow_ops + k], ops[nrow_ops + k]->dtype, 1, &stats[k], 1);
+    }
+}
+
 void og_rows_run(const aclOpExecutor *e, const og_rows_plan *p, char *scratch) {
     if (p->core_num == 0) return;
     rows_ctx ctx = {e, p, scratch};
-    og_parallel_for(p->core_num, p->slots, run_range, &ctx);
+    og_parallel_for(p->core_num, p->slots, p->f64 ? run_range64 : run_range, &ctx);
 }

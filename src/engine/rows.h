@@ -19,6 +19,10 @@
  * depend on the ISA either. A row is one unit of work: a tensor with one very long row runs on one
  * thread.
  *
+ * float64 (compute_dtype ACL_DOUBLE: some operand is float64) runs the float64 row kernel
+ * (kernels64) on float64 row buffers, every operand gathered / converted per row and every output
+ * rounded once to its dtype, statistics in double; no column accumulators.
+ *
  * Statistics are written after the kernel (a forward's mean / rstd), or, with stats_in, read
  * before it (a backward's saved mean / rstd): the kernel gets them in `stats`.
  *
@@ -61,6 +65,7 @@ static inline int64_t og_rows_groups(int64_t rows) {
 typedef struct og_rows_op {
     const og_row_fn *kernels;          // [OPGRAD_ISA_COUNT]
     const og_row16_fn (*kernels16)[2]; // optional [OPGRAD_ISA_COUNT][bf16, fp16]
+    const og_row64_fn *kernels64;      // [OPGRAD_ISA_COUNT] when compute_dtype is ACL_DOUBLE
     int nin, nout, nstats;
     const aclTensor *in[OG_ROWS_MAX_IN];       // each broadcasts to `dims`
     const aclTensor *out[OG_ROWS_MAX_OUT];     // exactly `dims`
@@ -114,6 +119,8 @@ typedef struct og_rows_plan {
     opgrad_isa isa;
     og_row_fn kernel;
     og_row16_fn kernel16; // when fused16
+    bool f64;             // float64 rows (kernel64)
+    og_row64_fn kernel64;
     bool stats_in;
     int nacc; // column accumulators (ranges are whole groups of rows)
     int acc_slot[OG_ROWS_MAX_ACC];

@@ -18,7 +18,7 @@
 #include "aclnnop/aclnn_mul.h"
 #include "aclnnop/aclnn_reduce_sum.h"
 #include "aclnnop/aclnn_sigmoid.h"
-#include "aclnnop/aclnn_softmax.h"
+#include "aclnnop/aclnn_rms_norm.h"
 #include "test.h"
 #include "testutil.h"
 
@@ -234,9 +234,13 @@ static void test_inplace_and_refusal(void) {
     CHECK(fabs(d(&x)[0] - 4.248354255291589e-18) <= 1e-31);
     uint64_t ws;
     aclOpExecutor *e;
-    CHECK_EQ(aclnnSoftmaxGetWorkspaceSize(x.t, 0, y.t, &ws, &e), ACLNN_ERR_PARAM_INVALID);
-    CHECK_MSG("self has dtype float64");
+    int64_t d1[1] = {1};
+    buf rstd = make(d1, 1, ACL_FLOAT, NULL, 1);
+    CHECK_EQ(aclnnRmsNormGetWorkspaceSize(x.t, x.t, 1e-6, y.t, rstd.t, &ws, &e),
+             ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("x has dtype float64");
     CHECK_MSG("opgrad supports float32, float16 and bfloat16");
+    drop(&rstd);
     drop(&x), drop(&y);
 }
 

@@ -9,7 +9,8 @@ float64 operators. Plain unittest:
 activations (mish, gelu in both forms, silu, sigmoid, tanh, softplus, relu, leaky_relu, hardswish,
 hardsigmoid, elu), add, mul, muls, fused_add_scale and reduce_sum (a broadcast operand's gradient is summed by
 ReduceSum in float64), the matmul family (matmul, mm, bmm, addmm, baddbmm) with linear composed
-from it, and the pointwise losses (mse, l1, smooth_l1, binary_cross_entropy[_with_logits]). Every other operator refuses a float64 tensor with a TypeError naming the dtype, never a
+from it, the pointwise losses (mse, l1, smooth_l1, binary_cross_entropy[_with_logits]) and the GLUs
+(swiglu, geglu), softmax and log_softmax. Every other operator refuses a float64 tensor with a TypeError naming the dtype, never a
 float32 result: tested for a sample of them.
 """
 import os
@@ -69,6 +70,15 @@ CASES = {
                    lambda: (x64(4, 3, 5),)),
     "fused_add_scale": (ot.fused_add_scale, lambda x, b, s: (x + b) * s,
                         lambda: (x64(4, 3, 5), x64(5), x64(5))),
+    "swiglu": (lambda x: ot.swiglu(x, -1), lambda x: F.silu(x[:, :3]) * x[:, 3:],
+               lambda: (x64(4, 6),)),
+    "geglu_tanh": (lambda x: ot.geglu(x, -1, approximate="tanh"),
+                   lambda x: x[:, :3] * F.gelu(x[:, 3:], approximate="tanh"),
+                   lambda: (x64(4, 6),)),
+    "softmax": (lambda x: ot.softmax(x, 1), lambda x: torch.softmax(x, 1),
+                lambda: (x64(3, 5, 2),)),
+    "log_softmax": (lambda x: ot.log_softmax(x, -1), lambda x: torch.log_softmax(x, -1),
+                    lambda: (x64(4, 6),)),
     "matmul": (ot.matmul, torch.matmul, lambda: (x64(2, 3, 4), x64(4, 5))),
     "matmul_vec": (ot.matmul, torch.matmul, lambda: (x64(4), x64(3, 4, 2))),
     "mm": (ot.mm, torch.mm, lambda: (x64(3, 4), x64(4, 5))),
@@ -138,7 +148,6 @@ class Float64(unittest.TestCase):
     def test_operators_without_float64_kernels_refuse_it(self):
         x = torch.randn(4, 6, dtype=torch.float64)
         calls = {
-            "softmax": lambda: ot.softmax(x, -1),
             "layer_norm": lambda: ot.layer_norm(x, [6]),
             "conv1d": lambda: ot.conv1d(x.unsqueeze(0), x[:, :3].unsqueeze(0)),
             "cross_entropy": lambda: ot.cross_entropy(x, torch.zeros(4, dtype=torch.long)),

@@ -153,8 +153,9 @@ def _halves(t, dim):
 
 
 def _wide(*ts):
-    """The tensors in float32 when any is a 16-bit float (the formulas' working precision)."""
-    if all(t.dtype == torch.float32 for t in ts):
+    """The tensors in float32 when any is a 16-bit float (the formulas' working precision);
+    float32 and float64 ones as they are."""
+    if all(t.dtype in (torch.float32, torch.float64) for t in ts):
         return ts
     return tuple(t.float() for t in ts)
 

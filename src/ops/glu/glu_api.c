@@ -24,6 +24,7 @@
 
 #define GLU_TABLES(name)                                                                           \
     OG_EW_DEFINE_KERNEL_TABLE(name);                                                               \
+    OG_EW_DEFINE_KERNEL64_TABLE(name);                                                             \
     const og_ew_compute16_fn og_##name##_kernels16[OPGRAD_ISA_COUNT][2] = {                        \
         [OPGRAD_ISA_SCALAR] = {og_##name##_bf16__scalar, og_##name##_f16__scalar},                 \
         [OPGRAD_ISA_AVX2] = {og_##name##_bf16__avx2, og_##name##_f16__avx2},                       \
@@ -55,7 +56,7 @@ static aclnnStatus check_half(const og_opdesc *op, const char *x_name, const acl
 // x: a float tensor of rank >= 1 whose extent along dim is even; *axis = dim normalized.
 static aclnnStatus check_split(const og_opdesc *op, const char *x_name, const aclTensor *x,
                                int64_t dim, int *axis) {
-    OG_TRY(og_check_tensor(op, x_name, x, 1));
+    OG_TRY(og_check_tensor_of(op, x_name, x, 1, OG_DTS_FLOATING64));
     OG_TRY(og_check_dim(op, "dim", dim, x->ndim, axis));
     if (x->dims[*axis] % 2 != 0)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
@@ -89,6 +90,7 @@ static aclTensor half_view(const aclTensor *t, int axis, int k, int64_t *offset)
 typedef struct glu_map {
     const og_ew_compute_fn *kernels;
     const og_ew_compute16_fn (*kernels16)[2];
+    const og_ew_compute64_fn *kernels64;
     const og_glu_params *params;
     const aclTensor *x;
     int x_slot, axis, order[2];
@@ -110,6 +112,7 @@ static aclnnStatus plan_map(const og_opdesc *op, const glu_map *g, int nin, int 
         og_ew_op m = {.op = op,
                       .kernels = g->kernels,
                       .kernels16 = g->kernels16,
+                      .kernels64 = g->kernels64,
                       .nin = 2 + g->nhalf,
                       .nout = g->split_out ? 2 : g->nout,
                       .slots = true,
@@ -147,14 +150,15 @@ static aclnnStatus plan_map(const og_opdesc *op, const glu_map *g, int nin, int 
 // first half is the linear operand (in 0), else the second.
 static aclnnStatus plan_forward(const og_opdesc *op, const og_ew_compute_fn *kernels,
                                 const og_ew_compute16_fn (*kernels16)[2],
-                                const og_glu_params *params, bool lin_first, const aclTensor *x,
-                                int axis, int nout, const aclTensor *const *outs,
-                                const char *const *names, uint64_t *workspaceSize,
-                                aclOpExecutor **executor) {
+                                const og_ew_compute64_fn *kernels64, const og_glu_params *params,
+                                bool lin_first, const aclTensor *x, int axis, int nout,
+                                const aclTensor *const *outs, const char *const *names,
+                                uint64_t *workspaceSize, aclOpExecutor **executor) {
     const aclTensor *io[3] = {x, outs[0], nout > 1 ? outs[1] : NULL};
     OG_TRY(og_check_io_memory(op, 1, io, nout, outs, names));
     glu_map g = {.kernels = kernels,
                  .kernels16 = kernels16,
+                 .kernels64 = kernels64,
                  .params = params,
                  .x = x,
                  .x_slot = 0,
@@ -171,16 +175,18 @@ static aclnnStatus plan_forward(const og_opdesc *op, const og_ew_compute_fn *ker
 // the forward: the output halves follow the same order as x's.
 static aclnnStatus plan_backward(const og_opdesc *op, const og_ew_compute_fn *kernels,
                                  const og_ew_compute16_fn (*kernels16)[2],
-                                 const og_glu_params *params, bool lin_first, int nhalf,
-                                 const aclTensor *const *half, const int *half_slot,
-                                 const aclTensor *x, int x_slot, const aclTensor *gradInput,
-                                 int axis, const aclTensor *const *io, const char *const *names,
-                                 uint64_t *workspaceSize, aclOpExecutor **executor) {
+                                 const og_ew_compute64_fn *kernels64, const og_glu_params *params,
+                                 bool lin_first, int nhalf, const aclTensor *const *half,
+                                 const int *half_slot, const aclTensor *x, int x_slot,
+                                 const aclTensor *gradInput, int axis, const aclTensor *const *io,
+                                 const char *const *names, uint64_t *workspaceSize,
+                                 aclOpExecutor **executor) {
     int nin = nhalf + 1;
     const aclTensor *outs[1] = {gradInput};
     OG_TRY(og_check_io_memory(op, nin, io, 1, outs, names));
     glu_map g = {.kernels = kernels,
                  .kernels16 = kernels16,
+                 .kernels64 = kernels64,
                  .params = params,
                  .x = x,
                  .x_slot = x_slot,
@@ -206,13 +212,13 @@ aclnnStatus aclnnSwiGluGetWorkspaceSize(const aclTensor *x, int64_t dim, const a
     OG_TRY(og_check_live_tensors(op, 2, names, io));
     int axis;
     OG_TRY(check_split(op, "x", x, dim, &axis));
-    OG_TRY(og_check_tensor(op, "out", out, 1));
+    OG_TRY(og_check_tensor_of(op, "out", out, 1, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_dtype(op, "x", x, "out", out));
     OG_TRY(check_half(op, "x", x, axis, "out", out));
     static const og_glu_params params = {0};
     const aclTensor *outs[1] = {out};
-    return plan_forward(op, og_swiglu_fwd_kernels, og_swiglu_fwd_kernels16, &params, true, x, axis,
-                        1, outs, names, workspaceSize, executor);
+    return plan_forward(op, og_swiglu_fwd_kernels, og_swiglu_fwd_kernels16, og_swiglu_fwd_kernels64,
+                        &params, true, x, axis, 1, outs, names, workspaceSize, executor);
 }
 
 aclnnStatus aclnnSwiGluGradGetWorkspaceSize(const aclTensor *yGrad, const aclTensor *x, int64_t dim,
@@ -226,8 +232,8 @@ aclnnStatus aclnnSwiGluGradGetWorkspaceSize(const aclTensor *yGrad, const aclTen
     OG_TRY(og_check_live_tensors(op, 3, names, io));
     int axis;
     OG_TRY(check_split(op, "x", x, dim, &axis));
-    OG_TRY(og_check_tensor(op, "yGrad", yGrad, 1));
-    OG_TRY(og_check_tensor(op, "out", out, 1));
+    OG_TRY(og_check_tensor_of(op, "yGrad", yGrad, 1, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "out", out, 1, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_dtype(op, "x", x, "yGrad", yGrad));
     OG_TRY(og_check_same_dtype(op, "x", x, "out", out));
     OG_TRY(check_half(op, "x", x, axis, "yGrad", yGrad));
@@ -235,8 +241,9 @@ aclnnStatus aclnnSwiGluGradGetWorkspaceSize(const aclTensor *yGrad, const aclTen
     static const og_glu_params params = {0};
     const aclTensor *half[1] = {yGrad};
     static const int half_slot[1] = {0};
-    return plan_backward(op, og_swiglu_bwd_kernels, og_swiglu_bwd_kernels16, &params, true, 1, half,
-                         half_slot, x, 1, out, axis, io, names, workspaceSize, executor);
+    return plan_backward(op, og_swiglu_bwd_kernels, og_swiglu_bwd_kernels16,
+                         og_swiglu_bwd_kernels64, &params, true, 1, half, half_slot, x, 1, out,
+                         axis, io, names, workspaceSize, executor);
 }
 
 static aclnnStatus geglu(const og_opdesc *op, const aclTensor *self, int64_t dim,
@@ -249,8 +256,8 @@ static aclnnStatus geglu(const og_opdesc *op, const aclTensor *self, int64_t dim
     OG_TRY(og_check_live_tensors(op, 3, names, io));
     int axis;
     OG_TRY(check_split(op, "self", self, dim, &axis));
-    OG_TRY(og_check_tensor(op, "out", out, 1));
-    OG_TRY(og_check_tensor(op, "outGelu", outGelu, 1));
+    OG_TRY(og_check_tensor_of(op, "out", out, 1, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "outGelu", outGelu, 1, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_dtype(op, "self", self, "out", out));
     OG_TRY(og_check_same_dtype(op, "self", self, "outGelu", outGelu));
     OG_TRY(check_half(op, "self", self, axis, "out", out));
@@ -264,8 +271,9 @@ static aclnnStatus geglu(const og_opdesc *op, const aclTensor *self, int64_t dim
                        op->name);
     og_glu_params params = {(int)approximate};
     const aclTensor *outs[2] = {out, outGelu};
-    return plan_forward(op, og_geglu_fwd_kernels, og_geglu_fwd_kernels16, &params, !activateLeft,
-                        self, axis, 2, outs, names, workspaceSize, executor);
+    return plan_forward(op, og_geglu_fwd_kernels, og_geglu_fwd_kernels16, og_geglu_fwd_kernels64,
+                        &params, !activateLeft, self, axis, 2, outs, names, workspaceSize,
+                        executor);
 }
 
 aclnnStatus aclnnGeGluGetWorkspaceSize(const aclTensor *self, int64_t dim, int64_t approximate,
@@ -293,9 +301,9 @@ static aclnnStatus geglu_backward(const og_opdesc *op, const aclTensor *gradOutp
     OG_TRY(og_check_live_tensors(op, 4, names, io));
     int axis;
     OG_TRY(check_split(op, "self", self, dim, &axis));
-    OG_TRY(og_check_tensor(op, "gradOutput", gradOutput, 1));
-    OG_TRY(og_check_tensor(op, "gelu", gelu, 1));
-    OG_TRY(og_check_tensor(op, "gradInput", gradInput, 1));
+    OG_TRY(og_check_tensor_of(op, "gradOutput", gradOutput, 1, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "gelu", gelu, 1, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "gradInput", gradInput, 1, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_dtype(op, "self", self, "gradOutput", gradOutput));
     OG_TRY(og_check_same_dtype(op, "self", self, "gelu", gelu));
     OG_TRY(og_check_same_dtype(op, "self", self, "gradInput", gradInput));
@@ -306,9 +314,9 @@ static aclnnStatus geglu_backward(const og_opdesc *op, const aclTensor *gradOutp
     og_glu_params params = {(int)approximate};
     const aclTensor *half[2] = {gradOutput, gelu};
     static const int half_slot[2] = {0, 2};
-    return plan_backward(op, og_geglu_bwd_kernels, og_geglu_bwd_kernels16, &params, !activateLeft,
-                         2, half, half_slot, self, 1, gradInput, axis, io, names, workspaceSize,
-                         executor);
+    return plan_backward(op, og_geglu_bwd_kernels, og_geglu_bwd_kernels16, og_geglu_bwd_kernels64,
+                         &params, !activateLeft, 2, half, half_slot, self, 1, gradInput, axis, io,
+                         names, workspaceSize, executor);
 }
 
 aclnnStatus aclnnGeGluBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,

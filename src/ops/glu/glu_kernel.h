@@ -42,5 +42,10 @@ OG_GLU_DECLARE_KERNEL(swiglu_fwd)
 OG_GLU_DECLARE_KERNEL(swiglu_bwd)
 OG_GLU_DECLARE_KERNEL(geglu_fwd)
 OG_GLU_DECLARE_KERNEL(geglu_bwd)
+// float64 (x of dtype DOUBLE): the same formulas in double, per element (engine/simd/map64.h)
+OG_EW_DECLARE_KERNEL64(swiglu_fwd)
+OG_EW_DECLARE_KERNEL64(swiglu_bwd)
+OG_EW_DECLARE_KERNEL64(geglu_fwd)
+OG_EW_DECLARE_KERNEL64(geglu_bwd)
 
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "engine/convert.h"
+#include "engine/simd/map64.h"
 #include "engine/simd/vec.h"
 #include "ops/activation/gelu/gelu_kernel.h"
 #include "ops/activation/silu/silu_kernel.h"
@@ -176,3 +177,23 @@ void OG_FN(og_geglu_bwd)(size_t n, const float *const *in, float *const *out, co
 
 GLU_KERNELS16(bf16, OG_FN(og_cvt_bf16_to_f32), OG_FN(og_cvt_f32_to_bf16))
 GLU_KERNELS16(f16, OG_FN(og_cvt_f16_to_f32), OG_FN(og_cvt_f32_to_f16))
+
+// ---- float64: per element, every input read before an output is written (dA may be A)
+OG_EW_KERNEL64(og_swiglu_fwd, void, { Y64(0) = og_silu64(X64(0)) * X64(1); })
+OG_EW_KERNEL64(og_swiglu_bwd, void, {
+    double a = X64(0), b = X64(1), dy = X64(2);
+    Y64(0) = isnan(a) ? a : dy * b * og_silu_grad64(a);
+    Y64(1) = dy * og_silu64(a);
+})
+OG_EW_KERNEL64(og_geglu_fwd, og_glu_params, {
+    double lin = X64(0), gat = X64(1);
+    double g = prm->approximate ? og_gelu_tanh64(gat) : og_gelu_erf64(gat);
+    Y64(0) = lin * g;
+    Y64(1) = g;
+})
+OG_EW_KERNEL64(og_geglu_bwd, og_glu_params, {
+    double lin = X64(0), gat = X64(1), dy = X64(2), gel = X64(3);
+    double d = prm->approximate ? og_gelu_tanh_grad64(gat) : og_gelu_erf_grad64(gat);
+    Y64(0) = dy * gel;
+    Y64(1) = isnan(gat) ? gat : dy * lin * d;
+})

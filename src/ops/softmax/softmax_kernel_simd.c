@@ -57,6 +57,7 @@
 #include <float.h>
 
 #include "engine/blocking.h"
+#include "engine/simd/map64.h"
 #include "engine/simd/vec16.h"
 #include "engine/simd/vmath.h"
 #include "ops/softmax/softmax_kernel.h"
@@ -354,3 +355,61 @@ ROW_KERNELS(softmax_fwd)
 ROW_KERNELS(log_softmax_fwd)
 ROW_KERNELS(softmax_bwd)
 ROW_KERNELS(log_softmax_bwd)
+
+// ---- float64 rows: the same formulas in double with compensated sums. A row with a NaN or a
+// +inf, or with every value -inf, gives a NaN row (forward), as the float kernels do.
+// The max m (NaN for a row with a NaN) and the index of its first occurrence.
+static double row_max64(size_t n, const double *x, size_t *at) {
+    double m = -INFINITY;
+    *at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(x[i])) return x[i];
+        if (x[i] > m) m = x[i], *at = i;
+    }
+    return m;
+}
+
+// sum_j e^(x_j - m) - 1: the max's own term (exactly 1) left out, so that log of the sum is
+// log1p of it, with no cancellation where the max dominates; NaN for the rows the header sends
+// to NaN
+static double row_expsum_m1_64(size_t n, const double *x, double *m) {
+    size_t at;
+    *m = row_max64(n, x, &at);
+    if (isnan(*m) || isinf(*m)) return NAN;
+    og_ksum s = {0, 0};
+    for (size_t i = 0; i < n; i++)
+        if (i != at) og_ksum_add(&s, exp(x[i] - *m));
+    return og_ksum_value(&s);
+}
+
+void OG_FN(og_softmax_fwd_f64)(size_t n, const double *const *in, double *const *out,
+                               const void *params, double *stats) {
+    (void)params, (void)stats;
+    double m, s = 1 + row_expsum_m1_64(n, in[0], &m);
+    for (size_t i = 0; i < n; i++) out[0][i] = isnan(s) ? s : exp(in[0][i] - m) / s;
+}
+
+void OG_FN(og_log_softmax_fwd_f64)(size_t n, const double *const *in, double *const *out,
+                                   const void *params, double *stats) {
+    (void)params, (void)stats;
+    double m, ls = log1p(row_expsum_m1_64(n, in[0], &m));
+    for (size_t i = 0; i < n; i++) out[0][i] = isnan(ls) ? ls : (in[0][i] - m) - ls;
+}
+
+void OG_FN(og_softmax_bwd_f64)(size_t n, const double *const *in, double *const *out,
+                               const void *params, double *stats) {
+    (void)params, (void)stats;
+    og_ksum d = {0, 0};
+    for (size_t i = 0; i < n; i++) og_ksum_add(&d, in[0][i] * in[1][i]);
+    double dot = og_ksum_value(&d);
+    for (size_t i = 0; i < n; i++) out[0][i] = in[1][i] * (in[0][i] - dot);
+}
+
+void OG_FN(og_log_softmax_bwd_f64)(size_t n, const double *const *in, double *const *out,
+                                   const void *params, double *stats) {
+    (void)params, (void)stats;
+    og_ksum g = {0, 0};
+    for (size_t i = 0; i < n; i++) og_ksum_add(&g, in[0][i]);
+    double sum = og_ksum_value(&g);
+    for (size_t i = 0; i < n; i++) out[0][i] = in[0][i] - exp(in[1][i]) * sum;
+}

@@ -344,33 +344,14 @@ OG_EW_KERNEL3(og_gelu_erf_fwd, og_no_consts, og_no_setup, 1, 1,
 OG_EW_KERNEL3(og_gelu_erf_bwd, og_no_consts, og_no_setup, 2, 1,
               { vstore(outs[0], gelu_erf_backward(vload(ins[0]), vload(ins[1]))); })
 
-// ---- float64. tanh form: 1 + tanh(u) = 2 sigmoid(2u), so y = x sigmoid(2u) and
-// y' = s + 2 x u' s (1 - s), s = sigmoid(2u), 1 - s = sigmoid(-2u) (no cancellation anywhere but
-// in the final sum, whose terms the checker bounds). erf form: Phi(x) = erfc(-x / sqrt 2) / 2.
-// Limits at +-inf as in float (gelu(-inf) = -0, gelu'(+-inf) = 1 / 0); NaN propagates.
-#define GELU64_K 0.7978845608028654 // sqrt(2 / pi)
-#define GELU64_C 0.044715
-static inline double gelu64_u(double x) { return GELU64_K * (x + GELU64_C * x * x * x); }
-OG_EW_KERNEL64(og_gelu_tanh_fwd, void, {
-    double x = X64(0);
-    Y64(0) = isinf(x) ? (x > 0 ? x : -0.0) : x * og_sigmoid64(2 * gelu64_u(x));
-})
+// ---- float64 (engine/simd/map64.h)
+OG_EW_KERNEL64(og_gelu_tanh_fwd, void, { Y64(0) = og_gelu_tanh64(X64(0)); })
 OG_EW_KERNEL64(og_gelu_tanh_bwd, void, {
     double g = X64(0), x = X64(1);
-    double u2 = 2 * gelu64_u(x), s = og_sigmoid64(u2), sc = s * og_sigmoid64(-u2);
-    double du = GELU64_K * (1 + 3 * GELU64_C * x * x);
-    // (sc underflows to 0 long before x du overflows: the second term is then 0, not inf * 0)
-    double d = isinf(x) ? (x > 0 ? 1.0 : 0.0) : s + (sc == 0 ? 0.0 : 2 * x * du * sc);
-    Y64(0) = isnan(x) ? x : g * d;
+    Y64(0) = isnan(x) ? x : g * og_gelu_tanh_grad64(x);
 })
-OG_EW_KERNEL64(og_gelu_erf_fwd, void, {
-    double x = X64(0);
-    Y64(0) = isinf(x) ? (x > 0 ? x : -0.0) : 0.5 * x * erfc(-x * 0.7071067811865476);
-})
+OG_EW_KERNEL64(og_gelu_erf_fwd, void, { Y64(0) = og_gelu_erf64(X64(0)); })
 OG_EW_KERNEL64(og_gelu_erf_bwd, void, {
     double g = X64(0), x = X64(1);
-    double pdf = 0.3989422804014327 * exp(-0.5 * x * x); // phi(x); 0 for |x| > ~38.6
-    double d = isinf(x) ? (x > 0 ? 1.0 : 0.0)
-                        : 0.5 * erfc(-x * 0.7071067811865476) + (pdf == 0 ? 0.0 : x * pdf);
-    Y64(0) = isnan(x) ? x : g * d;
+    Y64(0) = isnan(x) ? x : g * og_gelu_erf_grad64(x);
 })

@@ -118,15 +118,9 @@ OG_EW_KERNEL3(og_silu_fwd, og_no_consts, og_no_setup, 1, 1,
 OG_EW_KERNEL3(og_silu_bwd, og_no_consts, og_no_setup, 2, 1,
               { vstore(outs[0], silu_backward(vload(ins[0]), vload(ins[1]))); })
 
-// ---- float64: silu'(x) = s + x s (1 - s), with 1 - s = sigmoid(-x) (no cancellation);
-// silu(-inf) = -0, silu'(+-inf) = 1 / 0 (the limits), NaN propagates
-OG_EW_KERNEL64(og_silu_fwd, void, {
-    double x = X64(0);
-    Y64(0) = isinf(x) ? (x > 0 ? x : -0.0) : x * og_sigmoid64(x);
-})
+// ---- float64 (engine/simd/map64.h)
+OG_EW_KERNEL64(og_silu_fwd, void, { Y64(0) = og_silu64(X64(0)); })
 OG_EW_KERNEL64(og_silu_bwd, void, {
     double g = X64(0), x = X64(1);
-    double d =
-        isinf(x) ? (x > 0 ? 1.0 : 0.0) : og_sigmoid64(x) + x * og_sigmoid64(x) * og_sigmoid64(-x);
-    Y64(0) = isnan(x) ? x : g * d;
+    Y64(0) = isnan(x) ? x : g * og_silu_grad64(x);
 })
