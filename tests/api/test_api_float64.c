@@ -17,8 +17,8 @@
 #include "aclnnop/aclnn_mish_backward.h"
 #include "aclnnop/aclnn_mul.h"
 #include "aclnnop/aclnn_reduce_sum.h"
-#include "aclnnop/aclnn_sigmoid.h"
 #include "aclnnop/aclnn_rms_norm.h"
+#include "aclnnop/aclnn_sigmoid.h"
 #include "test.h"
 #include "testutil.h"
 
