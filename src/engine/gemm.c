@@ -19,6 +19,15 @@ DECLARE_KERNEL(scalar)
 DECLARE_KERNEL(avx2)
 DECLARE_KERNEL(avx512)
 
+void og_gemm_axpy64__scalar(int64_t, double, const double *, double *);
+void og_gemm_axpy64__avx2(int64_t, double, const double *, double *);
+void og_gemm_axpy64__avx512(int64_t, double, const double *, double *);
+
+og_gemm_axpy64_fn og_gemm_axpy64_at(opgrad_isa isa) {
+    static const og_gemm_axpy64_fn table[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_gemm_axpy64);
+    return table[isa];
+}
+
 og_gemm_kernel og_gemm_kernel_at(opgrad_isa isa) {
     switch (og_isa_build(isa)) {
     case OPGRAD_ISA_SCALAR:
@@ -156,7 +165,10 @@ bool og_gemm_make_plan(const og_gemm_op *op, int max_threads, opgrad_isa isa, og
         p->act = op->act_kernels[isa];
     const int64_t mr = p->kernel.mr, nr = p->kernel.nr, M = p->op.M, N = p->op.N, K = p->op.K;
     if (M <= 0 || N <= 0 || p->nbatches <= 0) return true; // nothing to run
-    if (op->f64) return plan_f64(p, max_threads);
+    if (op->f64) {
+        p->axpy64 = og_gemm_axpy64_at(isa);
+        return plan_f64(p, max_threads);
+    }
 
     og_gemm_blocking bl = cache_blocking((int)mr, (int)nr), want = blocking_override;
     if (want.kc > 0) bl.kc = want.kc;
@@ -607,8 +619,7 @@ static void compute_rows_f64(void *ctx, int unit, int slot) {
             for (int64_t k = k0; k < k1; k++) {
                 const double *b = (const double *)elem(x, MB, bi, k, 0);
                 if (!b_direct) og_load_run64((const char *)b, mb->dtype, mb->cs, brow, N), b = brow;
-                double ak = a[k];
-                for (int64_t j = 0; j < N; j++) part[j] = fma(ak, b[j], part[j]);
+                p->axpy64(N, a[k], b, part);
             }
             for (int64_t j = 0; j < N; j++) acc[j] = k0 == 0 ? part[j] : acc[j] + part[j];
         }

@@ -108,6 +108,11 @@ typedef struct og_gemm_kernel {
 /// The micro-kernel that runs at ISA level `isa` (gemm_simd.c).
 og_gemm_kernel og_gemm_kernel_at(opgrad_isa isa);
 
+/// The float64 loop's step: y[j] = fma(a, x[j], y[j]) for j < n (one rounding each, so every
+/// ISA build gives the same bits), at ISA level `isa`.
+typedef void (*og_gemm_axpy64_fn)(int64_t n, double a, const double *x, double *y);
+og_gemm_axpy64_fn og_gemm_axpy64_at(opgrad_isa isa);
+
 /// The summation slice of K (see "Determinism and accuracy"); also the K cache block: a B
 /// micro-panel of 256 x 24 fp32 (AVX2) takes 24 KiB of a 32 KiB L1d.
 #define OG_GEMM_KC 256
@@ -144,6 +149,7 @@ typedef struct og_gemm_plan {
     og_gemm_kernel kernel;
     og_ew_compute_fn act;
     int64_t rows64; // float64: C rows (over all batches) per unit
+    og_gemm_axpy64_fn axpy64;
 } og_gemm_plan;
 
 /// The pure planner (no data touched): fills *plan for max_threads threads at ISA level `isa`.

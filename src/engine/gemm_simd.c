@@ -8,6 +8,7 @@
  *   AVX2      4 x 24: 12 accumulators + 3 B vectors + 1 broadcast of the 16 ymm registers (4 x 24
  *             ran 5% faster than 6 x 16 on Zen3: fewer broadcasts per FMA)
  *   scalar    4 x 4:  the reference (fmaf) */
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -62,4 +63,9 @@ void OG_FN(og_gemm_ukr)(int64_t kc, const float *a, const float *b, float *c, in
     for (int i = 0; i < MR; i++)
 #pragma GCC unroll 4
         for (int j = 0; j < NV; j++) vstore(c + i * ldc + j * VLEN, acc[i][j]);
+}
+
+// The float64 loop's step (gemm.h): vectorized by the compiler at the build's width, fma exact.
+void OG_FN(og_gemm_axpy64)(int64_t n, double a, const double *x, double *y) {
+    for (int64_t j = 0; j < n; j++) y[j] = fma(a, x[j], y[j]);
 }
