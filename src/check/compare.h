@@ -4,6 +4,7 @@
 #ifndef OG_CHECK_COMPARE_H
 #define OG_CHECK_COMPARE_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +21,21 @@ int ogc_min_exp(aclDataType dt);
 /// The spacing of dt's values at v (subnormal spacing below the normal range).
 double ogc_ulp_of(aclDataType dt, double v);
 /// The error bound of a result: what the kernel may differ from the float64 reference by.
+/// Neumaier's compensated sum, for the float64 references' sums: they must stay far below the
+/// error of a float64 kernel, which a plain double sum of many terms is not. (Written apart from
+/// the kernels' own, engine/simd/map64.h.)
+typedef struct ogc_ksum {
+    double s, c;
+} ogc_ksum;
+static inline void ogc_ksum_add(ogc_ksum *k, double v) {
+    double t = k->s + v;
+    k->c += fabs(k->s) >= fabs(v) ? (k->s - t) + v : (v - t) + k->s;
+    k->s = t;
+}
+static inline double ogc_ksum_value(const ogc_ksum *k) {
+    return isfinite(k->s) ? k->s + k->c : k->s;
+}
+
 typedef struct ogc_rule {
     double fp32_ulps; // the fp32 computation's bound, in fp32 ulps (per rounding of a sum's
                       // terms too: c 2^-24 sqrt(terms) magnitude)

@@ -29,6 +29,7 @@
 #include "aclnnop/aclnn_smooth_l1_loss.h"
 #include "aclnnop/aclnn_smooth_l1_loss_backward.h"
 #include "check/check.h"
+#include "check/compare.h"
 #include "check/composite.h"
 #include "check/registry.h"
 #include "tensor/dtype.h"
@@ -217,18 +218,16 @@ static void loss_ref_forward_tensor(const ogc_op *op, const ogc_shape *in, const
                                     double *mag, int64_t *terms) {
     (void)out, (void)saved;
     bcast b = bcast_of(op->nin, in);
-    // Neumaier's compensated sum: the reference stays far below the float64 kernels' error too
-    double sum = 0, comp = 0, msum = 0;
+    ogc_ksum ks = {0, 0}; // (compensated: far below the float64 kernels' error too)
+    double msum = 0;
     for (int64_t i = 0; i < b.n; i++) {
         double xi[OGC_MAX_IN], v[4], m;
         for (int k = 0; k < op->nin; k++) xi[k] = x[k][bcast_offset(&b, k, i)];
         elem_values(op, xi, v);
-        double l = elem_loss(op, v, &m), t = sum + l;
-        comp += fabs(sum) >= fabs(l) ? (sum - t) + l : (l - t) + sum;
-        sum = t;
+        ogc_ksum_add(&ks, elem_loss(op, v, &m));
         msum += m;
     }
-    if (isfinite(sum)) sum += comp;
+    double sum = ogc_ksum_value(&ks);
     bool mean = REDUCTION(op) == 1;
     y[0] = mean ? sum / (double)b.n : sum; // NaN over nothing, as PyTorch
     mag[0] = mean ? msum / (double)b.n : msum;

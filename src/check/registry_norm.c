@@ -110,13 +110,15 @@ static void ref_forward(const ogc_op *op, const ogc_shape *in, const double *con
     const double *x0 = input_of(op, in, x, &xbuf);
     for (int64_t r = 0; r < rows; r++) {
         const double *xr = x0 + r * R;
-        double mean = 0, var = 0;
+        // (compensated sums: the float64 kernels' statistics are compared one by one)
+        ogc_ksum ksum = {0, 0}, ksq = {0, 0};
+        double mean = 0;
         if (!rms) {
-            for (int64_t j = 0; j < R; j++) mean += xr[j];
-            mean /= (double)R;
+            for (int64_t j = 0; j < R; j++) ogc_ksum_add(&ksum, xr[j]);
+            mean = ogc_ksum_value(&ksum) / (double)R;
         }
-        for (int64_t j = 0; j < R; j++) var += (xr[j] - mean) * (xr[j] - mean);
-        var /= (double)R;
+        for (int64_t j = 0; j < R; j++) ogc_ksum_add(&ksq, (xr[j] - mean) * (xr[j] - mean));
+        double var = ogc_ksum_value(&ksq) / (double)R;
         double rstd = 1 / sqrt(var + eps);
         for (int64_t j = 0; j < R; j++) {
             int64_t i = r * R + j;
@@ -154,12 +156,14 @@ static void ref_backward(const ogc_op *op, const ogc_shape *in, const double *co
     for (int64_t r = 0; r < rows; r++) {
         int64_t i0 = r * R;
         double mean = rms ? 0 : saved[0][i0], rstd = saved[rms ? 0 : 1][i0];
-        double a = 0, b = 0, ma = 0, mb = 0;
+        ogc_ksum ka = {0, 0}, kb2 = {0, 0};
+        double ma = 0, mb = 0;
         for (int64_t j = 0; j < R; j++) {
             double g = gy[i0 + j] * (w ? w[j] : 1), xh = (x0[i0 + j] - mean) * rstd;
-            a += g, b += g * xh, ma += fabs(g), mb += fabs(g * xh);
+            ogc_ksum_add(&ka, g), ogc_ksum_add(&kb2, g * xh), ma += fabs(g), mb += fabs(g * xh);
         }
-        a /= (double)R, b /= (double)R, ma /= (double)R, mb /= (double)R;
+        double a = ogc_ksum_value(&ka) / (double)R, b = ogc_ksum_value(&kb2) / (double)R;
+        ma /= (double)R, mb /= (double)R;
         for (int64_t j = 0; j < R; j++) {
             int64_t i = i0 + j;
             double g = gy[i] * (w ? w[j] : 1), xh = (x0[i] - mean) * rstd;
@@ -183,6 +187,12 @@ static void ref_backward(const ogc_op *op, const ogc_shape *in, const double *co
 // Entry points
 
 typedef aclnnStatus (*phase2_fn)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+
+// The dtype of the statistics and weight gradients ops-nn makes FLOAT: FLOAT, DOUBLE in a float64
+// case (opgrad's float64 extension). Their buffers hold 8 bytes per element, enough for both.
+static aclDataType stat_dt(const ogc_call *c) {
+    return c->dtype == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
+}
 
 // A [A..., 1...] view (rank of `like`) of an output-shaped contiguous buffer of dtype dt: element
 // r of the rows at the first element of row r.
@@ -284,9 +294,10 @@ static int rms_forward(ogc_call *c) {
     int64_t rows, R;
     rows_r(op, &x, &rows, &R);
     // rstdOut is FLOAT: written into an fp32 buffer, then rounded once into the saved result
-    float *rbuf = calloc((size_t)(rows * R) + 1, sizeof(float));
+    aclDataType sdt = stat_dt(c);
+    double *rbuf = calloc((size_t)(rows * R) + 1, sizeof(double));
     aclTensor *out = ogc_result_tensor(&c->results[0]);
-    aclTensor *rstd = stat_view(&x, nR, ACL_FLOAT, rbuf);
+    aclTensor *rstd = stat_view(&x, nR, sdt, rbuf);
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
     int st =
@@ -294,7 +305,8 @@ static int rms_forward(ogc_call *c) {
     if (!st) st = ogc_launch(ws, ex, aclnnRmsNorm);
     for (int64_t r = 0; r < rows; r++)
         for (int64_t j = 0; j < R; j++)
-            ogc_store(c->results[1].data, r * R + j, c->results[1].dtype, rbuf[r * R]);
+            ogc_store(c->results[1].data, r * R + j, c->results[1].dtype,
+                      ogc_load(rbuf, r * R, sdt));
     aclDestroyTensor(out), aclDestroyTensor(rstd);
     free(rbuf);
     return st;
@@ -310,30 +322,31 @@ static int rms_backward(ogc_call *c) {
     int64_t rows, R;
     rows_r(op, &x, &rows, &R);
     // rstd: the forward's [A..., 1...] FLOAT view; at 16-bit dtypes a FLOAT [A...] copy
-    float *rbuf = NULL;
+    aclDataType sdt = stat_dt(c);
+    double *rbuf = NULL;
     aclTensor *rstd;
-    if (c->saved[0]->dtype == ACL_FLOAT) {
-        rstd = stat_view(&x, nR, ACL_FLOAT, first_of(c->saved[0]));
+    if (c->saved[0]->dtype == sdt) {
+        rstd = stat_view(&x, nR, sdt, first_of(c->saved[0]));
     } else {
-        rbuf = calloc((size_t)rows + 1, sizeof(float));
+        rbuf = calloc((size_t)rows + 1, sizeof(double));
         for (int64_t r = 0; r < rows; r++)
-            rbuf[r] = (float)ogc_load(first_of(c->saved[0]), r * R, c->saved[0]->dtype);
+            ogc_store(rbuf, r, sdt, ogc_load(first_of(c->saved[0]), r * R, c->saved[0]->dtype));
         int nA = x.ndim - nR;
-        rstd = aclCreateTensor(x.dims, (uint64_t)nA, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, x.dims,
+        rstd = aclCreateTensor(x.dims, (uint64_t)nA, sdt, NULL, 0, ACL_FORMAT_ND, x.dims,
                                (uint64_t)nA, rbuf);
     }
     // dgammaOut is FLOAT: an fp32 buffer rounded once into the result
     aclTensor *dx = NULL, *dg;
-    float *gbuf = NULL;
+    double *gbuf = NULL;
     int j = 0;
     if (op->in[0].differentiable) dx = ogc_result_tensor(&c->results[j++]);
     if (op->in[0].differentiable && add) j++; // x2's gradient: a copy of x1's
     ogc_result *gres = &c->results[j];
     int64_t gdims[OG_MAX_DIMS];
     for (int d = 0; d < nR; d++) gdims[d] = x.dims[x.ndim - nR + d];
-    gbuf = calloc((size_t)R + 1, sizeof(float));
-    dg = aclCreateTensor(gdims, (uint64_t)nR, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, gdims,
-                         (uint64_t)nR, gbuf);
+    gbuf = calloc((size_t)R + 1, sizeof(double));
+    dg = aclCreateTensor(gdims, (uint64_t)nR, sdt, NULL, 0, ACL_FORMAT_ND, gdims, (uint64_t)nR,
+                         gbuf);
     // dxOut is required: without a dx result, an fp32 scratch stands in
     void *dxbuf = NULL;
     if (!dx) {
@@ -348,7 +361,7 @@ static int rms_backward(ogc_call *c) {
     if (add && op->in[0].differentiable)
         memcpy(c->results[1].data, c->results[0].data,
                (size_t)(rows * R) * aclDataTypeSize(c->results[0].dtype));
-    for (int64_t k = 0; k < R; k++) ogc_store(gres->data, k, gres->dtype, gbuf[k]);
+    for (int64_t k = 0; k < R; k++) ogc_store(gres->data, k, gres->dtype, ogc_load(gbuf, k, sdt));
     aclDestroyTensor(dx), aclDestroyTensor(dg), aclDestroyTensor(rstd);
     free(rbuf), free(gbuf), free(dxbuf);
     return st;
@@ -363,12 +376,12 @@ static int add_ln_forward(ogc_call *c) {
     ogc_shape x = shape_of(c->in[0]);
     int64_t rows, R;
     rows_r(op, &x, &rows, &R);
-    float *mbuf = calloc((size_t)(rows * R) + 1, sizeof(float));
-    float *rbuf = calloc((size_t)(rows * R) + 1, sizeof(float));
+    aclDataType sdt = stat_dt(c);
+    double *mbuf = calloc((size_t)(rows * R) + 1, sizeof(double));
+    double *rbuf = calloc((size_t)(rows * R) + 1, sizeof(double));
     void *xbuf = calloc((size_t)(rows * R) + 1, aclDataTypeSize(c->in[0]->dtype));
     aclTensor *out = ogc_result_tensor(&c->results[0]);
-    aclTensor *mean = stat_view(&x, nR, ACL_FLOAT, mbuf),
-              *rstd = stat_view(&x, nR, ACL_FLOAT, rbuf);
+    aclTensor *mean = stat_view(&x, nR, sdt, mbuf), *rstd = stat_view(&x, nR, sdt, rbuf);
     aclTensor *xo = aclCreateTensor(x.dims, (uint64_t)x.ndim, c->in[0]->dtype, NULL, 0,
                                     ACL_FORMAT_ND, x.dims, (uint64_t)x.ndim, xbuf);
     uint64_t ws = 0;
@@ -379,8 +392,10 @@ static int add_ln_forward(ogc_call *c) {
     if (!st) st = ogc_launch(ws, ex, aclnnAddLayerNorm);
     for (int64_t r = 0; r < rows; r++)
         for (int64_t j = 0; j < R; j++) {
-            ogc_store(c->results[1].data, r * R + j, c->results[1].dtype, mbuf[r * R]);
-            ogc_store(c->results[2].data, r * R + j, c->results[2].dtype, rbuf[r * R]);
+            ogc_store(c->results[1].data, r * R + j, c->results[1].dtype,
+                      ogc_load(mbuf, r * R, sdt));
+            ogc_store(c->results[2].data, r * R + j, c->results[2].dtype,
+                      ogc_load(rbuf, r * R, sdt));
         }
     aclDestroyTensor(out), aclDestroyTensor(mean), aclDestroyTensor(rstd), aclDestroyTensor(xo);
     free(mbuf), free(rbuf), free(xbuf);
@@ -416,9 +431,10 @@ static int add_rms_forward(ogc_call *c) {
     ogc_shape x = shape_of(c->in[0]);
     int64_t rows, R;
     rows_r(op, &x, &rows, &R);
-    float *rbuf = calloc((size_t)(rows * R) + 1, sizeof(float));
+    aclDataType sdt = stat_dt(c);
+    double *rbuf = calloc((size_t)(rows * R) + 1, sizeof(double));
     aclTensor *out = ogc_result_tensor(&c->results[0]), *xo = ogc_result_tensor(&c->results[2]);
-    aclTensor *rstd = stat_view(&x, nR, ACL_FLOAT, rbuf);
+    aclTensor *rstd = stat_view(&x, nR, sdt, rbuf);
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
     int st = aclnnAddRmsNormGetWorkspaceSize(c->in[0], c->in[1], c->in[2], op->attrs[A_EPS], out,
@@ -426,7 +442,8 @@ static int add_rms_forward(ogc_call *c) {
     if (!st) st = ogc_launch(ws, ex, aclnnAddRmsNorm);
     for (int64_t r = 0; r < rows; r++)
         for (int64_t j = 0; j < R; j++)
-            ogc_store(c->results[1].data, r * R + j, c->results[1].dtype, rbuf[r * R]);
+            ogc_store(c->results[1].data, r * R + j, c->results[1].dtype,
+                      ogc_load(rbuf, r * R, sdt));
     aclDestroyTensor(out), aclDestroyTensor(xo), aclDestroyTensor(rstd);
     free(rbuf);
     return st;
@@ -442,7 +459,7 @@ static const double rms1[] = {1, 1e-6, 1, 0, 0}, rms2[] = {2, 1e-6, 1, 0, 0};
 static const double add_ln1[] = {1, 1e-5, 1, 1, 1}, add_rms1[] = {1, 1e-6, 1, 0, 1};
 
 #define NORM_COMMON                                                                                \
-    .dtypes = OG_DTS_FLOATING, .lo = -3, .hi = 3, .fp32_ulps = 4, .shapes = norm_shapes,           \
+    .dtypes = OG_DTS_FLOATING64, .lo = -3, .hi = 3, .fp32_ulps = 4, .shapes = norm_shapes,         \
     .ref_forward_tensor = ref_forward, .ref_backward_tensor = ref_backward
 
 #define LN_API "aclnnLayerNorm + aclnnLayerNormBackward"

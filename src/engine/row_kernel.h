@@ -28,4 +28,8 @@ typedef void (*og_row64_fn)(size_t n, const double *const *in, double *const *ou
 typedef void (*og_row_acc_fn)(size_t n, const float *const *in, float *const *out,
                               const void *params, float *stats, float *const *acc);
 
+/// The same in float64 (the accumulator temporaries are then float64).
+typedef void (*og_row_acc64_fn)(size_t n, const double *const *in, double *const *out,
+                                const void *params, double *stats, double *const *acc);
+
 #endif

@@ -142,7 +142,8 @@ void og_rows_make_plan(const og_rows_op *op, int max_cores, opgrad_isa isa, og_r
         p->fused16 = false;
         p->kernel16 = NULL;
         p->slot_bytes = outs * align64(p->R * 8) + align64(OG_ROWS_MAX_STATS * 8);
-        p->kernel64 = op->kernels64[isa];
+        p->kernel64 = op->kernels64 ? op->kernels64[isa] : NULL;
+        p->acc_kernel64 = op->nacc > 0 ? op->acc_kernels64[isa] : NULL;
     }
     if (p->R == 0 || p->rows == 0) p->core_num = p->slots = 0, p->slot_bytes = 0;
     p->isa = isa;
@@ -319,10 +320,17 @@ static void run_range64(void *arg, int core, int slot) {
     for (int k = 0; k < nops; k++) base[k] = og_executor_addr(c->e, ops[k]->slot);
     for (int k = 0; k < nrow_ops; k++) buf[k] = (double *)at, at += align64(p->R * 8);
     double *stats = (double *)at;
+    double *acc_base[OG_ROWS_MAX_ACC], *acc[OG_ROWS_MAX_ACC];
+    for (int k = 0; k < p->nacc; k++)
+        acc_base[k] = (double *)og_executor_addr(c->e, p->acc_slot[k]);
     int64_t start, count, off[MAXOPS];
     og_rows_core_range(p, core, &start, &count);
     for (int64_t r = start; r < start + count; r++) {
         row_offsets(p, r, ops, nops, off);
+        for (int k = 0; k < p->nacc; k++) { // the group's rows, zeroed as the group starts
+            acc[k] = acc_base[k] + r / OG_ROWS_GROUP * p->R;
+            if (r % OG_ROWS_GROUP == 0) memset(acc[k], 0, sizeof(double) * (size_t)p->R);
+        }
         char *addr[MAXOPS];
         for (int k = 0; k < nops; k++)
             addr[k] = base[k] + off[k] * (int64_t)aclDataTypeSize(ops[k]->dtype);
@@ -330,7 +338,11 @@ static void run_range64(void *arg, int core, int slot) {
             og_load_run64(addr[nrow_ops + k], ops[nrow_ops + k]->dtype, 1, &stats[k], 1);
         for (int k = 0; k < p->nin; k++)
             og_load_run64(addr[k], ops[k]->dtype, ops[k]->axis_stride, buf[k], p->R);
-        p->kernel64((size_t)p->R, (const double *const *)buf, buf + p->nin, p->params, stats);
+        if (p->nacc > 0)
+            p->acc_kernel64((size_t)p->R, (const double *const *)buf, buf + p->nin, p->params,
+                            stats, acc);
+        else
+            p->kernel64((size_t)p->R, (const double *const *)buf, buf + p->nin, p->params, stats);
         for (int k = p->nin; k < nrow_ops; k++)
             og_store_run64(addr[k], ops[k]->dtype, ops[k]->axis_stride, buf[k], p->R);
         for (int k = 0; !p->stats_in && k < p->nstats; k++)

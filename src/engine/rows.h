@@ -20,8 +20,9 @@
  * thread.
  *
  * float64 (compute_dtype ACL_DOUBLE: some operand is float64) runs the float64 row kernel
- * (kernels64) on float64 row buffers, every operand gathered / converted per row and every output
- * rounded once to its dtype, statistics in double; no column accumulators.
+ * (kernels64, or acc_kernels64 with float64 accumulator temporaries) on float64 row buffers,
+ * every operand gathered / converted per row and every output rounded once to its dtype,
+ * statistics in double.
  *
  * Statistics are written after the kernel (a forward's mean / rstd), or, with stats_in, read
  * before it (a backward's saved mean / rstd): the kernel gets them in `stats`.
@@ -86,7 +87,8 @@ typedef struct og_rows_op {
     bool stats_in;             // the stats are inputs, read before the kernel
     // column accumulators: nacc > 0 runs acc_kernels (not kernels / kernels16) with acc[k] the
     // row's group row of temporary acc_slot[k] (fp32, contiguous, [og_rows_groups(rows), R])
-    const og_row_acc_fn *acc_kernels; // [OPGRAD_ISA_COUNT]
+    const og_row_acc_fn *acc_kernels;     // [OPGRAD_ISA_COUNT]
+    const og_row_acc64_fn *acc_kernels64; // [OPGRAD_ISA_COUNT], float64 (double temporaries)
     int nacc;
     int acc_slot[OG_ROWS_MAX_ACC];
 } og_rows_op;
@@ -121,6 +123,7 @@ typedef struct og_rows_plan {
     og_row16_fn kernel16; // when fused16
     bool f64;             // float64 rows (kernel64)
     og_row64_fn kernel64;
+    og_row_acc64_fn acc_kernel64;
     bool stats_in;
     int nacc; // column accumulators (ranges are whole groups of rows)
     int acc_slot[OG_ROWS_MAX_ACC];

@@ -17,7 +17,7 @@
 #include "aclnnop/aclnn_mish_backward.h"
 #include "aclnnop/aclnn_mul.h"
 #include "aclnnop/aclnn_reduce_sum.h"
-#include "aclnnop/aclnn_rms_norm.h"
+#include "aclnnop/aclnn_dropout.h"
 #include "aclnnop/aclnn_sigmoid.h"
 #include "test.h"
 #include "testutil.h"
@@ -234,13 +234,12 @@ static void test_inplace_and_refusal(void) {
     CHECK(fabs(d(&x)[0] - 4.248354255291589e-18) <= 1e-31);
     uint64_t ws;
     aclOpExecutor *e;
-    int64_t d1[1] = {1};
-    buf rstd = make(d1, 1, ACL_FLOAT, NULL, 1);
-    CHECK_EQ(aclnnRmsNormGetWorkspaceSize(x.t, x.t, 1e-6, y.t, rstd.t, &ws, &e),
+    buf mask = make(d4, 1, ACL_UINT8, NULL, 4);
+    CHECK_EQ(aclnnDropoutGetWorkspaceSize(x.t, 0.5, true, 1, 0, y.t, mask.t, &ws, &e),
              ACLNN_ERR_PARAM_INVALID);
-    CHECK_MSG("x has dtype float64");
+    CHECK_MSG("input has dtype float64");
     CHECK_MSG("opgrad supports float32, float16 and bfloat16");
-    drop(&rstd);
+    drop(&mask);
     drop(&x), drop(&y);
 }
 

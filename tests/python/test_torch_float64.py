@@ -10,7 +10,7 @@ activations (mish, gelu in both forms, silu, sigmoid, tanh, softplus, relu, leak
 hardsigmoid, elu), add, mul, muls, fused_add_scale and reduce_sum (a broadcast operand's gradient is summed by
 ReduceSum in float64), the matmul family (matmul, mm, bmm, addmm, baddbmm) with linear composed
 from it, the pointwise losses (mse, l1, smooth_l1, binary_cross_entropy[_with_logits]) and the GLUs
-(swiglu, geglu), softmax and log_softmax. Every other operator refuses a float64 tensor with a TypeError naming the dtype, never a
+(swiglu, geglu), softmax, log_softmax, layer_norm and rms_norm. Every other operator refuses a float64 tensor with a TypeError naming the dtype, never a
 float32 result: tested for a sample of them.
 """
 import os
@@ -79,6 +79,15 @@ CASES = {
                 lambda: (x64(3, 5, 2),)),
     "log_softmax": (lambda x: ot.log_softmax(x, -1), lambda x: torch.log_softmax(x, -1),
                     lambda: (x64(4, 6),)),
+    "layer_norm": (lambda x, w, b: ot.layer_norm(x, [5], w, b),
+                   lambda x, w, b: F.layer_norm(x, [5], w, b),
+                   lambda: (x64(3, 4, 5), x64(5), x64(5))),
+    "layer_norm_2d": (lambda x: ot.layer_norm(x, [4, 5]), lambda x: F.layer_norm(x, [4, 5]),
+                      lambda: (x64(3, 4, 5),)),
+    "rms_norm": (lambda x, g: ot.rms_norm(x, [5], g),
+                 lambda x, g: x * torch.rsqrt((x * x).mean(-1, keepdim=True)
+                                              + torch.finfo(x.dtype).eps) * g,
+                 lambda: (x64(3, 5), x64(5))),
     "matmul": (ot.matmul, torch.matmul, lambda: (x64(2, 3, 4), x64(4, 5))),
     "matmul_vec": (ot.matmul, torch.matmul, lambda: (x64(4), x64(3, 4, 2))),
     "mm": (ot.mm, torch.mm, lambda: (x64(3, 4), x64(4, 5))),
@@ -148,7 +157,7 @@ class Float64(unittest.TestCase):
     def test_operators_without_float64_kernels_refuse_it(self):
         x = torch.randn(4, 6, dtype=torch.float64)
         calls = {
-            "layer_norm": lambda: ot.layer_norm(x, [6]),
+            "group_norm": lambda: ot.group_norm(x.view(2, 2, 6), 2),
             "conv1d": lambda: ot.conv1d(x.unsqueeze(0), x[:, :3].unsqueeze(0)),
             "cross_entropy": lambda: ot.cross_entropy(x, torch.zeros(4, dtype=torch.long)),
         }

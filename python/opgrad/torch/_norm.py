@@ -7,7 +7,7 @@ aclnnRmsNorm / aclnnRmsNormGrad as torch operators with autograd.
     torch.ops.opgrad.rms_norm_fwd(x, gamma, eps) -> (y, rstd)
     torch.ops.opgrad.rms_norm_backward(grad, x, rstd, gamma) -> (dx, dgamma)
 
-The forwards return their saved statistics (float32, [A..., 1...]) as extra outputs, which the
+The forwards return their saved statistics (float32, float64 for float64 x; [A..., 1...]) as extra outputs, which the
 backward reads: x is read once by each backward, the statistics are not recomputed. The mean and
 rstd outputs are not differentiable. The operators are registered with the same two paths as
 _ops.py: torch.library.custom_op + register_autograd (PyTorch >= 2.4; the formulas call
@@ -48,8 +48,8 @@ def layer_norm_fwd(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     ns = tuple(int(n) for n in normalized_shape)
     _check_all("layer_norm", ((x, "x"), (weight, "weight"), (bias, "bias")))
     y = K._empty(x.shape, dtype=x.dtype)
-    mean = K._empty(_stat_shape(x, len(ns)), dtype=torch.float32)
-    rstd = K._empty(_stat_shape(x, len(ns)), dtype=torch.float32)
+    mean = K._empty(_stat_shape(x, len(ns)), dtype=_stat_dtype(x))
+    rstd = K._empty(_stat_shape(x, len(ns)), dtype=_stat_dtype(x))
     eps = float(eps)
 
     def p1(hi, ho, sc, w, e):
@@ -95,7 +95,7 @@ def layer_norm_backward(grad, x, normalized_shape, mean, rstd, weight=None, bias
 def rms_norm_fwd(x, gamma, eps=1e-6):
     _check_all("rms_norm", ((x, "x"), (gamma, "gamma")))
     y = K._empty(x.shape, dtype=x.dtype)
-    rstd = K._empty(_stat_shape(x, gamma.dim()), dtype=torch.float32)
+    rstd = K._empty(_stat_shape(x, gamma.dim()), dtype=_stat_dtype(x))
     eps = float(eps)
 
     def p1(hi, ho, sc, w, e):
@@ -108,7 +108,7 @@ def rms_norm_fwd(x, gamma, eps=1e-6):
 def rms_norm_backward(grad, x, rstd, gamma):
     _check_all("rms_norm_backward", ((grad, "grad"), (x, "x"), (rstd, "rstd"), (gamma, "gamma")))
     dx = K._empty(x.shape, dtype=x.dtype)
-    dg = K._empty(gamma.shape, dtype=torch.float32)  # dgammaOut is FLOAT
+    dg = K._empty(gamma.shape, dtype=_stat_dtype(x))  # dgammaOut is FLOAT (float64: float64)
 
     def p1(hi, ho, sc, w, e):
         return L.phase1["RmsNormGrad"](hi[0], hi[1], hi[2], hi[3], ho[0], ho[1], w, e)
@@ -120,8 +120,8 @@ def rms_norm_backward(grad, x, rstd, gamma):
 # ---- fakes (shapes and dtypes only, PyTorch >= 2.4) -------------------------------------------
 def _fake_ln(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     s = _stat_shape(x, len(normalized_shape))
-    return (x.new_empty(x.shape), x.new_empty(s, dtype=torch.float32),
-            x.new_empty(s, dtype=torch.float32))
+    return (x.new_empty(x.shape), x.new_empty(s, dtype=_stat_dtype(x)),
+            x.new_empty(s, dtype=_stat_dtype(x)))
 
 
 def _fake_ln_bwd(grad, x, normalized_shape, mean, rstd, weight=None, bias=None,
@@ -134,11 +134,11 @@ def _fake_ln_bwd(grad, x, normalized_shape, mean, rstd, weight=None, bias=None,
 
 
 def _fake_rms(x, gamma, eps=1e-6):
-    return x.new_empty(x.shape), x.new_empty(_stat_shape(x, gamma.dim()), dtype=torch.float32)
+    return x.new_empty(x.shape), x.new_empty(_stat_shape(x, gamma.dim()), dtype=_stat_dtype(x))
 
 
 def _fake_rms_bwd(grad, x, rstd, gamma):
-    return x.new_empty(x.shape), x.new_empty(gamma.shape, dtype=torch.float32)
+    return x.new_empty(x.shape), x.new_empty(gamma.shape, dtype=_stat_dtype(x))
 
 
 # ---- autograd formulas: setup(ctx, inputs, outputs), backward(ops, ctx, grads) -----------------
@@ -163,6 +163,11 @@ def _given(t):
     return t is not None and t.numel() > 0
 
 
+def _stat_dtype(x):
+    """The statistics' (and RmsNorm's dgamma's) dtype: float32, float64 for a float64 input."""
+    return torch.float64 if x.dtype is torch.float64 else torch.float32
+
+
 def _norm_dims(x, nr):
     return list(range(x.dim() - nr, x.dim()))
 
@@ -174,7 +179,7 @@ def _stats_grad(ops, x, mean, rstd, gmean, grstd, nr):
     d = 1
     for n in x.shape[x.dim() - nr:]:
         d *= int(n)
-    xf = x if x.dtype == torch.float32 else x.float()
+    xf = x if x.dtype in (torch.float32, torch.float64) else x.float()
     out = None
     if _given(grstd):
         xm = xf if mean is None else ops.add(xf, mean, -1.0)
@@ -246,7 +251,8 @@ def _norm_second_order(ops, g, x, mean, rstd, w, GX, GW, GB, nr):
     d = 1
     for n in x.shape[x.dim() - nr:]:
         d *= int(n)
-    f = (lambda t: None if t is None else t if t.dtype == torch.float32 else t.float())
+    keep = (torch.float32, torch.float64)  # (16-bit: in float32)
+    f = (lambda t: None if t is None else t if t.dtype in keep else t.float())
     g32, x32, w32, GX, GW, GB = f(g), f(x), f(w), f(GX), f(GW), f(GB)
     xm = x32 if mean is None else ops.add(x32, mean, -1.0)
     xh = ops.mul(xm, rstd)

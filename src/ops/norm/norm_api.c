@@ -41,6 +41,7 @@ typedef struct norm_build {
     int nviews;
     aclTensor views[MAX_VIEWS];
     int npending;
+    bool f64; // some operand is float64: the float64 rows, copies and temporaries
     int pend_from[MAX_PENDING], pend_to[MAX_PENDING];
     const aclTensor *pend_from_t[MAX_PENDING], *pend_to_t[MAX_PENDING];
 } norm_build;
@@ -93,6 +94,7 @@ static int copy_through_temp(norm_build *b, const aclTensor *t, int slot, bool o
     }
     og_ew_op ew = {.op = b->p.op,
                    .kernels = og_norm_copy_kernels,
+                   .kernels64 = og_norm_copy_kernels64,
                    .nin = 1,
                    .in = {t},
                    .nout = 1,
@@ -154,6 +156,7 @@ static aclnnStatus finish(norm_build *b, uint64_t *workspaceSize, aclOpExecutor 
     for (int k = 0; k < b->npending; k++) {
         og_ew_op ew = {.op = b->p.op,
                        .kernels = og_norm_copy_kernels,
+                       .kernels64 = og_norm_copy_kernels64,
                        .nin = 1,
                        .in = {b->pend_from_t[k]},
                        .nout = 1,
@@ -172,6 +175,7 @@ static void build_init(norm_build *b, const og_opdesc *op, int nin, int nout,
                        const aclTensor *const *io, const aclTensor *x, int nA) {
     memset(b, 0, sizeof *b);
     og_prog_init(&b->p, op, nin, nout, io);
+    for (int k = 0; k < nin + nout; k++) b->f64 = b->f64 || (io[k] && io[k]->dtype == ACL_DOUBLE);
     b->nA = nA;
     b->rows = 1, b->R = 1;
     for (int d = 0; d < x->ndim; d++) {
@@ -187,7 +191,8 @@ static void rows_shape(const norm_build *b, og_rows_op *r) {
     for (int d = 0; d < b->nA; d++) r->dims[d] = b->A[d];
     r->dims[b->nA] = b->R;
     r->axis = b->nA;
-    r->compute_dtype = ACL_FLOAT; // every operand widened to fp32, each result rounded once
+    // every operand widened to fp32 (float64: to double), each result rounded once
+    r->compute_dtype = b->f64 ? ACL_DOUBLE : ACL_FLOAT;
 }
 
 /// row_operand appended to r: to its inputs, or to its outputs when `output`; false when no view.
@@ -231,7 +236,7 @@ static void sum_groups(norm_build *b, const aclTensor *acc, int acc_slot, const 
     og_prog_reduce(&b->p, &r);
 }
 
-/// An fp32 accumulator temporary [groups, dims of `like`] (the normalized shape).
+/// An fp32 (float64) accumulator temporary [groups, dims of `like`] (the normalized shape).
 static int acc_temp(norm_build *b, const int64_t *ndims, int nR, const aclTensor **t) {
     int64_t dims[OG_MAX_DIMS + 1];
     dims[0] = og_rows_groups(b->rows);
@@ -240,7 +245,7 @@ static int acc_temp(norm_build *b, const int64_t *ndims, int nR, const aclTensor
         dims[1] = b->R;
         nR = 1;
     }
-    return og_prog_temp(&b->p, ACL_FLOAT, nR + 1, dims, t);
+    return og_prog_temp(&b->p, b->f64 ? ACL_DOUBLE : ACL_FLOAT, nR + 1, dims, t);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -323,10 +328,17 @@ static aclnnStatus check_dtype2(const og_opdesc *op, const char *name, const acl
                    name, dt_name(t->dtype), rule);
 }
 
+/// Statistics and weight gradients that ops-nn makes FLOAT: FLOAT, or float64 for a float64 input
+/// (opgrad's float64 extension keeps them in double).
+static aclDataType stat_dtype(const aclTensor *x) {
+    return x->dtype == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
+}
+#define STAT_RULE "it must be FLOAT (or DOUBLE for a DOUBLE input)"
+
 /// A weight-like tensor (weight, bias, gamma): the normalized shape, input's dtype or FLOAT.
 static aclnnStatus check_weight(const og_opdesc *op, const char *name, const aclTensor *w,
                                 const aclTensor *input, const int64_t *ndims, int nR) {
-    OG_TRY(og_check_tensor(op, name, w, 1));
+    OG_TRY(og_check_tensor_of(op, name, w, 1, OG_DTS_FLOATING64));
     OG_TRY(check_shape(op, name, w, ndims, nR, "the normalized shape"));
     return check_dtype2(op, name, w, input->dtype, ACL_FLOAT,
                         "it must be the input's dtype or FLOAT");
@@ -340,7 +352,7 @@ static void stat_shape(const aclTensor *x, int nA, int64_t *dims) {
 /// A backward's saved statistic: one element per row (any shape with that many elements).
 static aclnnStatus check_saved_stat(const og_opdesc *op, const char *name, const aclTensor *t,
                                     int64_t rows) {
-    OG_TRY(og_check_tensor(op, name, t, 0));
+    OG_TRY(og_check_tensor_of(op, name, t, 0, OG_DTS_FLOATING64));
     if (t->numel != rows)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: %s has %lld elements but the input has %lld rows (the "
@@ -360,7 +372,7 @@ aclnnStatus aclnnLayerNormGetWorkspaceSize(
     static const char *const req[3] = {"input", "normalizedShape", "out"};
     const void *ptrs[3] = {input, normalizedShape, out};
     OG_TRY(og_check_args(op, workspaceSize, executor, 3, req, ptrs));
-    OG_TRY(og_check_tensor(op, "input", input, 1));
+    OG_TRY(og_check_tensor_of(op, "input", input, 1, OG_DTS_FLOATING64));
     OG_TRY(check_normalized(op, normalizedShape, input, "input"));
     int nR = (int)normalizedShape->size, nA = input->ndim - nR;
     const int64_t *ndims = input->dims + nA;
@@ -370,7 +382,7 @@ aclnnStatus aclnnLayerNormGetWorkspaceSize(
     if (weightOptional && biasOptional)
         OG_TRY(og_check_same_dtype(op, "weightOptional", weightOptional, "biasOptional",
                                    biasOptional));
-    OG_TRY(og_check_tensor(op, "out", out, 1));
+    OG_TRY(og_check_tensor_of(op, "out", out, 1, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_shape(op, "input", input, "out", out));
     OG_TRY(og_check_same_dtype(op, "input", input, "out", out));
     int64_t sdims[OG_MAX_DIMS];
@@ -379,7 +391,7 @@ aclnnStatus aclnnLayerNormGetWorkspaceSize(
     static const char *const stat_names[2] = {"meanOutOptional", "rstdOutOptional"};
     for (int k = 0; k < 2; k++) {
         if (!stats_t[k]) continue;
-        OG_TRY(og_check_tensor(op, stat_names[k], stats_t[k], 1));
+        OG_TRY(og_check_tensor_of(op, stat_names[k], stats_t[k], 1, OG_DTS_FLOATING64));
         OG_TRY(check_shape(op, stat_names[k], stats_t[k], sdims, input->ndim,
                            "the input's leading dims, then a 1 per normalized dim"));
         OG_TRY(check_dtype2(op, stat_names[k], stats_t[k], input->dtype, ACL_FLOAT,
@@ -398,6 +410,7 @@ aclnnStatus aclnnLayerNormGetWorkspaceSize(
                           .has_beta = biasOptional != NULL,
                           .stats_mode = !meanOutOptional && rstdOutOptional ? 1 : 0};
     og_rows_op r = {.kernels = og_layer_norm_fwd_kernels,
+                    .kernels64 = og_layer_norm_fwd_kernels64,
                     .params = &prm,
                     .params_size = sizeof prm,
                     .prefetch = true};
@@ -446,8 +459,8 @@ aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(
                            "%sGetWorkspaceSize: outputMask[%d] is true but %s is NULL", op->name, k,
                            out_names[k]);
     }
-    OG_TRY(og_check_tensor(op, "gradOut", gradOut, 1));
-    OG_TRY(og_check_tensor(op, "input", input, 1));
+    OG_TRY(og_check_tensor_of(op, "gradOut", gradOut, 1, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "input", input, 1, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_shape(op, "gradOut", gradOut, "input", input));
     OG_TRY(check_normalized(op, normalizedShape, input, "input"));
     int nR = (int)normalizedShape->size, nA = input->ndim - nR;
@@ -465,7 +478,7 @@ aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(
     aclDataType wdt = weightOptional ? weightOptional->dtype : input->dtype;
     for (int k = 0; k < 3; k++) {
         if (!want[k]) continue;
-        OG_TRY(og_check_tensor(op, out_names[k], outs_t[k], 1));
+        OG_TRY(og_check_tensor_of(op, out_names[k], outs_t[k], 1, OG_DTS_FLOATING64));
         if (k == 0) {
             OG_TRY(og_check_same_shape(op, "input", input, out_names[k], outs_t[k]));
             OG_TRY(og_check_same_dtype(op, "input", input, out_names[k], outs_t[k]));
@@ -496,7 +509,9 @@ aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(
                           .want_dgamma = want[1],
                           .want_dbeta = want[2]};
     og_rows_op r = {.kernels = og_layer_norm_bwd_kernels,
+                    .kernels64 = og_layer_norm_bwd_kernels64,
                     .acc_kernels = og_layer_norm_bwd_acc_kernels,
+                    .acc_kernels64 = og_layer_norm_bwd_acc_kernels64,
                     .params = &prm,
                     .params_size = sizeof prm,
                     .stats_in = true};
@@ -540,8 +555,8 @@ aclnnStatus aclnnRmsNormGetWorkspaceSize(const aclTensor *x, const aclTensor *ga
     const aclTensor *io[4] = {x, gamma, yOut, rstdOut};
     const void *ptrs[4] = {x, gamma, yOut, rstdOut};
     OG_TRY(og_check_args(op, workspaceSize, executor, 4, names, ptrs));
-    OG_TRY(og_check_tensor(op, "x", x, 1));
-    OG_TRY(og_check_tensor(op, "gamma", gamma, 1));
+    OG_TRY(og_check_tensor_of(op, "x", x, 1, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "gamma", gamma, 1, OG_DTS_FLOATING64));
     if (gamma->ndim > x->ndim)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: gamma has rank %d, more than x's %d: gamma must be x's "
@@ -550,21 +565,22 @@ aclnnStatus aclnnRmsNormGetWorkspaceSize(const aclTensor *x, const aclTensor *ga
     int nR = gamma->ndim, nA = x->ndim - nR;
     OG_TRY(check_shape(op, "gamma", gamma, x->dims + nA, nR, "x's trailing dims"));
     OG_TRY(check_dtype2(op, "gamma", gamma, x->dtype, ACL_FLOAT, "it must be x's dtype or FLOAT"));
-    OG_TRY(og_check_tensor(op, "yOut", yOut, 1));
+    OG_TRY(og_check_tensor_of(op, "yOut", yOut, 1, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_shape(op, "x", x, "yOut", yOut));
     OG_TRY(og_check_same_dtype(op, "x", x, "yOut", yOut));
-    OG_TRY(og_check_tensor(op, "rstdOut", rstdOut, 1));
+    OG_TRY(og_check_tensor_of(op, "rstdOut", rstdOut, 1, OG_DTS_FLOATING64));
     int64_t sdims[OG_MAX_DIMS];
     stat_shape(x, nA, sdims);
     OG_TRY(check_shape(op, "rstdOut", rstdOut, sdims, x->ndim,
                        "x's leading dims, then a 1 per dim of gamma"));
-    OG_TRY(check_dtype2(op, "rstdOut", rstdOut, ACL_FLOAT, ACL_FLOAT, "it must be FLOAT"));
+    OG_TRY(check_dtype2(op, "rstdOut", rstdOut, ACL_FLOAT, stat_dtype(x), STAT_RULE));
     if (x->numel > 0) OG_TRY(og_check_io_memory(op, 2, io, 2, io + 2, names));
     norm_build b;
     build_init(&b, op, 2, 2, io, x, nA);
     if (x->numel == 0) return finish(&b, workspaceSize, executor);
     og_norm_params prm = {.eps = epsilon, .has_gamma = 1};
     og_rows_op r = {.kernels = og_rms_norm_fwd_kernels,
+                    .kernels64 = og_rms_norm_fwd_kernels64,
                     .params = &prm,
                     .params_size = sizeof prm,
                     .prefetch = true};
@@ -589,10 +605,10 @@ aclnnStatus aclnnRmsNormGradGetWorkspaceSize(const aclTensor *dy, const aclTenso
     const aclTensor *io[6] = {dy, x, rstd, gamma, dxOut, dgammaOut};
     const void *ptrs[6] = {dy, x, rstd, gamma, dxOut, dgammaOut};
     OG_TRY(og_check_args(op, workspaceSize, executor, 6, names, ptrs));
-    OG_TRY(og_check_tensor(op, "dy", dy, 1));
-    OG_TRY(og_check_tensor(op, "x", x, 1));
+    OG_TRY(og_check_tensor_of(op, "dy", dy, 1, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "x", x, 1, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_shape(op, "dy", dy, "x", x));
-    OG_TRY(og_check_tensor(op, "gamma", gamma, 1));
+    OG_TRY(og_check_tensor_of(op, "gamma", gamma, 1, OG_DTS_FLOATING64));
     if (gamma->ndim > x->ndim)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: gamma has rank %d, more than x's %d: gamma must be x's "
@@ -604,20 +620,22 @@ aclnnStatus aclnnRmsNormGradGetWorkspaceSize(const aclTensor *dy, const aclTenso
     int64_t rows = 1;
     for (int d = 0; d < nA; d++) rows *= x->dims[d];
     OG_TRY(check_saved_stat(op, "rstd", rstd, rows));
-    OG_TRY(check_dtype2(op, "rstd", rstd, ACL_FLOAT, ACL_FLOAT, "it must be FLOAT"));
-    OG_TRY(og_check_tensor(op, "dxOut", dxOut, 1));
+    OG_TRY(check_dtype2(op, "rstd", rstd, ACL_FLOAT, stat_dtype(x), STAT_RULE));
+    OG_TRY(og_check_tensor_of(op, "dxOut", dxOut, 1, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_shape(op, "x", x, "dxOut", dxOut));
     OG_TRY(og_check_same_dtype(op, "x", x, "dxOut", dxOut));
-    OG_TRY(og_check_tensor(op, "dgammaOut", dgammaOut, 1));
+    OG_TRY(og_check_tensor_of(op, "dgammaOut", dgammaOut, 1, OG_DTS_FLOATING64));
     OG_TRY(check_shape(op, "dgammaOut", dgammaOut, gamma->dims, nR, "gamma's shape"));
-    OG_TRY(check_dtype2(op, "dgammaOut", dgammaOut, ACL_FLOAT, ACL_FLOAT, "it must be FLOAT"));
+    OG_TRY(check_dtype2(op, "dgammaOut", dgammaOut, ACL_FLOAT, stat_dtype(x), STAT_RULE));
     if (x->numel > 0 || gamma->numel > 0) OG_TRY(og_check_io_memory(op, 4, io, 2, io + 4, names));
     norm_build b;
     build_init(&b, op, 4, 2, io, x, nA);
     if (b.R == 0) return finish(&b, workspaceSize, executor);
     og_norm_params prm = {.has_gamma = 1, .want_dx = 1, .want_dgamma = 1};
     og_rows_op r = {.kernels = og_rms_norm_bwd_kernels,
+                    .kernels64 = og_rms_norm_bwd_kernels64,
                     .acc_kernels = og_rms_norm_bwd_acc_kernels,
+                    .acc_kernels64 = og_rms_norm_bwd_acc_kernels64,
                     .params = &prm,
                     .params_size = sizeof prm,
                     .stats_in = true};
@@ -645,10 +663,10 @@ aclnnStatus aclnnRmsNormGradGetWorkspaceSize(const aclTensor *dy, const aclTenso
 /// x1, x2 (same shape, rank >= gamma's), gamma, and the trailing-dims split; *nA out.
 static aclnnStatus check_residual(const og_opdesc *op, const aclTensor *x1, const aclTensor *x2,
                                   const aclTensor *gamma, int *nA) {
-    OG_TRY(og_check_tensor(op, "x1", x1, 1));
-    OG_TRY(og_check_tensor(op, "x2", x2, 1));
+    OG_TRY(og_check_tensor_of(op, "x1", x1, 1, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "x2", x2, 1, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_shape(op, "x1", x1, "x2", x2));
-    OG_TRY(og_check_tensor(op, "gamma", gamma, 1));
+    OG_TRY(og_check_tensor_of(op, "gamma", gamma, 1, OG_DTS_FLOATING64));
     if (gamma->ndim > x1->ndim)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: gamma has rank %d, more than x1's %d: gamma must be "
@@ -664,10 +682,10 @@ static aclnnStatus check_stat_out(const og_opdesc *op, const char *name, const a
                                   const aclTensor *x1, int nA) {
     int64_t sdims[OG_MAX_DIMS];
     stat_shape(x1, nA, sdims);
-    OG_TRY(og_check_tensor(op, name, t, 1));
+    OG_TRY(og_check_tensor_of(op, name, t, 1, OG_DTS_FLOATING64));
     OG_TRY(
         check_shape(op, name, t, sdims, x1->ndim, "x1's leading dims, then a 1 per dim of gamma"));
-    return check_dtype2(op, name, t, ACL_FLOAT, ACL_FLOAT, "it must be FLOAT");
+    return check_dtype2(op, name, t, ACL_FLOAT, stat_dtype(x1), STAT_RULE);
 }
 
 aclnnStatus aclnnAddLayerNormGetWorkspaceSize(const aclTensor *x1, const aclTensor *x2,
@@ -689,7 +707,7 @@ aclnnStatus aclnnAddLayerNormGetWorkspaceSize(const aclTensor *x1, const aclTens
     int nR = gamma->ndim;
     OG_TRY(check_weight(op, "beta", beta, x1, x1->dims + nA, nR));
     if (biasOptional) {
-        OG_TRY(og_check_tensor(op, "biasOptional", biasOptional, 1));
+        OG_TRY(og_check_tensor_of(op, "biasOptional", biasOptional, 1, OG_DTS_FLOATING64));
         bool like_gamma = same_dims(biasOptional, gamma);
         bool like_x = same_dims(biasOptional, x1);
         if (!like_gamma && !like_x) {
@@ -701,14 +719,14 @@ aclnnStatus aclnnAddLayerNormGetWorkspaceSize(const aclTensor *x1, const aclTens
                            og_shape_str(biasOptional->dims, biasOptional->ndim, a, sizeof a));
         }
     }
-    OG_TRY(og_check_tensor(op, "yOut", yOut, 1));
+    OG_TRY(og_check_tensor_of(op, "yOut", yOut, 1, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_shape(op, "x1", x1, "yOut", yOut));
     OG_TRY(og_check_same_dtype(op, "x1", x1, "yOut", yOut));
     OG_TRY(check_stat_out(op, "meanOut", meanOut, x1, nA));
     OG_TRY(check_stat_out(op, "rstdOut", rstdOut, x1, nA));
     const aclTensor *xo = additionalOutput ? xOut : NULL;
     if (xo) {
-        OG_TRY(og_check_tensor(op, "xOut", xo, 1));
+        OG_TRY(og_check_tensor_of(op, "xOut", xo, 1, OG_DTS_FLOATING64));
         OG_TRY(og_check_same_shape(op, "x1", x1, "xOut", xo));
         OG_TRY(og_check_same_dtype(op, "x1", x1, "xOut", xo));
     }
@@ -725,6 +743,7 @@ aclnnStatus aclnnAddLayerNormGetWorkspaceSize(const aclTensor *x1, const aclTens
                           .add_mode = biasOptional ? 3 : 2,
                           .want_xout = xo != NULL};
     og_rows_op r = {.kernels = og_add_layer_norm_fwd_kernels,
+                    .kernels64 = og_add_layer_norm_fwd_kernels64,
                     .params = &prm,
                     .params_size = sizeof prm,
                     .prefetch = true};
@@ -759,11 +778,11 @@ aclnnStatus aclnnAddRmsNormGetWorkspaceSize(const aclTensor *x1, const aclTensor
     OG_TRY(og_check_args(op, workspaceSize, executor, 6, names, ptrs));
     int nA;
     OG_TRY(check_residual(op, x1, x2, gamma, &nA));
-    OG_TRY(og_check_tensor(op, "yOut", yOut, 1));
+    OG_TRY(og_check_tensor_of(op, "yOut", yOut, 1, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_shape(op, "x1", x1, "yOut", yOut));
     OG_TRY(og_check_same_dtype(op, "x1", x1, "yOut", yOut));
     OG_TRY(check_stat_out(op, "rstdOut", rstdOut, x1, nA));
-    OG_TRY(og_check_tensor(op, "xOut", xOut, 1));
+    OG_TRY(og_check_tensor_of(op, "xOut", xOut, 1, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_shape(op, "x1", x1, "xOut", xOut));
     OG_TRY(og_check_same_dtype(op, "x1", x1, "xOut", xOut));
     if (x1->numel > 0) OG_TRY(og_check_io_memory(op, 3, io, 3, io + 3, names));
@@ -772,6 +791,7 @@ aclnnStatus aclnnAddRmsNormGetWorkspaceSize(const aclTensor *x1, const aclTensor
     if (x1->numel == 0) return finish(&b, workspaceSize, executor);
     og_norm_params prm = {.eps = epsilon, .has_gamma = 1, .add_mode = 2, .want_xout = 1};
     og_rows_op r = {.kernels = og_add_rms_norm_fwd_kernels,
+                    .kernels64 = og_add_rms_norm_fwd_kernels64,
                     .params = &prm,
                     .params_size = sizeof prm,
                     .prefetch = true};
@@ -802,7 +822,7 @@ aclnnStatus aclnnAddLayerNormGradGetWorkspaceSize(
     int nA;
     OG_TRY(check_residual(op, x1, x2, gamma, &nA));
     int nR = gamma->ndim;
-    OG_TRY(og_check_tensor(op, "dy", dy, 1));
+    OG_TRY(og_check_tensor_of(op, "dy", dy, 1, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_shape(op, "dy", dy, "x1", x1));
     int64_t rows = 1;
     for (int d = 0; d < nA; d++) rows *= x1->dims[d];
@@ -811,16 +831,16 @@ aclnnStatus aclnnAddLayerNormGradGetWorkspaceSize(
     OG_TRY(og_check_same_dtype(op, "mean", mean, "rstd", rstd));
     OG_TRY(check_dtype2(op, "rstd", rstd, x1->dtype, ACL_FLOAT, "it must be x1's dtype or FLOAT"));
     if (dsumOptional) {
-        OG_TRY(og_check_tensor(op, "dsumOptional", dsumOptional, 1));
+        OG_TRY(og_check_tensor_of(op, "dsumOptional", dsumOptional, 1, OG_DTS_FLOATING64));
         OG_TRY(og_check_same_shape(op, "dy", dy, "dsumOptional", dsumOptional));
     }
-    OG_TRY(og_check_tensor(op, "dxOut", dxOut, 1));
+    OG_TRY(og_check_tensor_of(op, "dxOut", dxOut, 1, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_shape(op, "x1", x1, "dxOut", dxOut));
     OG_TRY(og_check_same_dtype(op, "x1", x1, "dxOut", dxOut));
     const aclTensor *gouts[2] = {dgammaOut, dbetaOut};
     static const char *const gnames[2] = {"dgammaOut", "dbetaOut"};
     for (int k = 0; k < 2; k++) {
-        OG_TRY(og_check_tensor(op, gnames[k], gouts[k], 1));
+        OG_TRY(og_check_tensor_of(op, gnames[k], gouts[k], 1, OG_DTS_FLOATING64));
         OG_TRY(check_shape(op, gnames[k], gouts[k], gamma->dims, nR, "gamma's shape"));
         OG_TRY(check_dtype2(op, gnames[k], gouts[k], ACL_FLOAT, gamma->dtype,
                             "it must be FLOAT or gamma's dtype"));
@@ -849,7 +869,9 @@ aclnnStatus aclnnAddLayerNormGradGetWorkspaceSize(
                           .want_dbeta = 1,
                           .has_dsum = dsumOptional != NULL};
     og_rows_op r = {.kernels = og_add_layer_norm_bwd_kernels,
+                    .kernels64 = og_add_layer_norm_bwd_kernels64,
                     .acc_kernels = og_add_layer_norm_bwd_acc_kernels,
+                    .acc_kernels64 = og_add_layer_norm_bwd_acc_kernels64,
                     .params = &prm,
                     .params_size = sizeof prm,
                     .stats_in = true};

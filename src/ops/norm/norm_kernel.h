@@ -70,5 +70,35 @@ OG_NORM_DECLARE_ACC(add_layer_norm_bwd)
 /// An elementwise copy (the MAP step that gathers an operand whose normalized dims do not
 /// coalesce into one row axis, or scatters such an output).
 OG_EW_DECLARE_KERNEL(norm_copy)
+OG_EW_DECLARE_KERNEL64(norm_copy)
+
+/// The float64 rows (og_<name>_kernels64 / _acc_kernels64): the same formulas in double, every
+/// sum compensated (norm_kernel_simd.c).
+#define OG_NORM_DECLARE64(name)                                                                    \
+    void og_##name##_f64__scalar(size_t, const double *const *, double *const *, const void *,     \
+                                 double *);                                                        \
+    void og_##name##_f64__avx2(size_t, const double *const *, double *const *, const void *,       \
+                               double *);                                                          \
+    void og_##name##_f64__avx512(size_t, const double *const *, double *const *, const void *,     \
+                                 double *);                                                        \
+    extern const og_row64_fn og_##name##_kernels64[OPGRAD_ISA_COUNT];
+#define OG_NORM_DECLARE_ACC64(name)                                                                \
+    void og_##name##_acc_f64__scalar(size_t, const double *const *, double *const *, const void *, \
+                                     double *, double *const *);                                   \
+    void og_##name##_acc_f64__avx2(size_t, const double *const *, double *const *, const void *,   \
+                                   double *, double *const *);                                     \
+    void og_##name##_acc_f64__avx512(size_t, const double *const *, double *const *, const void *, \
+                                     double *, double *const *);                                   \
+    extern const og_row_acc64_fn og_##name##_acc_kernels64[OPGRAD_ISA_COUNT];
+OG_NORM_DECLARE64(layer_norm_fwd)
+OG_NORM_DECLARE64(rms_norm_fwd)
+OG_NORM_DECLARE64(layer_norm_bwd)
+OG_NORM_DECLARE64(rms_norm_bwd)
+OG_NORM_DECLARE_ACC64(layer_norm_bwd)
+OG_NORM_DECLARE_ACC64(rms_norm_bwd)
+OG_NORM_DECLARE64(add_layer_norm_fwd)
+OG_NORM_DECLARE64(add_rms_norm_fwd)
+OG_NORM_DECLARE64(add_layer_norm_bwd)
+OG_NORM_DECLARE_ACC64(add_layer_norm_bwd)
 
 #endif

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "engine/simd/map64.h"
 #include "engine/simd/vec.h"
 #include "ops/norm/norm_kernel.h"
 
@@ -404,3 +405,158 @@ void OG_FN(og_add_layer_norm_bwd_acc)(size_t n, const float *const *in, float *c
                                       const void *params, float *stats, float *const *acc) {
     if (n > 0) add_layer_norm_bwd(n, in, out, params, stats, acc);
 }
+
+// ---------------------------------------------------------------------------------------------
+// float64 rows: the formulas above in double, every sum compensated (og_ksum)
+
+// y = (x - m) r [* gamma] [+ beta], stats {mean, rstd} (stats_mode 0) or {rstd}
+static void layer_norm_fwd64(size_t n, const double *x, const double *gamma, const double *beta,
+                             double *y, const og_norm_params *p, double *stats) {
+    og_ksum s = {0, 0}, v = {0, 0};
+    for (size_t i = 0; i < n; i++) og_ksum_add(&s, x[i]);
+    double m = og_ksum_value(&s) / (double)n;
+    for (size_t i = 0; i < n; i++) og_ksum_add(&v, (x[i] - m) * (x[i] - m));
+    double r = 1 / sqrt(og_ksum_value(&v) / (double)n + p->eps);
+    for (size_t i = 0; i < n; i++) {
+        double t = (x[i] - m) * r;
+        if (gamma) t *= gamma[i];
+        y[i] = beta ? t + beta[i] : t;
+    }
+    if (p->stats_mode == 0)
+        stats[0] = m, stats[1] = r;
+    else
+        stats[0] = r;
+}
+
+// y = (x r) gamma, r = 1 / sqrt(mean(x^2) + eps), stats {rstd}
+static void rms_norm_fwd64(size_t n, const double *x, const double *gamma, double *y,
+                           const og_norm_params *p, double *stats) {
+    og_ksum s = {0, 0};
+    for (size_t i = 0; i < n; i++) og_ksum_add(&s, x[i] * x[i]);
+    double r = 1 / sqrt(og_ksum_value(&s) / (double)n + p->eps);
+    for (size_t i = 0; i < n; i++) y[i] = (x[i] * r) * gamma[i];
+    stats[0] = r;
+}
+
+// dx = r ((g - mean g) - xhat mean(g xhat)) (RMSNorm: no mean g term), g = dy gamma, xhat =
+// (x - m) r; dgamma += dy xhat, dbeta += dy
+static void norm_bwd64(size_t n, const double *dy, const double *x, const double *gamma, double m,
+                       double r, bool centered, const og_norm_params *p, double *dx,
+                       double *const *acc) {
+    double *adg = p->want_dgamma && acc ? acc[0] : NULL;
+    double *adb = p->want_dbeta && acc ? acc[p->want_dgamma] : NULL;
+    og_ksum sa = {0, 0}, sb = {0, 0};
+    for (size_t i = 0; i < n; i++) {
+        double xh = (x[i] - m) * r, g = gamma ? dy[i] * gamma[i] : dy[i];
+        og_ksum_add(&sa, g);
+        og_ksum_add(&sb, g * xh);
+        if (adg) adg[i] += dy[i] * xh;
+        if (adb) adb[i] += dy[i];
+    }
+    if (!p->want_dx) return;
+    double ma = centered ? og_ksum_value(&sa) / (double)n : 0.0;
+    double mb = og_ksum_value(&sb) / (double)n;
+    for (size_t i = 0; i < n; i++) {
+        double xh = (x[i] - m) * r, g = gamma ? dy[i] * gamma[i] : dy[i];
+        dx[i] = r * ((g - ma) - xh * mb);
+    }
+}
+
+// (x1 + x2) in double, and for the residual backward x1 + x2 - m with the sum's rounding error
+// put back (TwoSum), as the fp32 kernel does
+static inline double centered_sum64(double a, double b, double m) {
+    double s = a + b, bb = s - a, e = (a - (s - bb)) + (b - bb);
+    return (s - m) + e;
+}
+
+void OG_FN(og_layer_norm_fwd_f64)(size_t n, const double *const *in, double *const *out,
+                                  const void *params, double *stats) {
+    const og_norm_params *p = params;
+    if (n == 0) return;
+    const double *gamma = p->has_gamma ? in[1] : NULL;
+    const double *beta = p->has_beta ? in[1 + p->has_gamma] : NULL;
+    layer_norm_fwd64(n, in[0], gamma, beta, out[0], p, stats);
+}
+
+void OG_FN(og_rms_norm_fwd_f64)(size_t n, const double *const *in, double *const *out,
+                                const void *params, double *stats) {
+    if (n > 0) rms_norm_fwd64(n, in[0], in[1], out[0], params, stats);
+}
+
+static void norm_bwd64_entry(size_t n, const double *const *in, double *const *out,
+                             const og_norm_params *p, const double *stats, double *const *acc,
+                             bool centered) {
+    if (n == 0) return;
+    double m = centered ? stats[0] : 0.0, r = centered ? stats[1] : stats[0];
+    norm_bwd64(n, in[0], in[1], p->has_gamma ? in[2] : NULL, m, r, centered, p,
+               p->want_dx ? out[0] : NULL, acc);
+}
+
+void OG_FN(og_layer_norm_bwd_f64)(size_t n, const double *const *in, double *const *out,
+                                  const void *params, double *stats) {
+    norm_bwd64_entry(n, in, out, params, stats, NULL, true);
+}
+
+void OG_FN(og_rms_norm_bwd_f64)(size_t n, const double *const *in, double *const *out,
+                                const void *params, double *stats) {
+    norm_bwd64_entry(n, in, out, params, stats, NULL, false);
+}
+
+void OG_FN(og_layer_norm_bwd_acc_f64)(size_t n, const double *const *in, double *const *out,
+                                      const void *params, double *stats, double *const *acc) {
+    norm_bwd64_entry(n, in, out, params, stats, acc, true);
+}
+
+void OG_FN(og_rms_norm_bwd_acc_f64)(size_t n, const double *const *in, double *const *out,
+                                    const void *params, double *stats, double *const *acc) {
+    norm_bwd64_entry(n, in, out, params, stats, acc, false);
+}
+
+// in = {x1, x2[, bias], gamma[, beta]}, out = {y[, xOut]}: x = x1 + x2 (+ bias) in double
+void OG_FN(og_add_layer_norm_fwd_f64)(size_t n, const double *const *in, double *const *out,
+                                      const void *params, double *stats) {
+    const og_norm_params *p = params;
+    if (n == 0) return;
+    double *x = out[0]; // formed in y's row, normalized in place (read before written)
+    for (size_t i = 0; i < n; i++)
+        x[i] = p->add_mode == 3 ? (in[0][i] + in[1][i]) + in[2][i] : in[0][i] + in[1][i];
+    if (p->want_xout) memcpy(out[1], x, n * sizeof(double));
+    const double *const *rest = in + p->add_mode;
+    const double *gamma = p->has_gamma ? rest[0] : NULL;
+    const double *beta = p->has_beta ? rest[p->has_gamma] : NULL;
+    layer_norm_fwd64(n, x, gamma, beta, out[0], p, stats);
+}
+
+void OG_FN(og_add_rms_norm_fwd_f64)(size_t n, const double *const *in, double *const *out,
+                                    const void *params, double *stats) {
+    const og_norm_params *p = params;
+    if (n == 0) return;
+    double *x = out[0];
+    for (size_t i = 0; i < n; i++) x[i] = in[0][i] + in[1][i];
+    if (p->want_xout) memcpy(out[1], x, n * sizeof(double));
+    rms_norm_fwd64(n, x, in[2], out[0], p, stats);
+}
+
+// in = {dy, x1, x2, gamma[, dsum]}, out = {dx}: the LayerNorm backward at x - mean =
+// centered_sum64(x1, x2, mean) (mean 0 from there), then dx += dsum
+static void add_layer_norm_bwd64(size_t n, const double *const *in, double *const *out,
+                                 const og_norm_params *p, const double *stats, double *const *acc) {
+    if (n == 0) return;
+    double *xc = out[0];
+    for (size_t i = 0; i < n; i++) xc[i] = centered_sum64(in[1][i], in[2][i], stats[0]);
+    norm_bwd64(n, in[0], xc, p->has_gamma ? in[3] : NULL, 0.0, stats[1], true, p, out[0], acc);
+    if (p->has_dsum)
+        for (size_t i = 0; i < n; i++) out[0][i] += in[4][i];
+}
+
+void OG_FN(og_add_layer_norm_bwd_f64)(size_t n, const double *const *in, double *const *out,
+                                      const void *params, double *stats) {
+    add_layer_norm_bwd64(n, in, out, params, stats, NULL);
+}
+
+void OG_FN(og_add_layer_norm_bwd_acc_f64)(size_t n, const double *const *in, double *const *out,
+                                          const void *params, double *stats, double *const *acc) {
+    add_layer_norm_bwd64(n, in, out, params, stats, acc);
+}
+
+OG_EW_KERNEL64(og_norm_copy, void, { Y64(0) = X64(0); })
