@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "opgrad/opgrad.h"
+
 /// One row: in[k] / out[k] point at n contiguous fp32 values (out may alias in); `stats`
 /// receives per-row statistics for kernels that save them (NULL for softmax).
 typedef void (*og_row_fn)(size_t n, const float *const *in, float *const *out, const void *params,
@@ -20,6 +22,17 @@ typedef void (*og_row16_fn)(size_t n, const uint16_t *const *in, uint16_t *const
 /// contiguous doubles (out may alias in), `stats` at the row's statistics in double.
 typedef void (*og_row64_fn)(size_t n, const double *const *in, double *const *out,
                             const void *params, double *stats);
+
+/// Declares a float64 row kernel's per-build functions og_<name>_f64__<isa> and its table
+/// og_<name>_kernels64[] (defined with OG_ISA_TABLE(og_<name>_f64)).
+#define OG_ROW64_DECLARE(name)                                                                     \
+    void og_##name##_f64__scalar(size_t, const double *const *, double *const *, const void *,     \
+                                 double *);                                                        \
+    void og_##name##_f64__avx2(size_t, const double *const *, double *const *, const void *,       \
+                               double *);                                                          \
+    void og_##name##_f64__avx512(size_t, const double *const *, double *const *, const void *,     \
+                                 double *);                                                        \
+    extern const og_row64_fn og_##name##_kernels64[OPGRAD_ISA_COUNT];
 
 /// One row of a kernel with column accumulators (the row engine's row groups, engine/rows.h):
 /// as og_row_fn, plus acc[k] = the n fp32 partial column sums of this row's group, to which the

@@ -74,14 +74,6 @@ OG_EW_DECLARE_KERNEL64(norm_copy)
 
 /// The float64 rows (og_<name>_kernels64 / _acc_kernels64): the same formulas in double, every
 /// sum compensated (norm_kernel_simd.c).
-#define OG_NORM_DECLARE64(name)                                                                    \
-    void og_##name##_f64__scalar(size_t, const double *const *, double *const *, const void *,     \
-                                 double *);                                                        \
-    void og_##name##_f64__avx2(size_t, const double *const *, double *const *, const void *,       \
-                               double *);                                                          \
-    void og_##name##_f64__avx512(size_t, const double *const *, double *const *, const void *,     \
-                                 double *);                                                        \
-    extern const og_row64_fn og_##name##_kernels64[OPGRAD_ISA_COUNT];
 #define OG_NORM_DECLARE_ACC64(name)                                                                \
     void og_##name##_acc_f64__scalar(size_t, const double *const *, double *const *, const void *, \
                                      double *, double *const *);                                   \
@@ -90,15 +82,15 @@ OG_EW_DECLARE_KERNEL64(norm_copy)
     void og_##name##_acc_f64__avx512(size_t, const double *const *, double *const *, const void *, \
                                      double *, double *const *);                                   \
     extern const og_row_acc64_fn og_##name##_acc_kernels64[OPGRAD_ISA_COUNT];
-OG_NORM_DECLARE64(layer_norm_fwd)
-OG_NORM_DECLARE64(rms_norm_fwd)
-OG_NORM_DECLARE64(layer_norm_bwd)
-OG_NORM_DECLARE64(rms_norm_bwd)
+OG_ROW64_DECLARE(layer_norm_fwd)
+OG_ROW64_DECLARE(rms_norm_fwd)
+OG_ROW64_DECLARE(layer_norm_bwd)
+OG_ROW64_DECLARE(rms_norm_bwd)
 OG_NORM_DECLARE_ACC64(layer_norm_bwd)
 OG_NORM_DECLARE_ACC64(rms_norm_bwd)
-OG_NORM_DECLARE64(add_layer_norm_fwd)
-OG_NORM_DECLARE64(add_rms_norm_fwd)
-OG_NORM_DECLARE64(add_layer_norm_bwd)
+OG_ROW64_DECLARE(add_layer_norm_fwd)
+OG_ROW64_DECLARE(add_rms_norm_fwd)
+OG_ROW64_DECLARE(add_layer_norm_bwd)
 OG_NORM_DECLARE_ACC64(add_layer_norm_bwd)
 
 #endif

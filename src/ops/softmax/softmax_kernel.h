@@ -42,17 +42,9 @@ OG_SOFTMAX_DECLARE_ROW_KERNEL(softmax_bwd)
 OG_SOFTMAX_DECLARE_ROW_KERNEL(log_softmax_bwd)
 
 /// The float64 rows (og_<name>_kernels64): the same formulas in double, sums compensated.
-#define OG_SOFTMAX_DECLARE_ROW64(name)                                                             \
-    void og_##name##_f64__scalar(size_t, const double *const *, double *const *, const void *,     \
-                                 double *);                                                        \
-    void og_##name##_f64__avx2(size_t, const double *const *, double *const *, const void *,       \
-                               double *);                                                          \
-    void og_##name##_f64__avx512(size_t, const double *const *, double *const *, const void *,     \
-                                 double *);                                                        \
-    extern const og_row64_fn og_##name##_kernels64[OPGRAD_ISA_COUNT];
-OG_SOFTMAX_DECLARE_ROW64(softmax_fwd)
-OG_SOFTMAX_DECLARE_ROW64(log_softmax_fwd)
-OG_SOFTMAX_DECLARE_ROW64(softmax_bwd)
-OG_SOFTMAX_DECLARE_ROW64(log_softmax_bwd)
+OG_ROW64_DECLARE(softmax_fwd)
+OG_ROW64_DECLARE(log_softmax_fwd)
+OG_ROW64_DECLARE(softmax_bwd)
+OG_ROW64_DECLARE(log_softmax_bwd)
 
 #endif
