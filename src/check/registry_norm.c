@@ -138,6 +138,15 @@ static void ref_forward(const ogc_op *op, const ogc_shape *in, const double *con
     free(xbuf);
 }
 
+// x - mean at element i. AddLayerNorm's x = x1 + x2 is summed in long double first, not rounded
+// to double: its backward kernels keep that sum's rounding error (a float64 kernel's x - mean
+// would otherwise be more accurate than the reference where x1 + x2 is close to the mean).
+static double centered(const double *const *x, const double *x0, bool add_ln, int64_t i,
+                       double mean) {
+    if (!add_ln) return x0[i] - mean;
+    return (double)(((long double)x[0][i] + (long double)x[1][i]) - (long double)mean);
+}
+
 static void ref_backward(const ogc_op *op, const ogc_shape *in, const double *const *x,
                          const ogc_shape *out, const double *const *saved, const double *gy,
                          double *const *gx, double *const *mag, int64_t *terms) {
@@ -158,15 +167,17 @@ static void ref_backward(const ogc_op *op, const ogc_shape *in, const double *co
         double mean = rms ? 0 : saved[0][i0], rstd = saved[rms ? 0 : 1][i0];
         ogc_ksum ka = {0, 0}, kb2 = {0, 0};
         double ma = 0, mb = 0;
+        bool add_ln = add && !rms;
         for (int64_t j = 0; j < R; j++) {
-            double g = gy[i0 + j] * (w ? w[j] : 1), xh = (x0[i0 + j] - mean) * rstd;
+            double g = gy[i0 + j] * (w ? w[j] : 1);
+            double xh = centered(x, x0, add_ln, i0 + j, mean) * rstd;
             ogc_ksum_add(&ka, g), ogc_ksum_add(&kb2, g * xh), ma += fabs(g), mb += fabs(g * xh);
         }
         double a = ogc_ksum_value(&ka) / (double)R, b = ogc_ksum_value(&kb2) / (double)R;
         ma /= (double)R, mb /= (double)R;
         for (int64_t j = 0; j < R; j++) {
             int64_t i = i0 + j;
-            double g = gy[i] * (w ? w[j] : 1), xh = (x0[i] - mean) * rstd;
+            double g = gy[i] * (w ? w[j] : 1), xh = centered(x, x0, add_ln, i, mean) * rstd;
             if (want_dx) {
                 gx[0][i] = rstd * (g - (rms ? 0 : a) - xh * b);
                 mag[0][i] = rstd * (fabs(g) + (rms ? 0 : ma) + fabs(xh) * mb);
