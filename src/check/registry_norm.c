@@ -139,8 +139,9 @@ static void ref_forward(const ogc_op *op, const ogc_shape *in, const double *con
 }
 
 // x - mean at element i. AddLayerNorm's x = x1 + x2 is summed in long double first, not rounded
-// to double: its backward kernels keep that sum's rounding error (a float64 kernel's x - mean
-// would otherwise be more accurate than the reference where x1 + x2 is close to the mean).
+// to double: its backward kernels add the sum's rounding error back into x - mean (TwoSum), so a
+// reference that rounds x1 + x2 first would be the less accurate one where x1 + x2 is close to
+// the mean.
 static double centered(const double *const *x, const double *x0, bool add_ln, int64_t i,
                        double mean) {
     if (!add_ln) return x0[i] - mean;
