@@ -83,8 +83,8 @@ def use_dispatcher():
     trace), and under torch.compile / export. The result is the same either way."""
     return _tracing_state() is not None or (_compiling is not None and _compiling())
 
-# float64: the operators with float64 kernels (the elementwise activations and arithmetic) take
-# it; the others refuse it in phase 1 with the C library's message (an OpgradError).
+# float64: the operators with float64 kernels take it (docs/torch.md, "float64"); the others refuse
+# it in phase 1, raised as a TypeError carrying the C library's message (_plan).
 _DT = {torch.float32: L.ACL_FLOAT, torch.float16: L.ACL_FLOAT16, torch.bfloat16: L.ACL_BF16,
        torch.float64: L.ACL_DOUBLE}
 _SUPPORTED = "torch.float32, torch.float16, torch.bfloat16 (and torch.float64 where it has " \

@@ -184,10 +184,10 @@ def _weighted_backward(bname, nweights):
 # output's shape for "none") is linear in g: d/dg = the sum over G B(1, x, t) (B with reduction
 # "none" applied to G, then reduced as g was), and d/dx = G g r l''(x, t), d/dt = -d/dx for the
 # difference losses (l a function of x - t). l'' per loss, composed from opgrad operators in
-# float32 for 16-bit tensors (float64 ones as they are): mse 2; l1 0; smooth_l1 1/beta where |x - t| < beta, else 0;
-# binary_cross_entropy_with_logits w (pw t + 1 - t) s (1 - s), s = sigmoid(x), and
-# binary_cross_entropy w (t / x^2 + (1 - t) / (1 - x)^2) (their targets, weights and pos_weight
-# get no gradient, as in the first order).
+# float32 for 16-bit tensors (float64 ones as they are): mse 2; l1 0; smooth_l1 1/beta where
+# |x - t| < beta, else 0; binary_cross_entropy_with_logits w (pw t + 1 - t) s (1 - s),
+# s = sigmoid(x), and binary_cross_entropy w (t / x^2 + (1 - t) / (1 - x)^2) (their targets,
+# weights and pos_weight get no gradient, as in the first order).
 def _wide(*ts):
     keep = (torch.float32, torch.float64)
     return tuple(None if t is None else t if t.dtype in keep else t.float() for t in ts)

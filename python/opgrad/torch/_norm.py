@@ -9,9 +9,10 @@ aclnnRmsNorm / aclnnRmsNormGrad as torch operators with autograd.
 
 The forwards return their saved statistics (float32, float64 for a float64 x; [A..., 1...]) as
 extra outputs, which the backward reads: x is read once by each backward, the statistics are not
-recomputed. The mean and rstd outputs are not differentiable. The operators are registered with the same two paths as
-_ops.py: torch.library.custom_op + register_autograd (PyTorch >= 2.4; the formulas call
-torch.ops.opgrad.*), or the 1.13 Library with an "Autograd" kernel over a torch.autograd.Function.
+recomputed. The mean and rstd outputs are not differentiable. The operators are registered with
+the same two paths as _ops.py: torch.library.custom_op + register_autograd (PyTorch >= 2.4; the
+formulas call torch.ops.opgrad.*), or the 1.13 Library with an "Autograd" kernel over a
+torch.autograd.Function.
 The functional forms layer_norm / rms_norm take PyTorch's F.layer_norm / F.rms_norm arguments.
 """
 import ctypes
