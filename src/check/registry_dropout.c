@@ -141,7 +141,7 @@ static int dr_backward(ogc_call *c) {
     {                                                                                              \
         .name = entry_name, .api = "aclnnDropout + aclnnDropoutBackward", .nin = 1,                \
         .in = {{"input", true}}, .nsaved = nsaved_, .saved_names = {"keep"}, .attrs = attr,        \
-        .dtypes = OG_DTS_FLOATING, .lo = -2, .hi = 2, .fp32_ulps = 2, .zero_trust = trust,         \
+        .dtypes = OG_DTS_FLOATING64, .lo = -2, .hi = 2, .fp32_ulps = 2, .zero_trust = trust,       \
         .forward = dr_forward, .backward = dr_backward, .shapes = dr_shapes,                       \
         .ref_forward_tensor = dr_ref_forward, .ref_backward_tensor = dr_ref_backward,              \
     }

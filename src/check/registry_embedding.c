@@ -126,22 +126,14 @@ static void emb_ref_backward(const ogc_op *op, const ogc_shape *in, const double
     terms[0] = most;
 }
 
-// Element i (row-major) of a float view, as the checker laid it out.
+// Element i (row-major) of a floating view, as the checker laid it out.
 static double load_view(const aclTensor *t, int64_t i) {
     int64_t off = t->offset;
     for (int d = t->ndim - 1; d >= 0; d--) {
         off += (i % t->dims[d]) * t->strides[d];
         i /= t->dims[d];
     }
-    const char *p = (const char *)t->data + off * (int64_t)aclDataTypeSize(t->dtype);
-    switch (t->dtype) {
-    case ACL_FLOAT16:
-        return og_f16_to_f32(*(const uint16_t *)p);
-    case ACL_BF16:
-        return og_bf16_to_f32(*(const uint16_t *)p);
-    default:
-        return *(const float *)p;
-    }
+    return ogc_load(t->data, off, t->dtype);
 }
 
 // The drawn indices as an int64 / int32 tensor of the same shape (contiguous); *buf to free.
@@ -166,7 +158,7 @@ static aclTensor *index_tensor(const ogc_op *op, int64_t V, const aclTensor *dra
 
 // The padding and frequency entries check the backward's modified gradient as the exact
 // gradient of a composite forward: aclnnEmbedding's output with the padding positions' rows
-// zeroed and every row divided by its index's count (in fp32, rounded once: the copy is exact).
+// zeroed and every row divided by its index's count (in double, rounded once: the copy is exact).
 static void compose(const ogc_op *op, int64_t V, const void *idx, ogc_result *r) {
     int64_t n = 1, count[EMB_V] = {0}, pad = (int64_t)op->attrs[0];
     for (int d = 0; d < r->ndim - 1; d++) n *= r->dims[d];
@@ -179,11 +171,11 @@ static void compose(const ogc_op *op, int64_t V, const void *idx, ogc_result *r)
                 count[k]++;
                 continue;
             }
-            float div = op->attrs[1] != 0 ? (float)count[k] : 1.0f;
+            double div = op->attrs[1] != 0 ? (double)count[k] : 1.0;
             for (int d = 0; d < EMB_D; d++) {
                 int64_t e = j * EMB_D + d;
                 ogc_store(r->data, e, r->dtype,
-                          k == pad ? 0.0f : (float)ogc_load(r->data, e, r->dtype) / div);
+                          k == pad ? 0.0 : ogc_load(r->data, e, r->dtype) / div);
             }
         }
 }
@@ -223,7 +215,7 @@ static int emb_backward(ogc_call *c) {
 #define EMB_ENTRY(entry_name, attr)                                                                \
     {                                                                                              \
         .name = entry_name, .api = "aclnnEmbedding + aclnnEmbeddingDenseBackward", .nin = 2,       \
-        .in = {{"weight", true}, {"indices", false}}, .attrs = attr, .dtypes = OG_DTS_FLOATING,    \
+        .in = {{"weight", true}, {"indices", false}}, .attrs = attr, .dtypes = OG_DTS_FLOATING64,  \
         .lo = EMB_LO, .hi = EMB_HI, .fp32_ulps = 4, .forward = emb_forward,                        \
         .backward = emb_backward, .shapes = emb_shapes, .ref_forward_tensor = emb_ref_forward,     \
         .ref_backward_tensor = emb_ref_backward,                                                   \

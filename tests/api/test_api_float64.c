@@ -3,7 +3,8 @@
  * the matmul family (engine/gemm.h). What is
  * tested here is what the checker's float64 rows do not see: promotion with other dtypes, strided
  * and broadcast operands, a float64 result rounded once into a narrower output, double-precision
- * scalar attributes, the summation, and the refusal by operators without float64 kernels. (The
+ * scalar attributes, the summation, dropout's dtype-independent mask and double scale,
+ * EmbeddingDenseBackward's double sums, and the refusal by operators without float64 kernels. (The
  * kernels' accuracy against the float64 references: `opgrad check --dtype float64`.) */
 #include <math.h>
 #include <stdint.h>
@@ -13,6 +14,9 @@
 #include "aclnnop/aclnn_add.h"
 #include "aclnnop/aclnn_addmm.h"
 #include "aclnnop/aclnn_dropout.h"
+#include "aclnnop/aclnn_dropout_backward.h"
+#include "aclnnop/aclnn_embedding_dense_backward.h"
+#include "aclnnop/aclnn_grad_compress.h"
 #include "aclnnop/aclnn_matmul.h"
 #include "aclnnop/aclnn_mish.h"
 #include "aclnnop/aclnn_mish_backward.h"
@@ -234,13 +238,77 @@ static void test_inplace_and_refusal(void) {
     CHECK(fabs(d(&x)[0] - 4.248354255291589e-18) <= 1e-31);
     uint64_t ws;
     aclOpExecutor *e;
-    buf mask = make(d4, 1, ACL_UINT8, NULL, 4);
-    CHECK_EQ(aclnnDropoutGetWorkspaceSize(x.t, 0.5, true, 1, 0, y.t, mask.t, &ws, &e),
+    buf res = make(d4, 1, ACL_DOUBLE, NULL, 4);
+    CHECK_EQ(aclnnGradCompressCastGetWorkspaceSize(x.t, res.t, false, 1, 0, y.t, &ws, &e),
              ACLNN_ERR_PARAM_INVALID);
-    CHECK_MSG("input has dtype float64");
-    CHECK_MSG("opgrad supports float32, float16 and bfloat16");
-    drop(&mask);
+    CHECK_MSG("x has dtype float64");
+    drop(&res);
     drop(&x), drop(&y);
+}
+
+// Dropout of a float64 input: the mask is the float32 draw's (a function of seed, offset and
+// element only), kept elements are x * (1 / (1 - p)) in double (not by a float32 scale), and the
+// backward multiplies by the double scale it is given; a strided float64 input too.
+static void test_dropout(void) {
+    enum { N = 300 };
+    int64_t dn[1] = {N}, dm[1] = {(N + 127) / 128 * 16};
+    buf x = make(dn, 1, ACL_DOUBLE, NULL, N), y = make(dn, 1, ACL_DOUBLE, NULL, N);
+    buf x32 = make(dn, 1, ACL_FLOAT, NULL, N), y32 = make(dn, 1, ACL_FLOAT, NULL, N);
+    buf m = make(dm, 1, ACL_UINT8, NULL, dm[0]), m32 = make(dm, 1, ACL_UINT8, NULL, dm[0]);
+    for (int i = 0; i < N; i++) d(&x)[i] = 1.0 + i / 7.0, ((float *)x32.data)[i] = 1.0f;
+    const double p = 0.3, scale = 1.0 / (1.0 - p);
+    aclnnStatus st;
+    OP_RUN(st, aclnnDropoutGetWorkspaceSize(x.t, p, true, 9, 2, y.t, m.t, &ws_, &ex_),
+           aclnnDropout);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    OP_RUN(st, aclnnDropoutGetWorkspaceSize(x32.t, p, true, 9, 2, y32.t, m32.t, &ws_, &ex_),
+           aclnnDropout);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    CHECK(memcmp(m.data, m32.data, (size_t)dm[0]) == 0);
+    int kept = 0, bad = 0;
+    for (int i = 0; i < N; i++) {
+        bool keep = (((uint8_t *)m.data)[i / 8] >> (i % 8)) & 1;
+        kept += keep;
+        bad += d(&y)[i] != (keep ? d(&x)[i] * scale : 0.0);
+    }
+    CHECK_EQ(bad, 0);
+    CHECK(kept > N / 2 && kept < N - N / 8);
+    // the backward: dx = dy * scale where kept, into a strided float64 output (every other one)
+    buf dx = make(dn, 1, ACL_DOUBLE, (const int64_t[]){2}, 2 * N);
+    OP_RUN(st, aclnnDropoutBackwardGetWorkspaceSize(x.t, m.t, scale, dx.t, &ws_, &ex_),
+           aclnnDropoutBackward);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    bad = 0;
+    for (int i = 0; i < N; i++) bad += d(&dx)[2 * i] != d(&y)[i];
+    CHECK_EQ(bad, 0);
+    drop(&x), drop(&y), drop(&x32), drop(&y32), drop(&m), drop(&m32), drop(&dx);
+}
+
+// EmbeddingDenseBackward of a float64 gradient sums in double: 1 + 2^-40 added 3 times to one
+// row stays exact (a float32 sum would lose the 2^-40), and scaleGradByFreq divides in double.
+static void test_embedding_dense_backward(void) {
+    int64_t dg[2] = {4, 2}, di[1] = {4}, dw[2] = {3, 2};
+    buf g = make(dg, 2, ACL_DOUBLE, NULL, 8), w = make(dw, 2, ACL_DOUBLE, NULL, 6);
+    buf idx = make(di, 1, ACL_INT64, NULL, 4);
+    const int64_t rows[4] = {2, 0, 2, 2};
+    memcpy(idx.data, rows, sizeof rows);
+    for (int i = 0; i < 8; i++) d(&g)[i] = 1.0 + ldexp(1.0, -40) * (i + 1);
+    for (int freq = 0; freq < 2; freq++) {
+        aclnnStatus st;
+        OP_RUN(st,
+               aclnnEmbeddingDenseBackwardGetWorkspaceSize(g.t, idx.t, 3, (uint64_t)-1, freq != 0,
+                                                           w.t, &ws_, &ex_),
+               aclnnEmbeddingDenseBackward);
+        CHECK_EQ(st, ACLNN_SUCCESS);
+        for (int c = 0; c < 2; c++) {
+            double sum2 = d(&g)[c] + d(&g)[4 + c] + d(&g)[6 + c]; // exact: 3 + 2^-40 (12 + 3c)
+            CHECK_EQ(sum2, 3.0 + ldexp(1.0, -40) * (12 + 3 * c));
+            CHECK_EQ(d(&w)[4 + c], freq ? sum2 / 3 : sum2);
+            CHECK_EQ(d(&w)[c], d(&g)[2 + c]);
+            CHECK_EQ(d(&w)[2 + c], 0.0);
+        }
+    }
+    drop(&g), drop(&w), drop(&idx);
 }
 
 int main(void) {
@@ -251,5 +319,7 @@ int main(void) {
     RUN(test_reduce_sum);
     RUN(test_matmul_and_addmm);
     RUN(test_inplace_and_refusal);
+    RUN(test_dropout);
+    RUN(test_embedding_dense_backward);
     return test_summary();
 }

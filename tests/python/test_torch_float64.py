@@ -10,8 +10,9 @@ activations (mish, gelu in both forms, silu, sigmoid, tanh, softplus, relu, leak
 hardsigmoid, elu), add, mul, muls, fused_add_scale and reduce_sum (a broadcast operand's gradient is summed by
 ReduceSum in float64), the matmul family (matmul, mm, bmm, addmm, baddbmm) with linear composed
 from it, the pointwise losses (mse, l1, smooth_l1, binary_cross_entropy[_with_logits]) and the GLUs
-(swiglu, geglu), softmax, log_softmax, layer_norm and rms_norm. Every other operator refuses a float64 tensor with a TypeError naming the dtype, never a
-float32 result: tested for a sample of them.
+(swiglu, geglu), softmax, log_softmax, layer_norm, rms_norm, embedding and dropout (its mask is the
+same for every dtype). Every other operator refuses a float64 tensor with a TypeError naming the
+dtype, never a float32 result: tested for a sample of them.
 """
 import os
 import sys
@@ -42,6 +43,18 @@ def x64(*shape, scale=2.0, kinks=()):
 TGT = torch.rand(4, 5, dtype=torch.float64)
 WGT = torch.rand(4, 5, dtype=torch.float64) + 0.5
 PW = torch.rand(5, dtype=torch.float64) + 0.5
+
+# embedding's indices (every row but 5 used, 2 and 4 twice) and dropout's fixed draw
+IDX = torch.tensor([[0, 2, 4], [2, 1, 4], [3, 0, 1]])
+P_DROP, SEED = 0.3, 5
+
+
+def keep_mask(shape):
+    """Dropout's keep bits as float64, from a float32 draw of the same seed: the mask depends on
+    (seed, offset, element) only, never on the dtype."""
+    y, _ = ot.dropout_with_mask(torch.ones(shape), P_DROP, seed=SEED)
+    return (y != 0).to(torch.float64)
+
 
 # name: (opgrad function, PyTorch float64 function, input makers)
 CASES = {
@@ -115,6 +128,10 @@ CASES = {
     "bce_with_logits": (lambda x: ot.binary_cross_entropy_with_logits(x, TGT, WGT, pos_weight=PW),
                         lambda x: F.binary_cross_entropy_with_logits(x, TGT, WGT, pos_weight=PW),
                         lambda: (x64(4, 5),)),
+    "embedding": (lambda w: ot.embedding(IDX, w), lambda w: F.embedding(IDX, w),
+                  lambda: (x64(6, 4),)),
+    "dropout": (lambda x: ot.dropout(x, P_DROP, seed=SEED),
+                lambda x: x * keep_mask(x.shape) * (1 / (1 - P_DROP)), lambda: (x64(6, 7),)),
 }
 
 
@@ -142,6 +159,37 @@ class Float64(unittest.TestCase):
                 for a, b in zip(g, g_ref):
                     self.assertEqual(a.dtype, torch.float64)
                     self.assertLess((a - b).abs().max().item(), 1e-13 * (b.abs().max().item() + 1))
+
+    def test_dropout_scales_in_double_with_the_dtype_independent_mask(self):
+        x = torch.randn(5, 300, dtype=torch.float64)
+        y, mask = ot.dropout_with_mask(x, P_DROP, seed=SEED)
+        _, mask32 = ot.dropout_with_mask(x.float(), P_DROP, seed=SEED)
+        self.assertTrue(torch.equal(mask, mask32))
+        # exactly x * (1 / (1 - p)) in double where kept (a float32 scale would be ~1e-8 off)
+        self.assertTrue(torch.equal(y, x * keep_mask(x.shape) * (1 / (1 - P_DROP))))
+        self.assertTrue(torch.equal(ot.dropout(x, P_DROP, training=False), x))
+
+    def test_embedding_padding_and_frequency_gradients_match_pytorch(self):
+        # (padding_idx and scale_grad_by_freq make the weight's gradient a convention, not a
+        # derivative: no gradcheck of the forward, for PyTorch's own embedding either; the
+        # backward is linear in the gradient and checked as a function of it)
+        for kw in ({"padding_idx": 2}, {"scale_grad_by_freq": True},
+                   {"padding_idx": 4, "scale_grad_by_freq": True}):
+            with self.subTest(**kw):
+                w = x64(6, 4)
+                y, y_ref = ot.embedding(IDX, w, **kw), F.embedding(IDX, w, **kw)
+                g = torch.randn_like(y)
+                gw, = torch.autograd.grad(y, w, g)
+                gw_ref, = torch.autograd.grad(y_ref, w, g)
+                self.assertEqual(gw.dtype, torch.float64)
+                self.assertTrue(torch.equal(y, y_ref))
+                self.assertLess((gw - gw_ref).abs().max().item(),
+                                1e-15 * (gw_ref.abs().max().item() + 1))
+                if "scale_grad_by_freq" not in kw:  # (PyTorch's double backward drops the scale)
+                    g.requires_grad_()
+                    self.assertTrue(gradcheck(
+                        lambda g: torch.autograd.grad(ot.embedding(IDX, w, **kw), w, g,
+                                                      create_graph=True)[0], (g,)))
 
     def test_float64_parameters_are_not_rounded_to_float32(self):
         x = torch.tensor([1.0], dtype=torch.float64)

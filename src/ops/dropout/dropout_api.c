@@ -8,7 +8,8 @@
  * One CUSTOM step (engine/program.h: no engine writes a packed bit mask) over fixed chunks of
  * OG_DROP_CHUNK elements, each chunk's bytes and values in one pass: generate (or read) the
  * chunk's mask bytes, then out = bit ? x * scale : 0 in fp32 (fp32 contiguous tensors in place,
- * others through a per-thread buffer), rounded once to the output's dtype.
+ * others through a per-thread buffer), rounded once to the output's dtype. A float64 input
+ * computes in double (an opgrad extension: its scale unrounded, the result rounded once).
  *
  * The aclnn special cases: forward with p = 0 or train = false copies input and leaves maskOut
  * untouched, p = 1 writes zeros and leaves maskOut untouched; backward with scale = 0 writes
@@ -31,6 +32,8 @@
 const og_dropout_bits_fn og_dropout_bits_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_dropout_bits);
 const og_dropout_apply_fn og_dropout_apply_kernels[OPGRAD_ISA_COUNT] =
     OG_ISA_TABLE(og_dropout_apply);
+const og_dropout_apply64_fn og_dropout_apply64_kernels[OPGRAD_ISA_COUNT] =
+    OG_ISA_TABLE(og_dropout_apply64);
 
 // Elements per parallel unit: a multiple of 128 (a unit's mask bytes are whole and its own).
 #define OG_DROP_CHUNK 8192
@@ -47,9 +50,10 @@ typedef struct drop_plan {
     uint64_t seed, offset;
     uint32_t K;
     float scale;
+    double scale64; // the scale of a float64 input (its computation is in double)
     opgrad_isa isa;
     int threads;         // phase 1's thread count: the scratch has this many slots
-    uint64_t slot_bytes; // scratch per thread: mask bytes, then two fp32 chunks
+    uint64_t slot_bytes; // scratch per thread: mask bytes, then two fp32 (float64) chunks
 } drop_plan;
 
 typedef struct drop_ctx {
@@ -80,6 +84,27 @@ static void store_values(const drop_ctx *c, int64_t i0, int64_t n, const float *
         og_store_elem(c->y + og_view_offset(v, i0 + i) * v->esize, v->dtype, src[i]);
 }
 
+// The values of a float64 input: out = bit ? x * scale : 0 in double, rounded once to out's dtype.
+static void drop_values64(const drop_ctx *c, int64_t i0, int64_t n, const uint8_t *bits,
+                          double *xb) {
+    const drop_plan *p = c->p;
+    const og_view *x = &p->x, *y = &p->y;
+    if (p->mode == DROP_ZERO)
+        memset(xb, 0, (size_t)n * sizeof *xb);
+    else if (x->contiguous)
+        og_load_run64(c->x + i0 * x->esize, x->dtype, 1, xb, n);
+    else
+        for (int64_t i = 0; i < n; i++)
+            og_load_run64(c->x + og_view_offset(x, i0 + i) * x->esize, x->dtype, 1, xb + i, 1);
+    if (p->mode == DROP_MASK)
+        og_dropout_apply64_kernels[p->isa](xb, bits, p->scale64, xb, (size_t)n);
+    if (y->contiguous)
+        og_store_run64(c->y + i0 * y->esize, y->dtype, 1, xb, n);
+    else
+        for (int64_t i = 0; i < n; i++)
+            og_store_run64(c->y + og_view_offset(y, i0 + i) * y->esize, y->dtype, 1, xb + i, 1);
+}
+
 static void drop_unit(void *vctx, int core, int slot) {
     const drop_ctx *c = vctx;
     const drop_plan *p = c->p;
@@ -106,6 +131,10 @@ static void drop_unit(void *vctx, int core, int slot) {
                 mb[k] = (uint8_t)c->mask[og_view_offset(&p->mask, b0 + k)];
         }
         bits = mb;
+    }
+    if (p->x.dtype == ACL_DOUBLE) {
+        drop_values64(c, i0, n, bits, (double *)(s + OG_DROP_CHUNK / 8));
+        return;
     }
     // values: fp32 contiguous tensors in place, the others through xb / yb
     bool x_direct = p->x.dtype == ACL_FLOAT && p->x.contiguous;
@@ -166,7 +195,8 @@ static aclnnStatus publish(const og_opdesc *op, const aclTensor *const *io, drop
     og_prog_init(&p, op, forward ? 1 : 2, forward ? 2 : 1, io);
     if (d->n > 0) {
         d->isa = og_isa();
-        d->slot_bytes = OG_DROP_CHUNK / 8 + 2 * OG_DROP_CHUNK * sizeof(float);
+        size_t value_bytes = d->x.dtype == ACL_DOUBLE ? sizeof(double) : sizeof(float);
+        d->slot_bytes = OG_DROP_CHUNK / 8 + 2 * OG_DROP_CHUNK * (uint64_t)value_bytes;
         d->threads = og_num_threads();
         uint64_t scratch = (uint64_t)d->threads * d->slot_bytes;
         int slots[] = {d->x_slot, d->y_slot, d->mask_slot};
@@ -182,8 +212,8 @@ aclnnStatus aclnnDropoutGetWorkspaceSize(const aclTensor *input, double p, bool 
     const char *names[] = {"input", "out", "maskOut"};
     const void *ptrs[] = {input, out, maskOut};
     OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
-    OG_TRY(og_check_tensor(op, "input", input, 0));
-    OG_TRY(og_check_tensor(op, "out", out, 0));
+    OG_TRY(og_check_tensor_of(op, "input", input, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "out", out, 0, OG_DTS_FLOATING64));
     OG_TRY(check_mask(op, "maskOut", maskOut, 1, input->numel));
     OG_TRY(og_check_same_shape(op, "input", input, "out", out));
     OG_TRY(og_check_castable(op, input->dtype, "out", out));
@@ -204,7 +234,8 @@ aclnnStatus aclnnDropoutGetWorkspaceSize(const aclTensor *input, double p, bool 
     d.seed = (uint64_t)seed, d.offset = (uint64_t)offset;
     // keep iff the word's top 24 bits, as u = w / 2^24 in [0, 1), are below 1 - p
     d.K = (uint32_t)ceil((1.0 - p) * 16777216.0);
-    d.scale = (float)(1.0 / (1.0 - p));
+    d.scale64 = 1.0 / (1.0 - p);
+    d.scale = (float)d.scale64;
     const aclTensor *io[] = {input, out, maskOut};
     return publish(op, io, &d, workspaceSize, executor);
 }
@@ -217,9 +248,9 @@ aclnnStatus aclnnDropoutBackwardGetWorkspaceSize(const aclTensor *gradOutput, co
     const char *names[] = {"gradOutput", "mask", "out"};
     const void *ptrs[] = {gradOutput, mask, out};
     OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
-    OG_TRY(og_check_tensor(op, "gradOutput", gradOutput, 0));
+    OG_TRY(og_check_tensor_of(op, "gradOutput", gradOutput, 0, OG_DTS_FLOATING64));
     OG_TRY(check_mask(op, "mask", mask, OG_MAX_DIMS, gradOutput->numel));
-    OG_TRY(og_check_tensor(op, "out", out, 0));
+    OG_TRY(og_check_tensor_of(op, "out", out, 0, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_shape(op, "gradOutput", gradOutput, "out", out));
     OG_TRY(og_check_castable(op, gradOutput->dtype, "out", out));
     if (!(scale == 0 || (scale >= 1 && isfinite(scale))))
@@ -239,6 +270,7 @@ aclnnStatus aclnnDropoutBackwardGetWorkspaceSize(const aclTensor *gradOutput, co
     d.mode = scale == 0 ? DROP_ZERO : scale == 1 ? DROP_COPY : DROP_MASK;
     d.generate = false;
     d.scale = (float)scale;
+    d.scale64 = scale;
     const aclTensor *io[] = {gradOutput, mask, out};
     return publish(op, io, &d, workspaceSize, executor);
 }

@@ -5,9 +5,10 @@
  *   Embedding              each position j copies weight row indices[j] into out row j (bytes,
  *                          any dtype); an index outside [0, numEmbeddings) writes a zero row.
  *   EmbeddingDenseBackward a counting sort of the positions by index (one thread: O(N + V)),
- *                          then the rows of out in parallel ranges, each row the fp32 sum of its
- *                          positions' grad rows in position order: the same bits on any thread
- *                          count, since no row is split between threads.
+ *                          then the rows of out in parallel ranges, each row the fp32 (float64
+ *                          for a DOUBLE grad) sum of its positions' grad rows in position order:
+ *                          the same bits on any thread count, since no row is split between
+ *                          threads.
  * Indices are data: phase 1 cannot see them (and on a stream they may not be written yet), so a
  * bad index is defined behaviour in phase 2, never an access outside a tensor. */
 #include <stdio.h>
@@ -149,7 +150,7 @@ typedef struct emb_bwd {
     bool scale;
     opgrad_isa isa;
     int threads; // phase 1's thread count: the scratch holds this many pairs of rows
-    // workspace: start[V + 2] and pos[N] (int64), then per thread two fp32 rows of D
+    // workspace: start[V + 2] and pos[N] (int64), then per thread two rows of D (fp32 or float64)
     uint64_t pos_offset, rows_offset, row_bytes;
 } emb_bwd;
 
@@ -162,17 +163,39 @@ typedef struct emb_bwd_ctx {
     char *rows;
 } emb_bwd_ctx;
 
+// One output row in float64 (a DOUBLE grad): the same position order, accumulated in double.
+static void emb_bwd_row64(const emb_bwd_ctx *c, int64_t r, double *acc, double *buf) {
+    const emb_bwd *p = c->p;
+    int64_t b = c->start[r], e = c->start[r + 1];
+    int64_t gs = p->grad.strides[p->grad.ndim - 1];
+    for (int64_t d = 0; d < p->D; d++) acc[d] = 0.0;
+    if (r != p->padding) {
+        for (int64_t k = b; k < e; k++) {
+            const char *g = c->grad + og_view_offset(&p->grad, c->pos[k] * p->D) * 8;
+            og_load_run64(g, ACL_DOUBLE, gs, buf, p->D);
+            for (int64_t d = 0; d < p->D; d++) acc[d] += buf[d];
+        }
+        if (p->scale && e - b > 1)
+            for (int64_t d = 0; d < p->D; d++) acc[d] /= (double)(e - b);
+    }
+    og_store_run64(c->out + r * p->out.strides[0] * 8, ACL_DOUBLE, p->out.strides[1], acc, p->D);
+}
+
 static void emb_bwd_unit(void *vctx, int core, int slot) {
     const emb_bwd_ctx *c = vctx;
     const emb_bwd *p = c->p;
-    float *acc = (float *)(c->rows + (uint64_t)slot * 2 * p->row_bytes);
-    float *buf = (float *)((char *)acc + p->row_bytes);
+    char *row = c->rows + (uint64_t)slot * 2 * p->row_bytes;
+    float *acc = (float *)row, *buf = (float *)(row + p->row_bytes);
     int64_t r0 = (int64_t)core * EMB_UNIT_ROWS, r1 = r0 + EMB_UNIT_ROWS;
     if (r1 > p->V) r1 = p->V;
     int ges = p->grad.esize, oes = p->out.esize;
     int64_t gs = p->grad.strides[p->grad.ndim - 1];
     int64_t os0 = p->out.strides[0], os1 = p->out.strides[1];
     for (int64_t r = r0; r < r1; r++) {
+        if (p->grad.dtype == ACL_DOUBLE) {
+            emb_bwd_row64(c, r, (double *)row, (double *)(row + p->row_bytes));
+            continue;
+        }
         int64_t b = c->start[r], e = c->start[r + 1];
         for (int64_t d = 0; d < p->D; d++) acc[d] = 0.0f;
         if (r != p->padding) {
@@ -223,12 +246,12 @@ aclnnStatus aclnnEmbeddingDenseBackwardGetWorkspaceSize(
     const char *names[] = {"grad", "indices", "out"};
     const void *ptrs[] = {grad, indices, out};
     OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
-    OG_TRY(og_check_tensor(op, "grad", grad, 1));
+    OG_TRY(og_check_tensor_of(op, "grad", grad, 1, OG_DTS_FLOATING64));
     OG_TRY(check_any(op, "indices", indices, INDEX_DTYPES,
                      "int32, int64 (aclnn's floating, 8/16-bit and bool indices are not "
                      "implemented)",
                      0, OG_MAX_DIMS));
-    OG_TRY(og_check_tensor(op, "out", out, 2));
+    OG_TRY(og_check_tensor_of(op, "out", out, 2, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_dtype(op, "grad", grad, "out", out));
     if (numWeights > (uint64_t)INT32_MAX * 64)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
@@ -267,7 +290,7 @@ aclnnStatus aclnnEmbeddingDenseBackwardGetWorkspaceSize(
         b.isa = og_isa();
         b.pos_offset = align64u((uint64_t)(b.V + 2) * 8);
         b.rows_offset = b.pos_offset + align64u((uint64_t)b.N * 8);
-        b.row_bytes = align64u((uint64_t)D * 4);
+        b.row_bytes = align64u((uint64_t)D * (grad->dtype == ACL_DOUBLE ? 8 : 4));
         b.threads = og_num_threads();
         uint64_t scratch = b.rows_offset + (uint64_t)b.threads * 2 * b.row_bytes;
         og_prog_custom(&p, emb_bwd_run, &b, sizeof b, (const int[]){0, 1, 2}, 3, scratch);
