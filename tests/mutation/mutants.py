@@ -341,10 +341,8 @@ MUTANTS = [
         "id": "softmax-bwd-output-dtype",
         "cls": "promotion",
         "file": "src/ops/softmax/softmax_api.c",
-        "find": "return plan_rows(op, kernels, kernels16, 2, ins, out, axis, promoted, names, "
-                "workspaceSize,",
-        "replace": "return plan_rows(op, kernels, kernels16, 2, ins, out, axis, output->dtype, names, "
-                   "workspaceSize,",
+        "find": "kernels64, 2, ins, out, axis, promoted, names,",
+        "replace": "kernels64, 2, ins, out, axis, output->dtype, names,",
         "expect": r"FAIL +(log_)?softmax\w* +\w+ +(\w+ +)?mixed\b",
         "isa": "scalar",
         "fast": False,
@@ -405,10 +403,8 @@ MUTANTS = [
         "id": "softmax-fwd-dim-ignored",
         "cls": "attribute ignored",
         "file": "src/ops/softmax/softmax_api.c",
-        "find": "return plan_rows(op, kernels, kernels16, 1, ins, out, axis, compute, names, "
-                "workspaceSize,",
-        "replace": "return plan_rows(op, kernels, kernels16, 1, ins, out, self->ndim > 0 ? "
-                   "self->ndim - 1 : 0, compute, names, workspaceSize,",
+        "find": "kernels64, 1, ins, out, axis, compute, names,",
+        "replace": "kernels64, 1, ins, out, self->ndim > 0 ? self->ndim - 1 : 0, compute, names,",
         "expect": r"FAIL +(log_)?softmax_dim0\b",
         "isa": "scalar",
         "fast": False,
@@ -862,8 +858,10 @@ MUTANTS = [
         "id": "emb-bwd-overwrite",
         "cls": "accumulation",
         "file": "src/ops/embedding/embedding_api.c",
-        "find": "for (int64_t d = 0; d < p->D; d++) acc[d] += buf[d];",
-        "replace": "for (int64_t d = 0; d < p->D; d++) acc[d] = buf[d];",
+        "find": "og_load_run(c->cv, g, p->grad.dtype, gs, buf, p->D);\n"
+                "                for (int64_t d = 0; d < p->D; d++) acc[d] += buf[d];",
+        "replace": "og_load_run(c->cv, g, p->grad.dtype, gs, buf, p->D);\n"
+                   "                for (int64_t d = 0; d < p->D; d++) acc[d] = buf[d];",
         "expect": r"FAIL +embedding\b.*gradient of 'weight'",
         "isa": "scalar",
         "fast": True,
@@ -875,8 +873,8 @@ MUTANTS = [
         "id": "emb-padding-not-zeroed",
         "cls": "attribute ignored",
         "file": "src/ops/embedding/embedding_api.c",
-        "find": "if (r != p->padding) {",
-        "replace": "if (r != p->padding || true) {",
+        "find": "if (r != p->padding) {\n            for (int64_t k = b; k < e; k++) { // position",
+        "replace": "if (r != p->padding || true) {\n            for (int64_t k = b; k < e; k++) { // position",
         "expect": r"FAIL +embedding_padding\b",
         "isa": "scalar",
         "fast": False,

@@ -8,8 +8,9 @@ For each operator and input layout (channels-last 4-d and 5-d, contiguous, trans
 forward output and the input's gradient have exactly the strides PyTorch's own operator gives on
 the same input (in the installed PyTorch), and the same values within float32 rounding. The
 elementwise engine walks such outputs in memory order (tests/tiling: test_plan_channels_last).
-Known differences, by design: group_norm returns contiguous outputs (PyTorch: channels-last);
-dropout's output is contiguous (its bit mask is in logical element order).
+Dropout's output takes its input's layout too, while its bit mask stays in logical element order
+(the same mask for every layout). Known difference, by design: group_norm returns contiguous outputs
+(PyTorch: channels-last).
 """
 import os
 import sys
@@ -89,6 +90,21 @@ class MemoryFormat(unittest.TestCase):
                 for name, fo, fr in SPATIAL:
                     with self.subTest("%s %s" % (name, lname)):
                         self.check(name, fo, fr, x)
+
+    def test_dropout(self):
+        # PyTorch's dropout draws its own mask: the strides are compared with it, the values with
+        # x * keep / (1 - p) for opgrad's logical-order mask
+        for rank in (4, 5):
+            for lname, x in layouts(rank).items():
+                with self.subTest("dropout %d-d %s" % (rank, lname)):
+                    a = x.detach().clone().as_strided(x.shape, x.stride()).requires_grad_()
+                    y = ot.dropout(a, 0.3, seed=7)
+                    self.assertEqual(y.stride(), F.dropout(x, 0.3).stride())
+                    keep = ot.dropout(torch.ones(x.shape), 0.3, seed=7) != 0
+                    self.assertTrue(torch.equal(y, x * keep * (1 / 0.7)))
+                    c = torch.linspace(-1, 1, y.numel()).reshape(y.shape)
+                    (y * c).sum().backward()
+                    self.assertTrue(torch.equal(a.grad, c * keep * (1 / 0.7)))
 
     def test_conv_channels_last_weight_and_3d(self):
         x = torch.randn(2, 3, 6, 6)

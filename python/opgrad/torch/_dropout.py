@@ -104,7 +104,7 @@ def dropout_kernel(x, p=0.5, train=True, seed=0, offset=0):
     """(out, mask) = aclnnDropout(x, p, train, seed, offset)."""
     dt = K.acl_dtype(x, "dropout")
     p, train, seed, offset = float(p), bool(train), int(seed), int(offset)
-    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    out = torch.empty_like(x)  # x's layout (channels-last in, out); the mask bits stay logical
     special = not train or p == 0.0 or p == 1.0  # aclnn leaves the mask untouched: zeros here
     mask = (torch.zeros if special else torch.empty)(mask_numel(x.numel()), dtype=torch.uint8)
     if x.numel():
@@ -124,7 +124,7 @@ def _dropout_bwd_p1(scale):
 def dropout_backward_kernel(grad, mask, scale):
     """aclnnDropoutBackward(grad, mask, scale)."""
     dt = K.acl_dtype(grad, "dropout_backward", "grad")
-    out = torch.empty_like(grad, memory_format=torch.contiguous_format)
+    out = torch.empty_like(grad)
     if grad.numel():
         K._run("DropoutBackward", "aclnnDropoutBackward", _dropout_bwd_p1(float(scale)),
                (grad, mask), (dt, _ACL_UINT8), (out,), (dt,), attrs=(float(scale),))
@@ -132,11 +132,11 @@ def dropout_backward_kernel(grad, mask, scale):
 
 
 def _fake_dropout(x, p=0.5, train=True, seed=0, offset=0):
-    return x.new_empty(x.shape), x.new_empty((mask_numel(x.numel()),), dtype=torch.uint8)
+    return torch.empty_like(x), x.new_empty((mask_numel(x.numel()),), dtype=torch.uint8)
 
 
 def _fake_dropout_backward(grad, mask, scale):
-    return grad.new_empty(grad.shape)
+    return torch.empty_like(grad)
 
 
 def _scale_of(p, train):
