@@ -7,13 +7,17 @@ pointer"). Plain unittest:
 
 * torch.autograd.forward_ad (PyTorch 1.13 and >= 2.0): the tangent of every operator with a jvp
   rule (the activations through their backward operators, softmax / log_softmax, add, mul, muls,
-  reduce_sum, the matmul family, and the twice-differentiable backward operators themselves)
-  against PyTorch's in float64 on the same values; the others (convolution, norms, GLUs,
-  pooling, losses, fused_add_scale, ...) raise NotImplementedError, never a missing tangent.
+  reduce_sum, the matmul family, and the twice-differentiable backward operators themselves; the
+  late operators, convolution, pooling, the norms, GLUs, embedding, losses and fused_add_scale,
+  through the generic rule: jvp by double vjp) against PyTorch's in float64 on the same values;
+  cross_entropy and batch_norm raise NotImplementedError, never a missing tangent (and max
+  pooling on 1.13, for its integer output).
 * torch.func (PyTorch >= 2.0): jvp, vmap, jacrev, jacfwd and hessian of the operators with
   batching rules (every activation, softmax / log_softmax, add, mul, muls, reduce_sum, and the
-  matmul family and linear: vmap over either operand, per-sample gradients) against PyTorch's; vmap of an
-  operator without one (fused_add_scale, ...) raises PyTorch's clear error. Tolerance: 1e-4 of the largest value in float32 (the errors seen are below 1e-6).
+  matmul family and linear: vmap over either operand, per-sample gradients; the late operators
+  by the generic rules) against PyTorch's; vmap of an operator without one (cross_entropy) raises
+  PyTorch's clear error. Tolerance: 1e-4 of the largest value in float32 (the errors seen are
+  below 1e-6).
 """
 import os
 import sys
@@ -62,15 +66,50 @@ PRODUCTS = [
     ("addmm", lambda t: ot.addmm(t[:, :4], t, t.t()[:, :4], 0.5, 2.0),
      lambda t: torch.addmm(t[:, :4], t, t.t()[:, :4], beta=0.5, alpha=2.0)),
 ]
+# the late operators' generic rules (_ops.py: jvp by double vjp, vmap by the samples); x [4, 6]
+W_CONV = torch.randn(2, 1, 3, 3)
+IDX = torch.tensor([[0, 2], [3, 2]])
+
+
+def _w(t):
+    return W_CONV.to(t.dtype)
+
+
+LAYERS = [
+    ("conv2d", lambda t: ot.conv2d(t.reshape(1, 1, 4, 6), _w(t), padding=1),
+     lambda t: F.conv2d(t.reshape(1, 1, 4, 6), _w(t), padding=1)),
+    ("conv_transpose2d", lambda t: ot.conv_transpose2d(t.reshape(1, 1, 4, 6), _w(t).transpose(0, 1)),
+     lambda t: F.conv_transpose2d(t.reshape(1, 1, 4, 6), _w(t).transpose(0, 1))),
+    ("layer_norm", lambda t: ot.layer_norm(t, [6]), lambda t: F.layer_norm(t, [6])),
+    ("rms_norm", lambda t: ot.rms_norm(t, [6]),
+     lambda t: t * torch.rsqrt((t * t).mean(-1, keepdim=True) + torch.finfo(torch.float32).eps)),
+    ("swiglu", lambda t: ot.swiglu(t), lambda t: F.silu(t[:, :3]) * t[:, 3:]),
+    ("geglu", lambda t: ot.geglu(t), lambda t: t[:, :3] * F.gelu(t[:, 3:])),
+    ("avg_pool2d", lambda t: ot.avg_pool2d(t.reshape(1, 1, 4, 6), 2),
+     lambda t: F.avg_pool2d(t.reshape(1, 1, 4, 6), 2)),
+    ("adaptive_avg_pool2d", lambda t: ot.adaptive_avg_pool2d(t.reshape(1, 1, 4, 6), (3, 4)),
+     lambda t: F.adaptive_avg_pool2d(t.reshape(1, 1, 4, 6), (3, 4))),
+    ("embedding", lambda t: ot.embedding(IDX, t), lambda t: F.embedding(IDX, t)),
+    ("mse_loss", lambda t: ot.mse_loss(t, t.flip(0).detach()),
+     lambda t: F.mse_loss(t, t.flip(0).detach())),
+    ("bce_with_logits", lambda t: ot.binary_cross_entropy_with_logits(t, torch.full_like(t, 0.2),
+                                                                     reduction="sum"),
+     lambda t: F.binary_cross_entropy_with_logits(t, torch.full_like(t, 0.2), reduction="sum")),
+    ("fused_add_scale", lambda t: ot.fused_add_scale(t, t[0], t[1]),
+     lambda t: (t + t[0]) * t[1]),
+    # (PyTorch 1.13 has no forward mode through its own layer_norm backward: 2.x only)
+    ("grad of layer_norm", lambda t: torch.autograd.grad(ot.layer_norm(t, [6]).pow(3).sum(), t,
+                                                         create_graph=True)[0],
+     lambda t: torch.autograd.grad(F.layer_norm(t, [6]).pow(3).sum(), t, create_graph=True)[0]),
+]
+# with an integer output (max pooling's indices): forward mode on PyTorch >= 2.0 only
+INT_OUTPUT = [
+    ("max_pool2d", lambda t: ot.max_pool2d(t.reshape(1, 1, 4, 6), 2),
+     lambda t: F.max_pool2d(t.reshape(1, 1, 4, 6), 2)),
+]
 NO_JVP = [
-    ("conv2d", lambda t: ot.conv2d(t.reshape(1, 1, 4, 6), torch.ones(2, 1, 3, 3))),
-    ("layer_norm", lambda t: ot.layer_norm(t, [6])),
-    ("rms_norm", lambda t: ot.rms_norm(t, [6])),
-    ("swiglu", lambda t: ot.swiglu(t)),
-    ("avg_pool2d", lambda t: ot.avg_pool2d(t.reshape(1, 1, 4, 6), 2)),
-    ("mse_loss", lambda t: ot.mse_loss(t, torch.zeros(4, 6))),
     ("cross_entropy", lambda t: ot.cross_entropy(t, torch.tensor([0, 1, 2, 3]))),
-    ("fused_add_scale", lambda t: ot.fused_add_scale(t, torch.ones(6), torch.ones(6))),
+    ("batch_norm", lambda t: ot.batch_norm(t, None, None, training=True)),
 ]
 
 
@@ -98,6 +137,26 @@ class ForwardAD(unittest.TestCase):
                 self.assertIsNotNone(got, name + ": no tangent")
                 close(self, got, fwd_tangent(fr, xr, t.double()), name)
 
+    def test_layer_tangents(self):
+        # the generic rule: a forward, a backward and a double backward on opgrad operators
+        x = torch.randn(4, 6) * 2
+        t = torch.randn(4, 6)
+        new = int(torch.__version__.split(".")[0]) >= 2
+        for name, fo, fr in LAYERS + INT_OUTPUT:
+            with self.subTest(name):
+                grad_of = name.startswith("grad of")
+                if grad_of and not new:
+                    continue
+                xo = x.clone().requires_grad_(grad_of)
+                if (name, fo, fr) in INT_OUTPUT and not new:
+                    with self.assertRaises(NotImplementedError):
+                        fwd_tangent(fo, xo, t)
+                    continue
+                got = fwd_tangent(fo, xo, t)
+                self.assertIsNotNone(got, name + ": no tangent")
+                close(self, got, fwd_tangent(fr, x.double().requires_grad_(grad_of), t.double()),
+                      name)
+
     def test_operators_without_a_rule_refuse(self):
         for name, f in NO_JVP:
             with self.subTest(name):
@@ -119,7 +178,9 @@ class Transforms(unittest.TestCase):
         xb = torch.randn(4, 3, 5)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # PyTorch's note on its batching fallback
-            for name, fo, fr in UNARY[:-1]:
+            for name, fo, fr in UNARY[:-1] + LAYERS[:-1] + INT_OUTPUT:
+                x = torch.randn(4, 6) * 2 if (name, fo, fr) in LAYERS + INT_OUTPUT else x
+                xb = torch.randn(3, 4, 6) if (name, fo, fr) in LAYERS + INT_OUTPUT else xb
                 for tr, run in (
                         ("jvp", lambda g, a: torch.func.jvp(g, (a,), (torch.ones_like(a),))[1]),
                         ("vmap", lambda g, a: torch.func.vmap(g)(xb.to(a.dtype))),
@@ -206,7 +267,7 @@ class Transforms(unittest.TestCase):
 
     def test_vmap_without_a_rule_is_a_clear_error(self):
         with self.assertRaises(RuntimeError) as cm:
-            torch.func.vmap(lambda t: ot.fused_add_scale(t, torch.ones(4), torch.ones(4)))(
+            torch.func.vmap(lambda t: ot.cross_entropy(t, torch.tensor([0, 1, 2])))(
                 torch.randn(2, 3, 4))
         self.assertIn("vmap", str(cm.exception))
 

@@ -20,7 +20,7 @@ import torch
 from .. import _lib as L
 from . import _kernels as K
 from . import _ops as O
-from ._dropout import register_ops
+from ._dropout import EXTRA, register_ops
 
 _p1 = L.phase1
 _APPROX = {"none": 0, "tanh": 1, 0: 0, 1: 1}
@@ -234,15 +234,18 @@ _GE_GLU = torch.ops.opgrad.ge_glu
 
 def swiglu(x, dim=-1):
     """silu(a) * b for the halves a, b of x along dim (aclnnSwiGlu; backward aclnnSwiGluGrad)."""
-    K.refuse_forward_ad("swiglu")
+    if K.forward_ad():  # forward AD / torch.func: the Function's jvp and vmap rules
+        return EXTRA["swi_glu"].function.apply(x, dim)
     return _SWI_GLU(x, dim)
 
 
 def geglu(x, dim=-1, approximate="none"):
     """a * gelu(b) for the halves a, b of x along dim (aclnnGeGlu; backward aclnnGeGluBackward).
     approximate: "none" (erf) or "tanh", as torch.nn.functional.gelu."""
-    K.refuse_forward_ad("geglu")
-    return _GE_GLU(x, dim, _approx("geglu", approximate))[0]
+    args = (x, dim, _approx("geglu", approximate))
+    if K.forward_ad():
+        return EXTRA["ge_glu"].function.apply(*args)[0]
+    return _GE_GLU(*args)[0]
 
 
 class SwiGLU(torch.nn.Module):

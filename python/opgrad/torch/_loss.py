@@ -350,6 +350,8 @@ def _loss_backward(backward):
     (_ops._DIFF, which finds these too: a backward operator without a formula refuses the next
     backward), else on the kernels."""
     def bwd(ctx, grad):
+        if K.transforms_active():  # functorch: on the Functions (their vmap rules)
+            return backward(O._TRANSFORMS, ctx, grad)
         if torch.is_grad_enabled():
             return backward(O._DIFF, ctx, grad)
         return backward(_KNS, ctx, grad)
@@ -361,6 +363,7 @@ _KNS = _KernelNS()
 for _d in DEFS.values():
     setattr(_KNS, _d.name, _d.kernel)
     if _d.differentiable:
+        O.generic_rules(_d)  # forward mode by double vjp, vmap by the samples
         _d.function = O._make_function(_d)
         # _make_function's backward calls the formulas with _kernels; these need this module's
         _d.function.backward = staticmethod(_loss_backward(_d.backward))

@@ -9,10 +9,10 @@ aclnnRmsNorm / aclnnRmsNormGrad as torch operators with autograd.
 
 The forwards return their saved statistics (float32, float64 for a float64 x; [A..., 1...]) as
 extra outputs, which the backward reads: x is read once by each backward, the statistics are not
-recomputed. The mean and rstd outputs are not differentiable. The operators are registered with
-the same two paths as _ops.py: torch.library.custom_op + register_autograd (PyTorch >= 2.4; the
-formulas call torch.ops.opgrad.*), or the 1.13 Library with an "Autograd" kernel over a
-torch.autograd.Function.
+recomputed. The operators are registered as the other late operators are (_dropout.register_ops:
+torch.library.custom_op + register_autograd on PyTorch >= 2.4, the 1.13 Library with an
+"Autograd" kernel over a torch.autograd.Function), whose Functions carry the generic forward-mode
+and vmap rules (_ops.py).
 The functional forms layer_norm / rms_norm take PyTorch's F.layer_norm / F.rms_norm arguments.
 """
 import ctypes
@@ -22,6 +22,7 @@ import torch
 from .. import _lib as L
 from . import _kernels as K
 from . import _ops
+from ._dropout import EXTRA, register_ops
 
 _create_bool_array = L._decl("aclCreateBoolArray", L.P, [L.P, L.U64])
 _destroy_bool_array = L._decl("aclDestroyBoolArray", L.I32, [L.P])
@@ -345,101 +346,44 @@ _DEFS = [
 ]
 
 
-# ---- registration (the two paths of _ops.py) ----------------------------------------------------
-def _function(name, kernel, setup, backward):
-    def forward(ctx, *args):
-        out = kernel(*args)
-        setup(ctx, args, out)
-        return out
-
-    def bwd(ctx, *grads):
-        if torch.is_grad_enabled():  # create_graph: on differentiable operators
-            return backward(_ops._DIFF, ctx, grads)
-        return backward(K_NS, ctx, grads)
-
-    return type("OpgradFunction_" + name, (torch.autograd.Function,),
-                {"forward": staticmethod(forward), "backward": staticmethod(bwd)})
-
-
-class _KernelNamespace:
-    """The formulas' `ops` on the 1.13 path without create_graph: the kernels themselves (these
-    and _kernels' for the rest)."""
-    layer_norm_backward = staticmethod(layer_norm_backward)
-    rms_norm_backward = staticmethod(rms_norm_backward)
-
-    def __getattr__(self, name):
-        return getattr(K, name)
-
-
-K_NS = _KernelNamespace()
-FUNCTIONS = {}
-
-
-class _DispatcherCall:
-    """A torch.ops.opgrad operator standing where an autograd.Function's .apply is expected."""
-
-    def __init__(self, op):
-        self.apply = op
-
-
+# ---- registration: _dropout.register_ops (both paths of _ops.py, the late operators' Functions
+# with their generic forward-mode and vmap rules) -------------------------------------------------
 def _register():
-    if _ops.USING_CUSTOM_OP:
-        ops_ns = torch.ops.opgrad
-        for name, schema, kernel, fake, setup, backward, targs in _DEFS:
-            torch.library.custom_op("opgrad::" + name, kernel, mutates_args=(),
-                                    device_types="cpu", schema=schema)
-            torch.library.register_fake("opgrad::" + name, fake)
-            if backward is not None:
-                def bwd(ctx, *grads, _b=backward):
-                    return _b(ops_ns, ctx, grads)
-
-                torch.library.register_autograd("opgrad::" + name, bwd, setup_context=setup)
-                # _ops._DIFF (the formulas of GroupNorm / BatchNorm under create_graph) calls the
-                # operator through the dispatcher, where its autograd formula is
-                d = _ops.OpDef(name, schema, kernel, targs, fake, setup, backward)
-                d.function = _DispatcherCall(getattr(ops_ns, name))
-                _ops.LATE[name] = d
-        return
-    lib = _ops.Library
+    defs = []
     for name, schema, kernel, fake, setup, backward, targs in _DEFS:
-        lib.define(name + schema)
-        lib.impl(name, kernel, "CPU")
-        if backward is None:
-            continue
-        fn = FUNCTIONS[name] = _function(name, kernel, setup, backward)
-        d = _ops.OpDef(name, schema, kernel, targs, fake, setup, backward)
-        d.function = fn
-        _ops.LATE[name] = d  # _ops._DIFF calls it through its Function (second order)
-
-        def autograd_impl(*args, _fn=fn, _kernel=kernel, _t=targs):
-            if K.forward_ad():  # the Function's jvp carries the tangent
-                return _fn.apply(*args)
-            if torch.is_grad_enabled():
-                for i in _t:
-                    if i < len(args) and args[i] is not None and args[i].requires_grad:
-                        return _fn.apply(*args)
-            return _kernel(*args)
-
-        lib.impl(name, autograd_impl, "Autograd")
+        d = _ops.OpDef(name, schema, kernel, targs, fake, setup,
+                       lambda ops, ctx, *grads, _b=backward: _b(ops, ctx, grads),
+                       nout=schema.split("->")[1].count("Tensor"))
+        d.twice = True  # the formulas run on differentiable operators (second order and on)
+        setattr(K, name, kernel)  # (the first-order formulas call the kernels through _kernels)
+        defs.append(d)
+    register_ops(defs)
 
 
 _register()
+
+
+def _call(name, *args):
+    """Forward AD and torch.func through the operator's Function (its jvp / vmap rules), else the
+    operator (autograd through its registration)."""
+    d = EXTRA[name]
+    if K.forward_ad() and not K.use_dispatcher():
+        return d.function.apply(*args)
+    return d.op(*args)
 
 
 # ---- functional forms (PyTorch's F.layer_norm / F.rms_norm arguments) --------------------------
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     """F.layer_norm on aclnnLayerNorm (+ aclnnLayerNormBackward): statistics in fp32, the
     weight / bias gradients summed over the rows in a fixed order (deterministic)."""
-    K.refuse_forward_ad("layer_norm")
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
-    return torch.ops.opgrad.layer_norm_fwd(x, list(normalized_shape), weight, bias, float(eps))[0]
+    return _call("layer_norm_fwd", x, list(normalized_shape), weight, bias, float(eps))[0]
 
 
 def rms_norm(x, normalized_shape, weight=None, eps=None):
     """F.rms_norm on aclnnRmsNorm (+ aclnnRmsNormGrad): y = x / sqrt(mean(x^2) + eps) * weight
     (eps None: torch.finfo(x.dtype).eps, as PyTorch; no weight: ones)."""
-    K.refuse_forward_ad("rms_norm")
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     if eps is None:
@@ -449,7 +393,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
     elif tuple(weight.shape) != tuple(normalized_shape):
         raise ValueError("opgrad.torch.rms_norm: weight has shape %s, normalized_shape is %s"
                          % (tuple(weight.shape), tuple(normalized_shape)))
-    return torch.ops.opgrad.rms_norm_fwd(x, weight, float(eps))[0]
+    return _call("rms_norm_fwd", x, weight, float(eps))[0]
 
 
 class LayerNorm(torch.nn.Module):

@@ -18,6 +18,7 @@ needs, `backward(K, ctx, grad)` returns one gradient per schema argument (None f
 arguments), with K the namespace the backward's operators come from.
 """
 import torch
+import torch.autograd.forward_ad as _fwad
 
 from . import _kernels as K
 
@@ -919,6 +920,93 @@ def _batching_rule(d):
     return vmap
 
 
+# ---- generic rules for the late operators (_dropout.register_ops: convolution, pooling, the
+# GLUs, embedding, dropout, ...), which have a differentiable backward but no formula of their own
+# for forward mode or batching.
+#
+# jvp by double vjp: the backward B(u) = J^T u is linear in u, so J t = (d/du <B(u), t>)^T, the
+# vjp of the backward itself, at any u (zeros). It costs a forward, a backward and a double
+# backward, each on opgrad operators, and is exactly as right as the double backward (tested
+# against PyTorch for every operator). Under a functorch transform the two vjps are torch.func's.
+def _floating(t):
+    return isinstance(t, torch.Tensor) and t.is_floating_point()
+
+
+def jvp_by_double_vjp(d, args, out, tangents):
+    """The output's tangent(s) of operator d at (args, out), from the inputs' tangents."""
+    outs = out if isinstance(out, tuple) else (out,)
+    keep = [k for k, o in enumerate(outs) if _floating(o)]  # (integer outputs: no tangent)
+    if len(keep) < len(outs) and not _NEW_STYLE_FUNCTION:
+        raise NotImplementedError(
+            "opgrad.torch.%s: forward-mode AD through an operator with an integer output "
+            "needs PyTorch >= 2.0 (1.13 gives that output a tangent)" % d.name)
+    idx = [i for i, t in enumerate(tangents) if t is not None and _floating(args[i])]
+    result = [None] * len(outs)
+    if idx and keep:
+        # the primals without their tangents (under functorch's jvp they still carry the
+        # transform's: the operator would call this rule again)
+        prim = [_fwad.unpack_dual(a).primal if isinstance(a, torch.Tensor) else a for a in args]
+        ts = tuple(tangents[i] for i in idx)
+
+        def f(*xs):
+            a = list(prim)
+            for i, x in zip(idx, xs):
+                a[i] = x
+            o = d.function.apply(*a)
+            o = o if isinstance(o, tuple) else (o,)
+            return tuple(o[k] for k in keep)
+
+        us = [torch.zeros_like(outs[k]) for k in keep]
+        if K.transforms_active():  # torch.func.jvp / jacfwd / hessian: torch.func's vjps
+            _, vjp_fn = torch.func.vjp(f, *(prim[i] for i in idx))
+            _, vjp2 = torch.func.vjp(lambda *u: vjp_fn(tuple(u)), *us)
+            jt = vjp2(ts)
+        else:
+            with torch.enable_grad():
+                xs = [prim[i].detach().requires_grad_() for i in idx]
+                us = [u.requires_grad_() for u in us]
+                g = torch.autograd.grad(f(*xs), xs, us, create_graph=True, allow_unused=True)
+                live = [(gi, t) for gi, t in zip(g, ts) if gi is not None and gi.requires_grad]
+                jt = torch.autograd.grad([gi for gi, _ in live], us, [t for _, t in live],
+                                         allow_unused=True) if live else [None] * len(us)
+            jt = [None if j is None else j.detach() for j in jt]
+        for k, j in zip(keep, jt):
+            result[k] = torch.zeros_like(outs[k]) if j is None else j
+    return tuple(result) if isinstance(out, tuple) else result[0]
+
+
+def generic_jvp(d):
+    """jvp_by_double_vjp as an autograd.Function's jvp (ctx.primal: its inputs and output)."""
+    return lambda ctx, *tangents: jvp_by_double_vjp(d, *ctx.primal, tangents)
+
+
+def generic_rules(d):
+    """The generic jvp and vmap rules, where d (an OpDef made into a Function by _make_function)
+    has no rule of its own."""
+    if d.jvp is None:
+        d.jvp = lambda ops, args, out, ts: jvp_by_double_vjp(d, args, out, ts)
+    if d.batching is None:
+        d.batching = generic_vmap(d)
+
+
+# vmap by the samples: each sample through the operator, the results stacked (what PyTorch's own
+# batching fallback does for an operator without a rule, here inside the Function, so that the
+# transforms compose: jacrev = vmap of the backward, hessian = jacfwd of jacrev).
+def generic_vmap(d):
+    def vmap(info, in_dims, *args):
+        n = info.batch_size
+        rows = []
+        for b in range(n):
+            a = [x.select(dim, b) if isinstance(x, torch.Tensor) and dim is not None else x
+                 for x, dim in zip(args, in_dims)]
+            rows.append(d.function.apply(*a))
+        if isinstance(rows[0], tuple):
+            return tuple(torch.stack(col) for col in zip(*rows)), (0,) * len(rows[0])
+        return torch.stack(rows), 0
+
+    return vmap
+
+
 # the backward operators with a derivative of their own (second order)
 for _d in _ALL.values():
     if _d.backward is None and _second_order(_d.name) is not None:
@@ -952,6 +1040,11 @@ _ALL["matmul"].batching = _vmap_matmul
 _ALL["mm"].batching = _ALL["bmm"].batching = _vmap_mm
 _ALL["addmm"].batching = _ALL["baddbmm"].batching = _vmap_addmm
 _ALL["fused_matmul"].batching = _vmap_fused_matmul
+# the rest (fused_add_scale, FusedMatmul's backward, the GLU-free second-order operators, ...):
+# the generic rules
+for _d in _ALL.values():
+    if _d.differentiable:
+        generic_rules(_d)
 
 
 # ---- autograd.Function per differentiable op (the 1.13 "Autograd" kernel and the fast path) ----
@@ -1038,9 +1131,10 @@ class _UnderTransforms:
     backward), else through the dispatcher (PyTorch's batching fallback, one sample at a time)."""
 
     def __getattr__(self, name):
-        d = _ALL[name]
-        call = d.function.apply if d.function is not None and d.batching is not None else \
-            getattr(torch.ops.opgrad, name)
+        late = name not in _ALL  # (the late operators' Functions have generic vmap rules)
+        d = LATE[name] if late else _ALL[name]
+        call = d.function.apply if d.function is not None and (late or d.batching is not None) \
+            else getattr(torch.ops.opgrad, name)
         setattr(self, name, call)
         return call
 
