@@ -295,19 +295,26 @@ static double load_elem(const aclTensor *t, int64_t i) {
 }
 static void store_elem(void *p, int64_t i, aclDataType dt, double v) {
     float f = (float)v;
-    if (dt == ACL_FLOAT)
+    if (dt == ACL_DOUBLE)
+        ((double *)p)[i] = v;
+    else if (dt == ACL_FLOAT)
         ((float *)p)[i] = f;
     else if (dt == ACL_FLOAT16)
         ((uint16_t *)p)[i] = og_f32_to_f16(f);
     else
         ((uint16_t *)p)[i] = og_f32_to_bf16(f);
 }
-// The eval entry's runningVar: 0.25 + v^2 of each drawn v, in fp32.
-static aclTensor *eval_var_tensor(const aclTensor *v) {
-    aclTensor *t = new_tensor(ACL_FLOAT, 1, v->dims);
+// The dtype of the statistics (saveMean, saveInvstd, meanOut, rstdOut) and of the eval entry's
+// runningVar: FLOAT, DOUBLE in a float64 case (opgrad's float64 extension).
+static aclDataType stat_dt(const ogc_call *c) {
+    return c->dtype == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
+}
+// The eval entry's runningVar: 0.25 + v^2 of each drawn v, in fp32 (exact in a DOUBLE tensor).
+static aclTensor *eval_var_tensor(const ogc_call *c, const aclTensor *v) {
+    aclTensor *t = new_tensor(stat_dt(c), 1, v->dims);
     if (!t) return NULL;
     for (int64_t i = 0; i < v->dims[0]; i++)
-        ((float *)t->data)[i] = (float)eval_var(load_elem(v, i));
+        store_elem(t->data, i, t->dtype, eval_var(load_elem(v, i)));
     return t;
 }
 
@@ -348,14 +355,14 @@ static int bn_forward(ogc_call *c) {
         return st;
     }
     aclTensor *out = ogc_result_tensor(&c->results[0]);
-    aclTensor *mean = new_tensor(ACL_FLOAT, 1, &C), *rstd = new_tensor(ACL_FLOAT, 1, &C);
+    aclTensor *mean = new_tensor(stat_dt(c), 1, &C), *rstd = new_tensor(stat_dt(c), 1, &C);
     aclTensor *rm = NULL, *rv = NULL;
     if (kind == K_EVAL) {
         rm = (aclTensor *)c->in[2];
-        rv = eval_var_tensor(c->in[3]);
+        rv = eval_var_tensor(c, c->in[3]);
     } else {
         // running statistics given (their update is batch_norm_stats' check)
-        rm = new_tensor(ACL_FLOAT, 1, &C), rv = new_tensor(ACL_FLOAT, 1, &C);
+        rm = new_tensor(stat_dt(c), 1, &C), rv = new_tensor(stat_dt(c), 1, &C);
     }
     st = bn_forward_into(c, out, mean, rstd, rm, rv);
     if (kind != K_EVAL) free_tensor(rm);
@@ -423,10 +430,10 @@ static int bn_backward(ogc_call *c) {
         return 0;
     }
     int64_t C = c->in[0]->dims[1];
-    bn_ctx x = {new_tensor(ACL_FLOAT, 1, &C), new_tensor(ACL_FLOAT, 1, &C), NULL, NULL};
+    bn_ctx x = {new_tensor(stat_dt(c), 1, &C), new_tensor(stat_dt(c), 1, &C), NULL, NULL};
     if (kind == K_EVAL) {
         x.rm = (aclTensor *)c->in[2];
-        x.rv = eval_var_tensor(c->in[3]);
+        x.rv = eval_var_tensor(c, c->in[3]);
     }
     // the forward's saved statistics (training), from the same inputs
     aclTensor *y = new_tensor(c->dtype, c->in[0]->ndim, c->in[0]->dims);
@@ -486,7 +493,7 @@ static int gn_forward(ogc_call *c) {
         return st;
     }
     aclTensor *out = ogc_result_tensor(&c->results[0]);
-    aclTensor *mean = new_tensor(ACL_FLOAT, 2, ng), *rstd = new_tensor(ACL_FLOAT, 2, ng);
+    aclTensor *mean = new_tensor(stat_dt(c), 2, ng), *rstd = new_tensor(stat_dt(c), 2, ng);
     int st = gn_forward_into(c, out, mean, rstd);
     free_tensor(mean), free_tensor(rstd);
     aclDestroyTensor(out);
@@ -518,7 +525,7 @@ static int gn_backward(ogc_call *c) {
         return 0;
     }
     int64_t ng[2] = {c->in[0]->dims[0], groups_of(c->op)}, C = c->in[0]->dims[1];
-    gn_ctx x = {new_tensor(ACL_FLOAT, 2, ng), new_tensor(ACL_FLOAT, 2, ng)};
+    gn_ctx x = {new_tensor(stat_dt(c), 2, ng), new_tensor(stat_dt(c), 2, ng)};
     aclTensor *y = new_tensor(c->dtype, c->in[0]->ndim, c->in[0]->dims);
     int st = gn_forward_into(c, y, x.mean, x.rstd);
     free_tensor(y);
@@ -546,7 +553,7 @@ static int gn_backward(ogc_call *c) {
 #define BN_API "aclnnBatchNorm + aclnnBatchNormBackward"
 #define GN_API "aclnnGroupNorm + aclnnGroupNormBackward"
 #define NORM_COMMON(shape_fn, prefix)                                                              \
-    .dtypes = OG_DTS_FLOATING, .lo = -2, .hi = 2, .fp32_ulps = 8, .forward = prefix##_forward,     \
+    .dtypes = OG_DTS_FLOATING64, .lo = -2, .hi = 2, .fp32_ulps = 8, .forward = prefix##_forward,   \
     .backward = prefix##_backward, .shapes = shape_fn, .ref_forward_tensor = norm_ref_forward,     \
     .ref_backward_tensor = norm_ref_backward
 

@@ -16,7 +16,10 @@
  *                       backward's dx = dy * (w invstd) (a MAP), its sums as in training.
  * Rank 2, S < 8 (and data without a row view): REDUCE steps for the statistics and the sums, MAPs
  * for the data. Every sum has one fixed order (the row kernels', n order, the reduction engine's):
- * the results do not depend on the thread count or the ISA. */
+ * the results do not depend on the thread count or the ISA.
+ * float64 (a DOUBLE input; opgrad's extension, ops-nn lists no DOUBLE) takes the REDUCE and MAP
+ * steps for every layout, on the engines' float64 paths, with DOUBLE temporaries (a narrower
+ * gradOut widened into one first): the statistics, coefficients and data passes all in double. */
 #include <stdio.h>
 #include <string.h>
 
@@ -37,6 +40,11 @@ OG_EW_DEFINE_KERNEL_TABLE(bn_dymul);
 OG_EW_DEFINE_KERNEL_TABLE(bn_norm);
 OG_EW_DEFINE_KERNEL_TABLE(bn_norm_nob);
 OG_EW_DEFINE_KERNEL_TABLE(bn_dx);
+OG_EW_DEFINE_KERNEL64_TABLE(bn_sqdev);
+OG_EW_DEFINE_KERNEL64_TABLE(bn_dymul);
+OG_EW_DEFINE_KERNEL64_TABLE(bn_norm);
+OG_EW_DEFINE_KERNEL64_TABLE(bn_norm_nob);
+OG_EW_DEFINE_KERNEL64_TABLE(bn_dx);
 
 aclTensor og_bn_view(const aclTensor *t, int rank) {
     aclTensor v = *t;
@@ -47,15 +55,19 @@ aclTensor og_bn_view(const aclTensor *t, int rank) {
     return v;
 }
 
-void og_bn_map(og_prog *p, const og_ew_compute_fn *k, int nin, const aclTensor *const *in,
-               const int *in_slot, int nout, const aclTensor *const *out, const int *out_slot,
-               const og_bn_params *params) {
+void og_bn_map(og_prog *p, const og_ew_compute_fn *k, const og_ew_compute64_fn *k64, int nin,
+               const aclTensor *const *in, const int *in_slot, int nout,
+               const aclTensor *const *out, const int *out_slot, const og_bn_params *params) {
+    bool f64 = false;
+    for (int i = 0; i < nin; i++) f64 = f64 || in[i]->dtype == ACL_DOUBLE;
+    for (int i = 0; i < nout; i++) f64 = f64 || out[i]->dtype == ACL_DOUBLE;
     og_ew_op m = {.op = p->op,
                   .kernels = k,
+                  .kernels64 = k64,
                   .nin = nin,
                   .nout = nout,
                   .slots = true,
-                  .compute_dtype = ACL_FLOAT,
+                  .compute_dtype = f64 ? ACL_DOUBLE : ACL_FLOAT,
                   .params = params,
                   .params_size = params ? sizeof *params : 0};
     for (int i = 0; i < nin; i++) m.in[i] = in[i], m.in_slot[i] = in_slot[i], m.names[i] = "in";
@@ -64,12 +76,24 @@ void og_bn_map(og_prog *p, const og_ew_compute_fn *k, int nin, const aclTensor *
     og_prog_map(p, &m);
 }
 
-void og_bn_reduce(og_prog *p, og_reduce_kind kind, const og_ew_compute_fn *map, int nin,
-                  const aclTensor *const *in, const int *in_slot, const int64_t *dims, int ndim,
-                  const aclTensor *out, int out_slot) {
+const aclTensor *og_bn_widen(og_prog *p, const aclTensor *dy, int *slot) {
+    if (dy->dtype == ACL_DOUBLE) return dy;
+    const aclTensor *t;
+    int s = og_prog_temp(p, ACL_DOUBLE, dy->ndim, dy->dims, &t);
+    if (p->status != ACLNN_SUCCESS) return dy;
+    og_bn_map(p, og_bn_copy_kernels, og_bn_copy_kernels64, 1, &dy, slot, 1, &t, &s, NULL);
+    *slot = s;
+    return t;
+}
+
+void og_bn_reduce(og_prog *p, og_reduce_kind kind, const og_ew_compute_fn *map,
+                  const og_ew_compute64_fn *map64, int nin, const aclTensor *const *in,
+                  const int *in_slot, const int64_t *dims, int ndim, const aclTensor *out,
+                  int out_slot) {
     og_reduce_op r = {.kind = kind,
                       .nin = nin,
                       .map = map,
+                      .map64 = map64,
                       .out = out,
                       .out_slot = out_slot,
                       .round_in = ACL_FLOAT};
@@ -153,7 +177,7 @@ static void bn_rows(og_prog *p, const og_row_fn *k, const int64_t *dims, int ndi
 
 aclnnStatus og_bn_check_vector(const og_opdesc *op, const char *name, const aclTensor *t, int64_t c,
                                const char *what) {
-    OG_TRY(og_check_tensor(op, name, t, 0));
+    OG_TRY(og_check_tensor_of(op, name, t, 0, OG_DTS_FLOATING64));
     if (t->ndim != 1 || t->dims[0] != c) {
         char a[160];
         return og_fail(ACLNN_ERR_PARAM_INVALID,
@@ -190,6 +214,17 @@ aclnnStatus og_bn_check_memory(const og_opdesc *op, int nin, const aclTensor *co
     return og_check_io_memory(op, ni, ti, no, to, names);
 }
 
+aclnnStatus og_bn_check_f64(const og_opdesc *op, const char *x_name, const aclTensor *x, int n,
+                            const char *const *names, const aclTensor *const *t) {
+    for (int k = 0; k < n && x->dtype != ACL_DOUBLE; k++)
+        if (t[k] && t[k]->dtype == ACL_DOUBLE)
+            return og_fail(ACLNN_ERR_PARAM_INVALID,
+                           "%sGetWorkspaceSize: %s is DOUBLE but %s is %s: DOUBLE tensors need a "
+                           "DOUBLE %s (float64 runs in double throughout)",
+                           op->name, names[k], x_name, og_dtype_name(x->dtype), x_name);
+    return ACLNN_SUCCESS;
+}
+
 // The channel axis: dim 1, or the last dim of an NHWC / NDHWC tensor.
 static int channel_axis(const aclTensor *t) {
     bool last = (t->format == ACL_FORMAT_NHWC && t->ndim == 4) ||
@@ -223,8 +258,8 @@ static aclnnStatus check_stats(const og_opdesc *op, int64_t C, const aclTensor *
         OG_TRY(og_bn_check_vector(op, "saveInvstd", saveInvstd, C, per_channel));
         return ACLNN_SUCCESS;
     }
-    OG_TRY(og_check_tensor(op, "saveMean", saveMean, 0));
-    OG_TRY(og_check_tensor(op, "saveInvstd", saveInvstd, 0));
+    OG_TRY(og_check_tensor_of(op, "saveMean", saveMean, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "saveInvstd", saveInvstd, 0, OG_DTS_FLOATING64));
     if (!runningMean || !runningVar)
         return og_fail(ACLNN_ERR_PARAM_NULLPTR,
                        "%sGetWorkspaceSize: %s is NULL: with training false %s runningMean and "
@@ -243,8 +278,8 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
     static const char *const names[] = {"input", "output", "saveMean", "saveInvstd"};
     const void *ptrs[4] = {input, output, saveMean, saveInvstd};
     OG_TRY(og_check_args(op, workspaceSize, executor, 4, names, ptrs));
-    OG_TRY(og_check_tensor(op, "input", input, 2));
-    OG_TRY(og_check_tensor(op, "output", output, 2));
+    OG_TRY(og_check_tensor_of(op, "input", input, 2, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "output", output, 2, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_shape(op, "input", input, "output", output));
     OG_TRY(check_same_layout(op, "input", input, "output", output));
     int ca = channel_axis(input);
@@ -254,6 +289,13 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
     if (bias) OG_TRY(og_bn_check_vector(op, "bias", bias, C, per_channel));
     OG_TRY(check_stats(op, C, runningMean, runningVar, training, saveMean, saveInvstd,
                        "the input is normalised with"));
+    {
+        static const char *const f_names[] = {"weight", "bias",     "runningMean", "runningVar",
+                                              "output", "saveMean", "saveInvstd"};
+        const aclTensor *f[] = {weight, bias,     runningMean, runningVar,
+                                output, saveMean, saveInvstd};
+        OG_TRY(og_bn_check_f64(op, "input", input, 7, f_names, f));
+    }
     {
         const aclTensor *in[] = {input, weight, bias, runningMean, runningVar};
         static const char *const in_names[] = {"input", "weight", "bias", "runningMean",
@@ -286,14 +328,16 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
     og_bn_params prm = {.eps = eps, .momentum = momentum, .factor = 1.0, .inv_k = 1.0 / (double)K};
     // data whose dims other than N and C are one progression: rows (n, c) of S values
     aclTensor xv, yv;
-    bool rows = rows_view(input, ca, &xv) && rows_view(output, ca, &yv);
+    // (float64 takes the REDUCE and MAP steps, the engines' float64 paths: the rows are fp32)
+    aclDataType tdt = input->dtype == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT; // the temporaries
+    bool rows = tdt == ACL_FLOAT && rows_view(input, ca, &xv) && rows_view(output, ca, &yv);
     int64_t N = input->dims[0];
 
     const aclTensor *mean_t = NULL, *var_t = NULL, *rstd_t = NULL, *scale_t = NULL;
     int mean_s, var_s = -1, rstd_s, scale_s;
     if (training) {
-        mean_s = og_prog_temp(&p, ACL_FLOAT, 1, &C, &mean_t);
-        var_s = og_prog_temp(&p, ACL_FLOAT, 1, &C, &var_t);
+        mean_s = og_prog_temp(&p, tdt, 1, &C, &mean_t);
+        var_s = og_prog_temp(&p, tdt, 1, &C, &var_t);
         if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
         if (rows) {
             // per row (n, c): mean_r and M2_r, one read of x; then per channel, in n order
@@ -313,24 +357,26 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
                     (int[]){mean_s, var_s}, false, &rp);
         } else {
             aclTensor mv = og_bn_view(mean_t, rank), vv = og_bn_view(var_t, rank);
-            og_bn_reduce(&p, OG_RED_MEAN, NULL, 1, (const aclTensor *[]){input}, (int[]){0},
+            og_bn_reduce(&p, OG_RED_MEAN, NULL, NULL, 1, (const aclTensor *[]){input}, (int[]){0},
                          input->dims, input->ndim, &mv, mean_s);
-            og_bn_reduce(&p, OG_RED_MEAN, og_bn_sqdev_kernels, 2, (const aclTensor *[]){input, &mv},
-                         (int[]){0, mean_s}, input->dims, input->ndim, &vv, var_s);
+            og_bn_reduce(&p, OG_RED_MEAN, og_bn_sqdev_kernels, og_bn_sqdev_kernels64, 2,
+                         (const aclTensor *[]){input, &mv}, (int[]){0, mean_s}, input->dims,
+                         input->ndim, &vv, var_s);
         }
     } else {
         mean_t = runningMean, mean_s = 3;
     }
-    rstd_s = og_prog_temp(&p, ACL_FLOAT, 1, &C, &rstd_t);
+    rstd_s = og_prog_temp(&p, tdt, 1, &C, &rstd_t);
     if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
-    og_bn_map(&p, og_bn_rstd_kernels, 1, (const aclTensor *[]){training ? var_t : runningVar},
-              (int[]){training ? var_s : 4}, 1, &rstd_t, &rstd_s, &prm);
+    og_bn_map(&p, og_bn_rstd_kernels, og_bn_rstd_kernels64, 1,
+              (const aclTensor *[]){training ? var_t : runningVar}, (int[]){training ? var_s : 4},
+              1, &rstd_t, &rstd_s, &prm);
     scale_t = rstd_t, scale_s = rstd_s;
     if (weight) {
-        scale_s = og_prog_temp(&p, ACL_FLOAT, 1, &C, &scale_t);
+        scale_s = og_prog_temp(&p, tdt, 1, &C, &scale_t);
         if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
-        og_bn_map(&p, og_mul_kernels, 2, (const aclTensor *[]){rstd_t, weight}, (int[]){rstd_s, 1},
-                  1, &scale_t, &scale_s, NULL);
+        og_bn_map(&p, og_mul_kernels, og_mul_kernels64, 2, (const aclTensor *[]){rstd_t, weight},
+                  (int[]){rstd_s, 1}, 1, &scale_t, &scale_s, NULL);
     }
     aclTensor mv = og_bn_view(mean_t, rank), sv = og_bn_view(scale_t, rank);
     // rows contiguous in memory (NCHW): the row kernel; rows gathered with a stride (NHWC): the
@@ -344,27 +390,30 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
                 (int[]){mean_s, scale_s, 2}, true, &rp);
     } else if (bias) {
         aclTensor bv = og_bn_view(bias, rank);
-        og_bn_map(&p, og_bn_norm_kernels, 4, (const aclTensor *[]){input, &mv, &sv, &bv},
-                  (int[]){0, mean_s, scale_s, 2}, 1, (const aclTensor *[]){output}, (int[]){5},
-                  NULL);
+        og_bn_map(&p, og_bn_norm_kernels, og_bn_norm_kernels64, 4,
+                  (const aclTensor *[]){input, &mv, &sv, &bv}, (int[]){0, mean_s, scale_s, 2}, 1,
+                  (const aclTensor *[]){output}, (int[]){5}, NULL);
     } else {
-        og_bn_map(&p, og_bn_norm_nob_kernels, 3, (const aclTensor *[]){input, &mv, &sv},
-                  (int[]){0, mean_s, scale_s}, 1, (const aclTensor *[]){output}, (int[]){5}, NULL);
+        og_bn_map(&p, og_bn_norm_nob_kernels, og_bn_norm_nob_kernels64, 3,
+                  (const aclTensor *[]){input, &mv, &sv}, (int[]){0, mean_s, scale_s}, 1,
+                  (const aclTensor *[]){output}, (int[]){5}, NULL);
     }
     if (training) {
-        og_bn_map(&p, og_bn_copy_kernels, 1, &mean_t, &mean_s, 1, (const aclTensor *[]){saveMean},
-                  (int[]){6}, NULL);
-        og_bn_map(&p, og_bn_copy_kernels, 1, &rstd_t, &rstd_s, 1, (const aclTensor *[]){saveInvstd},
-                  (int[]){7}, NULL);
+        og_bn_map(&p, og_bn_copy_kernels, og_bn_copy_kernels64, 1, &mean_t, &mean_s, 1,
+                  (const aclTensor *[]){saveMean}, (int[]){6}, NULL);
+        og_bn_map(&p, og_bn_copy_kernels, og_bn_copy_kernels64, 1, &rstd_t, &rstd_s, 1,
+                  (const aclTensor *[]){saveInvstd}, (int[]){7}, NULL);
         // PyTorch's running statistics: the mean, and the unbiased variance K/(K-1) var
         if (runningMean)
-            og_bn_map(&p, og_bn_running_kernels, 2, (const aclTensor *[]){runningMean, mean_t},
-                      (int[]){3, mean_s}, 1, (const aclTensor *[]){runningMean}, (int[]){8}, &prm);
+            og_bn_map(&p, og_bn_running_kernels, og_bn_running_kernels64, 2,
+                      (const aclTensor *[]){runningMean, mean_t}, (int[]){3, mean_s}, 1,
+                      (const aclTensor *[]){runningMean}, (int[]){8}, &prm);
         if (runningVar) {
             og_bn_params pv = prm;
             pv.factor = (double)K / (double)(K - 1);
-            og_bn_map(&p, og_bn_running_kernels, 2, (const aclTensor *[]){runningVar, var_t},
-                      (int[]){4, var_s}, 1, (const aclTensor *[]){runningVar}, (int[]){9}, &pv);
+            og_bn_map(&p, og_bn_running_kernels, og_bn_running_kernels64, 2,
+                      (const aclTensor *[]){runningVar, var_t}, (int[]){4, var_s}, 1,
+                      (const aclTensor *[]){runningVar}, (int[]){9}, &pv);
         }
     }
     return og_prog_publish(&p, workspaceSize, executor);
@@ -380,8 +429,8 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
     static const char *const names[] = {"gradOut", "input", "saveMean", "saveInvstd", "outputMask"};
     const void *ptrs[5] = {gradOut, input, saveMean, saveInvstd, outputMask};
     OG_TRY(og_check_args(op, workspaceSize, executor, 5, names, ptrs));
-    OG_TRY(og_check_tensor(op, "gradOut", gradOut, 2));
-    OG_TRY(og_check_tensor(op, "input", input, 2));
+    OG_TRY(og_check_tensor_of(op, "gradOut", gradOut, 2, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "input", input, 2, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_shape(op, "gradOut", gradOut, "input", input));
     bool m[3];
     OG_TRY(og_bn_check_mask(op, outputMask, m));
@@ -401,7 +450,7 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
                            "%sGetWorkspaceSize: %s is NULL but outputMask[%d] is true", op->name,
                            out_names[k], k);
         if (k == 0) {
-            OG_TRY(og_check_tensor(op, "gradInput", gradInput, 2));
+            OG_TRY(og_check_tensor_of(op, "gradInput", gradInput, 2, OG_DTS_FLOATING64));
             OG_TRY(og_check_same_shape(op, "input", input, "gradInput", gradInput));
             OG_TRY(check_same_layout(op, "input", input, "gradInput", gradInput));
         } else {
@@ -410,7 +459,16 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
     }
     // unselected outputs are not written, but a tensor given is still checked to be one
     for (int k = 0; k < 3; k++)
-        if (!m[k] && outs[k]) OG_TRY(og_check_tensor(op, out_names[k], outs[k], 0));
+        if (!m[k] && outs[k])
+            OG_TRY(og_check_tensor_of(op, out_names[k], outs[k], 0, OG_DTS_FLOATING64));
+    {
+        static const char *const f_names[] = {"gradOut",    "weight",     "runningMean",
+                                              "runningVar", "saveMean",   "saveInvstd",
+                                              "gradInput",  "gradWeight", "gradBias"};
+        const aclTensor *f[] = {gradOut,    weight,    runningMean, runningVar, saveMean,
+                                saveInvstd, gradInput, gradWeight,  gradBias};
+        OG_TRY(og_bn_check_f64(op, "input", input, 9, f_names, f));
+    }
     {
         // only what the mode reads: the running statistics in eval, the saved ones in training
         const aclTensor *in[] = {gradOut,
@@ -445,28 +503,34 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
     int rank = input->ndim - ca;
     int64_t K = input->numel / C;
     og_bn_params prm = {.eps = eps, .inv_k = K ? 1.0 / (double)K : 0.0};
+    aclDataType tdt = input->dtype == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT; // the temporaries
 
     const aclTensor *mean_t = training ? saveMean : runningMean;
     int mean_s = training ? 5 : 3;
     const aclTensor *rstd_t = saveInvstd;
     int rstd_s = 6;
     if (!training && (m[0] || m[1])) {
-        rstd_s = og_prog_temp(&p, ACL_FLOAT, 1, &C, &rstd_t);
+        rstd_s = og_prog_temp(&p, tdt, 1, &C, &rstd_t);
         if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
-        og_bn_map(&p, og_bn_rstd_kernels, 1, &runningVar, (int[]){4}, 1, &rstd_t, &rstd_s, &prm);
+        og_bn_map(&p, og_bn_rstd_kernels, og_bn_rstd_kernels64, 1, &runningVar, (int[]){4}, 1,
+                  &rstd_t, &rstd_s, &prm);
     }
     aclTensor mv = og_bn_view(mean_t, rank);
+    int dy_s = 0; // (float64: a narrower dy widened first)
+    const aclTensor *dy = tdt == ACL_DOUBLE ? og_bn_widen(&p, gradOut, &dy_s) : gradOut;
+    if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
     // the per-channel sums: sum(dy) and sum(dy (x - mean))
     bool need_sdy = m[2] || (m[0] && training), need_sdx = m[1] || (m[0] && training);
     // data whose dims other than N and C are one progression: rows (n, c) of S values
     aclTensor dyv, xv, dxv;
-    bool rows = input->numel > 0 && rows_view(gradOut, ca, &dyv) && rows_view(input, ca, &xv) &&
-                (!m[0] || rows_view(gradInput, ca, &dxv));
+    // (float64: the REDUCE and MAP steps, as in the forward)
+    bool rows = tdt == ACL_FLOAT && input->numel > 0 && rows_view(gradOut, ca, &dyv) &&
+                rows_view(input, ca, &xv) && (!m[0] || rows_view(gradInput, ca, &dxv));
     if (rows && (need_sdy || need_sdx)) need_sdy = need_sdx = true; // one pass makes both
     const aclTensor *sdy_t = NULL, *sdx_t = NULL;
     int sdy_s = -1, sdx_s = -1;
-    if (need_sdy) sdy_s = og_prog_temp(&p, ACL_FLOAT, 1, &C, &sdy_t);
-    if (need_sdx) sdx_s = og_prog_temp(&p, ACL_FLOAT, 1, &C, &sdx_t);
+    if (need_sdy) sdy_s = og_prog_temp(&p, tdt, 1, &C, &sdy_t);
+    if (need_sdx) sdx_s = og_prog_temp(&p, tdt, 1, &C, &sdx_t);
     if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
     if (rows && need_sdy) {
         // per row (n, c): sum dy, sum dy (x - x0) and x0, one read of dy and x; then per
@@ -489,38 +553,40 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
                 (int[]){sdy_s, sdx_s}, false, NULL);
     } else if (need_sdy) {
         aclTensor v = og_bn_view(sdy_t, rank);
-        og_bn_reduce(&p, OG_RED_SUM, NULL, 1, &gradOut, (int[]){0}, input->dims, input->ndim, &v,
+        og_bn_reduce(&p, OG_RED_SUM, NULL, NULL, 1, &dy, &dy_s, input->dims, input->ndim, &v,
                      sdy_s);
     }
     if (need_sdx && !rows) {
         aclTensor v = og_bn_view(sdx_t, rank);
-        og_bn_reduce(&p, OG_RED_SUM, og_bn_dymul_kernels, 3,
-                     (const aclTensor *[]){gradOut, input, &mv}, (int[]){0, 1, mean_s}, input->dims,
+        og_bn_reduce(&p, OG_RED_SUM, og_bn_dymul_kernels, og_bn_dymul_kernels64, 3,
+                     (const aclTensor *[]){dy, input, &mv}, (int[]){dy_s, 1, mean_s}, input->dims,
                      input->ndim, &v, sdx_s);
     }
     if (m[1])
-        og_bn_map(&p, og_mul_kernels, 2, (const aclTensor *[]){sdx_t, rstd_t},
+        og_bn_map(&p, og_mul_kernels, og_mul_kernels64, 2, (const aclTensor *[]){sdx_t, rstd_t},
                   (int[]){sdx_s, rstd_s}, 1, (const aclTensor *[]){gradWeight}, (int[]){8}, NULL);
     if (m[2])
-        og_bn_map(&p, og_bn_copy_kernels, 1, &sdy_t, &sdy_s, 1, (const aclTensor *[]){gradBias},
-                  (int[]){9}, NULL);
+        og_bn_map(&p, og_bn_copy_kernels, og_bn_copy_kernels64, 1, &sdy_t, &sdy_s, 1,
+                  (const aclTensor *[]){gradBias}, (int[]){9}, NULL);
     if (m[0] && input->numel > 0) {
         // a = weight * invstd (invstd itself without a weight)
         const aclTensor *a_t = rstd_t;
         int a_s = rstd_s;
         if (weight) {
-            a_s = og_prog_temp(&p, ACL_FLOAT, 1, &C, &a_t);
+            a_s = og_prog_temp(&p, tdt, 1, &C, &a_t);
             if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
-            og_bn_map(&p, og_mul_kernels, 2, (const aclTensor *[]){rstd_t, weight},
-                      (int[]){rstd_s, 2}, 1, &a_t, &a_s, NULL);
+            og_bn_map(&p, og_mul_kernels, og_mul_kernels64, 2,
+                      (const aclTensor *[]){rstd_t, weight}, (int[]){rstd_s, 2}, 1, &a_t, &a_s,
+                      NULL);
         }
         aclTensor av = og_bn_view(a_t, rank);
         if (training) {
             const aclTensor *b_t, *c_t;
-            int b_s = og_prog_temp(&p, ACL_FLOAT, 1, &C, &b_t);
-            int c_s = og_prog_temp(&p, ACL_FLOAT, 1, &C, &c_t);
+            int b_s = og_prog_temp(&p, tdt, 1, &C, &b_t);
+            int c_s = og_prog_temp(&p, tdt, 1, &C, &c_t);
             if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
-            og_bn_map(&p, og_bn_bc_kernels, 4, (const aclTensor *[]){a_t, rstd_t, sdy_t, sdx_t},
+            og_bn_map(&p, og_bn_bc_kernels, og_bn_bc_kernels64, 4,
+                      (const aclTensor *[]){a_t, rstd_t, sdy_t, sdx_t},
                       (int[]){a_s, rstd_s, sdy_s, sdx_s}, 2, (const aclTensor *[]){b_t, c_t},
                       (int[]){b_s, c_s}, &prm);
             if (rows && dyv.strides[2] == 1 && xv.strides[2] == 1 && dxv.strides[2] == 1) {
@@ -533,13 +599,13 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
                 return og_prog_publish(&p, workspaceSize, executor);
             }
             aclTensor bv = og_bn_view(b_t, rank), cv = og_bn_view(c_t, rank);
-            og_bn_map(&p, og_bn_dx_kernels, 6,
-                      (const aclTensor *[]){gradOut, input, &mv, &av, &bv, &cv},
-                      (int[]){0, 1, mean_s, a_s, b_s, c_s}, 1, (const aclTensor *[]){gradInput},
+            og_bn_map(&p, og_bn_dx_kernels, og_bn_dx_kernels64, 6,
+                      (const aclTensor *[]){dy, input, &mv, &av, &bv, &cv},
+                      (int[]){dy_s, 1, mean_s, a_s, b_s, c_s}, 1, (const aclTensor *[]){gradInput},
                       (int[]){7}, NULL);
         } else {
-            og_bn_map(&p, og_mul_kernels, 2, (const aclTensor *[]){gradOut, &av}, (int[]){0, a_s},
-                      1, (const aclTensor *[]){gradInput}, (int[]){7}, NULL);
+            og_bn_map(&p, og_mul_kernels, og_mul_kernels64, 2, (const aclTensor *[]){dy, &av},
+                      (int[]){dy_s, a_s}, 1, (const aclTensor *[]){gradInput}, (int[]){7}, NULL);
         }
     }
     return og_prog_publish(&p, workspaceSize, executor);

@@ -44,6 +44,37 @@ const og_ew_compute_fn og_bn_running_kernels[OPGRAD_ISA_COUNT] = ALL_LEVELS(bn_r
 const og_ew_compute_fn og_bn_copy_kernels[OPGRAD_ISA_COUNT] = ALL_LEVELS(bn_copy);
 const og_ew_compute_fn og_bn_bc_kernels[OPGRAD_ISA_COUNT] = ALL_LEVELS(bn_bc);
 
+// float64: the same formulas on double operands (nothing rounded but the double arithmetic).
+static void bn_rstd64(size_t n, const double *const *in, double *const *out, const void *p) {
+    const og_bn_params *q = p;
+    for (size_t i = 0; i < n; i++) out[0][i] = 1.0 / sqrt(in[0][i] + q->eps);
+}
+
+static void bn_running64(size_t n, const double *const *in, double *const *out, const void *p) {
+    const og_bn_params *q = p;
+    for (size_t i = 0; i < n; i++)
+        out[0][i] = (1.0 - q->momentum) * in[0][i] + q->momentum * (q->factor * in[1][i]);
+}
+
+static void bn_copy64(size_t n, const double *const *in, double *const *out, const void *p) {
+    (void)p;
+    for (size_t i = 0; i < n; i++) out[0][i] = in[0][i];
+}
+
+static void bn_bc64(size_t n, const double *const *in, double *const *out, const void *p) {
+    const og_bn_params *q = p;
+    for (size_t i = 0; i < n; i++) {
+        double a = in[0][i], r = in[1][i], s1 = in[2][i], s2 = in[3][i];
+        out[0][i] = -a * r * r * s2 * q->inv_k;
+        out[1][i] = -a * s1 * q->inv_k;
+    }
+}
+
+const og_ew_compute64_fn og_bn_rstd_kernels64[OPGRAD_ISA_COUNT] = ALL_LEVELS(bn_rstd64);
+const og_ew_compute64_fn og_bn_running_kernels64[OPGRAD_ISA_COUNT] = ALL_LEVELS(bn_running64);
+const og_ew_compute64_fn og_bn_copy_kernels64[OPGRAD_ISA_COUNT] = ALL_LEVELS(bn_copy64);
+const og_ew_compute64_fn og_bn_bc_kernels64[OPGRAD_ISA_COUNT] = ALL_LEVELS(bn_bc64);
+
 // Per channel: the row statistics (mean_r, M2_r) of its N rows of S values each, combined in
 // increasing n by Chan et al.'s pairwise update in double: with (k, mean, M2) so far and a row
 // (S, m, q): delta = m - mean, mean += delta S / (k + S), M2 += q + delta^2 k S / (k + S).

@@ -1,5 +1,6 @@
 /* BatchNorm / GroupNorm per-element kernels, written once against vec.h and compiled per ISA
  * (see batch_norm_kernel.h). The scalar build uses fmaf, so every build rounds the same. */
+#include "engine/simd/map64.h"
 #include "engine/simd/vec.h"
 #include "ops/batch_norm/batch_norm_kernel.h"
 
@@ -44,3 +45,15 @@ void OG_FN(og_bn_dx)(size_t n, const float *const *in, float *const *out, const 
     }
     for (; i < n; i++) dx[i] = fmaf(a[i], dy[i], fmaf(b[i], x[i] - m[i], c[i]));
 }
+
+// float64 twins: the same operations in double, fma where the fp32 kernels fuse (one rounding
+// each, the same bits on every ISA: fma is correctly rounded wherever the compiler emits it).
+OG_EW_KERNEL64(og_bn_sqdev, void, {
+    double d = X64(0) - X64(1);
+    Y64(0) = d * d;
+})
+OG_EW_KERNEL64(og_bn_dymul, void, { Y64(0) = X64(0) * (X64(1) - X64(2)); })
+OG_EW_KERNEL64(og_bn_norm, void, { Y64(0) = fma(X64(0) - X64(1), X64(2), X64(3)); })
+OG_EW_KERNEL64(og_bn_norm_nob, void, { Y64(0) = (X64(0) - X64(1)) * X64(2); })
+OG_EW_KERNEL64(og_bn_dx, void,
+               { Y64(0) = fma(X64(3), X64(0), fma(X64(4), X64(1) - X64(2), X64(5))); })

@@ -9,7 +9,9 @@
  *             sum over n of t * rstd, gradBeta = sum over n of db; per (n, g) m1 = sum_c gamma db,
  *             m2 = sum_c gamma t; dx = a dy + b (x - mean) + c with a = rstd gamma,
  *             b = -rstd^3 m2 / M, c = -rstd m1 / M (M = C/G * HxW), one MAP over the data.
- * All sums are the reduction engine's: fixed order, independent of threads and ISA. */
+ * All sums are the reduction engine's: fixed order, independent of threads and ISA.
+ * float64 (a DOUBLE self / input; opgrad's extension): the same steps on the engines' float64
+ * paths with DOUBLE temporaries (a narrower gradOut widened into one first). */
 #include <string.h>
 
 #include "aclnnop/aclnn_group_norm.h"
@@ -90,7 +92,7 @@ static aclnnStatus check_dims(const og_opdesc *op, const char *name, const aclTe
 
 static aclnnStatus check_stat(const og_opdesc *op, const char *name, const aclTensor *t, int64_t N,
                               int64_t group) {
-    OG_TRY(og_check_tensor(op, name, t, 0));
+    OG_TRY(og_check_tensor_of(op, name, t, 0, OG_DTS_FLOATING64));
     if (t->ndim != 2 || t->dims[0] != N || t->dims[1] != group) {
         char a[160];
         return og_fail(ACLNN_ERR_PARAM_INVALID,
@@ -110,8 +112,8 @@ aclnnStatus aclnnGroupNormGetWorkspaceSize(const aclTensor *self, const aclTenso
     static const char *const names[] = {"self", "out", "meanOut", "rstdOut"};
     const void *ptrs[4] = {self, out, meanOut, rstdOut};
     OG_TRY(og_check_args(op, workspaceSize, executor, 4, names, ptrs));
-    OG_TRY(og_check_tensor(op, "self", self, 2));
-    OG_TRY(og_check_tensor(op, "out", out, 2));
+    OG_TRY(og_check_tensor_of(op, "self", self, 2, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "out", out, 2, OG_DTS_FLOATING64));
     OG_TRY(check_dims(op, "self", self, N, C, HxW, group));
     OG_TRY(og_check_same_shape(op, "self", self, "out", out));
     const char *per_channel = "one value per channel of self";
@@ -119,6 +121,11 @@ aclnnStatus aclnnGroupNormGetWorkspaceSize(const aclTensor *self, const aclTenso
     if (beta) OG_TRY(og_bn_check_vector(op, "beta", beta, C, per_channel));
     OG_TRY(check_stat(op, "meanOut", meanOut, N, group));
     OG_TRY(check_stat(op, "rstdOut", rstdOut, N, group));
+    {
+        static const char *const f_names[] = {"gamma", "beta", "out", "meanOut", "rstdOut"};
+        const aclTensor *f[] = {gamma, beta, out, meanOut, rstdOut};
+        OG_TRY(og_bn_check_f64(op, "self", self, 5, f_names, f));
+    }
     {
         const aclTensor *in[] = {self, gamma, beta};
         static const char *const in_names[] = {"self", "gamma", "beta"};
@@ -132,43 +139,47 @@ aclnnStatus aclnnGroupNormGetWorkspaceSize(const aclTensor *self, const aclTenso
     if (self->numel == 0) return og_prog_publish(&p, workspaceSize, executor);
     int64_t G = group, M = C / G * HxW;
     og_bn_params prm = {.eps = eps, .inv_k = 1.0 / (double)M};
+    aclDataType tdt = self->dtype == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT; // the temporaries
     int rank = 3 + spatial_dims(self);
     aclTensor xv = split_view(self, G), ov = split_view(out, G);
     int64_t ng[2] = {N, G}, ngc[3] = {N, G, C / G};
     const aclTensor *mean_t, *var_t, *rstd_t, *a_t;
-    int mean_s = og_prog_temp(&p, ACL_FLOAT, 2, ng, &mean_t);
-    int var_s = og_prog_temp(&p, ACL_FLOAT, 2, ng, &var_t);
-    int rstd_s = og_prog_temp(&p, ACL_FLOAT, 2, ng, &rstd_t);
+    int mean_s = og_prog_temp(&p, tdt, 2, ng, &mean_t);
+    int var_s = og_prog_temp(&p, tdt, 2, ng, &var_t);
+    int rstd_s = og_prog_temp(&p, tdt, 2, ng, &rstd_t);
     if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
     aclTensor mv = stat_view(mean_t, rank), vv = stat_view(var_t, rank);
-    og_bn_reduce(&p, OG_RED_MEAN, NULL, 1, (const aclTensor *[]){&xv}, (int[]){0}, xv.dims, xv.ndim,
-                 &mv, mean_s);
-    og_bn_reduce(&p, OG_RED_MEAN, og_bn_sqdev_kernels, 2, (const aclTensor *[]){&xv, &mv},
-                 (int[]){0, mean_s}, xv.dims, xv.ndim, &vv, var_s);
-    og_bn_map(&p, og_bn_rstd_kernels, 1, &var_t, &var_s, 1, &rstd_t, &rstd_s, &prm);
-    og_bn_map(&p, og_bn_copy_kernels, 1, &mean_t, &mean_s, 1, (const aclTensor *[]){meanOut},
-              (int[]){4}, NULL);
-    og_bn_map(&p, og_bn_copy_kernels, 1, &rstd_t, &rstd_s, 1, (const aclTensor *[]){rstdOut},
-              (int[]){5}, NULL);
+    og_bn_reduce(&p, OG_RED_MEAN, NULL, NULL, 1, (const aclTensor *[]){&xv}, (int[]){0}, xv.dims,
+                 xv.ndim, &mv, mean_s);
+    og_bn_reduce(&p, OG_RED_MEAN, og_bn_sqdev_kernels, og_bn_sqdev_kernels64, 2,
+                 (const aclTensor *[]){&xv, &mv}, (int[]){0, mean_s}, xv.dims, xv.ndim, &vv, var_s);
+    og_bn_map(&p, og_bn_rstd_kernels, og_bn_rstd_kernels64, 1, &var_t, &var_s, 1, &rstd_t, &rstd_s,
+              &prm);
+    og_bn_map(&p, og_bn_copy_kernels, og_bn_copy_kernels64, 1, &mean_t, &mean_s, 1,
+              (const aclTensor *[]){meanOut}, (int[]){4}, NULL);
+    og_bn_map(&p, og_bn_copy_kernels, og_bn_copy_kernels64, 1, &rstd_t, &rstd_s, 1,
+              (const aclTensor *[]){rstdOut}, (int[]){5}, NULL);
     aclTensor av;
     int a_s = rstd_s;
     if (gamma) {
-        a_s = og_prog_temp(&p, ACL_FLOAT, 3, ngc, &a_t);
+        a_s = og_prog_temp(&p, tdt, 3, ngc, &a_t);
         if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
         aclTensor r3 = stat_view(rstd_t, 3), g2 = gamma_view(gamma, G, 2);
-        og_bn_map(&p, og_mul_kernels, 2, (const aclTensor *[]){&r3, &g2}, (int[]){rstd_s, 1}, 1,
-                  &a_t, &a_s, NULL);
+        og_bn_map(&p, og_mul_kernels, og_mul_kernels64, 2, (const aclTensor *[]){&r3, &g2},
+                  (int[]){rstd_s, 1}, 1, &a_t, &a_s, NULL);
         av = stat_view(a_t, rank); // [N, G, C/G] -> [N, G, C/G, 1, ...]
     } else {
         av = stat_view(rstd_t, rank);
     }
     if (beta) {
         aclTensor bv = gamma_view(beta, G, rank - 1);
-        og_bn_map(&p, og_bn_norm_kernels, 4, (const aclTensor *[]){&xv, &mv, &av, &bv},
-                  (int[]){0, mean_s, a_s, 2}, 1, (const aclTensor *[]){&ov}, (int[]){3}, NULL);
+        og_bn_map(&p, og_bn_norm_kernels, og_bn_norm_kernels64, 4,
+                  (const aclTensor *[]){&xv, &mv, &av, &bv}, (int[]){0, mean_s, a_s, 2}, 1,
+                  (const aclTensor *[]){&ov}, (int[]){3}, NULL);
     } else {
-        og_bn_map(&p, og_bn_norm_nob_kernels, 3, (const aclTensor *[]){&xv, &mv, &av},
-                  (int[]){0, mean_s, a_s}, 1, (const aclTensor *[]){&ov}, (int[]){3}, NULL);
+        og_bn_map(&p, og_bn_norm_nob_kernels, og_bn_norm_nob_kernels64, 3,
+                  (const aclTensor *[]){&xv, &mv, &av}, (int[]){0, mean_s, a_s}, 1,
+                  (const aclTensor *[]){&ov}, (int[]){3}, NULL);
     }
     return og_prog_publish(&p, workspaceSize, executor);
 }
@@ -182,8 +193,8 @@ aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(
     static const char *const names[] = {"gradOut", "input", "mean", "rstd", "outputMask"};
     const void *ptrs[5] = {gradOut, input, mean, rstd, outputMask};
     OG_TRY(og_check_args(op, workspaceSize, executor, 5, names, ptrs));
-    OG_TRY(og_check_tensor(op, "gradOut", gradOut, 2));
-    OG_TRY(og_check_tensor(op, "input", input, 2));
+    OG_TRY(og_check_tensor_of(op, "gradOut", gradOut, 2, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "input", input, 2, OG_DTS_FLOATING64));
     OG_TRY(check_dims(op, "input", input, N, C, HxW, group));
     OG_TRY(og_check_same_shape(op, "gradOut", gradOut, "input", input));
     OG_TRY(check_stat(op, "mean", mean, N, group));
@@ -196,7 +207,8 @@ aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(
     aclTensor *outs[3] = {gradInput, gradGammaOut, gradBetaOut};
     for (int k = 0; k < 3; k++) {
         if (!m[k]) {
-            if (outs[k]) OG_TRY(og_check_tensor(op, out_names[k], outs[k], 0));
+            if (outs[k])
+                OG_TRY(og_check_tensor_of(op, out_names[k], outs[k], 0, OG_DTS_FLOATING64));
             continue;
         }
         if (!outs[k])
@@ -204,11 +216,17 @@ aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(
                            "%sGetWorkspaceSize: %s is NULL but outputMask[%d] is true", op->name,
                            out_names[k], k);
         if (k == 0) {
-            OG_TRY(og_check_tensor(op, "gradInput", gradInput, 2));
+            OG_TRY(og_check_tensor_of(op, "gradInput", gradInput, 2, OG_DTS_FLOATING64));
             OG_TRY(og_check_same_shape(op, "input", input, "gradInput", gradInput));
         } else {
             OG_TRY(og_bn_check_vector(op, out_names[k], outs[k], C, per_channel));
         }
+    }
+    {
+        static const char *const f_names[] = {"gradOut",   "mean",         "rstd",       "gamma",
+                                              "gradInput", "gradGammaOut", "gradBetaOut"};
+        const aclTensor *f[] = {gradOut, mean, rstd, gamma, gradInput, gradGammaOut, gradBetaOut};
+        OG_TRY(og_bn_check_f64(op, "input", input, 7, f_names, f));
     }
     {
         const aclTensor *in[] = {gradOut, input, mean, rstd, gamma};
@@ -231,75 +249,87 @@ aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(
     if (C == 0 || !(m[0] || m[1] || m[2])) return og_prog_publish(&p, workspaceSize, executor);
     int64_t G = group, M = C / G * HxW;
     og_bn_params prm = {.inv_k = M ? 1.0 / (double)M : 0.0};
+    aclDataType tdt = input->dtype == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT; // the temporaries
     int rank = 3 + spatial_dims(input);
-    aclTensor dyv = split_view(gradOut, G), xv = split_view(input, G);
+    int dy_s = 0; // (float64: a narrower dy widened first)
+    const aclTensor *dy = tdt == ACL_DOUBLE ? og_bn_widen(&p, gradOut, &dy_s) : gradOut;
+    if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
+    aclTensor dyv = split_view(dy, G), xv = split_view(input, G);
     aclTensor mv = stat_view(mean, rank), rv3 = stat_view(rstd, 3);
     int64_t ng[2] = {N, G}, ngc[3] = {N, G, C / G};
     // per (n, c): t = sum(dy (x - mean)), db = sum(dy)
     bool need_t = m[1] || m[0], need_db = m[2] || m[0];
     const aclTensor *t_t = NULL, *db_t = NULL;
     int t_s = -1, db_s = -1;
-    if (need_t) t_s = og_prog_temp(&p, ACL_FLOAT, 3, ngc, &t_t);
-    if (need_db) db_s = og_prog_temp(&p, ACL_FLOAT, 3, ngc, &db_t);
+    if (need_t) t_s = og_prog_temp(&p, tdt, 3, ngc, &t_t);
+    if (need_db) db_s = og_prog_temp(&p, tdt, 3, ngc, &db_t);
     if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
     aclTensor tv, dbv;
     if (need_t) {
         tv = stat_view(t_t, rank);
-        og_bn_reduce(&p, OG_RED_SUM, og_bn_dymul_kernels, 3, (const aclTensor *[]){&dyv, &xv, &mv},
-                     (int[]){0, 1, 2}, xv.dims, xv.ndim, &tv, t_s);
+        og_bn_reduce(&p, OG_RED_SUM, og_bn_dymul_kernels, og_bn_dymul_kernels64, 3,
+                     (const aclTensor *[]){&dyv, &xv, &mv}, (int[]){dy_s, 1, 2}, xv.dims, xv.ndim,
+                     &tv, t_s);
     }
     if (need_db) {
         dbv = stat_view(db_t, rank);
-        og_bn_reduce(&p, OG_RED_SUM, NULL, 1, (const aclTensor *[]){&dyv}, (int[]){0}, xv.dims,
-                     xv.ndim, &dbv, db_s);
+        og_bn_reduce(&p, OG_RED_SUM, NULL, NULL, 1, (const aclTensor *[]){&dyv}, (int[]){dy_s},
+                     xv.dims, xv.ndim, &dbv, db_s);
     }
     if (m[1]) {
         aclTensor gg = gamma_view(gradGammaOut, G, 2);
-        og_bn_reduce(&p, OG_RED_SUM, og_mul_kernels, 2, (const aclTensor *[]){t_t, &rv3},
-                     (int[]){t_s, 3}, t_t->dims, t_t->ndim, &gg, 6);
+        og_bn_reduce(&p, OG_RED_SUM, og_mul_kernels, og_mul_kernels64, 2,
+                     (const aclTensor *[]){t_t, &rv3}, (int[]){t_s, 3}, t_t->dims, t_t->ndim, &gg,
+                     6);
     }
     if (m[2]) {
         aclTensor gb = gamma_view(gradBetaOut, G, 2);
-        og_bn_reduce(&p, OG_RED_SUM, NULL, 1, &db_t, &db_s, db_t->dims, db_t->ndim, &gb, 7);
+        og_bn_reduce(&p, OG_RED_SUM, NULL, NULL, 1, &db_t, &db_s, db_t->dims, db_t->ndim, &gb, 7);
     }
     if (m[0] && input->numel > 0) {
         // m1 = sum_c gamma db, m2 = sum_c gamma t per (n, g)
         const aclTensor *m1_t, *m2_t, *b_t, *c_t, *a_t;
-        int m1_s = og_prog_temp(&p, ACL_FLOAT, 2, ng, &m1_t);
-        int m2_s = og_prog_temp(&p, ACL_FLOAT, 2, ng, &m2_t);
-        int b_s = og_prog_temp(&p, ACL_FLOAT, 2, ng, &b_t);
-        int c_s = og_prog_temp(&p, ACL_FLOAT, 2, ng, &c_t);
+        int m1_s = og_prog_temp(&p, tdt, 2, ng, &m1_t);
+        int m2_s = og_prog_temp(&p, tdt, 2, ng, &m2_t);
+        int b_s = og_prog_temp(&p, tdt, 2, ng, &b_t);
+        int c_s = og_prog_temp(&p, tdt, 2, ng, &c_t);
         if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
         aclTensor m1v = stat_view(m1_t, 3), m2v = stat_view(m2_t, 3);
         aclTensor g2 = gamma ? gamma_view(gamma, G, 2) : (aclTensor){0};
         if (gamma) {
-            og_bn_reduce(&p, OG_RED_SUM, og_mul_kernels, 2, (const aclTensor *[]){db_t, &g2},
-                         (int[]){db_s, 4}, db_t->dims, db_t->ndim, &m1v, m1_s);
-            og_bn_reduce(&p, OG_RED_SUM, og_mul_kernels, 2, (const aclTensor *[]){t_t, &g2},
-                         (int[]){t_s, 4}, t_t->dims, t_t->ndim, &m2v, m2_s);
+            og_bn_reduce(&p, OG_RED_SUM, og_mul_kernels, og_mul_kernels64, 2,
+                         (const aclTensor *[]){db_t, &g2}, (int[]){db_s, 4}, db_t->dims, db_t->ndim,
+                         &m1v, m1_s);
+            og_bn_reduce(&p, OG_RED_SUM, og_mul_kernels, og_mul_kernels64, 2,
+                         (const aclTensor *[]){t_t, &g2}, (int[]){t_s, 4}, t_t->dims, t_t->ndim,
+                         &m2v, m2_s);
         } else {
-            og_bn_reduce(&p, OG_RED_SUM, NULL, 1, &db_t, &db_s, db_t->dims, db_t->ndim, &m1v, m1_s);
-            og_bn_reduce(&p, OG_RED_SUM, NULL, 1, &t_t, &t_s, t_t->dims, t_t->ndim, &m2v, m2_s);
+            og_bn_reduce(&p, OG_RED_SUM, NULL, NULL, 1, &db_t, &db_s, db_t->dims, db_t->ndim, &m1v,
+                         m1_s);
+            og_bn_reduce(&p, OG_RED_SUM, NULL, NULL, 1, &t_t, &t_s, t_t->dims, t_t->ndim, &m2v,
+                         m2_s);
         }
         // b = -rstd^3 m2 / M, c = -rstd m1 / M (og_bn_bc with a = rstd)
-        og_bn_map(&p, og_bn_bc_kernels, 4, (const aclTensor *[]){rstd, rstd, m1_t, m2_t},
-                  (int[]){3, 3, m1_s, m2_s}, 2, (const aclTensor *[]){b_t, c_t}, (int[]){b_s, c_s},
-                  &prm);
+        og_bn_map(&p, og_bn_bc_kernels, og_bn_bc_kernels64, 4,
+                  (const aclTensor *[]){rstd, rstd, m1_t, m2_t}, (int[]){3, 3, m1_s, m2_s}, 2,
+                  (const aclTensor *[]){b_t, c_t}, (int[]){b_s, c_s}, &prm);
         aclTensor av;
         int a_s = 3;
         if (gamma) {
-            a_s = og_prog_temp(&p, ACL_FLOAT, 3, ngc, &a_t);
+            a_s = og_prog_temp(&p, tdt, 3, ngc, &a_t);
             if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
-            og_bn_map(&p, og_mul_kernels, 2, (const aclTensor *[]){&rv3, &g2}, (int[]){3, 4}, 1,
-                      &a_t, &a_s, NULL);
+            og_bn_map(&p, og_mul_kernels, og_mul_kernels64, 2, (const aclTensor *[]){&rv3, &g2},
+                      (int[]){3, 4}, 1, &a_t, &a_s, NULL);
             av = stat_view(a_t, rank);
         } else {
             av = stat_view(rstd, rank);
         }
         aclTensor bv = stat_view(b_t, rank), cv = stat_view(c_t, rank);
         aclTensor gv = split_view(gradInput, G);
-        og_bn_map(&p, og_bn_dx_kernels, 6, (const aclTensor *[]){&dyv, &xv, &mv, &av, &bv, &cv},
-                  (int[]){0, 1, 2, a_s, b_s, c_s}, 1, (const aclTensor *[]){&gv}, (int[]){5}, NULL);
+        og_bn_map(&p, og_bn_dx_kernels, og_bn_dx_kernels64, 6,
+                  (const aclTensor *[]){&dyv, &xv, &mv, &av, &bv, &cv},
+                  (int[]){dy_s, 1, 2, a_s, b_s, c_s}, 1, (const aclTensor *[]){&gv}, (int[]){5},
+                  NULL);
     }
     return og_prog_publish(&p, workspaceSize, executor);
 }
