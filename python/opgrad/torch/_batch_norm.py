@@ -49,8 +49,8 @@ def _vec(t, c, dtype):
 
 def batch_norm_fwd(x, weight, bias, running_mean, running_var, training, momentum, eps):
     """aclnnBatchNorm: (y, save_mean, save_invstd, new_running_mean, new_running_var). The
-    statistics are float32 [C] (empty in eval); the running statistics are updated copies (None
-    when not given, or in eval)."""
+    statistics are float32 [C] (float64 for a float64 x; empty in eval); the running statistics
+    are updated copies (None when not given, or in eval)."""
     op = "batch_norm"
     K._checked(op, ((x, "input"), (weight, "weight"), (bias, "bias"),
                     (running_mean, "running_mean"), (running_var, "running_var")))
@@ -59,8 +59,8 @@ def batch_norm_fwd(x, weight, bias, running_mean, running_var, training, momentu
                          % list(x.shape))
     c = x.shape[1]
     y = torch.empty_like(x, memory_format=K.memory_format(x))  # channels-last in and out
-    mean = torch.empty(c if training else 0, dtype=torch.float32)
-    invstd = torch.empty(c if training else 0, dtype=torch.float32)
+    mean = torch.empty(c if training else 0, dtype=N._stat_dtype(x))
+    invstd = torch.empty(c if training else 0, dtype=N._stat_dtype(x))
     rm = running_mean.clone() if (training and running_mean is not None) else running_mean
     rv = running_var.clone() if (training and running_var is not None) else running_var
     training, momentum, eps = bool(training), float(momentum), float(eps)
@@ -103,7 +103,8 @@ def batch_norm_bwd(grad, x, weight, running_mean, running_var, save_mean, save_i
 
 
 def group_norm_fwd(x, num_groups, weight, bias, eps):
-    """aclnnGroupNorm: (y, mean, rstd), the statistics float32 [N, group]."""
+    """aclnnGroupNorm: (y, mean, rstd), the statistics float32 [N, group] (float64 for a float64
+    x)."""
     op = "group_norm"
     K._checked(op, ((x, "input"), (weight, "weight"), (bias, "bias")))
     if x.dim() < 2:
@@ -114,8 +115,8 @@ def group_norm_fwd(x, num_groups, weight, bias, eps):
         hw *= s
     g, eps = int(num_groups), float(eps)
     y = torch.empty_like(x, memory_format=torch.contiguous_format)
-    mean = torch.empty((n, g), dtype=torch.float32)
-    rstd = torch.empty((n, g), dtype=torch.float32)
+    mean = torch.empty((n, g), dtype=N._stat_dtype(x))
+    rstd = torch.empty((n, g), dtype=N._stat_dtype(x))
     p1 = L.phase1["GroupNorm"]
     K._mm_run("aclnnGroupNorm",
               lambda hi, ho, sc, w, e: p1(hi[0], hi[1], hi[2], n, c, hw, g, eps, ho[0], ho[1],
@@ -159,7 +160,13 @@ def group_norm_bwd(grad, x, mean, rstd, weight, num_groups, output_mask):
 # derivative exists, _norm.py) gives dx from v = g w (the per-channel weight folded into the
 # gradient); dw = sum g xh and db = sum g are products and sums. The statistics (mean, rstd) are
 # the forward's outputs: what the second backward sends into them reaches x through _stats_grad.
-# Eval BatchNorm is affine in x with the running statistics: dx = g w rstd_running.
+# Eval BatchNorm is affine in x with the running statistics: dx = g w rstd_running. Composed in
+# float32, in float64 for a float64 x (_wide).
+def _wide(t, x):
+    """t in the composition's dtype: float64 for a float64 x, else float32."""
+    return t.to(N._stat_dtype(x))
+
+
 def _channel_view(t, nd):
     """A per-channel tensor [C] as [1, C, 1, ...] against an input of nd dims."""
     return t.reshape((1, -1) + (1,) * (nd - 2))
@@ -174,8 +181,8 @@ def _affine_grads(ops, g, xh, weight, bias, need_w, need_b):
 
 def _gn_composed(ops, g, x, mean, rstd, weight, bias, groups, need):
     ng, nd = x.shape[0], x.dim()
-    g32 = g if g.dtype == torch.float32 else g.float()
-    v = g32 if weight is None else ops.mul(g32, _channel_view(weight.float(), nd))
+    g32 = _wide(g, x)
+    v = g32 if weight is None else ops.mul(g32, _channel_view(_wide(weight, x), nd))
     x3, v3 = x.reshape(ng, groups, -1), v.reshape(ng, groups, -1)
     m3, r3 = mean.reshape(ng, groups, 1), rstd.reshape(ng, groups, 1)
     dx = dw = db = None
@@ -183,7 +190,7 @@ def _gn_composed(ops, g, x, mean, rstd, weight, bias, groups, need):
         dx = ops.layer_norm_backward(v3, x3, [x3.shape[2]], m3, r3, None, None,
                                      [True, False, False])[0].reshape(x.shape).to(x.dtype)
     if need[1] or need[2]:
-        xh = ops.mul(ops.add(x3.float(), m3, -1.0), r3).reshape(x.shape)
+        xh = ops.mul(ops.add(_wide(x3, x), m3, -1.0), r3).reshape(x.shape)
         dw, db = _affine_grads(ops, g32, xh, weight, bias, need[1], need[2])
     return dx, dw, db
 
@@ -204,8 +211,8 @@ def _bn_rows(t):
 
 def _bn_composed(ops, g, x, mean, invstd, weight, bias, need):
     nd = x.dim()
-    g32 = g if g.dtype == torch.float32 else g.float()
-    v = g32 if weight is None else ops.mul(g32, _channel_view(weight.float(), nd))
+    g32 = _wide(g, x)
+    v = g32 if weight is None else ops.mul(g32, _channel_view(_wide(weight, x), nd))
     m2, r2 = mean.reshape(-1, 1), invstd.reshape(-1, 1)
     dx = dw = db = None
     if need[0]:
@@ -215,20 +222,21 @@ def _bn_composed(ops, g, x, mean, invstd, weight, bias, need):
         shape = (x.shape[1], x.shape[0]) + tuple(x.shape[2:])
         dx = d.reshape(shape).transpose(0, 1).to(x.dtype)
     if need[1] or need[2]:
-        xh = ops.mul(ops.add(x.float(), _channel_view(mean, nd), -1.0), _channel_view(invstd, nd))
+        xh = ops.mul(ops.add(_wide(x, x), _channel_view(mean, nd), -1.0),
+                     _channel_view(invstd, nd))
         dw, db = _affine_grads(ops, g32, xh, weight, bias, need[1], need[2])
     return dx, dw, db
 
 
 def _bn_eval_composed(ops, g, x, weight, bias, running_mean, running_var, eps, need):
     nd = x.dim()
-    g32 = g if g.dtype == torch.float32 else g.float()
-    rstd = torch.rsqrt(running_var.float() + eps)  # constants (no gradient of their own)
-    scale = rstd if weight is None else ops.mul(weight.float(), rstd)
+    g32 = _wide(g, x)
+    rstd = torch.rsqrt(_wide(running_var, x) + eps)  # constants (no gradient of their own)
+    scale = rstd if weight is None else ops.mul(_wide(weight, x), rstd)
     dx = ops.mul(g32, _channel_view(scale, nd)).to(x.dtype) if need[0] else None
     dw = db = None
     if need[1] or need[2]:
-        xh = ops.mul(ops.add(x.float(), _channel_view(running_mean.float(), nd), -1.0),
+        xh = ops.mul(ops.add(_wide(x, x), _channel_view(_wide(running_mean, x), nd), -1.0),
                      _channel_view(rstd, nd))
         dw, db = _affine_grads(ops, g32, xh, weight, bias, need[1], need[2])
     return dx, dw, db
@@ -378,7 +386,7 @@ def _register_custom_ops():
 
     def bn_fwd_fake(x, weight, bias, running_mean, running_var, training, momentum, eps):
         c = x.shape[1] if training else 0
-        f = torch.float32
+        f = N._stat_dtype(x)
         rdt = running_mean.dtype if running_mean is not None else x.dtype
         return (torch.empty_like(x, memory_format=K.memory_format(x)), x.new_empty(c, dtype=f),
                 x.new_empty(c, dtype=f),
@@ -409,7 +417,7 @@ def _register_custom_ops():
     lib.register_fake("opgrad::batch_norm_fwd", bn_fwd_fake)
 
     def gn_fwd_fake(x, num_groups, weight, bias, eps):
-        f = torch.float32
+        f = N._stat_dtype(x)
         return (torch.empty_like(x, memory_format=torch.contiguous_format),
                 x.new_empty((x.shape[0], num_groups), dtype=f),
                 x.new_empty((x.shape[0], num_groups), dtype=f))
