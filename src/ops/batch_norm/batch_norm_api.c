@@ -219,8 +219,8 @@ aclnnStatus og_bn_check_f64(const og_opdesc *op, const char *x_name, const aclTe
     for (int k = 0; k < n && x->dtype != ACL_DOUBLE; k++)
         if (t[k] && t[k]->dtype == ACL_DOUBLE)
             return og_fail(ACLNN_ERR_PARAM_INVALID,
-                           "%sGetWorkspaceSize: %s is DOUBLE but %s is %s: DOUBLE tensors need a "
-                           "DOUBLE %s (float64 runs in double throughout)",
+                           "%sGetWorkspaceSize: %s has dtype float64 but %s has dtype %s: "
+                           "float64 tensors need a float64 %s (opgrad's float64 extension)",
                            op->name, names[k], x_name, og_dtype_name(x->dtype), x_name);
     return ACLNN_SUCCESS;
 }
