@@ -137,7 +137,8 @@ static void test_batch_norm_eval(void) {
         sm = make(1, CD, ACL_DOUBLE), si = make(1, CD, ACL_DOUBLE);
     buf gx = make(3, XD, ACL_DOUBLE);
     for (int i = 0; i < N * C * L; i++) d(&x)[i] = xval(i), d(&g)[i] = gval(i);
-    for (int c = 0; c < C; c++) d(&w)[c] = 1.0 / 3 + c, d(&rm)[c] = X0 + c, d(&rv)[c] = 0.1 * c + 0.7;
+    for (int c = 0; c < C; c++)
+        d(&w)[c] = 1.0 / 3 + c, d(&rm)[c] = X0 + c, d(&rv)[c] = 0.1 * c + 0.7;
     aclnnStatus st;
     OP_RUN(st,
            aclnnBatchNormGetWorkspaceSize(x.t, w.t, NULL, rm.t, rv.t, false, 0.1, EPS, y.t, sm.t,
@@ -155,8 +156,8 @@ static void test_batch_norm_eval(void) {
     bool m[3] = {true, false, false};
     aclBoolArray *mask = aclCreateBoolArray(m, 3);
     OP_RUN(st,
-           aclnnBatchNormBackwardGetWorkspaceSize(g.t, x.t, w.t, rm.t, rv.t, sm.t, si.t, false,
-                                                  EPS, mask, gx.t, NULL, NULL, &ws_, &ex_),
+           aclnnBatchNormBackwardGetWorkspaceSize(g.t, x.t, w.t, rm.t, rv.t, sm.t, si.t, false, EPS,
+                                                  mask, gx.t, NULL, NULL, &ws_, &ex_),
            aclnnBatchNormBackward);
     CHECK_EQ(st, ACLNN_SUCCESS);
     close_to(d(&gx), want_gx, N * C * L, 1e-15, "gradInput");
@@ -243,10 +244,44 @@ static void test_double_needs_a_double_input(void) {
     for (size_t k = 0; k < sizeof all_bufs / sizeof *all_bufs; k++) drop(all_bufs[k]);
 }
 
+// An empty batch (N = 0) in float64 with a float32 gradOut: the widening has nothing to copy; the
+// weight and bias gradients are sums over nothing (0), and nothing crashes (BatchNorm, GroupNorm).
+static void test_empty_batch(void) {
+    const int64_t ED[3] = {0, C, L};
+    buf x = make(3, ED, ACL_DOUBLE), g = make(3, ED, ACL_FLOAT), gx = make(3, ED, ACL_DOUBLE);
+    buf w = make(1, CD, ACL_DOUBLE), sm = make(1, CD, ACL_DOUBLE), si = make(1, CD, ACL_DOUBLE),
+        gw = make(1, CD, ACL_DOUBLE), gb = make(1, CD, ACL_DOUBLE);
+    for (int c = 0; c < C; c++) d(&gw)[c] = d(&gb)[c] = 7;
+    bool all[3] = {true, true, true};
+    aclBoolArray *mask = aclCreateBoolArray(all, 3);
+    aclnnStatus st;
+    OP_RUN(st,
+           aclnnBatchNormBackwardGetWorkspaceSize(g.t, x.t, w.t, NULL, NULL, sm.t, si.t, true, EPS,
+                                                  mask, gx.t, gw.t, gb.t, &ws_, &ex_),
+           aclnnBatchNormBackward);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    for (int c = 0; c < C; c++) CHECK(d(&gw)[c] == 0 && d(&gb)[c] == 0);
+    // GroupNorm's backward alike (its statistics [0, 1])
+    const int64_t ND[2] = {0, 1};
+    buf mo = make(2, ND, ACL_DOUBLE), ro = make(2, ND, ACL_DOUBLE);
+    for (int c = 0; c < C; c++) d(&gw)[c] = d(&gb)[c] = 7;
+    OP_RUN(st,
+           aclnnGroupNormBackwardGetWorkspaceSize(g.t, x.t, mo.t, ro.t, w.t, 0, C, L, 1, mask, gx.t,
+                                                  gw.t, gb.t, &ws_, &ex_),
+           aclnnGroupNormBackward);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    for (int c = 0; c < C; c++) CHECK(d(&gw)[c] == 0 && d(&gb)[c] == 0);
+    drop(&mo), drop(&ro);
+    aclDestroyBoolArray(mask);
+    buf *all_bufs[] = {&x, &g, &gx, &w, &sm, &si, &gw, &gb};
+    for (size_t k = 0; k < sizeof all_bufs / sizeof *all_bufs; k++) drop(all_bufs[k]);
+}
+
 int main(void) {
     RUN(test_batch_norm_training);
     RUN(test_batch_norm_eval);
     RUN(test_group_norm);
     RUN(test_double_needs_a_double_input);
+    RUN(test_empty_batch);
     return test_summary();
 }
