@@ -17,9 +17,10 @@
  * Rank 2, S < 8 (and data without a row view): REDUCE steps for the statistics and the sums, MAPs
  * for the data. Every sum has one fixed order (the row kernels', n order, the reduction engine's):
  * the results do not depend on the thread count or the ISA.
- * float64 (a DOUBLE input; opgrad's extension, ops-nn lists no DOUBLE) takes the REDUCE and MAP
- * steps for every layout, on the engines' float64 paths, with DOUBLE temporaries (a narrower
- * gradOut widened into one first): the statistics, coefficients and data passes all in double. */
+ * float64 (a DOUBLE input; opgrad's extension, ops-nn lists no DOUBLE): the same steps on the
+ * engines' float64 paths with the kernels' float64 twins (compensated sums) and DOUBLE
+ * temporaries (without rows, a narrower gradOut widened into one first): the statistics,
+ * coefficients and data passes all in double. */
 #include <stdio.h>
 #include <string.h>
 
@@ -153,12 +154,17 @@ static aclTensor chan_stat(const aclTensor *t) {
 }
 
 // A ROWS step along the last of `ndim` dims (out NULL: none; stats read before the kernel with
-// stats_in, written after it otherwise).
-static void bn_rows(og_prog *p, const og_row_fn *k, const int64_t *dims, int ndim, int nin,
-                    const aclTensor *const *in, const int *in_slot, const aclTensor *out,
-                    int out_slot, int nstats, const aclTensor *const *st, const int *st_slot,
-                    bool stats_in, const og_bn_row_params *prm) {
+// stats_in, written after it otherwise); float64 (k64) when some operand is DOUBLE (a float64
+// operation's temporaries are), as og_bn_map.
+static void bn_rows(og_prog *p, const og_row_fn *k, const og_row64_fn *k64, const int64_t *dims,
+                    int ndim, int nin, const aclTensor *const *in, const int *in_slot,
+                    const aclTensor *out, int out_slot, int nstats, const aclTensor *const *st,
+                    const int *st_slot, bool stats_in, const og_bn_row_params *prm) {
+    bool f64 = out && out->dtype == ACL_DOUBLE;
+    for (int i = 0; i < nin; i++) f64 = f64 || in[i]->dtype == ACL_DOUBLE;
+    for (int i = 0; i < nstats; i++) f64 = f64 || st[i]->dtype == ACL_DOUBLE;
     og_rows_op r = {.kernels = k,
+                    .kernels64 = k64,
                     .nin = nin,
                     .nout = out ? 1 : 0,
                     .nstats = nstats,
@@ -166,7 +172,7 @@ static void bn_rows(og_prog *p, const og_row_fn *k, const int64_t *dims, int ndi
                     .axis = ndim - 1,
                     .params = prm,
                     .params_size = prm ? sizeof *prm : 0,
-                    .compute_dtype = ACL_FLOAT,
+                    .compute_dtype = f64 ? ACL_DOUBLE : ACL_FLOAT,
                     .stats_in = stats_in};
     for (int d = 0; d < ndim; d++) r.dims[d] = dims[d];
     for (int i = 0; i < nin; i++) r.in[i] = in[i], r.in_slot[i] = in_slot[i];
@@ -328,9 +334,8 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
     og_bn_params prm = {.eps = eps, .momentum = momentum, .factor = 1.0, .inv_k = 1.0 / (double)K};
     // data whose dims other than N and C are one progression: rows (n, c) of S values
     aclTensor xv, yv;
-    // (float64 takes the REDUCE and MAP steps, the engines' float64 paths: the rows are fp32)
     aclDataType tdt = input->dtype == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT; // the temporaries
-    bool rows = tdt == ACL_FLOAT && rows_view(input, ca, &xv) && rows_view(output, ca, &yv);
+    bool rows = rows_view(input, ca, &xv) && rows_view(output, ca, &yv);
     int64_t N = input->dims[0];
 
     const aclTensor *mean_t = NULL, *var_t = NULL, *rstd_t = NULL, *scale_t = NULL;
@@ -343,18 +348,18 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
             // per row (n, c): mean_r and M2_r, one read of x; then per channel, in n order
             const aclTensor *rm_t, *rq_t;
             int64_t nc[2] = {N, C}, cn[2] = {C, N};
-            int rm_s = og_prog_temp(&p, ACL_FLOAT, 2, nc, &rm_t);
-            int rq_s = og_prog_temp(&p, ACL_FLOAT, 2, nc, &rq_t);
+            int rm_s = og_prog_temp(&p, tdt, 2, nc, &rm_t);
+            int rq_s = og_prog_temp(&p, tdt, 2, nc, &rq_t);
             if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
             aclTensor rm = stat_rows(rm_t, N, C, false), rq = stat_rows(rq_t, N, C, false);
-            bn_rows(&p, og_bn_row_stat_kernels, xv.dims, 3, 1, (const aclTensor *[]){&xv},
-                    (int[]){0}, NULL, -1, 2, (const aclTensor *[]){&rm, &rq}, (int[]){rm_s, rq_s},
-                    false, NULL);
+            bn_rows(&p, og_bn_row_stat_kernels, og_bn_row_stat_kernels64, xv.dims, 3, 1,
+                    (const aclTensor *[]){&xv}, (int[]){0}, NULL, -1, 2,
+                    (const aclTensor *[]){&rm, &rq}, (int[]){rm_s, rq_s}, false, NULL);
             aclTensor rmc = stat_rows(rm_t, N, C, true), rqc = stat_rows(rq_t, N, C, true);
             og_bn_row_params rp = {.S = (double)xv.dims[2]};
-            bn_rows(&p, og_bn_row_chan_kernels, cn, 2, 2, (const aclTensor *[]){&rmc, &rqc},
-                    (int[]){rm_s, rq_s}, NULL, -1, 2, (const aclTensor *[]){mean_t, var_t},
-                    (int[]){mean_s, var_s}, false, &rp);
+            bn_rows(&p, og_bn_row_chan_kernels, og_bn_row_chan_kernels64, cn, 2, 2,
+                    (const aclTensor *[]){&rmc, &rqc}, (int[]){rm_s, rq_s}, NULL, -1, 2,
+                    (const aclTensor *[]){mean_t, var_t}, (int[]){mean_s, var_s}, false, &rp);
         } else {
             aclTensor mv = og_bn_view(mean_t, rank), vv = og_bn_view(var_t, rank);
             og_bn_reduce(&p, OG_RED_MEAN, NULL, NULL, 1, (const aclTensor *[]){input}, (int[]){0},
@@ -385,9 +390,9 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
         // y = (x - mean) scale (+ bias): the per-channel operands are per-row statistics
         aclTensor ms = chan_stat(mean_t), ss = chan_stat(scale_t), bs = bias ? chan_stat(bias) : ms;
         og_bn_row_params rp = {.has_shift = bias != NULL};
-        bn_rows(&p, og_bn_row_norm_kernels, xv.dims, 3, 1, (const aclTensor *[]){&xv}, (int[]){0},
-                &yv, 5, bias ? 3 : 2, (const aclTensor *[]){&ms, &ss, &bs},
-                (int[]){mean_s, scale_s, 2}, true, &rp);
+        bn_rows(&p, og_bn_row_norm_kernels, og_bn_row_norm_kernels64, xv.dims, 3, 1,
+                (const aclTensor *[]){&xv}, (int[]){0}, &yv, 5, bias ? 3 : 2,
+                (const aclTensor *[]){&ms, &ss, &bs}, (int[]){mean_s, scale_s, 2}, true, &rp);
     } else if (bias) {
         aclTensor bv = og_bn_view(bias, rank);
         og_bn_map(&p, og_bn_norm_kernels, og_bn_norm_kernels64, 4,
@@ -516,16 +521,16 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
                   &rstd_t, &rstd_s, &prm);
     }
     aclTensor mv = og_bn_view(mean_t, rank);
-    int dy_s = 0; // (float64: a narrower dy widened first)
-    const aclTensor *dy = tdt == ACL_DOUBLE ? og_bn_widen(&p, gradOut, &dy_s) : gradOut;
-    if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
     // the per-channel sums: sum(dy) and sum(dy (x - mean))
     bool need_sdy = m[2] || (m[0] && training), need_sdx = m[1] || (m[0] && training);
     // data whose dims other than N and C are one progression: rows (n, c) of S values
     aclTensor dyv, xv, dxv;
-    // (float64: the REDUCE and MAP steps, as in the forward)
-    bool rows = tdt == ACL_FLOAT && input->numel > 0 && rows_view(gradOut, ca, &dyv) &&
-                rows_view(input, ca, &xv) && (!m[0] || rows_view(gradInput, ca, &dxv));
+    bool rows = input->numel > 0 && rows_view(gradOut, ca, &dyv) && rows_view(input, ca, &xv) &&
+                (!m[0] || rows_view(gradInput, ca, &dxv));
+    // float64 without rows: a narrower dy widened first, for the REDUCE steps over it alone
+    int dy_s = 0;
+    const aclTensor *dy = tdt == ACL_DOUBLE && !rows ? og_bn_widen(&p, gradOut, &dy_s) : gradOut;
+    if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
     if (rows && (need_sdy || need_sdx)) need_sdy = need_sdx = true; // one pass makes both
     const aclTensor *sdy_t = NULL, *sdx_t = NULL;
     int sdy_s = -1, sdx_s = -1;
@@ -537,20 +542,20 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
         // channel, in n order: sum dy and sum dy (x - mean)
         const aclTensor *s1_t, *s2_t, *x0_t;
         int64_t N = input->dims[0], nc[2] = {N, C}, cn[2] = {C, N};
-        int s1_s = og_prog_temp(&p, ACL_FLOAT, 2, nc, &s1_t);
-        int s2_s = og_prog_temp(&p, ACL_FLOAT, 2, nc, &s2_t);
-        int x0_s = og_prog_temp(&p, ACL_FLOAT, 2, nc, &x0_t);
+        int s1_s = og_prog_temp(&p, tdt, 2, nc, &s1_t);
+        int s2_s = og_prog_temp(&p, tdt, 2, nc, &s2_t);
+        int x0_s = og_prog_temp(&p, tdt, 2, nc, &x0_t);
         if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
         aclTensor r1 = stat_rows(s1_t, N, C, false), r2 = stat_rows(s2_t, N, C, false),
                   r0 = stat_rows(x0_t, N, C, false);
-        bn_rows(&p, og_bn_row_dsum_kernels, xv.dims, 3, 2, (const aclTensor *[]){&dyv, &xv},
-                (int[]){0, 1}, NULL, -1, 3, (const aclTensor *[]){&r1, &r2, &r0},
-                (int[]){s1_s, s2_s, x0_s}, false, NULL);
+        bn_rows(&p, og_bn_row_dsum_kernels, og_bn_row_dsum_kernels64, xv.dims, 3, 2,
+                (const aclTensor *[]){&dyv, &xv}, (int[]){0, 1}, NULL, -1, 3,
+                (const aclTensor *[]){&r1, &r2, &r0}, (int[]){s1_s, s2_s, x0_s}, false, NULL);
         aclTensor c1 = stat_rows(s1_t, N, C, true), c2 = stat_rows(s2_t, N, C, true),
                   c0 = stat_rows(x0_t, N, C, true), mc = og_bn_view(mean_t, 2);
-        bn_rows(&p, og_bn_row_dcomb_kernels, cn, 2, 4, (const aclTensor *[]){&c1, &c2, &c0, &mc},
-                (int[]){s1_s, s2_s, x0_s, mean_s}, NULL, -1, 2, (const aclTensor *[]){sdy_t, sdx_t},
-                (int[]){sdy_s, sdx_s}, false, NULL);
+        bn_rows(&p, og_bn_row_dcomb_kernels, og_bn_row_dcomb_kernels64, cn, 2, 4,
+                (const aclTensor *[]){&c1, &c2, &c0, &mc}, (int[]){s1_s, s2_s, x0_s, mean_s}, NULL,
+                -1, 2, (const aclTensor *[]){sdy_t, sdx_t}, (int[]){sdy_s, sdx_s}, false, NULL);
     } else if (need_sdy) {
         aclTensor v = og_bn_view(sdy_t, rank);
         og_bn_reduce(&p, OG_RED_SUM, NULL, NULL, 1, &dy, &dy_s, input->dims, input->ndim, &v,
@@ -593,9 +598,10 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
                 // dx = a dy + (b (x - mean) + c): the per-channel operands are per-row stats
                 aclTensor ms = chan_stat(mean_t), as = chan_stat(a_t), bs = chan_stat(b_t),
                           cs = chan_stat(c_t);
-                bn_rows(&p, og_bn_row_dx_kernels, xv.dims, 3, 2, (const aclTensor *[]){&dyv, &xv},
-                        (int[]){0, 1}, &dxv, 7, 4, (const aclTensor *[]){&ms, &as, &bs, &cs},
-                        (int[]){mean_s, a_s, b_s, c_s}, true, NULL);
+                bn_rows(&p, og_bn_row_dx_kernels, og_bn_row_dx_kernels64, xv.dims, 3, 2,
+                        (const aclTensor *[]){&dyv, &xv}, (int[]){0, 1}, &dxv, 7, 4,
+                        (const aclTensor *[]){&ms, &as, &bs, &cs}, (int[]){mean_s, a_s, b_s, c_s},
+                        true, NULL);
                 return og_prog_publish(&p, workspaceSize, executor);
             }
             aclTensor bv = og_bn_view(b_t, rank), cv = og_bn_view(c_t, rank);

@@ -3,6 +3,7 @@
  * values, so vectors would buy nothing, and one function cannot differ across levels). */
 #include <math.h>
 
+#include "engine/simd/map64.h"
 #include "ops/batch_norm/batch_norm_kernel.h"
 #include "ops/batch_norm/batch_norm_rows.h"
 
@@ -112,7 +113,46 @@ static void bn_row_dcomb(size_t n, const float *const *in, float *const *out, co
 const og_row_fn og_bn_row_chan_kernels[OPGRAD_ISA_COUNT] = ALL_LEVELS(bn_row_chan);
 const og_row_fn og_bn_row_dcomb_kernels[OPGRAD_ISA_COUNT] = ALL_LEVELS(bn_row_dcomb);
 
+// float64: Chan's update as bn_row_chan (its M2 compensated), nothing rounded.
+static void bn_row_chan64(size_t n, const double *const *in, double *const *out, const void *p,
+                          double *stats) {
+    (void)out;
+    const og_bn_row_params *q = p;
+    double k = 0.0, mean = 0.0;
+    og_ksum m2 = {0, 0};
+    for (size_t r = 0; r < n; r++) {
+        double delta = in[0][r] - mean, k2 = k + q->S;
+        mean += delta * (q->S / k2);
+        og_ksum_add(&m2, in[1][r]);
+        og_ksum_add(&m2, delta * delta * (k * q->S / k2));
+        k = k2;
+    }
+    stats[0] = mean;
+    stats[1] = k > 0.0 ? og_ksum_value(&m2) / k : 0.0;
+}
+
+// float64: bn_row_dcomb's sums, compensated.
+static void bn_row_dcomb64(size_t n, const double *const *in, double *const *out, const void *p,
+                           double *stats) {
+    (void)out, (void)p;
+    og_ksum sdy = {0, 0}, sdx = {0, 0};
+    for (size_t r = 0; r < n; r++) {
+        og_ksum_add(&sdy, in[0][r]);
+        og_ksum_add(&sdx, in[1][r]);
+        og_ksum_add(&sdx, (in[2][r] - in[3][r]) * in[0][r]);
+    }
+    stats[0] = og_ksum_value(&sdy);
+    stats[1] = og_ksum_value(&sdx);
+}
+
+const og_row64_fn og_bn_row_chan_kernels64[OPGRAD_ISA_COUNT] = ALL_LEVELS(bn_row_chan64);
+const og_row64_fn og_bn_row_dcomb_kernels64[OPGRAD_ISA_COUNT] = ALL_LEVELS(bn_row_dcomb64);
+
 const og_row_fn og_bn_row_stat_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_bn_row_stat);
 const og_row_fn og_bn_row_dsum_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_bn_row_dsum);
 const og_row_fn og_bn_row_norm_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_bn_row_norm);
 const og_row_fn og_bn_row_dx_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_bn_row_dx);
+const og_row64_fn og_bn_row_stat_kernels64[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_bn_row_stat_f64);
+const og_row64_fn og_bn_row_dsum_kernels64[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_bn_row_dsum_f64);
+const og_row64_fn og_bn_row_norm_kernels64[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_bn_row_norm_f64);
+const og_row64_fn og_bn_row_dx_kernels64[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_bn_row_dx_f64);

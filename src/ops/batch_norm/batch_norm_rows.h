@@ -15,7 +15,10 @@
  * Per channel, over the N rows of a channel in increasing n (batch_norm_coef.c, plain C in
  * double, one function for every ISA; rows [C, N] of the per-row statistics):
  *   og_bn_row_chan:  in = {mean_r, M2_r}       stats out = {mean, var}: Chan's pairwise update
- *   og_bn_row_dcomb: in = {s1, s2, x0, mean}   stats out = {sum s1, sum (s2 + (x0 - mean) s1)} */
+ *   og_bn_row_dcomb: in = {s1, s2, x0, mean}   stats out = {sum s1, sum (s2 + (x0 - mean) s1)}
+ * Each has a float64 twin (og_bn_row_*_kernels64, a DOUBLE input): the same steps in double, every
+ * sum compensated (og_ksum, in increasing order: one result on every ISA), nothing rounded to
+ * fp32. */
 #ifndef OG_BATCH_NORM_ROWS_H
 #define OG_BATCH_NORM_ROWS_H
 
@@ -40,5 +43,12 @@ OG_BN_ROW_DECLARE(bn_row_dx)
 
 extern const og_row_fn og_bn_row_chan_kernels[OPGRAD_ISA_COUNT];
 extern const og_row_fn og_bn_row_dcomb_kernels[OPGRAD_ISA_COUNT];
+
+OG_ROW64_DECLARE(bn_row_stat)
+OG_ROW64_DECLARE(bn_row_dsum)
+OG_ROW64_DECLARE(bn_row_norm)
+OG_ROW64_DECLARE(bn_row_dx)
+extern const og_row64_fn og_bn_row_chan_kernels64[OPGRAD_ISA_COUNT];
+extern const og_row64_fn og_bn_row_dcomb_kernels64[OPGRAD_ISA_COUNT];
 
 #endif

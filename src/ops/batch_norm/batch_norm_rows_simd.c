@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "engine/simd/map64.h"
 #include "engine/simd/vec.h"
 #include "ops/batch_norm/batch_norm_rows.h"
 
@@ -118,4 +119,53 @@ void OG_FN(og_bn_row_dx)(size_t n, const float *const *in, float *const *out, co
     for (; i + VLEN <= n; i += VLEN)
         vstore(dx + i, vfma(va, vload(dy + i), vfma(vb, vsub(vload(x + i), vm), vc)));
     for (; i < n; i++) dx[i] = fmaf(a, dy[i], fmaf(b, x[i] - m, c));
+}
+
+// ---- float64 twins: plain C in double, each sum compensated in increasing i (the same operations
+// on every ISA build). The statistics stay double.
+
+void OG_FN(og_bn_row_stat_f64)(size_t n, const double *const *in, double *const *out, const void *p,
+                               double *stats) {
+    (void)out, (void)p;
+    const double *x = in[0];
+    og_ksum s = {0, 0}, q = {0, 0};
+    for (size_t i = 0; i < n; i++) og_ksum_add(&s, x[i]);
+    double mean = n ? og_ksum_value(&s) / (double)n : 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = x[i] - mean;
+        og_ksum_add(&q, d * d);
+    }
+    stats[0] = mean;
+    stats[1] = og_ksum_value(&q);
+}
+
+void OG_FN(og_bn_row_dsum_f64)(size_t n, const double *const *in, double *const *out, const void *p,
+                               double *stats) {
+    (void)out, (void)p;
+    const double *dy = in[0], *x = in[1];
+    double x0 = n ? x[0] : 0.0;
+    og_ksum s1 = {0, 0}, s2 = {0, 0};
+    for (size_t i = 0; i < n; i++) og_ksum_add(&s1, dy[i]), og_ksum_add(&s2, dy[i] * (x[i] - x0));
+    stats[0] = og_ksum_value(&s1);
+    stats[1] = og_ksum_value(&s2);
+    stats[2] = x0;
+}
+
+void OG_FN(og_bn_row_norm_f64)(size_t n, const double *const *in, double *const *out, const void *p,
+                               double *stats) {
+    const og_bn_row_params *q = p;
+    const double *x = in[0];
+    double *y = out[0], m = stats[0], s = stats[1];
+    if (q->has_shift)
+        for (size_t i = 0; i < n; i++) y[i] = fma(x[i] - m, s, stats[2]);
+    else
+        for (size_t i = 0; i < n; i++) y[i] = (x[i] - m) * s;
+}
+
+void OG_FN(og_bn_row_dx_f64)(size_t n, const double *const *in, double *const *out, const void *p,
+                             double *stats) {
+    (void)p;
+    const double *dy = in[0], *x = in[1];
+    double *dx = out[0], m = stats[0], a = stats[1], b = stats[2], c = stats[3];
+    for (size_t i = 0; i < n; i++) dx[i] = fma(a, dy[i], fma(b, x[i] - m, c));
 }
