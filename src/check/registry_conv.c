@@ -17,7 +17,8 @@
  * backward accumulates the same products' partial derivatives. mag = the sum of |terms|, terms =
  * their count (compare.h: c ulp(ref) + c 2^-24 sqrt(terms) mag, the fp32 GEMM's bound).
  * cubeMathType 2 (USE_FP16) rounds fp32 operands through fp16: the reference rounds x, w (and for
- * the gradients gradOutput) the same way. */
+ * the gradients gradOutput) the same way. The sums are compensated (ogc_ksum) for the float64
+ * rows, whose kernels take the GEMM's float64 loop (no Winograd, no direct depthwise kernel). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,15 +150,20 @@ static bool conv_shapes(const ogc_op *op, const char *layout, ogc_shape *in, ogc
 // ---------------------------------------------------------------------------------------------
 // Float64 references
 
-// cubeMathType 2's fp16 rounding of fp32 operands. Only fp32 numbers are rounded: the kernel
-// checks' data are, the float64 formula check's points and perturbations are not (the rounding's
-// steps have no derivative to compare), as in registry_matmul.c.
-static double *rounded16(const ogc_op *op, const double *v, int64_t n) {
+static bool all_f32(const double *v, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        if ((double)(float)v[i] != v[i]) return false;
+    return true;
+}
+
+// cubeMathType 2's fp16 rounding of the operands when the products run in fp32 (`on`: the case
+// has cubeMathType 2 and every operand is fp32 numbers). The fp32 / 16-bit kernel checks' data
+// are; a float64 row's data (even with a narrower gradOutput: the products then run in float64,
+// which ignores cubeMathType) and the formula check's points and perturbations are not (the
+// rounding's steps have no derivative to compare), as in registry_matmul.c.
+static double *rounded16(bool on, const double *v, int64_t n) {
     double *r = malloc(sizeof *r * (size_t)(n > 0 ? n : 1));
-    for (int64_t i = 0; i < n; i++) {
-        bool f32 = (double)(float)v[i] == v[i];
-        r[i] = case_of(op)->cube == 2 && f32 ? og_f16_to_f32(og_f32_to_f16((float)v[i])) : v[i];
-    }
+    for (int64_t i = 0; i < n; i++) r[i] = on ? og_f16_to_f32(og_f32_to_f16((float)v[i])) : v[i];
     return r;
 }
 
@@ -317,16 +323,18 @@ static wino_prod wino_of(const geom *g, bool to_y, const double *src, const doub
     return q;
 }
 
+// (the sums compensated: the float64 rows' reference stays far more accurate than the kernel)
 typedef struct fwd_ctx {
     const double *x, *w;
-    double *y, *mag;
+    ogc_ksum *y;
+    double *mag;
     int64_t *count;
 } fwd_ctx;
 
 static void fwd_term(void *p, int64_t xi, int64_t wi, int64_t yi) {
     fwd_ctx *c = p;
     double t = c->x[xi] * c->w[wi];
-    c->y[yi] += t;
+    ogc_ksum_add(&c->y[yi], t);
     c->mag[yi] += fabs(t);
     c->count[yi]++;
 }
@@ -339,15 +347,19 @@ static void conv_ref_forward(const ogc_op *op, const ogc_shape *in, const double
     geom g;
     fill_geom(c, &in[0], &in[1], &g);
     int64_t ny = ogc_numel(out), nx = ogc_numel(&in[0]), nw = ogc_numel(&in[1]);
-    double *xr = rounded16(op, x[0], nx), *wr = rounded16(op, x[1], nw);
+    bool r16 = c->cube == 2 && all_f32(x[0], nx) && all_f32(x[1], nw);
+    double *xr = rounded16(r16, x[0], nx), *wr = rounded16(r16, x[1], nw);
     int64_t *count = calloc((size_t)(ny > 0 ? ny : 1), sizeof *count);
+    ogc_ksum *sum = calloc((size_t)(ny > 0 ? ny : 1), sizeof *sum);
     int64_t O = ny / (g.N * g.cout > 0 ? g.N * g.cout : 1);
     for (int64_t i = 0; i < ny; i++) {
         double b = c->bias ? x[2][i / O % g.cout] : 0;
-        y[i] = b, mag[i] = fabs(b);
+        sum[i].s = b, mag[i] = fabs(b);
     }
-    fwd_ctx ctx = {xr, wr, y, mag, count};
+    fwd_ctx ctx = {xr, wr, sum, mag, count};
     each_term(&g, fwd_term, &ctx);
+    for (int64_t i = 0; i < ny; i++) y[i] = ogc_ksum_value(&sum[i]);
+    free(sum);
     if (c->wino) { // the transforms' magnitudes instead of the direct sum's
         for (int64_t i = 0; i < ny; i++) mag[i] = c->bias ? fabs(x[2][i / O % g.cout]) : 0;
         wino_prod q = wino_of(&g, true, xr, wr);
@@ -363,15 +375,16 @@ static void conv_ref_forward(const ogc_op *op, const ogc_shape *in, const double
 
 typedef struct bwd_ctx {
     const double *x, *w, *gy;
-    double *gx, *gw, *mx, *mw;
+    ogc_ksum *gx, *gw;
+    double *mx, *mw;
     int64_t *cx, *cw;
 } bwd_ctx;
 
 static void bwd_term(void *p, int64_t xi, int64_t wi, int64_t yi) {
     bwd_ctx *c = p;
     double a = c->gy[yi] * c->w[wi], b = c->gy[yi] * c->x[xi];
-    c->gx[xi] += a, c->mx[xi] += fabs(a), c->cx[xi]++;
-    c->gw[wi] += b, c->mw[wi] += fabs(b), c->cw[wi]++;
+    ogc_ksum_add(&c->gx[xi], a), c->mx[xi] += fabs(a), c->cx[xi]++;
+    ogc_ksum_add(&c->gw[wi], b), c->mw[wi] += fabs(b), c->cw[wi]++;
 }
 
 static void conv_ref_backward(const ogc_op *op, const ogc_shape *in, const double *const *x,
@@ -382,10 +395,11 @@ static void conv_ref_backward(const ogc_op *op, const ogc_shape *in, const doubl
     geom g;
     fill_geom(c, &in[0], &in[1], &g);
     int64_t ny = ogc_numel(out), nx = ogc_numel(&in[0]), nw = ogc_numel(&in[1]);
-    double *xr = rounded16(op, x[0], nx), *wr = rounded16(op, x[1], nw),
-           *gr = rounded16(op, gy, ny);
-    double *sx = calloc((size_t)(nx > 0 ? nx : 1), sizeof *sx);
-    double *sw = calloc((size_t)(nw > 0 ? nw : 1), sizeof *sw);
+    bool r16 = c->cube == 2 && all_f32(x[0], nx) && all_f32(x[1], nw) && all_f32(gy, ny);
+    double *xr = rounded16(r16, x[0], nx), *wr = rounded16(r16, x[1], nw),
+           *gr = rounded16(r16, gy, ny);
+    ogc_ksum *sx = calloc((size_t)(nx > 0 ? nx : 1), sizeof *sx);
+    ogc_ksum *sw = calloc((size_t)(nw > 0 ? nw : 1), sizeof *sw);
     double *mx = calloc((size_t)(nx > 0 ? nx : 1), sizeof *mx);
     double *mw = calloc((size_t)(nw > 0 ? nw : 1), sizeof *mw);
     int64_t *cx = calloc((size_t)(nx > 0 ? nx : 1), sizeof *cx);
@@ -398,23 +412,26 @@ static void conv_ref_backward(const ogc_op *op, const ogc_shape *in, const doubl
         wino_mag(&q, mx);
     }
     const int64_t *pcount[2] = {cx, cw};
-    const double *pg[2] = {sx, sw}, *pm[2] = {mx, mw};
+    const ogc_ksum *pg[2] = {sx, sw};
+    const double *pm[2] = {mx, mw};
     int64_t n[2] = {nx, nw};
     for (int k = 0; k < 2; k++) {
         if (!gx[k]) continue;
         terms[k] = 1;
         for (int64_t i = 0; i < n[k]; i++) {
-            gx[k][i] = pg[k][i], mag[k][i] = pm[k][i];
+            gx[k][i] = ogc_ksum_value(&pg[k][i]), mag[k][i] = pm[k][i];
             if (pcount[k][i] > terms[k]) terms[k] = pcount[k][i];
         }
     }
     if (c->bias && gx[2]) { // gradBias: gradOutput (unrounded: a sum, no product) per channel
         int64_t O = ny / (g.N * g.cout > 0 ? g.N * g.cout : 1);
-        for (int64_t i = 0; i < g.cout; i++) gx[2][i] = 0;
+        ogc_ksum *sb = calloc((size_t)(g.cout > 0 ? g.cout : 1), sizeof *sb);
         for (int64_t i = 0; i < ny; i++) {
-            gx[2][i / O % g.cout] += gy[i];
+            ogc_ksum_add(&sb[i / O % g.cout], gy[i]);
             mag[2][i / O % g.cout] += fabs(gy[i]);
         }
+        for (int64_t i = 0; i < g.cout; i++) gx[2][i] = ogc_ksum_value(&sb[i]);
+        free(sb);
         terms[2] = g.N * O > 0 ? g.N * O : 1;
     }
     free(xr), free(wr), free(gr), free(sx), free(sw), free(mx), free(mw), free(cx), free(cw);
@@ -509,27 +526,28 @@ static const double attrs[][2] = {{0, 0},  {1, 0},  {2, 0},  {3, 0},  {4, 0},  {
     }
 
 static const ogc_op conv_ops[] = {
-    CONV_ENTRY("conv2d", 0, OG_DTS_FLOATING, 3, true, true, true),
-    CONV_ENTRY("conv2d_stride2", 1, OG_DTS_FLOATING, 3, true, true, true),
-    CONV_ENTRY("conv2d_stride3_pad", 2, OG_DTS_FLOATING, 3, true, true, true),
-    CONV_ENTRY("conv2d_dilation", 3, OG_DTS_FLOATING, 3, true, true, true),
-    CONV_ENTRY("conv2d_groups", 4, OG_DTS_FLOATING, 3, true, true, true),
-    CONV_ENTRY("conv2d_depthwise", 5, OG_DTS_FLOATING, 3, true, true, true),
-    CONV_ENTRY("conv1d", 6, OG_DTS_FLOATING, 3, true, true, true),
-    CONV_ENTRY("conv3d", 7, OG_DTS_FLOATING, 3, true, true, true),
-    CONV_ENTRY("conv2d_1x1_nobias", 8, OG_DTS_FLOATING, 2, true, true, false),
-    CONV_ENTRY("conv_transpose2d", 9, OG_DTS_FLOATING, 3, true, true, true),
-    CONV_ENTRY("conv_transpose2d_groups", 10, OG_DTS_FLOATING, 3, true, true, true),
-    CONV_ENTRY("conv_transpose1d", 11, OG_DTS_FLOATING, 3, true, true, true),
-    CONV_ENTRY("conv_transpose3d", 12, OG_DTS_FLOATING, 3, true, true, true),
-    CONV_ENTRY("conv2d_cube2", 13, OG_DT(ACL_FLOAT), 3, true, true, true),
-    CONV_ENTRY("conv1d_depthwise", 14, OG_DTS_FLOATING, 3, true, true, true),
-    CONV_ENTRY("conv_transpose2d_depthwise", 15, OG_DTS_FLOATING, 3, true, true, true),
-    CONV_ENTRY("conv2d_winograd", 16, OG_DT(ACL_FLOAT), 3, true, true, true),
-    CONV_ENTRY("conv_transpose2d_winograd", 17, OG_DT(ACL_FLOAT), 3, true, true, true),
-    CONV_ENTRY("conv2d_5x5_gather", 18, OG_DTS_FLOATING, 3, true, true, true),
-    CONV_ENTRY("conv2d_mask_input", 1, OG_DTS_FLOATING, 3, true, false, false),
-    CONV_ENTRY("conv2d_mask_weight_bias", 2, OG_DTS_FLOATING, 3, false, true, true),
+    CONV_ENTRY("conv2d", 0, OG_DTS_FLOATING64, 3, true, true, true),
+    CONV_ENTRY("conv2d_stride2", 1, OG_DTS_FLOATING64, 3, true, true, true),
+    CONV_ENTRY("conv2d_stride3_pad", 2, OG_DTS_FLOATING64, 3, true, true, true),
+    CONV_ENTRY("conv2d_dilation", 3, OG_DTS_FLOATING64, 3, true, true, true),
+    CONV_ENTRY("conv2d_groups", 4, OG_DTS_FLOATING64, 3, true, true, true),
+    CONV_ENTRY("conv2d_depthwise", 5, OG_DTS_FLOATING64, 3, true, true, true),
+    CONV_ENTRY("conv1d", 6, OG_DTS_FLOATING64, 3, true, true, true),
+    CONV_ENTRY("conv3d", 7, OG_DTS_FLOATING64, 3, true, true, true),
+    CONV_ENTRY("conv2d_1x1_nobias", 8, OG_DTS_FLOATING64, 2, true, true, false),
+    CONV_ENTRY("conv_transpose2d", 9, OG_DTS_FLOATING64, 3, true, true, true),
+    CONV_ENTRY("conv_transpose2d_groups", 10, OG_DTS_FLOATING64, 3, true, true, true),
+    CONV_ENTRY("conv_transpose1d", 11, OG_DTS_FLOATING64, 3, true, true, true),
+    CONV_ENTRY("conv_transpose3d", 12, OG_DTS_FLOATING64, 3, true, true, true),
+    CONV_ENTRY("conv2d_cube2", 13, OG_DT(ACL_FLOAT) | OG_DT(ACL_DOUBLE), 3, true, true, true),
+    CONV_ENTRY("conv1d_depthwise", 14, OG_DTS_FLOATING64, 3, true, true, true),
+    CONV_ENTRY("conv_transpose2d_depthwise", 15, OG_DTS_FLOATING64, 3, true, true, true),
+    CONV_ENTRY("conv2d_winograd", 16, OG_DT(ACL_FLOAT) | OG_DT(ACL_DOUBLE), 3, true, true, true),
+    CONV_ENTRY("conv_transpose2d_winograd", 17, OG_DT(ACL_FLOAT) | OG_DT(ACL_DOUBLE), 3, true, true,
+               true),
+    CONV_ENTRY("conv2d_5x5_gather", 18, OG_DTS_FLOATING64, 3, true, true, true),
+    CONV_ENTRY("conv2d_mask_input", 1, OG_DTS_FLOATING64, 3, true, false, false),
+    CONV_ENTRY("conv2d_mask_weight_bias", 2, OG_DTS_FLOATING64, 3, false, true, true),
 };
 
 OGC_DEFINE_FAMILY(conv, conv_ops)

@@ -118,7 +118,7 @@ static void coalesce_batch(og_gemm_plan *p) {
     // A batch over a shared B whose other operands step from one batch to the next as from one
     // block of M rows to the next (x [B,S,K] @ W [K,N], a Linear layer) is one taller product:
     // one set of units over B·S rows instead of small products per batch.
-    if (nb == 1 && op->b.bstride[0] == 0 && !op->a.gen) {
+    if (nb == 1 && op->b.bstride[0] == 0 && !op->a.gen && !op->a.gen64) {
         bool fold = true;
         for (int k = 0; k < NMATS && fold; k++) {
             og_gemm_mat *m = mat_at(op, k);
@@ -608,17 +608,24 @@ static void compute_rows_f64(void *ctx, int unit, int slot) {
     double *a = (double *)(x->scratch + (int64_t)slot * p->slot_bytes);
     double *brow = a + (K > 0 ? K : 1), *acc = brow + N, *part = acc + N, *d = part + N;
     const og_gemm_mat *ma = &op->a, *mb = &op->b, *mc = &op->c, *md = &op->d;
-    bool b_direct = mb->dtype == ACL_DOUBLE && mb->cs == 1;
+    bool b_direct = mb->dtype == ACL_DOUBLE && mb->cs == 1 && !mb->gen64;
     for (int64_t r = (int64_t)unit * p->rows64; r < total && r < (unit + 1) * p->rows64; r++) {
         int64_t bi = r / M, i = r % M;
-        if (K > 0) og_load_run64(elem(x, MA, bi, i, 0), ma->dtype, ma->cs, a, K);
+        if (K > 0 && ma->gen64)
+            ma->gen64(op->gen_params, x->base[MA] + batch_offset(p, MA, bi), i, 0, K, a);
+        else if (K > 0)
+            og_load_run64(elem(x, MA, bi, i, 0), ma->dtype, ma->cs, a, K);
         for (int64_t j = 0; j < N; j++) acc[j] = 0.0;
         for (int64_t k0 = 0; k0 < K; k0 += p->kc) {
             int64_t k1 = K - k0 < p->kc ? K : k0 + p->kc;
             for (int64_t j = 0; j < N; j++) part[j] = 0.0;
             for (int64_t k = k0; k < k1; k++) {
                 const double *b = (const double *)elem(x, MB, bi, k, 0);
-                if (!b_direct) og_load_run64((const char *)b, mb->dtype, mb->cs, brow, N), b = brow;
+                if (mb->gen64)
+                    mb->gen64(op->gen_params, x->base[MB] + batch_offset(p, MB, bi), k, 0, N, brow),
+                        b = brow;
+                else if (!b_direct)
+                    og_load_run64((const char *)b, mb->dtype, mb->cs, brow, N), b = brow;
                 p->axpy64(N, a[k], b, part);
             }
             for (int64_t j = 0; j < N; j++) acc[j] = k0 == 0 ? part[j] : acc[j] + part[j];

@@ -27,8 +27,9 @@
  * float64 (og_gemm_op.f64: the operator's promoted dtype is float64) runs a plain loop instead, one
  * unit of C rows per thread: each row's K sum in the same order (slices of KC, an fma chain from 0
  * in each, the slices added in order), in double; operands of any float dtype are read converted
- * (exactly) and C is rounded once to its dtype. Only the NONE epilogue (alpha, beta * D). It is
- * the precision of gradient checks, not a fast path (a few GFLOP/s).
+ * (exactly), generated ones by their gen64, and C is rounded once to its dtype. Only the NONE
+ * epilogue (alpha, beta * D). It is the precision of gradient checks, not a fast path (a few
+ * GFLOP/s).
  *
  * Operands are described as matrices: a batch offset per batch dim (0 where it broadcasts), a row
  * stride and a column stride, in elements. A transposed view is a matrix with swapped strides and
@@ -51,6 +52,9 @@
 /// only its slot, so the packing runs it on any thread.
 typedef void (*og_gemm_gen_fn)(const void *params, const og_convert_table *cv, const char *base,
                                int64_t row, int64_t col, int64_t n, float *out);
+/// The same for the float64 loop (og_gemm_op.f64): the n values in double, converted exactly.
+typedef void (*og_gemm_gen64_fn)(const void *params, const char *base, int64_t row, int64_t col,
+                                 int64_t n, double *out);
 
 /// One matrix operand of a GEMM step.
 typedef struct og_gemm_mat {
@@ -60,6 +64,7 @@ typedef struct og_gemm_mat {
     int64_t bstride[OG_MAX_DIMS]; // per batch dim (0: broadcast)
     int64_t rs, cs;               // row and column strides (0: broadcast)
     og_gemm_gen_fn gen;           // A or B only: generated rows (rs, cs unused), NULL: strided
+    og_gemm_gen64_fn gen64;       // the same when the op is f64 (gen is then unused)
     int64_t offset;               // element 0 of batch 0, in elements from the slot's address
 } og_gemm_mat;
 

@@ -43,7 +43,8 @@ typedef struct og_conv_tensor {
 og_conv_tensor og_conv_tensor_of(const aclTensor *t, int slot);
 
 /// Appends the steps of each product and returns the name of the algorithm they run (for
-/// opgrad_executor_algorithm). round_ab: the cubeMathType's rounding of the operands.
+/// opgrad_executor_algorithm). round_ab: the cubeMathType's rounding of the operands, or
+/// ACL_DOUBLE: computed in float64 (the promoted dtype), by the GEMM's float64 loop.
 /// forward: y = conv(x, w) (+ bias [G*co_g], NULL for none); data: x = conv^T(y, w) (+ bias
 /// [G*ci_g]); weight: dw = d conv / d w contracted with y (dw has W's shape).
 const char *og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,

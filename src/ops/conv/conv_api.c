@@ -12,6 +12,7 @@
 #include "ops/common/checks.h"
 #include "ops/conv/conv.h"
 #include "ops/matmul/matmul_common.h"
+#include "ops/norm/norm_kernel.h"
 
 // stride, dilation and padding at most 2^31 - 1 (upstream's own limit on padding), so that the
 // sizes computed from them and the tensors' dims are checked for overflow before they are used.
@@ -225,6 +226,23 @@ static aclnnStatus plan_geometry(conv_args *a, const aclTensor *input, const acl
     return ACLNN_SUCCESS;
 }
 
+// float64 is an opgrad extension (docs/ops/conv.md): a float64 bias needs float64 input or
+// weight (the fp32 / 16-bit products read their addend in fp32).
+static aclnnStatus check_bias_dtype(const conv_args *a, const aclTensor *bias,
+                                    aclDataType promoted) {
+    if (bias->dtype != ACL_DOUBLE || promoted == ACL_DOUBLE) return ACLNN_SUCCESS;
+    return og_fail(ACLNN_ERR_PARAM_INVALID,
+                   "%s: bias is DOUBLE but input and weight promote to %s; a float64 bias needs a "
+                   "float64 input or weight",
+                   a->fn, og_dtype_name(promoted));
+}
+
+// The products' round_ab (conv.h): ACL_DOUBLE when the promoted dtype is float64 (cubeMathType
+// then changes nothing, as for matmul), else cubeMathType's rounding.
+static aclDataType round_of(int8_t cubeMathType, aclDataType promoted) {
+    return promoted == ACL_DOUBLE ? ACL_DOUBLE : og_mm_round_ab(cubeMathType, promoted);
+}
+
 static aclnnStatus check_cube_math(const conv_args *a, int8_t cubeMathType) {
     if (cubeMathType >= 0 && cubeMathType <= 3) return ACLNN_SUCCESS;
     return og_fail(ACLNN_ERR_PARAM_INVALID,
@@ -255,13 +273,14 @@ aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor *input, const aclTe
                                         "padding", "dilation", "output"};
     const void *ptrs[] = {input, weight, stride, padding, dilation, output};
     OG_TRY(og_check_args(op, workspaceSize, executor, 6, names, ptrs));
-    OG_TRY(og_check_tensor(op, "input", input, 3));
-    OG_TRY(og_check_tensor(op, "weight", weight, 3));
-    OG_TRY(og_check_tensor(op, "output", output, 3));
-    if (bias) OG_TRY(og_check_tensor(op, "bias", bias, 1));
+    OG_TRY(og_check_tensor_of(op, "input", input, 3, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "weight", weight, 3, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "output", output, 3, OG_DTS_FLOATING64));
+    if (bias) OG_TRY(og_check_tensor_of(op, "bias", bias, 1, OG_DTS_FLOATING64));
     const aclTensor *ins[2] = {input, weight};
     aclDataType promoted;
     OG_TRY(og_check_promotion(op, 2, names, ins, "output", output, &promoted));
+    if (bias) OG_TRY(check_bias_dtype(&a, bias, promoted));
     OG_TRY(check_cube_math(&a, cubeMathType));
     OG_TRY(check_ranks(&a, input, weight));
     OG_TRY(check_attrs(&a, stride, padding, dilation, outputPadding));
@@ -284,7 +303,7 @@ aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor *input, const aclTe
         og_conv_tensor x = og_conv_tensor_of(input, 0), w = og_conv_tensor_of(weight, 1);
         og_conv_tensor y = og_conv_tensor_of(output, 3), b;
         if (bias) b = og_conv_tensor_of(bias, 2);
-        aclDataType round = og_mm_round_ab(cubeMathType, promoted);
+        aclDataType round = round_of(cubeMathType, promoted);
         og_prog_note(&p, transposed ? og_conv_data(&p, &g, &x, &w, bias ? &b : NULL, &y, round)
                                     : og_conv_forward(&p, &g, &x, &w, bias ? &b : NULL, &y, round));
     }
@@ -302,9 +321,30 @@ static aclnnStatus check_mask(const conv_args *a, const aclBoolArray *mask, bool
     return ACLNN_SUCCESS;
 }
 
-// gradBias = gradOutput summed over every dim but the channels.
+// gradBias = gradOutput summed over every dim but the channels; in float64 when the promoted
+// dtype is (the reduction engine's float64 path takes a float64 input: a narrower gradOutput is
+// widened into a temporary first, exactly).
 static void bias_grad(og_prog *p, const aclTensor *dy, int dy_slot, const aclTensor *db,
-                      int db_slot) {
+                      int db_slot, aclDataType promoted) {
+    if (promoted == ACL_DOUBLE && dy->dtype != ACL_DOUBLE) {
+        const aclTensor *wide;
+        int slot = og_prog_temp(p, ACL_DOUBLE, dy->ndim, dy->dims, &wide);
+        if (slot < 0) return; // the builder has failed; publish reports it
+        og_ew_op m = {.op = p->op,
+                      .kernels = og_norm_copy_kernels,
+                      .kernels64 = og_norm_copy_kernels64,
+                      .nin = 1,
+                      .nout = 1,
+                      .in = {dy},
+                      .out = {wide},
+                      .names = {"gradOutput", "wide"},
+                      .slots = true,
+                      .in_slot = {dy_slot},
+                      .out_slot = {slot},
+                      .compute_dtype = ACL_DOUBLE};
+        og_prog_map(p, &m);
+        dy = wide, dy_slot = slot;
+    }
     og_reduce_op r = {.kind = OG_RED_SUM,
                       .nin = 1,
                       .in = {dy},
@@ -343,11 +383,13 @@ aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
         if (m[k] && !outs[k])
             return og_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: %s is NULL but outputMask[%d] is true",
                            a.fn, out_names[k], k);
-    OG_TRY(og_check_tensor(op, "gradOutput", gradOutput, 3));
-    OG_TRY(og_check_tensor(op, "input", input, 3));
-    OG_TRY(og_check_tensor(op, "weight", weight, 3));
+    OG_TRY(og_check_tensor_of(op, "gradOutput", gradOutput, 3, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "input", input, 3, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "weight", weight, 3, OG_DTS_FLOATING64));
     for (int k = 0; k < 3; k++)
-        if (m[k]) OG_TRY(og_check_tensor(op, out_names[k], outs[k], k == 2 ? 1 : 3));
+        if (m[k])
+            OG_TRY(
+                og_check_tensor_of(op, out_names[k], outs[k], k == 2 ? 1 : 3, OG_DTS_FLOATING64));
     const aclTensor *ins[3] = {gradOutput, input, weight};
     aclDataType promoted;
     OG_TRY(og_check_promotion(op, 3, names, ins, "input", input, &promoted));
@@ -387,7 +429,7 @@ aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
     og_prog_init(&p, op, 3, 3, io);
     og_conv_tensor dy = og_conv_tensor_of(gradOutput, 0), x = og_conv_tensor_of(input, 1);
     og_conv_tensor w = og_conv_tensor_of(weight, 2);
-    aclDataType round = og_mm_round_ab(cubeMathType, promoted);
+    aclDataType round = round_of(cubeMathType, promoted);
     if (m[0] && gradInput->numel > 0) {
         og_conv_tensor dx = og_conv_tensor_of(gradInput, 3);
         // (transposed: gradInput lives in the direct convolution's out-space)
@@ -406,6 +448,6 @@ aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
         snprintf(note, sizeof note, "gradWeight: %s", a);
         og_prog_note(&p, note);
     }
-    if (m[2] && gradBias->numel > 0) bias_grad(&p, gradOutput, 0, gradBias, 5);
+    if (m[2] && gradBias->numel > 0) bias_grad(&p, gradOutput, 0, gradBias, 5, promoted);
     return og_prog_publish(&p, workspaceSize, executor);
 }

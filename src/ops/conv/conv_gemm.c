@@ -41,7 +41,41 @@ typedef struct gen_params {
 } gen_params;
 _Static_assert(sizeof(gen_params) <= OG_GEMM_GEN_PARAMS, "gen_params fits the GEMM op");
 
-static void zero(float *o, int64_t n) { memset(o, 0, (size_t)n * sizeof *o); }
+// A generator writes its row into `out` as fp32 (cv: the fp32 engine's conversions) or, cv NULL,
+// as double (the GEMM's float64 loop, og_gemm_op.f64); at: the index of the first value.
+static void put_zero(const og_convert_table *cv, void *out, int64_t at, int64_t n) {
+    if (cv)
+        memset((float *)out + at, 0, (size_t)n * sizeof(float));
+    else
+        memset((double *)out + at, 0, (size_t)n * sizeof(double));
+}
+
+static void put_run(const og_convert_table *cv, const char *src, aclDataType dt, int64_t stride,
+                    void *out, int64_t at, int64_t n) {
+    if (cv)
+        og_load_run(cv, src, dt, stride, (float *)out + at, n);
+    else
+        og_load_run64(src, dt, stride, (double *)out + at, n);
+}
+
+static void put_elem(const og_convert_table *cv, const char *src, aclDataType dt, void *out,
+                     int64_t at) {
+    if (cv)
+        ((float *)out)[at] = og_load_elem(src, dt);
+    else
+        og_load_run64(src, dt, 0, (double *)out + at, 1);
+}
+
+// name_f32 (og_gemm_gen_fn) and name_f64 (og_gemm_gen64_fn) of the generator name(..., cv, out).
+#define GEN_PAIR(name)                                                                             \
+    static void name##_f32(const void *params, const og_convert_table *cv, const char *base,       \
+                           int64_t row, int64_t col, int64_t n, float *out) {                      \
+        name(params, cv, base, row, col, n, out);                                                  \
+    }                                                                                              \
+    static void name##_f64(const void *params, const char *base, int64_t row, int64_t col,         \
+                           int64_t n, double *out) {                                               \
+        name(params, NULL, base, row, col, n, out);                                                \
+    }
 
 // Kernel offset t = (kd, kh, kw) of the flat index within KS.
 static void split_k(const og_conv_geom *g, int64_t t, int64_t kk[3]) {
@@ -54,7 +88,7 @@ static void split_k(const og_conv_geom *g, int64_t t, int64_t kk[3]) {
 // batch: the weight product, a folded forward) = X[n, ci, od*s - pad + kd*d, ...], zero outside X.
 static void run_im2col(const gen_params *q, const og_convert_table *cv, const char *base,
                        aclDataType dt, const int64_t *xs, int64_t esz, int64_t row, int64_t col,
-                       int64_t n, float *out) {
+                       int64_t n, void *out) {
     const og_conv_geom *g = &q->g;
     int64_t kk[3];
     split_k(g, row % g->KS, kk);
@@ -64,12 +98,12 @@ static void run_im2col(const gen_params *q, const og_convert_table *cv, const ch
         int64_t nn = c / g->O, rem = c % g->O;
         int64_t od = rem / OHW, oh = rem / OW % g->out[1], ow = rem % OW;
         int64_t run = OW - ow < end - c ? OW - ow : end - c;
-        float *o = out + (c - col);
+        const int64_t o = c - col;
         c += run;
         int64_t id = od * g->s[0] - g->pad[0] + kk[0] * g->d[0];
         int64_t ih = oh * g->s[1] - g->pad[1] + kk[1] * g->d[1];
         if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1]) {
-            zero(o, run);
+            put_zero(cv, out, o, run);
             continue;
         }
         // iw = iw0 + j * s for j < run; valid for j in [lo, hi)
@@ -79,31 +113,32 @@ static void run_im2col(const gen_params *q, const og_convert_table *cv, const ch
         int64_t hi = iw0 >= W ? 0 : (W - 1 - iw0) / s + 1;
         if (hi > run) hi = run;
         if (lo > hi) lo = hi;
-        zero(o, lo);
+        put_zero(cv, out, o, lo);
         if (hi > lo)
-            og_load_run(cv,
-                        xc + (nn * xs[0] + id * xs[2] + ih * xs[3] + (iw0 + lo * s) * xs[4]) * esz,
-                        dt, s * xs[4], o + lo, hi - lo);
-        zero(o + hi, run - hi);
+            put_run(cv, xc + (nn * xs[0] + id * xs[2] + ih * xs[3] + (iw0 + lo * s) * xs[4]) * esz,
+                    dt, s * xs[4], out, o + lo, hi - lo);
+        put_zero(cv, out, o + hi, run - hi);
     }
 }
 
 static void gen_im2col_a(const void *params, const og_convert_table *cv, const char *base,
-                         int64_t row, int64_t col, int64_t n, float *out) {
+                         int64_t row, int64_t col, int64_t n, void *out) {
     const gen_params *q = params;
     run_im2col(q, cv, base, q->adt, q->as, q->aesz, row, col, n, out);
 }
+GEN_PAIR(gen_im2col_a)
 
 static void gen_im2col_b(const void *params, const og_convert_table *cv, const char *base,
-                         int64_t row, int64_t col, int64_t n, float *out) {
+                         int64_t row, int64_t col, int64_t n, void *out) {
     const gen_params *q = params;
     run_im2col(q, cv, base, q->bdt, q->bs, q->besz, row, col, n, out);
 }
+GEN_PAIR(gen_im2col_b)
 
 // gather(Y): row r = (co, t), column c = (id, ih, iw) = Y[co, (id + pad - kd*d) / s, ...] where
 // each division is exact and lands in Y, else zero.
 static void gen_gather_b(const void *params, const og_convert_table *cv, const char *base,
-                         int64_t row, int64_t col, int64_t n, float *out) {
+                         int64_t row, int64_t col, int64_t n, void *out) {
     const gen_params *q = params;
     const og_conv_geom *g = &q->g;
     const int64_t *ys = q->bs, esz = q->besz;
@@ -115,12 +150,12 @@ static void gen_gather_b(const void *params, const og_convert_table *cv, const c
         // (nn > 0: images folded into the columns, see fold_images)
         int64_t nn = c / g->I, id = c % g->I / IHW, ih = c / IW % g->in[1], iw = c % IW;
         int64_t run = IW - iw < end - c ? IW - iw : end - c;
-        float *o = out + (c - col);
+        const int64_t o = c - col;
         c += run;
         int64_t td = id + g->pad[0] - kk[0] * g->d[0], th = ih + g->pad[1] - kk[1] * g->d[1];
         if (td < 0 || td % g->s[0] || td / g->s[0] >= g->out[0] || th < 0 || th % g->s[1] ||
             th / g->s[1] >= g->out[1]) {
-            zero(o, run);
+            put_zero(cv, out, o, run);
             continue;
         }
         const char *yrow = yc + (nn * ys[0] + td / g->s[0] * ys[2] + th / g->s[1] * ys[3]) * esz;
@@ -133,28 +168,33 @@ static void gen_gather_b(const void *params, const og_convert_table *cv, const c
             cnt = g->out[2] - ow0 < last ? g->out[2] - ow0 : last;
             if (cnt < 0) cnt = 0;
             if (s == 1) {
-                zero(o, j);
-                if (cnt) og_load_run(cv, yrow + ow0 * ys[4] * esz, q->bdt, ys[4], o + j, cnt);
-                zero(o + j + cnt, run - j - cnt);
+                put_zero(cv, out, o, j);
+                if (cnt) put_run(cv, yrow + ow0 * ys[4] * esz, q->bdt, ys[4], out, o + j, cnt);
+                put_zero(cv, out, o + j + cnt, run - j - cnt);
                 continue;
             }
-            zero(o, run);
-            float v[64];
+            put_zero(cv, out, o, run);
+            if (!cv) { // (float64: one element at a time)
+                for (int64_t m = 0; m < cnt; m++)
+                    put_elem(cv, yrow + (ow0 + m) * ys[4] * esz, q->bdt, out, o + j + m * s);
+                continue;
+            }
+            float v[64], *of = (float *)out + o;
             for (int64_t m = 0; m < cnt; m += 64) {
                 int64_t len = cnt - m < 64 ? cnt - m : 64;
                 og_load_run(cv, yrow + (ow0 + m) * ys[4] * esz, q->bdt, ys[4], v, len);
-                for (int64_t i = 0; i < len; i++) o[j + (m + i) * s] = v[i];
+                for (int64_t i = 0; i < len; i++) of[j + (m + i) * s] = v[i];
             }
             continue;
         }
-        zero(o, run);
+        put_zero(cv, out, o, run);
     }
 }
+GEN_PAIR(gen_gather_b)
 
 // W as the forward's A when its (ci, t) dims are no single stride: row co, column (ci, t).
 static void gen_weight_a(const void *params, const og_convert_table *cv, const char *base,
-                         int64_t row, int64_t col, int64_t n, float *out) {
-    (void)cv;
+                         int64_t row, int64_t col, int64_t n, void *out) {
     const gen_params *q = params;
     const og_conv_geom *g = &q->g;
     int64_t kk[3];
@@ -163,13 +203,14 @@ static void gen_weight_a(const void *params, const og_convert_table *cv, const c
         split_k(g, c % g->KS, kk);
         int64_t off = row * q->as[0] + c / g->KS * q->as[1] + kk[0] * q->as[2] + kk[1] * q->as[3] +
                       kk[2] * q->as[4];
-        out[j] = og_load_elem(base + off * q->aesz, q->adt);
+        put_elem(cv, base + off * q->aesz, q->adt, out, j);
     }
 }
+GEN_PAIR(gen_weight_a)
 
 // W^T as the data product's A: row ci, column (co, t) = W[co, ci, t].
 static void gen_weight_t_a(const void *params, const og_convert_table *cv, const char *base,
-                           int64_t row, int64_t col, int64_t n, float *out) {
+                           int64_t row, int64_t col, int64_t n, void *out) {
     const gen_params *q = params;
     const og_conv_geom *g = &q->g;
     int64_t kk[3];
@@ -178,29 +219,31 @@ static void gen_weight_t_a(const void *params, const og_convert_table *cv, const
         int64_t run = g->KS - t < end - c ? g->KS - t : end - c;
         const char *wc = base + (co * q->as[0] + row * q->as[1]) * q->aesz;
         if (q->a_wcontig) {
-            og_load_run(cv, wc + t * q->as[4] * q->aesz, q->adt, q->as[4], out + (c - col), run);
+            put_run(cv, wc + t * q->as[4] * q->aesz, q->adt, q->as[4], out, c - col, run);
         } else {
             for (int64_t j = 0; j < run; j++) {
                 split_k(g, t + j, kk);
-                out[c - col + j] = og_load_elem(
-                    wc + (kk[0] * q->as[2] + kk[1] * q->as[3] + kk[2] * q->as[4]) * q->aesz,
-                    q->adt);
+                put_elem(cv,
+                         wc + (kk[0] * q->as[2] + kk[1] * q->as[3] + kk[2] * q->as[4]) * q->aesz,
+                         q->adt, out, c - col + j);
             }
         }
         c += run;
     }
 }
+GEN_PAIR(gen_weight_t_a)
 
 // Y^T as the weight product's B: row (n, o), column co = Y[n, co, o].
 static void gen_yt_b(const void *params, const og_convert_table *cv, const char *base, int64_t row,
-                     int64_t col, int64_t n, float *out) {
+                     int64_t col, int64_t n, void *out) {
     const gen_params *q = params;
     const og_conv_geom *g = &q->g;
     int64_t nn = row / g->O, o = row % g->O, OW = g->out[2], OHW = g->out[1] * OW;
     int64_t off = nn * q->bs[0] + o / OHW * q->bs[2] + o / OW % g->out[1] * q->bs[3] +
                   o % OW * q->bs[4] + col * q->bs[1];
-    og_load_run(cv, base + off * q->besz, q->bdt, q->bs[1], out, n);
+    put_run(cv, base + off * q->besz, q->bdt, q->bs[1], out, 0, n);
 }
+GEN_PAIR(gen_yt_b)
 
 // ---------------------------------------------------------------------------------------------
 // The steps
@@ -245,6 +288,7 @@ static void out_finish(og_prog *p, const out_view *v) {
     if (v->user_slot < 0) return;
     og_ew_op m = {.op = p->op,
                   .kernels = og_norm_copy_kernels,
+                  .kernels64 = og_norm_copy_kernels64,
                   .nin = 1,
                   .nout = 1,
                   .in = {v->tmp},
@@ -257,9 +301,17 @@ static void out_finish(og_prog *p, const out_view *v) {
     og_prog_map(p, &m);
 }
 
-static og_gemm_mat gen_mat(const og_conv_tensor *t, og_gemm_gen_fn gen) {
-    return (og_gemm_mat){.present = true, .slot = t->slot, .dtype = t->dtype, .gen = gen};
+// t as the operand `name` generates, for op's fp32 engine or its float64 loop.
+static og_gemm_mat gen_mat(const og_gemm_op *op, const og_conv_tensor *t, og_gemm_gen_fn gen,
+                           og_gemm_gen64_fn gen64) {
+    og_gemm_mat m = {.present = true, .slot = t->slot, .dtype = t->dtype};
+    if (op->f64)
+        m.gen64 = gen64;
+    else
+        m.gen = gen;
+    return m;
 }
+#define GEN_MAT(op, t, name) gen_mat(op, t, name##_f32, name##_f64)
 
 static void set_a(gen_params *q, const og_conv_tensor *t) {
     q->adt = t->dtype, q->aesz = (int64_t)aclDataTypeSize(t->dtype);
@@ -272,7 +324,12 @@ static void set_b(gen_params *q, const og_conv_tensor *t) {
 }
 
 static og_gemm_op step_op(const og_conv_geom *g, aclDataType round_ab, gen_params *q) {
-    og_gemm_op op = {.alpha = 1, .beta = 0, .round_ab = round_ab, .epi = OG_GEMM_EPI_NONE};
+    const bool f64 = round_ab == ACL_DOUBLE;
+    og_gemm_op op = {.alpha = 1,
+                     .beta = 0,
+                     .round_ab = f64 ? ACL_FLOAT : round_ab,
+                     .f64 = f64,
+                     .epi = OG_GEMM_EPI_NONE};
     memset(q, 0, sizeof *q);
     q->g = *g;
     return op;
@@ -315,6 +372,7 @@ static void fold_finish(og_prog *p, const og_conv_geom *g, int tmp_slot, const o
     v.strides[0] = cols, v.strides[1] = g->N * cols;
     og_ew_op m = {.op = p->op,
                   .kernels = og_norm_copy_kernels,
+                  .kernels64 = og_norm_copy_kernels64,
                   .nin = 1,
                   .nout = 1,
                   .in = {&v},
@@ -446,7 +504,10 @@ static void weight_pointwise(og_prog *p, const og_conv_geom *g, const og_conv_te
 const char *og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
                             const og_conv_tensor *w, const og_conv_tensor *bias,
                             const og_conv_tensor *y, aclDataType round_ab) {
-    if (og_conv_dw_eligible(g)) {
+    // The depthwise and Winograd kernels are fp32 / 16-bit only: float64 (round_ab ACL_DOUBLE,
+    // which Winograd refuses) takes the GEMM's float64 loop, as in the other two products.
+    const bool f64 = round_ab == ACL_DOUBLE;
+    if (!f64 && og_conv_dw_eligible(g)) {
         og_conv_dw_forward(p, g, x, w, bias, y, round_ab);
         return "direct depthwise";
     }
@@ -466,7 +527,7 @@ const char *og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_ten
         op.a = (og_gemm_mat){
             .present = true, .slot = w->slot, .dtype = w->dtype, .rs = w->strides[0], .cs = wst};
     } else {
-        op.a = gen_mat(w, gen_weight_a);
+        op.a = GEN_MAT(&op, w, gen_weight_a);
         set_a(&q, w);
     }
     op.a.bstride[gb] = g->co_g * w->strides[0];
@@ -474,7 +535,7 @@ const char *og_conv_forward(og_prog *p, const og_conv_geom *g, const og_conv_ten
     if (plain) {
         op.b = plane_mat(x, g->ci_g, gb);
     } else {
-        op.b = gen_mat(x, gen_im2col_b);
+        op.b = GEN_MAT(&op, x, gen_im2col_b);
         set_b(&q, x);
         if (!fold) op.b.bstride[0] = x->strides[0]; // (folded: the generator steps the images)
         op.b.bstride[gb] = g->ci_g * x->strides[1];
@@ -617,7 +678,7 @@ static void data_col2im(og_prog *p, const og_conv_geom *g, const og_conv_tensor 
             op.a = (og_gemm_mat){
                 .present = true, .slot = w->slot, .dtype = w->dtype, .rs = st, .cs = w->strides[0]};
         } else {
-            op.a = gen_mat(w, gen_wcol_a);
+            op.a = gen_mat(&op, w, gen_wcol_a, NULL); // (fp32 only)
             set_a(&q, w);
         }
         op.a.bstride[1] = g->co_g * w->strides[0];
@@ -625,7 +686,7 @@ static void data_col2im(og_prog *p, const og_conv_geom *g, const og_conv_tensor 
             op.b = (og_gemm_mat){
                 .present = true, .slot = y->slot, .dtype = y->dtype, .rs = y->strides[1], .cs = st};
         } else {
-            op.b = gen_mat(y, gen_y_b);
+            op.b = gen_mat(&op, y, gen_y_b, NULL);
             set_b(&q, y);
         }
         op.b.bstride[0] = y->strides[0], op.b.bstride[1] = g->co_g * y->strides[1];
@@ -652,7 +713,8 @@ static void data_col2im(og_prog *p, const og_conv_geom *g, const og_conv_tensor 
 const char *og_conv_data(og_prog *p, const og_conv_geom *g, const og_conv_tensor *y,
                          const og_conv_tensor *w, const og_conv_tensor *bias,
                          const og_conv_tensor *x, aclDataType round_ab) {
-    if (og_conv_dw_eligible(g)) {
+    const bool f64 = round_ab == ACL_DOUBLE;
+    if (!f64 && og_conv_dw_eligible(g)) {
         og_conv_dw_data(p, g, y, w, bias, x, round_ab);
         return "direct depthwise";
     }
@@ -661,8 +723,9 @@ const char *og_conv_data(og_prog *p, const og_conv_geom *g, const og_conv_tensor
         return "winograd F(4x4,3x3)";
     }
     // (few input channels, e.g. an RGB image's 3: the gather's product would be ci_g rows deep,
-    // its packed operand used ci_g times; col's is ci_g * KS rows)
-    if (g->s[0] * g->s[1] * g->s[2] > 1 || g->ci_g < 8) {
+    // its packed operand used ci_g times; col's is ci_g * KS rows). float64 gathers at any
+    // stride: col2im sums in fp32.
+    if (!f64 && (g->s[0] * g->s[1] * g->s[2] > 1 || g->ci_g < 8)) {
         data_col2im(p, g, y, w, bias, x, round_ab);
         return "GEMM + col2im";
     }
@@ -691,11 +754,11 @@ const char *og_conv_data(og_prog *p, const og_conv_geom *g, const og_conv_tensor
     op.M = g->ci_g, op.K = g->co_g * g->KS;
     int64_t wst;
     q.a_wcontig = merged(w, 2, &wst);
-    op.a = gen_mat(w, gen_weight_t_a);
+    op.a = GEN_MAT(&op, w, gen_weight_t_a);
     set_a(&q, w);
     if (q.a_wcontig) q.as[4] = wst; // the t dims as one run of stride wst
     op.a.bstride[gb] = g->co_g * w->strides[0];
-    op.b = gen_mat(y, gen_gather_b);
+    op.b = GEN_MAT(&op, y, gen_gather_b);
     set_b(&q, y);
     if (!fold) op.b.bstride[0] = y->strides[0]; // (folded: the generator steps the images)
     op.b.bstride[gb] = g->co_g * y->strides[1];
@@ -713,11 +776,14 @@ const char *og_conv_data(og_prog *p, const og_conv_geom *g, const og_conv_tensor
 const char *og_conv_weight(og_prog *p, const og_conv_geom *g, const og_conv_tensor *x,
                            const og_conv_tensor *y, const og_conv_tensor *dw,
                            aclDataType round_ab) {
-    if (og_conv_dw_eligible(g)) {
+    const bool f64 = round_ab == ACL_DOUBLE;
+    if (!f64 && og_conv_dw_eligible(g)) {
         og_conv_dw_weight(p, g, x, y, dw, round_ab);
         return "direct depthwise";
     }
-    if (pointwise(g, x, y, y)) {
+    // (float64: the implicit GEMM below sums all N x O positions in one order; weight_pointwise
+    // accumulates in fp32)
+    if (!f64 && pointwise(g, x, y, y)) {
         weight_pointwise(p, g, x, y, dw, round_ab);
         return "GEMM per image (1x1)";
     }
@@ -726,10 +792,10 @@ const char *og_conv_weight(og_prog *p, const og_conv_geom *g, const og_conv_tens
     out_view c = out_begin(p, dw, 1);
     op.nbatch = 1, op.batch[0] = g->G;
     op.M = g->ci_g * g->KS, op.N = g->co_g, op.K = g->N * g->O;
-    op.a = gen_mat(x, gen_im2col_a);
+    op.a = GEN_MAT(&op, x, gen_im2col_a);
     set_a(&q, x);
     op.a.bstride[0] = g->ci_g * x->strides[1];
-    op.b = gen_mat(y, gen_yt_b);
+    op.b = GEN_MAT(&op, y, gen_yt_b);
     set_b(&q, y);
     op.b.bstride[0] = g->co_g * y->strides[1];
     op.c = (og_gemm_mat){.present = true,
