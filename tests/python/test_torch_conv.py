@@ -12,8 +12,9 @@ with REL32 = 2e-6 (32 units of 2^-24: a K-term fp32 sum errs by about sqrt(K) un
 here) and u_out the output dtype's rounding (0 for float32, 2^-11 float16, 2^-8 bfloat16: one
 rounding of the fp32 accumulator). 16-bit inputs are compared with the truth on the same 16-bit
 values, i.e. PyTorch's float32 result on the upcast inputs is no better than this truth. A wrong
-index, tap, stride or padding is an O(M) error and fails. gradcheck runs in float32 (opgrad has no
-float64 kernels) with the tolerance policy of docs/torch.md: eps 1e-3, atol 2e-3, rtol 1e-2.
+index, tap, stride or padding is an O(M) error and fails. gradcheck runs here in float32 with the
+tolerance policy of docs/torch.md: eps 1e-3, atol 2e-3, rtol 1e-2 (float64 gradcheck and
+gradgradcheck: tests/python/test_torch_float64_conv.py).
 """
 import itertools
 import unittest
@@ -350,8 +351,10 @@ class ConvErrors(unittest.TestCase):
             ot.conv2d(x, torch.randn(2, 4, 3, 3), stride=(1, 2, 3))
         with self.assertRaisesRegex(ValueError, "batched"):
             ot.conv2d(torch.randn(4, 6), torch.randn(2, 4, 3, 3))
-        with self.assertRaisesRegex(TypeError, "dtype"):
-            ot.conv2d(x.double(), torch.randn(2, 4, 3, 3).double())
+        # float64 runs (test_torch_float64_conv.py), but a float64 bias needs float64 operands
+        with self.assertRaises(opgrad.OpgradError) as e:
+            ot.conv2d(x, torch.randn(2, 4, 3, 3), torch.randn(2, dtype=torch.float64))
+        self.assertIn("bias is DOUBLE", e.exception.message)
         with self.assertRaisesRegex(TypeError, "dtype"):
             ot.conv2d(x.to(torch.int64), torch.randn(2, 4, 3, 3))
 

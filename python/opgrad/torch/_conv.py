@@ -26,9 +26,9 @@ no data gradient. Tensors go to libopgrad zero-copy with their own strides (chan
 transposed and sliced inputs are read in place); outputs take PyTorch's memory format
 (channels_last when the input or the weight has it, else contiguous). dtypes
 float32, float16, bfloat16 (accumulated in fp32 in a fixed order, rounded once: the results do
-not depend on the thread count); like every opgrad.torch operator there is no float64 kernel
-(TypeError). Double backward works: ConvolutionBackward's derivative is composed from
-Convolution and ConvolutionBackward again (below, "second order").
+not depend on the thread count) and float64 (the GEMM's float64 loop, in double, in the same
+fixed order; gradcheck and gradgradcheck pass). Double backward works: ConvolutionBackward's
+derivative is composed from Convolution and ConvolutionBackward again (below, "second order").
 """
 import ctypes
 
