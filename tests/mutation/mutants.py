@@ -1050,6 +1050,20 @@ MUTANTS = [
         "why": "the last row of Winograd's output transform A^T subtracts the point at infinity: "
                "every fourth output row and column of each tile wrong",
     },
+    {
+        "id": "conv-f64-gather-stride",
+        "cls": "index arithmetic",
+        "file": "src/ops/conv/conv_gemm.c",
+        "find": "put_elem(cv, yrow + (ow0 + m) * ys[4] * esz, q->bdt, out, o + j + m * s);",
+        "replace": "put_elem(cv, yrow + (ow0 + m) * ys[4] * esz, q->bdt, out, o + j + m);",
+        "expect": r"FAIL +conv2d_stride2 +float64 +\w+ +\w+:.*'input'",
+        "isa": "scalar",
+        "fast": False,
+        "ops": "conv2d_stride2",
+        "why": "the float64 stride gather (the data product at stride > 1, which float64 runs "
+               "instead of col2im) writes gradOutput's columns side by side instead of s apart: "
+               "float64 gradInput of strided convolutions wrong, every fp32 / 16-bit row right",
+    },
     # ---------------------------------------------------------------- pool (issue 13)
     {
         "id": "pool-ceil-keeps-last-window",
