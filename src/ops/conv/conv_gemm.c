@@ -301,7 +301,7 @@ static void out_finish(og_prog *p, const out_view *v) {
     og_prog_map(p, &m);
 }
 
-// t as the operand `name` generates, for op's fp32 engine or its float64 loop.
+// t as a generated operand: gen for op's fp32 engine, gen64 for its float64 loop (op->f64).
 static og_gemm_mat gen_mat(const og_gemm_op *op, const og_conv_tensor *t, og_gemm_gen_fn gen,
                            og_gemm_gen64_fn gen64) {
     og_gemm_mat m = {.present = true, .slot = t->slot, .dtype = t->dtype};
