@@ -18,9 +18,11 @@
  * 5 are ignored (more would leave the gradient mostly zero, which the checker rightly mistrusts);
  *   weight: 0.5 + floor(8 u) / 8, exact in every dtype (the entry builds that tensor).
  * The output is the loss ([N] for none; [1] otherwise); the backward entry runs the forward
- * (logProbOut in FLOAT, so that the gradient is judged from the forward's fp32 log-probabilities)
- * then the grad with the checker's grad_output (0-d for a reduced loss), and NLL's with the
- * forward's totalWeightOut. References: float64, from the formulas (ce_row below). */
+ * (logProbOut in FLOAT, so that the gradient is judged from the forward's fp32 log-probabilities;
+ * DOUBLE in the float64 rows) then the grad with the checker's grad_output (0-d for a reduced
+ * loss), and NLL's with the forward's totalWeightOut. The float64 rows give CrossEntropyLoss a
+ * DOUBLE weight. References: float64, from the formulas, their sums compensated (ogc_ksum), so
+ * that they stay far more accurate than the float64 kernels. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,17 +107,17 @@ static void case_init(const ogc_op *op, const ogc_shape *in, const double *const
     k->keep = 1 - eps, k->smooth = eps / (double)k->c;
     k->t = malloc(((size_t)k->n + 1) * sizeof *k->t);
     k->w = malloc(((size_t)k->c + 1) * sizeof *k->w);
-    k->wall = 0;
+    ogc_ksum wall = {0, 0}, wtotal = {0, 0};
     for (int64_t j = 0; j < k->c; j++) {
         k->w[j] = op->nin > 2 ? map_weight(x[2][j]) : 1.0;
-        k->wall += k->w[j];
+        ogc_ksum_add(&wall, k->w[j]);
     }
-    k->wtotal = 0;
     for (int64_t i = 0; i < k->n; i++) {
         int64_t t = map_target(op, x[1][i], i, k->c);
         k->t[i] = t >= 0 && t < k->c && t != (int64_t)op->attrs[A_IGNIDX] ? t : -1;
-        if (k->t[i] >= 0) k->wtotal += k->w[k->t[i]];
+        if (k->t[i] >= 0) ogc_ksum_add(&wtotal, k->w[k->t[i]]);
     }
+    k->wall = ogc_ksum_value(&wall), k->wtotal = ogc_ksum_value(&wtotal);
 }
 
 static void case_free(ce_case *k) { free(k->t), free(k->w); }
@@ -135,10 +137,11 @@ static double row_logprob(const ce_case *k, const double *x, double *lp, double 
         for (int64_t j = 0; j < k->c; j++) lp[j] = x[j], lmag[j] = fabs(x[j]);
         return 0;
     }
-    double m = -INFINITY, s = 0;
+    double m = -INFINITY;
+    ogc_ksum s = {0, 0};
     for (int64_t j = 0; j < k->c; j++) m = fmax(m, x[j]);
-    for (int64_t j = 0; j < k->c; j++) s += exp(x[j] - m);
-    double lse = m + log(s);
+    for (int64_t j = 0; j < k->c; j++) ogc_ksum_add(&s, exp(x[j] - m));
+    double lse = m + log(ogc_ksum_value(&s));
     for (int64_t j = 0; j < k->c; j++) lp[j] = x[j] - lse, lmag[j] = fabs(x[j]) + fabs(lse);
     return lse;
 }
@@ -151,23 +154,26 @@ static void ce_ref_forward(const ogc_op *op, const ogc_shape *in, const double *
     case_init(op, in, x, &k);
     double *lp = malloc(((size_t)k.c + 1) * sizeof *lp), *lm = malloc(((size_t)k.c + 1) * 8);
     double *xr = malloc(((size_t)k.c + 1) * sizeof *xr);
-    double total = 0, total_mag = 0;
+    ogc_ksum total = {0, 0};
+    double total_mag = 0;
     for (int64_t i = 0; i < k.n; i++) {
-        double l = 0, lmag = 0;
+        ogc_ksum l = {0, 0};
+        double lmag = 0;
         int64_t t = k.t[i];
         if (t >= 0) {
             gather(&k, x[0], i, xr);
             row_logprob(&k, xr, lp, lm);
-            l = -k.keep * k.w[t] * lp[t], lmag = k.keep * k.w[t] * lm[t];
+            ogc_ksum_add(&l, -k.keep * k.w[t] * lp[t]), lmag = k.keep * k.w[t] * lm[t];
             for (int64_t j = 0; j < k.c && k.smooth != 0; j++)
-                l -= k.smooth * k.w[j] * lp[j], lmag += k.smooth * k.w[j] * lm[j];
+                ogc_ksum_add(&l, -k.smooth * k.w[j] * lp[j]), lmag += k.smooth * k.w[j] * lm[j];
         }
-        if (k.red == 0) y[i] = l, mag[i] = lmag;
-        total += l, total_mag += lmag;
+        double li = ogc_ksum_value(&l);
+        if (k.red == 0) y[i] = li, mag[i] = lmag;
+        ogc_ksum_add(&total, li), total_mag += lmag;
     }
     if (k.red != 0) {
         double d = k.red == 1 ? k.wtotal : 1.0;
-        y[0] = total / d, mag[0] = total_mag / d;
+        y[0] = ogc_ksum_value(&total) / d, mag[0] = total_mag / d;
     }
     *terms = k.c + (k.red != 0 ? k.n : 0);
     free(lp), free(lm), free(xr);
@@ -250,8 +256,8 @@ static void make_args(ogc_call *c, bool force64, ce_args *a) {
     a->weight = NULL, a->wbuf = NULL;
     if (op->nin > 2) {
         const aclTensor *wv = c->in[2];
-        // CrossEntropyLoss takes a FLOAT weight; NLLLoss one of self's dtype
-        aclDataType wdt = is_nll(op) ? x->dtype : ACL_FLOAT;
+        // CrossEntropyLoss takes a FLOAT weight (DOUBLE in float64); NLLLoss one of self's dtype
+        aclDataType wdt = is_nll(op) || x->dtype == ACL_DOUBLE ? x->dtype : ACL_FLOAT;
         a->wbuf = calloc((size_t)cls + 1, 8);
         const char *wdata =
             (const char *)wv->data + wv->offset * (int64_t)aclDataTypeSize(wv->dtype);
@@ -273,13 +279,18 @@ static const char *reduction_name(const ogc_op *op) {
     return r == 0 ? "none" : r == 1 ? "mean" : "sum";
 }
 
-// The forward into `loss` (and logProb, FLOAT [N, C], into lp_buf when given).
-static int ce_run_forward(ogc_call *c, ce_args *a, aclTensor *loss, float *lp_buf) {
+// The dtype of the saved log-probabilities the backward entries judge the gradient from.
+static aclDataType lp_dtype(const aclTensor *x) {
+    return x->dtype == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
+}
+
+// The forward into `loss` (and logProb, lp_dtype [N, C], into lp_buf when given).
+static int ce_run_forward(ogc_call *c, ce_args *a, aclTensor *loss, void *lp_buf) {
     const aclTensor *x = c->in[0];
     int64_t n = x->dims[0], cls = x->dims[1];
-    float *own = lp_buf ? NULL : malloc(((size_t)(n * cls) + 1) * sizeof(float));
-    float *lpd = lp_buf ? lp_buf : own;
-    aclDataType lp_dt = lp_buf ? ACL_FLOAT : x->dtype;
+    void *own = lp_buf ? NULL : malloc(((size_t)(n * cls) + 1) * sizeof(double));
+    void *lpd = lp_buf ? lp_buf : own;
+    aclDataType lp_dt = lp_buf ? lp_dtype(x) : x->dtype;
     int64_t lpdims[2] = {n, cls}, zd[1] = {1}, nd[1] = {n};
     float zbuf[1], *lsebuf = malloc(((size_t)n + 1) * sizeof(float));
     aclTensor *lp = aclCreateTensor(lpdims, 2, lp_dt, NULL, 0, ACL_FORMAT_ND, lpdims, 2, lpd);
@@ -314,7 +325,7 @@ static int ce_forward(ogc_call *c) {
     aclTensor *loss = ogc_result_tensor(&c->results[0]);
     int st;
     if (is_nll(c->op)) {
-        float tw[1];
+        double tw[1];
         int64_t d1[1] = {1};
         aclTensor *total =
             aclCreateTensor(d1, 1, c->in[0]->dtype, NULL, 0, ACL_FORMAT_ND, d1, 1, tw);
@@ -348,9 +359,9 @@ static int ce_backward(ogc_call *c) {
     bool none = c->op->attrs[A_RED] == 0;
     const aclTensor *tv = c->in[1];
     int64_t one[1] = {1}, ln = none ? tv->numel : 1;
-    float *lbuf = malloc(((size_t)ln + 1) * sizeof(float));
+    double *lbuf = malloc(((size_t)ln + 1) * sizeof(double));
     aclTensor *loss = aclCreateTensor(none ? tv->dims : one, none ? (uint64_t)tv->ndim : 1,
-                                      ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, &ln, 1, lbuf);
+                                      lp_dtype(x), NULL, 0, ACL_FORMAT_ND, &ln, 1, lbuf);
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
     int st;
@@ -371,7 +382,7 @@ static int ce_backward(ogc_call *c) {
             st = ogc_launch(ws, ex, is_2d(c->op) ? aclnnNLLLoss2dBackward : aclnnNLLLossBackward);
         aclDestroyTensor(total);
     } else {
-        float *lp = malloc(((size_t)(n * cls) + 1) * sizeof(float));
+        double *lp = malloc(((size_t)(n * cls) + 1) * sizeof(double));
         // the forward's int32 target when the entry draws int32 (the grad takes int64 only)
         ce_args af;
         make_args(c, false, &af);
@@ -379,7 +390,7 @@ static int ce_backward(ogc_call *c) {
         free_args(&af);
         int64_t lpdims[2] = {n, cls};
         aclTensor *lpt =
-            aclCreateTensor(lpdims, 2, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, lpdims, 2, lp);
+            aclCreateTensor(lpdims, 2, lp_dtype(x), NULL, 0, ACL_FORMAT_ND, lpdims, 2, lp);
         char red[8];
         strcpy(red, reduction_name(c->op));
         if (!st)
@@ -417,7 +428,7 @@ static const double n_none[] = {0, 1, 1, 0, 0, 1}, n_mean[] = {1, 1, 1, 0, 1, -1
     {                                                                                              \
         .name = entry_name, .zero_trust = ZERO_TRUST, .api = api_name, .nin = NIN,                 \
         .in = {{"input", true}, {"target", false}, {"weight", false}}, .attrs = attr,              \
-        .dtypes = OG_DTS_FLOATING, .lo = LO, .hi = HI, .fp32_ulps = 4, .forward = ce_forward,      \
+        .dtypes = OG_DTS_FLOATING64, .lo = LO, .hi = HI, .fp32_ulps = 4, .forward = ce_forward,    \
         .backward = ce_backward, .shapes = ce_shapes, .ref_forward_tensor = ce_ref_forward,        \
         .ref_backward_tensor = ce_ref_backward,                                                    \
     }

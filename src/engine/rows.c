@@ -304,6 +304,21 @@ static void run_range(void *arg, int core, int slot) {
 }
 
 // The float64 form of run_range: per row, CopyIn into double rows, kernel64, CopyOut.
+// An integer input of a float64 row (a class index: ce_kernel.h) is no value to compute with: the
+// kernel gets the row's first element as the int64 bits of buf[0], never converted to double
+// (which would round indices past 2^53), and reads them back with memcpy.
+static void load_index64(const char *src, aclDataType dt, double *buf) {
+    int64_t v;
+    if (dt == ACL_INT64) {
+        memcpy(&v, src, sizeof v);
+    } else {
+        int32_t v32;
+        memcpy(&v32, src, sizeof v32);
+        v = v32;
+    }
+    memcpy(buf, &v, sizeof v);
+}
+
 static void run_range64(void *arg, int core, int slot) {
     const rows_ctx *c = arg;
     const og_rows_plan *p = c->p;
@@ -337,7 +352,10 @@ static void run_range64(void *arg, int core, int slot) {
         for (int k = 0; p->stats_in && k < p->nstats; k++)
             og_load_run64(addr[nrow_ops + k], ops[nrow_ops + k]->dtype, 1, &stats[k], 1);
         for (int k = 0; k < p->nin; k++)
-            og_load_run64(addr[k], ops[k]->dtype, ops[k]->axis_stride, buf[k], p->R);
+            if (ops[k]->dtype == ACL_INT64 || ops[k]->dtype == ACL_INT32)
+                load_index64(addr[k], ops[k]->dtype, buf[k]);
+            else
+                og_load_run64(addr[k], ops[k]->dtype, ops[k]->axis_stride, buf[k], p->R);
         if (p->nacc > 0)
             p->acc_kernel64((size_t)p->R, (const double *const *)buf, buf + p->nin, p->params,
                             stats, acc);

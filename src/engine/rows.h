@@ -22,7 +22,8 @@
  * float64 (compute_dtype ACL_DOUBLE: some operand is float64) runs the float64 row kernel
  * (kernels64, or acc_kernels64 with float64 accumulator temporaries) on float64 row buffers,
  * every operand gathered / converted per row and every output rounded once to its dtype,
- * statistics in double.
+ * statistics in double. An INT32 / INT64 input (a class index per row) is not converted: its
+ * row's first element reaches the kernel as the int64 bits of in[k][0] (read with memcpy).
  *
  * Statistics are written after the kernel (a forward's mean / rstd), or, with stats_in, read
  * before it (a backward's saved mean / rstd): the kernel gets them in `stats`.

@@ -13,6 +13,11 @@
  *   NLLLoss / NLLLossBackward: the same with nll_fwd / nll_bwd (no log-softmax).
  * Every sum is the REDUCE engine's fixed order: the same bits on any thread count.
  *
+ * float64 (an opgrad extension: ops-nn lists no DOUBLE): when any floating operand is DOUBLE the
+ * whole program is: the float64 row kernels, DOUBLE temporaries (so the REDUCE sums in double),
+ * every operand converted to double and every output rounded once; the target is then passed
+ * as the integer tensor itself (target_view).
+ *
  * Statuses: NULLs 161001 (reductionOptional too: a NULL string is refused, not read as "mean");
  * everything else 161002: dtypes, shapes, a reduction string or labelSmoothing out of range, the
  * unsupported zloss. ops-nn reports CrossEntropyLoss's shape, reduction and labelSmoothing errors
@@ -84,10 +89,11 @@ static ce_space space_of(int ndim, const int64_t *dims) {
     return s;
 }
 
-// An fp32 view over the space, axis stride 1, `rs` (in 32-bit words) over the row dims: what
-// the row kernels read one or two words of per row (ce_kernel.h).
-static aclTensor axis_view(const ce_space *s, const int64_t *rs) {
-    aclTensor v = {.dtype = ACL_FLOAT, .format = ACL_FORMAT_ND, .ndim = s->ndim, .numel = 1};
+// A view of dtype `dt` over the space, axis stride 1, `rs` (in elements of dt) over the row dims:
+// what the row kernels read the first element (or, fp32, one or two words) of per row
+// (ce_kernel.h).
+static aclTensor axis_view(const ce_space *s, const int64_t *rs, aclDataType dt) {
+    aclTensor v = {.dtype = dt, .format = ACL_FORMAT_ND, .ndim = s->ndim, .numel = 1};
     for (int d = 0, k = 0; d < s->ndim; d++) {
         v.dims[d] = s->dims[d];
         v.strides[d] = d == 1 ? 1 : rs[k++];
@@ -107,20 +113,23 @@ static aclTensor weight_view(const aclTensor *w, const ce_space *s) {
     return v;
 }
 
-// The target tensor (its row dims, or 0-d for one row) as such a view.
-static aclTensor target_view(const aclTensor *t, const ce_space *s) {
-    int64_t words = (int64_t)aclDataTypeSize(t->dtype) / 4, rs[3] = {0, 0, 0};
+// The target tensor (its row dims, or 0-d for one row) as such a view: fp32 words, or for a
+// float64 program (`wide` DOUBLE) the integer elements themselves, which the row engine hands to
+// the kernel as int64 bits (a float view would be converted to double).
+static aclTensor target_view(const aclTensor *t, const ce_space *s, aclDataType wide) {
+    bool f64 = wide == ACL_DOUBLE;
+    int64_t words = f64 ? 1 : (int64_t)aclDataTypeSize(t->dtype) / 4, rs[3] = {0, 0, 0};
     // (a dim of size 1 may have any stride: it is never stepped over)
     for (int k = 0; k < s->nrow; k++)
         rs[k] = t->ndim == s->nrow && t->dims[k] != 1 ? t->strides[k] * words : 0;
-    return axis_view(s, rs);
+    return axis_view(s, rs, f64 ? t->dtype : ACL_FLOAT);
 }
 
-// The backward's fp32 coefficient temporary: one per row (row-major) or one for all.
-static aclTensor coef_view(const ce_space *s, bool per_row) {
+// The backward's coefficient temporary (of dtype `wide`): one per row (row-major) or one for all.
+static aclTensor coef_view(const ce_space *s, bool per_row, aclDataType wide) {
     int64_t rs[3] = {0, 0, 0}, st = 1;
     for (int k = s->nrow - 1; k >= 0 && per_row; k--) rs[k] = st, st *= s->rdims[k];
-    return axis_view(s, rs);
+    return axis_view(s, rs, wide);
 }
 
 // A sum of every element of a temporary into one element.
@@ -142,13 +151,14 @@ static void sum_step(og_prog *p, const aclTensor *in, int in_slot, const aclTens
 // stats[0] = a (copy) or a / b (div) per element of a, into `out` (a's shape, or one element):
 // a row step whose rows are a's elements (a trailing axis of 1); b has one element.
 static void scalar_step(og_prog *p, const aclTensor *a, int a_slot, const aclTensor *b, int b_slot,
-                        const aclTensor *out, int out_slot) {
+                        const aclTensor *out, int out_slot, aclDataType wide) {
     bool one = a->numel == 1;
     int nd = one ? 2 : a->ndim + 1;
     aclTensor av = {.dtype = a->dtype, .format = ACL_FORMAT_ND, .ndim = nd, .numel = a->numel};
     aclTensor bv = {
         .dtype = b ? b->dtype : a->dtype, .format = ACL_FORMAT_ND, .ndim = nd, .numel = 1};
     og_rows_op r = {.kernels = og_ce_scalar_kernels,
+                    .kernels64 = og_ce_scalar_kernels64,
                     .nin = b ? 2 : 1,
                     .in = {&av, &bv},
                     .in_slot = {a_slot, b_slot},
@@ -157,7 +167,7 @@ static void scalar_step(og_prog *p, const aclTensor *a, int a_slot, const aclTen
                     .stats_slot = {out_slot},
                     .ndim = nd,
                     .axis = nd - 1,
-                    .compute_dtype = ACL_FLOAT};
+                    .compute_dtype = wide};
     for (int d = 0; d < nd; d++) {
         bool last = d == nd - 1;
         av.dims[d] = one || last ? 1 : a->dims[d];
@@ -170,15 +180,17 @@ static void scalar_step(og_prog *p, const aclTensor *a, int a_slot, const aclTen
     og_prog_rows(p, &r);
 }
 
-// The weight: NULL, or a live [C] tensor of dtype `want` (FLOAT, or self's for NLL).
+// The weight: NULL, or a live [C] tensor of dtype `want` (FLOAT, or self's for NLL) or `alt`
+// (CrossEntropyLoss: DOUBLE too, which makes the program float64).
 static aclnnStatus check_weight(const og_opdesc *op, const char *name, const aclTensor *w,
-                                int64_t c, aclDataType want) {
+                                int64_t c, aclDataType want, aclDataType alt) {
     if (!w) return ACLNN_SUCCESS;
-    OG_TRY(og_check_tensor(op, name, w, 0));
-    if (w->dtype != want)
+    OG_TRY(og_check_tensor_of(op, name, w, 0, OG_DTS_FLOATING64));
+    if (w->dtype != want && w->dtype != alt)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
-                       "%sGetWorkspaceSize: %s has dtype %s; it must be %s", op->name, name,
-                       og_dtype_name(w->dtype), og_dtype_name(want));
+                       "%sGetWorkspaceSize: %s has dtype %s; it must be %s%s%s", op->name, name,
+                       og_dtype_name(w->dtype), og_dtype_name(want), alt != want ? " or " : "",
+                       alt != want ? og_dtype_name(alt) : "");
     if (w->ndim != 1 || w->dims[0] != c)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: %s must be [C] = [%lld] (one weight per class)",
@@ -200,6 +212,13 @@ static aclnnStatus check_loss_shape(const og_opdesc *op, const char *name, const
                            ? (one_d_ok ? "[1] or 0-d for a reduced loss" : "0-d for a reduced loss")
                            : "[1] for a reduced loss");
     return ACLNN_SUCCESS;
+}
+
+// The program's computation dtype: DOUBLE when any of its floating operands is (NULLs skipped).
+static aclDataType wide_of(int n, const aclTensor *const *ts) {
+    for (int k = 0; k < n; k++)
+        if (ts[k] && ts[k]->dtype == ACL_DOUBLE) return ACL_DOUBLE;
+    return ACL_FLOAT;
 }
 
 static aclnnStatus check_smoothing(const og_opdesc *op, double ls) {
@@ -229,16 +248,16 @@ aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
                                           "logProbOut", "zlossOut", "lseForZlossOut"};
     const aclTensor *all[6] = {input, target, lossOut, logProbOut, zlossOut, lseForZlossOut};
     OG_TRY(og_check_live_tensors(op, 6, tnames, all));
-    OG_TRY(og_check_tensor(op, "input", input, 0));
-    OG_TRY(og_check_tensor(op, "lossOut", lossOut, 0));
-    OG_TRY(og_check_tensor(op, "logProbOut", logProbOut, 0));
+    OG_TRY(og_check_tensor_of(op, "input", input, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "lossOut", lossOut, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "logProbOut", logProbOut, 0, OG_DTS_FLOATING64));
     if (input->ndim != 2 || input->dims[1] <= 0)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: input must be [N, C] with C > 0 (rank %d given)",
                        op->name, input->ndim);
     int64_t n = input->dims[0], c = input->dims[1];
     OG_TRY(check_target(op, target, n, false, true, ACLNN_ERR_PARAM_INVALID));
-    OG_TRY(check_weight(op, "weightOptional", weightOptional, c, ACL_FLOAT));
+    OG_TRY(check_weight(op, "weightOptional", weightOptional, c, ACL_FLOAT, ACL_DOUBLE));
     int red = RED_MEAN;
     OG_TRY(reduction_of(op, reductionOptional, &red));
     OG_TRY(check_smoothing(op, labelSmoothing));
@@ -262,14 +281,19 @@ aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
     og_prog p;
     og_prog_init(&p, op, nin, 2, io);
     int s_loss = nin, s_lp = nin + 1;
+    aclDataType wide =
+        wide_of(4, (const aclTensor *const[]){input, weightOptional, lossOut, logProbOut});
     og_ce_params prm = {.ignore = ignoreIndex,
                         .keep = (float)(1.0 - labelSmoothing),
                         .smooth = (float)(labelSmoothing / (double)c),
+                        .keep64 = 1.0 - labelSmoothing,
+                        .smooth64 = labelSmoothing / (double)c,
                         .tkind = target->dtype == ACL_INT64 ? OG_CE_T_INT64 : OG_CE_T_INT32,
                         .weighted = weightOptional != NULL};
     ce_space sp = space_of(2, (const int64_t[]){n, c});
-    aclTensor tv = target_view(target, &sp);
+    aclTensor tv = target_view(target, &sp, wide);
     og_rows_op r = {.kernels = og_ce_fwd_kernels,
+                    .kernels64 = og_ce_fwd_kernels64,
                     .nin = nin,
                     .in = {input, &tv, weightOptional},
                     .in_slot = {0, 1, 2},
@@ -282,7 +306,7 @@ aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
                     .params = &prm,
                     .params_size = sizeof prm,
                     .prefetch = true,
-                    .compute_dtype = ACL_FLOAT};
+                    .compute_dtype = wide};
     int64_t dn[1] = {n}, d1[1] = {1};
     if (red == RED_NONE) {
         r.nstats = 1, r.stats[0] = lossOut, r.stats_slot[0] = s_loss;
@@ -290,20 +314,20 @@ aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
         return og_prog_publish(&p, workspaceSize, executor);
     }
     const aclTensor *lt, *wt, *ls, *ws;
-    int s_lt = og_prog_temp(&p, ACL_FLOAT, 1, dn, &lt);
-    int s_wt = og_prog_temp(&p, ACL_FLOAT, 1, dn, &wt);
+    int s_lt = og_prog_temp(&p, wide, 1, dn, &lt);
+    int s_wt = og_prog_temp(&p, wide, 1, dn, &wt);
     if (s_lt < 0 || s_wt < 0) return og_prog_publish(&p, workspaceSize, executor);
     r.nstats = 2, r.stats[0] = lt, r.stats[1] = wt, r.stats_slot[0] = s_lt, r.stats_slot[1] = s_wt;
     og_prog_rows(&p, &r);
     if (red == RED_SUM) {
         sum_step(&p, lt, s_lt, lossOut, s_loss);
     } else {
-        int s_ls = og_prog_temp(&p, ACL_FLOAT, 1, d1, &ls);
-        int s_ws = og_prog_temp(&p, ACL_FLOAT, 1, d1, &ws);
+        int s_ls = og_prog_temp(&p, wide, 1, d1, &ls);
+        int s_ws = og_prog_temp(&p, wide, 1, d1, &ws);
         if (s_ls < 0 || s_ws < 0) return og_prog_publish(&p, workspaceSize, executor);
         sum_step(&p, lt, s_lt, ls, s_ls);
         sum_step(&p, wt, s_wt, ws, s_ws);
-        scalar_step(&p, ls, s_ls, ws, s_ws, lossOut, s_loss);
+        scalar_step(&p, ls, s_ls, ws, s_ws, lossOut, s_loss, wide);
     }
     return og_prog_publish(&p, workspaceSize, executor);
 }
@@ -313,18 +337,17 @@ aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
 // sum of w[t_n] over the rows not ignored (computed here for CrossEntropyLossGrad, given as
 // totalWeight to NLLLossBackward). Returns the coef slot and its view for the main step.
 static int coef_steps(og_prog *p, int red, const aclTensor *g, int s_g, const aclTensor *w_total,
-                      int s_w_total, const ce_space *sp, aclTensor *view) {
+                      int s_w_total, const ce_space *sp, aclDataType wide, aclTensor *view) {
     const aclTensor *coef;
     static const int64_t one[1] = {1};
     bool per_row = red == RED_NONE;
-    int s_coef =
-        og_prog_temp(p, ACL_FLOAT, per_row ? sp->nrow : 1, per_row ? sp->rdims : one, &coef);
+    int s_coef = og_prog_temp(p, wide, per_row ? sp->nrow : 1, per_row ? sp->rdims : one, &coef);
     if (s_coef < 0) return -1;
     if (red == RED_MEAN)
-        scalar_step(p, g, s_g, w_total, s_w_total, coef, s_coef);
+        scalar_step(p, g, s_g, w_total, s_w_total, coef, s_coef, wide);
     else
-        scalar_step(p, g, s_g, NULL, 0, coef, s_coef);
-    *view = coef_view(sp, per_row);
+        scalar_step(p, g, s_g, NULL, 0, coef, s_coef, wide);
+    *view = coef_view(sp, per_row, wide);
     return s_coef;
 }
 
@@ -342,16 +365,16 @@ aclnnStatus aclnnCrossEntropyLossGradGetWorkspaceSize(
     static const char *const tnames[4] = {"gradLoss", "logProb", "target", "out"};
     const aclTensor *all[4] = {gradLoss, logProb, target, out};
     OG_TRY(og_check_live_tensors(op, 4, tnames, all));
-    OG_TRY(og_check_tensor(op, "gradLoss", gradLoss, 0));
-    OG_TRY(og_check_tensor(op, "logProb", logProb, 0));
-    OG_TRY(og_check_tensor(op, "out", out, 0));
+    OG_TRY(og_check_tensor_of(op, "gradLoss", gradLoss, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "logProb", logProb, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "out", out, 0, OG_DTS_FLOATING64));
     if (logProb->ndim != 2 || logProb->dims[1] <= 0)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: logProb must be [N, C] with C > 0 (rank %d given)",
                        op->name, logProb->ndim);
     int64_t n = logProb->dims[0], c = logProb->dims[1];
     OG_TRY(check_target(op, target, n, false, false, ACLNN_ERR_PARAM_INVALID));
-    OG_TRY(check_weight(op, "weightOptional", weightOptional, c, ACL_FLOAT));
+    OG_TRY(check_weight(op, "weightOptional", weightOptional, c, ACL_FLOAT, ACL_DOUBLE));
     int red = RED_MEAN;
     OG_TRY(reduction_of(op, reductionOptional, &red));
     OG_TRY(check_smoothing(op, labelSmoothing));
@@ -371,22 +394,27 @@ aclnnStatus aclnnCrossEntropyLossGradGetWorkspaceSize(
     og_prog p;
     og_prog_init(&p, op, nin, 1, io);
     int s_out = nin;
+    aclDataType wide =
+        wide_of(4, (const aclTensor *const[]){gradLoss, logProb, weightOptional, out});
     og_ce_params prm = {.ignore = ignoreIndex,
                         .keep = (float)(1.0 - labelSmoothing),
                         .smooth = (float)(labelSmoothing / (double)c),
+                        .keep64 = 1.0 - labelSmoothing,
+                        .smooth64 = labelSmoothing / (double)c,
                         .tkind = OG_CE_T_INT64,
                         .weighted = weightOptional != NULL};
     ce_space sp = space_of(2, (const int64_t[]){n, c});
-    aclTensor tv = target_view(target, &sp), cv;
+    aclTensor tv = target_view(target, &sp, wide), cv;
     const aclTensor *w_total = NULL;
     int s_w_total = -1;
     if (red == RED_MEAN) { // W = sum of w[t_n]: per-row weights, then their fixed-order sum
         const aclTensor *wt;
         int64_t dn[1] = {n}, d1[1] = {1};
-        int s_wt = og_prog_temp(&p, ACL_FLOAT, 1, dn, &wt);
-        s_w_total = og_prog_temp(&p, ACL_FLOAT, 1, d1, &w_total);
+        int s_wt = og_prog_temp(&p, wide, 1, dn, &wt);
+        s_w_total = og_prog_temp(&p, wide, 1, d1, &w_total);
         if (s_wt < 0 || s_w_total < 0) return og_prog_publish(&p, workspaceSize, executor);
         og_rows_op rw = {.kernels = og_ce_wt_kernels,
+                         .kernels64 = og_ce_wt_kernels64,
                          .nin = weightOptional ? 2 : 1,
                          .in = {&tv, weightOptional},
                          .in_slot = {2, 3},
@@ -398,13 +426,14 @@ aclnnStatus aclnnCrossEntropyLossGradGetWorkspaceSize(
                          .axis = 1,
                          .params = &prm,
                          .params_size = sizeof prm,
-                         .compute_dtype = ACL_FLOAT};
+                         .compute_dtype = wide};
         og_prog_rows(&p, &rw);
         sum_step(&p, wt, s_wt, w_total, s_w_total);
     }
-    int s_coef = coef_steps(&p, red, gradLoss, 0, w_total, s_w_total, &sp, &cv);
+    int s_coef = coef_steps(&p, red, gradLoss, 0, w_total, s_w_total, &sp, wide, &cv);
     if (s_coef < 0) return og_prog_publish(&p, workspaceSize, executor);
     og_rows_op r = {.kernels = og_ce_bwd_kernels,
+                    .kernels64 = og_ce_bwd_kernels64,
                     .nin = nin,
                     .in = {logProb, &tv, &cv, weightOptional},
                     .in_slot = {1, 2, s_coef, 3},
@@ -416,7 +445,7 @@ aclnnStatus aclnnCrossEntropyLossGradGetWorkspaceSize(
                     .axis = 1,
                     .params = &prm,
                     .params_size = sizeof prm,
-                    .compute_dtype = ACL_FLOAT};
+                    .compute_dtype = wide};
     og_prog_rows(&p, &r);
     return og_prog_publish(&p, workspaceSize, executor);
 }
@@ -492,12 +521,12 @@ static aclnnStatus nll_forward(const og_opdesc *op, bool two_d, const aclTensor 
     OG_TRY(og_check_args(op, workspaceSize, executor, 5, names, ptrs));
     const aclTensor *io[5] = {self, target, weight, out, totalWeightOut};
     OG_TRY(og_check_live_tensors(op, 5, names, io));
-    OG_TRY(og_check_tensor(op, "self", self, 0));
-    OG_TRY(og_check_tensor(op, "out", out, 0));
-    OG_TRY(og_check_tensor(op, "totalWeightOut", totalWeightOut, 0));
+    OG_TRY(og_check_tensor_of(op, "self", self, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "out", out, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "totalWeightOut", totalWeightOut, 0, OG_DTS_FLOATING64));
     ce_space sp;
     OG_TRY(nll_shapes(op, self, target, two_d, &sp));
-    OG_TRY(check_weight(op, "weight", weight, sp.dims[1], self->dtype));
+    OG_TRY(check_weight(op, "weight", weight, sp.dims[1], self->dtype, self->dtype));
     int red = RED_MEAN;
     OG_TRY(nll_reduction(op, reduction, &red));
     bool per_row = red == RED_NONE && self->ndim >= 2;
@@ -507,17 +536,20 @@ static aclnnStatus nll_forward(const og_opdesc *op, bool two_d, const aclTensor 
 
     og_prog p;
     og_prog_init(&p, op, 3, 2, io);
+    aclDataType wide = wide_of(4, (const aclTensor *const[]){self, weight, out, totalWeightOut});
     og_ce_params prm = {.ignore = ignoreIndex,
                         .keep = 1.0f,
+                        .keep64 = 1.0,
                         .tkind = target->dtype == ACL_INT64 ? OG_CE_T_INT64 : OG_CE_T_INT32,
                         .weighted = 1};
-    aclTensor tv = target_view(target, &sp), wv = weight_view(weight, &sp);
+    aclTensor tv = target_view(target, &sp, wide), wv = weight_view(weight, &sp);
     const aclTensor *lt, *wt, *ls, *ws;
     static const int64_t d1[1] = {1};
-    int s_lt = og_prog_temp(&p, ACL_FLOAT, sp.nrow, sp.rdims, &lt);
-    int s_wt = og_prog_temp(&p, ACL_FLOAT, sp.nrow, sp.rdims, &wt);
+    int s_lt = og_prog_temp(&p, wide, sp.nrow, sp.rdims, &lt);
+    int s_wt = og_prog_temp(&p, wide, sp.nrow, sp.rdims, &wt);
     if (s_lt < 0 || s_wt < 0) return og_prog_publish(&p, workspaceSize, executor);
     og_rows_op r = {.kernels = og_nll_fwd_kernels,
+                    .kernels64 = og_nll_fwd_kernels64,
                     .nin = 3,
                     .in = {self, &tv, &wv},
                     .in_slot = {0, 1, 2},
@@ -528,7 +560,7 @@ static aclnnStatus nll_forward(const og_opdesc *op, bool two_d, const aclTensor 
                     .axis = 1,
                     .params = &prm,
                     .params_size = sizeof prm,
-                    .compute_dtype = ACL_FLOAT};
+                    .compute_dtype = wide};
     for (int d = 0; d < sp.ndim; d++) r.dims[d] = sp.dims[d];
     og_prog_rows(&p, &r);
     sum_step(&p, wt, s_wt, totalWeightOut, 4);
@@ -536,12 +568,12 @@ static aclnnStatus nll_forward(const og_opdesc *op, bool two_d, const aclTensor 
         if (red != RED_MEAN) { // sum, or none of a 1-d self (one row: its sum)
             sum_step(&p, lt, s_lt, out, 3);
         } else {
-            int s_ls = og_prog_temp(&p, ACL_FLOAT, 1, d1, &ls);
-            int s_ws = og_prog_temp(&p, ACL_FLOAT, 1, d1, &ws);
+            int s_ls = og_prog_temp(&p, wide, 1, d1, &ls);
+            int s_ws = og_prog_temp(&p, wide, 1, d1, &ws);
             if (s_ls < 0 || s_ws < 0) return og_prog_publish(&p, workspaceSize, executor);
             sum_step(&p, lt, s_lt, ls, s_ls);
             sum_step(&p, wt, s_wt, ws, s_ws);
-            scalar_step(&p, ls, s_ls, ws, s_ws, out, 3);
+            scalar_step(&p, ls, s_ls, ws, s_ws, out, 3, wide);
         }
     }
     return og_prog_publish(&p, workspaceSize, executor);
@@ -558,13 +590,13 @@ static aclnnStatus nll_backward(const og_opdesc *op, bool two_d, const aclTensor
     OG_TRY(og_check_args(op, workspaceSize, executor, 6, names, ptrs));
     const aclTensor *io[6] = {gradOutput, self, target, weight, totalWeight, out};
     OG_TRY(og_check_live_tensors(op, 6, names, io));
-    OG_TRY(og_check_tensor(op, "gradOutput", gradOutput, 0));
-    OG_TRY(og_check_tensor(op, "self", self, 0));
-    OG_TRY(og_check_tensor(op, "totalWeight", totalWeight, 0));
-    OG_TRY(og_check_tensor(op, "out", out, 0));
+    OG_TRY(og_check_tensor_of(op, "gradOutput", gradOutput, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "self", self, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "totalWeight", totalWeight, 0, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "out", out, 0, OG_DTS_FLOATING64));
     ce_space sp;
     OG_TRY(nll_shapes(op, self, target, two_d, &sp));
-    OG_TRY(check_weight(op, "weight", weight, sp.dims[1], self->dtype));
+    OG_TRY(check_weight(op, "weight", weight, sp.dims[1], self->dtype, self->dtype));
     int red = RED_MEAN;
     OG_TRY(nll_reduction(op, reduction, &red));
     bool per_row = red == RED_NONE && self->ndim >= 2;
@@ -575,19 +607,23 @@ static aclnnStatus nll_backward(const og_opdesc *op, bool two_d, const aclTensor
 
     og_prog p;
     og_prog_init(&p, op, 5, 1, io);
+    aclDataType wide =
+        wide_of(5, (const aclTensor *const[]){gradOutput, self, weight, totalWeight, out});
     og_ce_params prm = {.ignore = ignoreIndex,
                         .keep = 1.0f,
+                        .keep64 = 1.0,
                         .tkind = target->dtype == ACL_INT64 ? OG_CE_T_INT64 : OG_CE_T_INT32,
                         .weighted = 1};
-    aclTensor tv = target_view(target, &sp), wv = weight_view(weight, &sp), cv;
+    aclTensor tv = target_view(target, &sp, wide), wv = weight_view(weight, &sp), cv;
     // a 1-d self with reduction none is one row: its gradient is the one element's
     int s_coef = coef_steps(&p,
                             per_row           ? RED_NONE
                             : red == RED_NONE ? RED_SUM
                                               : red,
-                            gradOutput, 0, totalWeight, 4, &sp, &cv);
+                            gradOutput, 0, totalWeight, 4, &sp, wide, &cv);
     if (s_coef < 0) return og_prog_publish(&p, workspaceSize, executor);
     og_rows_op r = {.kernels = og_nll_bwd_kernels,
+                    .kernels64 = og_nll_bwd_kernels64,
                     .nin = 3,
                     .in = {&tv, &cv, &wv},
                     .in_slot = {2, s_coef, 3},
@@ -598,7 +634,7 @@ static aclnnStatus nll_backward(const og_opdesc *op, bool two_d, const aclTensor
                     .axis = 1,
                     .params = &prm,
                     .params_size = sizeof prm,
-                    .compute_dtype = ACL_FLOAT};
+                    .compute_dtype = wide};
     for (int d = 0; d < sp.ndim; d++) r.dims[d] = sp.dims[d];
     og_prog_rows(&p, &r);
     return og_prog_publish(&p, workspaceSize, executor);

@@ -20,7 +20,12 @@
  * A row whose target is ignoreIndex or outside [0, C) is ignored: l_n = w[t_n] = 0, dx = 0.
  * keep = 1 - labelSmoothing, smooth = labelSmoothing / C. Sums over a row (W, the smoothing
  * term) are taken in double in 16 lanes (element c in lane c % 16, then a fixed tree): the same
- * bits on every ISA and thread count. */
+ * bits on every ISA and thread count.
+ *
+ * float64 (og_<name>_kernels64, the row engine's float64 rows): the same kernels in double, the
+ * log-softmax softmax_kernel.h's float64 one, the row sums compensated (og_ksum) in increasing c.
+ * The target is then no fp32 view: it is the integer tensor itself (its dtype, element strides),
+ * whose row element the engine hands over as int64 bits (rows.h), never as a double. */
 #ifndef OG_CE_KERNEL_H
 #define OG_CE_KERNEL_H
 
@@ -33,9 +38,11 @@
 typedef enum { OG_CE_T_INT32, OG_CE_T_INT64 } og_ce_tkind;
 
 typedef struct og_ce_params {
-    int64_t ignore;   // ignoreIndex
-    float keep;       // 1 - labelSmoothing
-    float smooth;     // labelSmoothing / C
+    int64_t ignore; // ignoreIndex
+    float keep;     // 1 - labelSmoothing
+    float smooth;   // labelSmoothing / C
+    double keep64;  // the same in double (float64 kernels)
+    double smooth64;
     int32_t tkind;    // og_ce_tkind
     int32_t weighted; // a weight input is present (the last input)
     int32_t div;      // ce_scalar: divide (else copy)
@@ -53,5 +60,11 @@ OG_CE_DECLARE(ce_bwd)
 OG_CE_DECLARE(nll_bwd)
 OG_CE_DECLARE(ce_wt)
 OG_CE_DECLARE(ce_scalar)
+OG_ROW64_DECLARE(ce_fwd)
+OG_ROW64_DECLARE(nll_fwd)
+OG_ROW64_DECLARE(ce_bwd)
+OG_ROW64_DECLARE(nll_bwd)
+OG_ROW64_DECLARE(ce_wt)
+OG_ROW64_DECLARE(ce_scalar)
 
 #endif

@@ -4,14 +4,21 @@
  * ISA-independent), the picks are scalar and the row sums plain C in 16 fixed lanes; the backward's
  * per-element formula is the same vector operations on every lane (the tail through a padded
  * copy of one vector), so a lane's result does not depend on VLEN. */
+#include <math.h>
 #include <string.h>
 
+#include "engine/simd/map64.h"
 #include "engine/simd/vmath.h"
 #include "ops/cross_entropy/ce_kernel.h"
 #include "ops/softmax/softmax_kernel.h"
 
+// The class v of a row, or -1 when the row is ignored: ignoreIndex, or outside [0, n).
+static inline int64_t class_of(int64_t v, const og_ce_params *p, size_t n) {
+    return v == p->ignore || v < 0 || v >= (int64_t)n ? -1 : v;
+}
+
 // The class of a row from its target's words (ce_kernel.h: the view points at the target
-// element), or -1 when the row is ignored: ignoreIndex, or outside [0, n).
+// element), or -1.
 static inline int64_t target_of(const float *t, const og_ce_params *p, size_t n) {
     int64_t v;
     if (p->tkind == OG_CE_T_INT64) {
@@ -21,7 +28,7 @@ static inline int64_t target_of(const float *t, const og_ce_params *p, size_t n)
         memcpy(&v32, t, sizeof v32);
         v = v32;
     }
-    return v == p->ignore || v < 0 || v >= (int64_t)n ? -1 : v;
+    return class_of(v, p, n);
 }
 
 // sum_c a[c] (b[c] when b is given: sum_c a[c] b[c]) in double: element c goes to lane c % 16,
@@ -147,4 +154,98 @@ void OG_FN(og_nll_bwd)(size_t n, const float *const *in, float *const *out, cons
     int64_t t = target_of(in[0], p, n);
     memset(dx, 0, n * sizeof *dx);
     if (t >= 0) dx[t] = -(in[1][0] * (p->weighted ? in[2][t] : 1.0f));
+}
+
+// ---- float64 rows: the same formulas in double, scalar C (no lanes to keep apart: the same bits
+// on every ISA), the row sums compensated in increasing c.
+
+// The class of a row from the int64 bits the engine put in the target row (rows.h), or -1.
+static inline int64_t target_of64(const double *t, const og_ce_params *p, size_t n) {
+    int64_t v;
+    memcpy(&v, t, sizeof v);
+    return class_of(v, p, n);
+}
+
+// sum_c a[c] (b[c] when given), compensated.
+static double row_sum64(const double *a, const double *b, size_t n) {
+    og_ksum s = {0, 0};
+    for (size_t c = 0; c < n; c++) og_ksum_add(&s, b ? a[c] * b[c] : a[c]);
+    return og_ksum_value(&s);
+}
+
+static void forward64(size_t n, const double *tgt, const double *w, const double *lp,
+                      const og_ce_params *p, double *stats) {
+    int64_t t = target_of64(tgt, p, n);
+    if (t < 0) {
+        stats[0] = 0.0, stats[1] = 0.0;
+        return;
+    }
+    double wt = w ? w[t] : 1.0, s = p->keep64 * wt * lp[t];
+    if (p->smooth64 != 0.0) s += p->smooth64 * row_sum64(lp, w, n);
+    stats[0] = -s, stats[1] = wt;
+}
+
+void OG_FN(og_ce_fwd_f64)(size_t n, const double *const *in, double *const *out, const void *params,
+                          double *stats) {
+    const og_ce_params *p = params;
+    if (n == 0) return;
+    OG_FN(og_log_softmax_fwd_f64)(n, in, out, NULL, NULL);
+    forward64(n, in[1], p->weighted ? in[2] : NULL, out[0], p, stats);
+}
+
+void OG_FN(og_nll_fwd_f64)(size_t n, const double *const *in, double *const *out,
+                           const void *params, double *stats) {
+    (void)out;
+    const og_ce_params *p = params;
+    if (n == 0) return;
+    forward64(n, in[1], p->weighted ? in[2] : NULL, in[0], p, stats);
+}
+
+void OG_FN(og_ce_wt_f64)(size_t n, const double *const *in, double *const *out, const void *params,
+                         double *stats) {
+    (void)out;
+    const og_ce_params *p = params;
+    int64_t t = target_of64(in[0], p, n);
+    stats[0] = t < 0 ? 0.0 : p->weighted ? in[1][t] : 1.0;
+}
+
+void OG_FN(og_ce_scalar_f64)(size_t n, const double *const *in, double *const *out,
+                             const void *params, double *stats) {
+    (void)n, (void)out;
+    const og_ce_params *p = params;
+    stats[0] = p->div ? in[0][0] / in[1][0] : in[0][0];
+}
+
+// dx[c] = coef (a e^lp[c] - b[c]), b[c] = smooth w[c] (+ keep w[t] at c = t): the target's two
+// terms are added before the subtraction, so the cancellation where e^lp[t] is near 1 rounds once.
+void OG_FN(og_ce_bwd_f64)(size_t n, const double *const *in, double *const *out, const void *params,
+                          double *stats) {
+    (void)stats;
+    const og_ce_params *p = params;
+    const double *lp = in[0], *w = p->weighted ? in[3] : NULL;
+    double *dx = out[0];
+    int64_t t = target_of64(in[1], p, n);
+    double coef = in[2][0];
+    if (t < 0) {
+        memset(dx, 0, n * sizeof *dx);
+        return;
+    }
+    double wt = w ? w[t] : 1.0;
+    double wsum = w && p->smooth64 != 0.0 ? row_sum64(w, NULL, n) : (double)n;
+    double a = p->keep64 * wt + p->smooth64 * wsum;
+    for (size_t c = 0; c < n; c++) {
+        double b = p->smooth64 * (w ? w[c] : 1.0);
+        if ((int64_t)c == t) b += p->keep64 * wt;
+        dx[c] = coef * (a * exp(lp[c]) - b);
+    }
+}
+
+void OG_FN(og_nll_bwd_f64)(size_t n, const double *const *in, double *const *out,
+                           const void *params, double *stats) {
+    (void)stats;
+    const og_ce_params *p = params;
+    double *dx = out[0];
+    int64_t t = target_of64(in[0], p, n);
+    memset(dx, 0, n * sizeof *dx);
+    if (t >= 0) dx[t] = -(in[1][0] * (p->weighted ? in[2][t] : 1.0));
 }
