@@ -16,6 +16,10 @@ backward reads (the log-probabilities, or NLL's total weight). So they are writt
 Targets: int64 or int32 (cross_entropy), int64 / int32 (nll_loss); an index outside [0, C) that
 is not ignore_index is treated as ignored (PyTorch raises; the aclnn kernels cannot). Only class
 indices (no probability targets) and 2-d inputs [N, C] (nll_loss also [C]).
+
+float64 (an opgrad extension of these aclnn operators): a float64 input computes in float64 end
+to end, its log-probabilities saved in float64, the weight taken in float64; the second-order
+gradient is composed in float64 too.
 """
 
 import torch
@@ -57,9 +61,9 @@ def _dummy_handle(n):
 def ce_forward(x, target, weight=None, reduction="mean", ignore_index=-100,
                label_smoothing=0.0):
     """(loss, log_prob): loss [N] for 'none', [1] otherwise; log_prob [N, C] in float32 whatever
-    x's dtype (aclnnCrossEntropyLoss allows it): the backward recomputes the softmax as exp(log_prob),
-    and a log-probability rounded to fp16 / bf16 would cost that softmax |log p| * 2^-11 (2^-8)
-    relative, far more than the gradient's own rounding."""
+    x's dtype (aclnnCrossEntropyLoss allows it; float64 for a float64 x): the backward recomputes
+    the softmax as exp(log_prob), and a log-probability rounded to fp16 / bf16 would cost that
+    softmax |log p| * 2^-11 (2^-8) relative, far more than the gradient's own rounding."""
     op = "cross_entropy_loss"
     _check_reduction(op, reduction)
     dts = [_acl(x, op, "input"), _target_dtype(target, op)]
@@ -69,7 +73,7 @@ def ce_forward(x, target, weight=None, reduction="mean", ignore_index=-100,
         dts.append(_acl(weight, op, "weight"))
     n = x.shape[0] if x.dim() >= 1 else 0
     loss = torch.empty((n,) if reduction == "none" else (1,), dtype=x.dtype)
-    lp = torch.empty(x.shape, dtype=torch.float32)
+    lp = torch.empty(x.shape, dtype=_wide(x.dtype))
     p1 = L.phase1["CrossEntropyLoss"]
     red = reduction.encode()
     has_w = weight is not None
@@ -84,7 +88,8 @@ def ce_forward(x, target, weight=None, reduction="mean", ignore_index=-100,
             L.aclDestroyTensor(lse)
 
     K._run("CrossEntropyLoss", "aclnnCrossEntropyLoss", phase1, ins, dts, [loss, lp],
-           [dts[0], L.ACL_FLOAT], (reduction, int(ignore_index), float(label_smoothing), has_w))
+           [dts[0], _acl(lp, op, "log_prob")],
+           (reduction, int(ignore_index), float(label_smoothing), has_w))
     return loss, lp
 
 
@@ -168,6 +173,11 @@ def nll_backward(grad, x, target, weight, total_weight, reduction="mean", ignore
 # through log_softmax's backward (the Function's backward takes lp's gradient). nll_loss's
 # gradient, -w[t] g onehot(t) (over the total weight for "mean"), is linear in g and independent
 # of x.
+def _wide(dtype):
+    """The dtype the composed gradients (and the saved log-probabilities) are computed in."""
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
 def _class_terms(target, weight, ignore_index, c, dtype):
     t = target.long()
     valid = (t != ignore_index) & (t >= 0) & (t < c)
@@ -189,19 +199,21 @@ def _per_row(grad, reduction, denom):
 def _ce_grad_composed(lp, target, weight, grad, reduction, ignore_index, e):
     ops = _ops._DIFF
     c = lp.shape[1]
-    valid, w, wt, onehot = _class_terms(target, weight, ignore_index, c, torch.float32)
+    dt = lp.dtype  # float32, or float64
+    valid, w, wt, onehot = _class_terms(target, weight, ignore_index, c, dt)
     big_a = ((1 - e) * wt + (e / c) * w.sum() * valid).unsqueeze(1)
     small_a = (1 - e) * wt.unsqueeze(1) * onehot + (e / c) * w.unsqueeze(0) * valid.unsqueeze(1)
     d = ops.add(ops.mul(ops.softmax(lp, 1), big_a), small_a, -1.0)
-    g = _per_row(grad.float(), reduction, wt.sum().clamp_min(torch.finfo(torch.float32).tiny))
+    g = _per_row(grad.to(dt), reduction, wt.sum().clamp_min(torch.finfo(dt).tiny))
     return ops.mul(d, g)
 
 
 def _nll_grad_composed(x, target, weight, total, grad, reduction, ignore_index):
     c = x.shape[-1]
     x2 = x.reshape(-1, c)
-    _, _, wt, onehot = _class_terms(target.reshape(-1), weight, ignore_index, c, torch.float32)
-    g = _per_row(grad.float(), reduction, total.reshape(()).float())
+    dt = _wide(x.dtype)
+    _, _, wt, onehot = _class_terms(target.reshape(-1), weight, ignore_index, c, dt)
+    g = _per_row(grad.to(dt), reduction, total.reshape(()).to(dt))
     return _ops._DIFF.mul(onehot * (-wt).unsqueeze(1), g).to(x.dtype).reshape(x.shape)
 
 
@@ -229,7 +241,7 @@ class _CrossEntropy(torch.autograd.Function):
                 dx = _CrossEntropy.first_order(ctx, grad)
         if grad_lp is not None:  # lp = log_softmax(x)
             ops = _ops._DIFF if create_graph else K
-            t = ops.log_softmax_backward(grad_lp.float(), lp, 1)
+            t = ops.log_softmax_backward(grad_lp.to(lp.dtype), lp, 1)
             dx = t if dx is None else (ops.add(dx, t) if create_graph else dx.add_(t))
         if dx is not None and dx.dtype != ctx.x_dtype:
             dx = dx.to(ctx.x_dtype)
@@ -274,8 +286,9 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
                   label_smoothing=0.0):
     """torch.nn.functional.cross_entropy for input [N, C] and class-index targets, through
     aclnnCrossEntropyLoss / aclnnCrossEntropyLossGrad (differentiable w.r.t. input)."""
-    if weight is not None and weight.dtype != torch.float32:
-        weight = weight.float()  # aclnn takes a FLOAT weight
+    wdt = _wide(input.dtype) if isinstance(input, torch.Tensor) else torch.float32
+    if weight is not None and weight.dtype != wdt:
+        weight = weight.to(wdt)  # aclnn takes a FLOAT weight (DOUBLE for a float64 input)
     if K.use_dispatcher():  # torch.jit.trace / torch.compile record the operator
         loss, _ = torch.ops.opgrad.cross_entropy_loss(input, target, weight, reduction,
                                                       ignore_index, label_smoothing)
