@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """float64 through opgrad.torch for the cross-entropy family: torch.autograd.gradcheck and
 gradgradcheck (float64, PyTorch's default tolerances) on cross_entropy and nll_loss (every
-reduction, class weights, ignore_index, label smoothing, int32 / int64 targets, a [C] input), and
+reduction, class weights, ignore_index, label smoothing, int32 / int64 targets, a [C] input, the
+4-d form [N, C, H, W]), and
 their values and gradients against PyTorch's own float64 F.cross_entropy / F.nll_loss. Plain
 unittest:
 
@@ -29,6 +30,7 @@ N, C = 6, 5
 # targets with two rows on ignore_index 2 (a valid class: only a kernel that compares with it
 # drops those rows) and the rest spread over the classes
 TGT = torch.tensor([0, 2, 4, 1, 2, 3])
+TGT4 = torch.tensor([[[0, 2], [4, 1], [2, 3]], [[1, 1], [3, 0], [4, 2]]])
 W = torch.rand(C, dtype=torch.float64) + 0.5
 
 
@@ -71,6 +73,18 @@ for red in ("none", "mean", "sum"):
     CASES["nll_1d_" + red] = (lambda x, r=red: ot.nll_loss(x, TGT[2], W, reduction=r),
                               lambda x, r=red: F.nll_loss(x, TGT[2], W, reduction=r),
                               lambda: (logp64(C),))
+    # the K-dimensional forms: x [2, C, 3, 2], target [2, 3, 2]
+    CASES["ce_4d_smooth_weight_ignore_" + red] = (
+        lambda x, r=red: ot.cross_entropy(x, TGT4, W, ignore_index=2, reduction=r,
+                                          label_smoothing=0.2),
+        lambda x, r=red: F.cross_entropy(x, TGT4, W, ignore_index=2, reduction=r,
+                                         label_smoothing=0.2),
+        lambda: (x64(2, C, 3, 2),))
+    CASES["nll_4d_weight_ignore_" + red] = (
+        lambda x, r=red: ot.nll_loss(x, TGT4, W, ignore_index=2, reduction=r),
+        lambda x, r=red: F.nll_loss(x, TGT4, W, ignore_index=2, reduction=r),
+        lambda: (torch.log_softmax(torch.randn(2, C, 3, 2, dtype=torch.float64) * 2, 1)
+                 .requires_grad_(),))
 
 
 class Float64CrossEntropy(unittest.TestCase):
@@ -135,6 +149,15 @@ class Float64CrossEntropy(unittest.TestCase):
         y = ot.nll_loss(x, torch.tensor([big + 1, 1, 3]), ignore_index=big + 1, reduction="sum")
         self.assertLess(abs(y.item() - F.nll_loss(x[keep], t[keep], reduction="sum").item()),
                         1e-15)
+
+    def test_4d_float32(self):
+        # the K-dimensional form through the float32 kernels too
+        x = torch.randn(2, C, 3, 2)
+        for red in ("none", "mean", "sum"):
+            y = ot.cross_entropy(x, TGT4, W.float(), ignore_index=2, reduction=red)
+            y_ref = F.cross_entropy(x, TGT4, W.float(), ignore_index=2, reduction=red)
+            self.assertEqual(y.shape, y_ref.shape)
+            self.assertLess((y - y_ref).abs().max().item(), 1e-5)
 
     def test_float64_weight_with_float32_input_is_rounded_like_pytorch(self):
         # a float32 input keeps the float32 kernels (the weight is rounded to float32, as before)

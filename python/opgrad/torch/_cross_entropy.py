@@ -15,7 +15,9 @@ backward reads (the log-probabilities, or NLL's total weight). So they are writt
 
 Targets: int64 or int32 (cross_entropy), int64 / int32 (nll_loss); an index outside [0, C) that
 is not ignore_index is treated as ignored (PyTorch raises; the aclnn kernels cannot). Only class
-indices (no probability targets) and 2-d inputs [N, C] (nll_loss also [C]).
+indices (no probability targets); inputs [N, C] (nll_loss also [C]), and [N, C, d1, ...] with a
+target [N, d1, ...] (PyTorch's K-dimensional form: the class dim moved last, one row per
+element).
 
 float64 (an opgrad extension of these aclnn operators): a float64 input computes in float64 end
 to end, its log-probabilities saved in float64, the weight taken in float64; the second-order
@@ -276,6 +278,13 @@ class _NLL(torch.autograd.Function):
         return dx, None, None, None, None
 
 
+def _class_last(input, target):
+    """[N, C, d1, ...] and [N, d1, ...] as rows [N * d1 * ..., C] and [N * d1 * ...] (a
+    differentiable permutation: the K-dimensional losses are the 2-d ones over every element)."""
+    c = input.shape[1]
+    return input.movedim(1, -1).reshape(-1, c), target.reshape(-1)
+
+
 def _shape_loss(loss, reduction, x):
     if reduction != "none" or x.dim() == 1:
         return loss.reshape(())
@@ -286,6 +295,10 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
                   label_smoothing=0.0):
     """torch.nn.functional.cross_entropy for input [N, C] and class-index targets, through
     aclnnCrossEntropyLoss / aclnnCrossEntropyLossGrad (differentiable w.r.t. input)."""
+    if isinstance(input, torch.Tensor) and input.dim() > 2:
+        x, t = _class_last(input, target)
+        loss = cross_entropy(x, t, weight, ignore_index, reduction, label_smoothing)
+        return loss.reshape(target.shape) if reduction == "none" else loss
     wdt = _wide(input.dtype) if isinstance(input, torch.Tensor) else torch.float32
     if weight is not None and weight.dtype != wdt:
         weight = weight.to(wdt)  # aclnn takes a FLOAT weight (DOUBLE for a float64 input)
@@ -303,6 +316,10 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):  # noqa: A002
     """torch.nn.functional.nll_loss for input [N, C] or [C] of log-probabilities, through
     aclnnNLLLoss / aclnnNLLLossBackward (differentiable w.r.t. input)."""
+    if isinstance(input, torch.Tensor) and input.dim() > 2:
+        x, t = _class_last(input, target)
+        out = nll_loss(x, t, weight, ignore_index, reduction)
+        return out.reshape(target.shape) if reduction == "none" else out
     c = input.shape[-1]
     weight = torch.ones(c, dtype=input.dtype) if weight is None else weight.to(input.dtype)
     if K.use_dispatcher():
