@@ -303,7 +303,6 @@ static void run_range(void *arg, int core, int slot) {
     }
 }
 
-// The float64 form of run_range: per row, CopyIn into double rows, kernel64, CopyOut.
 // An integer input of a float64 row (a class index: ce_kernel.h) is no value to compute with: the
 // kernel gets the row's first element as the int64 bits of buf[0], never converted to double
 // (which would round indices past 2^53), and reads them back with memcpy.
@@ -319,6 +318,7 @@ static void load_index64(const char *src, aclDataType dt, double *buf) {
     memcpy(buf, &v, sizeof v);
 }
 
+// The float64 form of run_range: per row, CopyIn into double rows, kernel64, CopyOut.
 static void run_range64(void *arg, int core, int slot) {
     const rows_ctx *c = arg;
     const og_rows_plan *p = c->p;

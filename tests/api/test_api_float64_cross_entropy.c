@@ -145,13 +145,14 @@ static void test_ce_promotion_strided_int32(void) {
     char red[] = "none";
     aclnnStatus st;
     OP_RUN(st,
-           aclnnCrossEntropyLossGetWorkspaceSize(x.t, t.t, w.t, red, -100, EPS, 0.0, false,
-                                                 loss.t, lp.t, z.t, lse.t, &ws_, &ex_),
+           aclnnCrossEntropyLossGetWorkspaceSize(x.t, t.t, w.t, red, -100, EPS, 0.0, false, loss.t,
+                                                 lp.t, z.t, lse.t, &ws_, &ex_),
            aclnnCrossEntropyLoss);
     CHECK_EQ(st, ACLNN_SUCCESS);
     for (int i = 0; i < N; i++) {
         long double wt, want = row_loss(xd + i * C, tw[2 * i], d(&w), &wt);
-        CHECKF(fabsl(d(&loss)[i] - want) <= 16 * 0x1p-53L * fabsl(want), "loss[%d] %.17g, want %.17Lg", i, d(&loss)[i], want);
+        CHECKF(fabsl(d(&loss)[i] - want) <= 16 * 0x1p-53L * fabsl(want),
+               "loss[%d] %.17g, want %.17Lg", i, d(&loss)[i], want);
         long double lr[C];
         logprob(xd + i * C, lr);
         for (int j = 0; j < C; j++) {
@@ -189,10 +190,10 @@ static void test_nll2d(void) {
     CHECK(d(&tot)[0] == (double)wsum);
     buf g = make(d1, 1, ACL_DOUBLE, NULL, 1), dx = make(dx4, 4, ACL_DOUBLE, NULL, B * C * H * W);
     d(&g)[0] = 1.0 / 3;
-    OP_RUN(st,
-           aclnnNLLLoss2dBackwardGetWorkspaceSize(g.t, x.t, t.t, w.t, 2, 1, tot.t, dx.t, &ws_,
-                                                  &ex_),
-           aclnnNLLLoss2dBackward);
+    OP_RUN(
+        st,
+        aclnnNLLLoss2dBackwardGetWorkspaceSize(g.t, x.t, t.t, w.t, 2, 1, tot.t, dx.t, &ws_, &ex_),
+        aclnnNLLLoss2dBackward);
     CHECK_EQ(st, ACLNN_SUCCESS);
     for (int b = 0; b < B; b++)
         for (int c = 0; c < C; c++)
