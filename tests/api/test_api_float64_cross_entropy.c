@@ -3,7 +3,8 @@
  * tested here is what the checker's float64 rows do not see: int64 targets past 2^53 and an
  * ignoreIndex that equals one as a double (the targets reach the float64 kernels as integers),
  * strided int32 targets, promotion (a DOUBLE weight or output makes the program float64; a
- * float64 log-probability rounded once into fp16), 4-d NLLLoss2d, and the dtype refusals. (The
+ * float64 log-probability rounded once into fp16), 4-d NLLLoss2d, the same bits on any thread
+ * count and ISA level, and the dtype refusals. (The
  * kernels' accuracy against the float64 references: `opgrad check --dtype float64`.) */
 #include <math.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include "aclnnop/aclnn_nll_loss.h"
 #include "aclnnop/aclnn_nll_loss2d.h"
 #include "aclnnop/aclnn_nll_loss2d_backward.h"
+#include "opgrad/opgrad.h"
 #include "test.h"
 #include "testutil.h"
 
@@ -206,6 +208,52 @@ static void test_nll2d(void) {
     drop(&x), drop(&t), drop(&w), drop(&out), drop(&tot);
 }
 
+// The same bits on 1 and 2 threads and at every ISA level: CrossEntropyLoss (mean, weight,
+// smoothing, ignored rows) and its grad over 67 rows of 1003 classes.
+static void test_threads_and_isas_bitwise(void) {
+    enum { TN = 67, TC = 1003, MAXRUNS = 2 + OPGRAD_ISA_COUNT };
+    int64_t dnc[2] = {TN, TC}, dn[1] = {TN}, dc[1] = {TC}, d1[1] = {1};
+    buf x = make(dnc, 2, ACL_DOUBLE, NULL, TN * TC), t = make(dn, 1, ACL_INT64, NULL, TN),
+        w = make(dc, 1, ACL_DOUBLE, NULL, TC), g = make(NULL, 0, ACL_DOUBLE, NULL, 1),
+        z = make(d1, 1, ACL_FLOAT, NULL, 1), lse = make(dn, 1, ACL_FLOAT, NULL, TN);
+    fill(d(&x), TN * TC, 0.61);
+    for (int j = 0; j < TC; j++) d(&w)[j] = 0.5 + (j % 13) / 8.0;
+    for (int i = 0; i < TN; i++) ((int64_t *)t.data)[i] = i % 9 == 4 ? -100 : (i * 389) % TC;
+    d(&g)[0] = 1.5;
+    buf res[MAXRUNS][3];
+    int runs = 2 + (int)opgrad_cpu_isa() + 1;
+    for (int pass = 0; pass < runs; pass++) {
+        // passes 0, 1: 1 and 2 threads at the best level; then 2 threads at each level
+        opgrad_set_num_threads(pass == 0 ? 1 : 2);
+        opgrad_set_max_isa(pass < 2 ? opgrad_cpu_isa() : (opgrad_isa)(pass - 2));
+        buf *r = res[pass];
+        r[0] = make(d1, 1, ACL_DOUBLE, NULL, 1), r[1] = make(dnc, 2, ACL_DOUBLE, NULL, TN * TC);
+        r[2] = make(dnc, 2, ACL_DOUBLE, NULL, TN * TC);
+        char mean[] = "mean";
+        aclnnStatus st;
+        OP_RUN(st,
+               aclnnCrossEntropyLossGetWorkspaceSize(x.t, t.t, w.t, mean, -100, 0.1, 0, false,
+                                                     r[0].t, r[1].t, z.t, lse.t, &ws_, &ex_),
+               aclnnCrossEntropyLoss);
+        CHECK_EQ(st, ACLNN_SUCCESS);
+        OP_RUN(st,
+               aclnnCrossEntropyLossGradGetWorkspaceSize(g.t, r[1].t, t.t, w.t, NULL, NULL, mean,
+                                                         -100, 0.1, 0, r[2].t, &ws_, &ex_),
+               aclnnCrossEntropyLossGrad);
+        CHECK_EQ(st, ACLNN_SUCCESS);
+        if (pass > 0) {
+            CHECKF(!memcmp(r[0].data, res[0][0].data, 8), "pass %d: loss", pass);
+            CHECKF(!memcmp(r[1].data, res[0][1].data, TN * TC * 8), "pass %d: logProb", pass);
+            CHECKF(!memcmp(r[2].data, res[0][2].data, TN * TC * 8), "pass %d: dx", pass);
+        }
+    }
+    opgrad_set_num_threads(2);
+    opgrad_set_max_isa((opgrad_isa)(OPGRAD_ISA_COUNT - 1));
+    for (int pass = 0; pass < runs; pass++)
+        for (int k = 0; k < 3; k++) drop(&res[pass][k]);
+    drop(&x), drop(&t), drop(&w), drop(&g), drop(&z), drop(&lse);
+}
+
 // Dtype combinations that stay refused, naming the argument.
 static void test_refusals(void) {
     int64_t dnc[2] = {N, C}, dn[1] = {N}, dc[1] = {C}, d1[1] = {1};
@@ -239,6 +287,7 @@ int main(void) {
     RUN(test_ce_int64_targets_and_grad);
     RUN(test_ce_promotion_strided_int32);
     RUN(test_nll2d);
+    RUN(test_threads_and_isas_bitwise);
     RUN(test_refusals);
     return test_summary();
 }
