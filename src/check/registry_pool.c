@@ -211,12 +211,13 @@ static void pool_ref_forward(const ogc_op *op, const ogc_shape *in, const double
                     continue;
                 }
                 int64_t h0, h1, w0, w1;
-                double div, s = 0, m = 0;
+                double div, m = 0;
+                ogc_ksum s = {0, 0}; // compensated: far more accurate than a float64 kernel
                 avg_window(op, &g, oh, ow, &h0, &h1, &w0, &w1, &div);
                 for (int64_t h = h0; h < h1; h++)
                     for (int64_t w = w0; w < w1; w++)
-                        s += xp[h * g.W + w], m += fabs(xp[h * g.W + w]);
-                y[o] = s / div;
+                        ogc_ksum_add(&s, xp[h * g.W + w]), m += fabs(xp[h * g.W + w]);
+                y[o] = ogc_ksum_value(&s) / div;
                 mag[o] = m / fabs(div);
                 if ((h1 - h0) * (w1 - w0) > *terms) *terms = (h1 - h0) * (w1 - w0);
             }
@@ -230,16 +231,19 @@ static void pool_ref_backward(const ogc_op *op, const ogc_shape *in, const doubl
     geom g = geom_of(&in[0], out);
     int64_t most = 1;
     int64_t *hits = calloc((size_t)(g.H * g.W) + 1, sizeof *hits);
+    // the plane's sums, compensated (windows overlap: several terms per element)
+    ogc_ksum *acc = calloc((size_t)(g.H * g.W) + 1, sizeof *acc);
     for (int64_t p = 0; p < g.planes; p++) {
         const double *xp = x[0] + p * g.H * g.W;
         double *gp = gx[0] + p * g.H * g.W, *mp = mag[0] + p * g.H * g.W;
         memset(hits, 0, (size_t)(g.H * g.W) * sizeof *hits);
+        memset(acc, 0, (size_t)(g.H * g.W) * sizeof *acc);
         for (int64_t oh = 0; oh < g.Ho; oh++)
             for (int64_t ow = 0; ow < g.Wo; ow++) {
                 double d = gy[(p * g.Ho + oh) * g.Wo + ow];
                 if (kind_of(op) == K_MAX) {
                     int64_t k = argmax(op, &g, xp, oh, ow, NULL);
-                    if (k >= 0) gp[k] += d, mp[k] += fabs(d), hits[k]++;
+                    if (k >= 0) ogc_ksum_add(&acc[k], d), mp[k] += fabs(d), hits[k]++;
                     continue;
                 }
                 int64_t h0, h1, w0, w1;
@@ -247,12 +251,15 @@ static void pool_ref_backward(const ogc_op *op, const ogc_shape *in, const doubl
                 avg_window(op, &g, oh, ow, &h0, &h1, &w0, &w1, &div);
                 for (int64_t h = h0; h < h1; h++)
                     for (int64_t w = w0; w < w1; w++)
-                        gp[h * g.W + w] += d / div, mp[h * g.W + w] += fabs(d / div),
+                        ogc_ksum_add(&acc[h * g.W + w], d / div), mp[h * g.W + w] += fabs(d / div),
                             hits[h * g.W + w]++;
             }
-        for (int64_t i = 0; i < g.H * g.W; i++)
+        for (int64_t i = 0; i < g.H * g.W; i++) {
+            gp[i] = ogc_ksum_value(&acc[i]);
             if (hits[i] > most) most = hits[i];
+        }
     }
+    free(acc);
     free(hits);
     terms[0] = most;
 }
@@ -391,7 +398,7 @@ static int pool_backward(ogc_call *c) {
 }
 
 #define POOL_COMMON                                                                                \
-    .nin = 1, .in = {{"self", true}}, .dtypes = OG_DTS_FLOATING, .lo = -30, .hi = 30,              \
+    .nin = 1, .in = {{"self", true}}, .dtypes = OG_DTS_FLOATING64, .lo = -30, .hi = 30,            \
     .fp32_ulps = 4, .forward = pool_forward, .backward = pool_backward, .shapes = pool_shapes,     \
     .ref_forward_tensor = pool_ref_forward, .ref_backward_tensor = pool_ref_backward
 #define MAX_ENTRY(entry_name, attr)                                                                \

@@ -1081,8 +1081,8 @@ MUTANTS = [
         "id": "pool-avg-divisor-ignores-count-include-pad",
         "cls": "branch sign/factor",
         "file": "src/ops/pool/pool_api.c",
-        "find": "return (float)(p->count_pad ? hpad * wpad : hn * (b - a));",
-        "replace": "return (void)hn, (float)(hpad * wpad);",
+        "find": "return p->count_pad ? hpad * wpad : hn * (b - a);",
+        "replace": "return (void)hn, hpad * wpad;",
         "expect": r"FAIL +avg_pool2d_exclude\b",
         "isa": "scalar",
         "fast": True,
@@ -1093,7 +1093,7 @@ MUTANTS = [
     {
         "id": "pool-max-bwd-window-first",
         "cls": "index arithmetic",
-        "file": "src/ops/pool/pool_api.c",
+        "file": "src/ops/pool/pool_plane.inc",
         "find": "if (k >= 0 && k < HW) gi[k] += grow[ow];",
         "replace": "(void)k; (void)HW; int64_t h0_ = oh * P->sh - P->ph, w0_ = ow * P->sw - P->pw; "
                    "gi[(h0_ < 0 ? 0 : h0_) * P->W + (w0_ < 0 ? 0 : w0_)] += grow[ow];",

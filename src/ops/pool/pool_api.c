@@ -7,13 +7,16 @@
  * count or on how planes are grouped into units:
  *   forwards   per output row, the window's taps in window order (row-major), each tap a loop over
  *              the output columns whose tap lands inside the input (padding never enters a sum or
- *              a max, and the inner loop has no branch on the edge): fp32 sums in window order;
- *   backwards  per plane, a serial scatter into an fp32 plane in a fixed order (output order; for
- *              the average pools, within one output row the taps left to right), then the plane
- *              is stored in gradInput's dtype and strides: windows that overlap add up in an order
- *              fixed by the shape alone.
- * fp32 planes whose rows are contiguous are read in place; others are converted into an fp32 plane
- * per thread first (16-bit inputs are computed in fp32 and rounded once on the way out).
+ *              a max, and the inner loop has no branch on the edge): sums in window order;
+ *   backwards  per plane, a serial scatter into an fp32 (float64) plane in a fixed order (output
+ * order; for the average pools, within one output row the taps left to right), then the plane is
+ * stored in gradInput's dtype and strides: windows that overlap add up in an order fixed by the
+ * shape alone. fp32 planes whose rows are contiguous are read in place; others are converted into
+ * an fp32 plane per thread first (16-bit inputs are computed in fp32 and rounded once on the way
+ * out). float64 tensors (an opgrad extension) run the same steps in double (pool_plane.inc is
+ * compiled once per compute type): the same taps in the same orders, float64 planes read in place,
+ * an adaptive window summed in order with compensation (Neumaier), so that a large window stays
+ * accurate to about one rounding.
  *
  * Output sizes (PyTorch's and the aclnn docs' rule): out = floor((in + 2 pad - dil (k - 1) - 1) /
  * s) + 1, or with ceil mode rounded up and then one less when the last window would start at or
@@ -43,6 +46,10 @@ const og_pool_sum_fn og_pool_sum_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_poo
 const og_pool_add_fn og_pool_add_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_pool_add);
 const og_pool_run_fn og_pool_run_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_pool_run);
 const og_pool_runs_fn og_pool_runs_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_pool_runs);
+const og_pool_max64_fn og_pool_max64_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_pool_max64);
+const og_pool_sum64_fn og_pool_sum64_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_pool_sum64);
+const og_pool_add64_fn og_pool_add64_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_pool_add64);
+const og_pool_run64_fn og_pool_run64_kernels[OPGRAD_ISA_COUNT] = OG_ISA_TABLE(og_pool_run64);
 
 // Attribute values are at most this (so that products like dil * (k - 1) fit int64 with room).
 #define POOL_ATTR_MAX ((int64_t)1 << 31)
@@ -79,6 +86,7 @@ typedef struct pool_plan {
     bool count_pad;
     bool idx_out;        // forward max: an indices output
     bool global;         // forward adaptive to 1 x 1, fp32 planes dense and equally spaced
+    bool f64;            // float64 tensors: computed in double (pool_plane.inc's f64 functions)
     pool_view a, b, idx; // forward: a = self, b = out; backward: a = gradOutput, b = gradInput
     int slot_a, slot_b, slot_idx;
     int64_t planes, H, W, Ho, Wo;
@@ -98,6 +106,10 @@ typedef struct pool_ctx {
     og_pool_add_fn add;
     og_pool_run_fn run;
     og_pool_runs_fn runs;
+    og_pool_max64_fn max64;
+    og_pool_sum64_fn sum64;
+    og_pool_add64_fn add64;
+    og_pool_run64_fn run64;
     int64_t *hs, *he, *ws, *we; // adaptive windows: rows [hs[o], he[o]), columns likewise
     const char *a;
     char *b, *idx;
@@ -116,26 +128,6 @@ static void tap_range(int64_t off, int64_t s, int64_t W, int64_t Wo, int64_t *lo
 
 // ---- forward rows ---------------------------------------------------------------------------
 
-static void max_row(const pool_ctx *c, const float *x, int64_t ld, int64_t oh, float *m,
-                    int32_t *id) {
-    const pool_plan *p = c->p;
-    for (int64_t ow = 0; ow < p->Wo; ow++) m[ow] = -INFINITY, id[ow] = -1;
-    int64_t h0 = oh * p->sh - p->ph;
-    for (int64_t i = 0; i < p->kh; i++) {
-        int64_t h = h0 + i * p->dh;
-        if (h < 0 || h >= p->H) continue;
-        for (int64_t j = 0; j < p->kw; j++) {
-            int64_t off = j * p->dw - p->pw, lo, hi;
-            tap_range(off, p->sw, p->W, p->Wo, &lo, &hi);
-            // PyTorch's rule: the first valid tap to start with, then a strictly larger value or
-            // a NaN replaces it (the first maximum in window order; the last NaN)
-            if (lo <= hi)
-                c->max(x + h * ld + lo * p->sw + off, p->sw, hi - lo + 1,
-                       (int32_t)(h * p->W + lo * p->sw + off), m + lo, id + lo);
-        }
-    }
-}
-
 // The window of output row/column o along an axis of size n (avg pool): [*a, *b) clipped to
 // the input, and its size clipped to [-pad, n + pad) (countIncludePad's divisor).
 static void avg_window(int64_t o, int64_t s, int64_t pad, int64_t k, int64_t n, int64_t *a,
@@ -147,160 +139,56 @@ static void avg_window(int64_t o, int64_t s, int64_t pad, int64_t k, int64_t n, 
     *b = end > n ? n : end;
 }
 
-static float avg_divisor(const pool_plan *p, int64_t hn, int64_t hpad, int64_t ow) {
-    if (p->divisor) return (float)p->divisor;
+// The divisor of output column ow of a row whose window has hn input rows (hpad with padding),
+// as an integer: each compute type converts it exactly.
+static int64_t avg_divisor(const pool_plan *p, int64_t hn, int64_t hpad, int64_t ow) {
+    if (p->divisor) return p->divisor;
     int64_t a, b, wpad;
     avg_window(ow, p->sw, p->pw, p->kw, p->W, &a, &b, &wpad);
-    return (float)(p->count_pad ? hpad * wpad : hn * (b - a));
-}
-
-static void avg_row(const pool_ctx *c, const float *x, int64_t ld, int64_t oh, float *acc) {
-    const pool_plan *p = c->p;
-    for (int64_t ow = 0; ow < p->Wo; ow++) acc[ow] = 0.0f;
-    int64_t h0, h1, hpad;
-    avg_window(oh, p->sh, p->ph, p->kh, p->H, &h0, &h1, &hpad);
-    for (int64_t h = h0; h < h1; h++) {
-        const float *row = x + h * ld;
-        for (int64_t j = 0; j < p->kw; j++) {
-            int64_t off = j - p->pw, lo, hi;
-            tap_range(off, p->sw, p->W, p->Wo, &lo, &hi);
-            if (lo <= hi) c->sum(row + lo * p->sw + off, p->sw, hi - lo + 1, acc + lo);
-        }
-    }
-    for (int64_t ow = 0; ow < p->Wo; ow++) acc[ow] /= avg_divisor(p, h1 - h0, hpad, ow);
+    return p->count_pad ? hpad * wpad : hn * (b - a);
 }
 
 // Adaptive windows (PyTorch): [floor(o n / no), ceil((o + 1) n / no)).
 static int64_t ad_start(int64_t o, int64_t n, int64_t no) { return o * n / no; }
 static int64_t ad_end(int64_t o, int64_t n, int64_t no) { return ((o + 1) * n + no - 1) / no; }
 
-static void adaptive_row(const pool_ctx *c, const float *x, int64_t ld, int64_t oh, float *acc) {
+// The sum of an adaptive window, rows [h0, h1) and columns [w0, w1): fp32 in the fixed lanes of
+// og_pool_run, one run per row added in order; float64 in order into one compensated sum.
+static float window_sum_f32(const pool_ctx *c, const float *x, int64_t ld, int64_t h0, int64_t h1,
+                            int64_t w0, int64_t w1) {
     const pool_plan *p = c->p;
-    int64_t h0 = c->hs[oh], h1 = c->he[oh];
-    for (int64_t ow = 0; ow < p->Wo; ow++) {
-        int64_t w0 = c->ws[ow], w1 = c->we[ow];
-        float s = 0.0f;
-        if (w0 == 0 && w1 == p->W && ld == p->W) // whole rows of a dense plane: one run
-            s = c->run(x + h0 * ld, (h1 - h0) * p->W);
-        else
-            for (int64_t h = h0; h < h1; h++) s += c->run(x + h * ld + w0, w1 - w0);
-        // PyTorch divides by the two extents one after the other
-        acc[ow] = s / (float)(h1 - h0) / (float)(w1 - w0);
-    }
+    if (w0 == 0 && w1 == p->W && ld == p->W) // whole rows of a dense plane: one run
+        return c->run(x + h0 * ld, (h1 - h0) * p->W);
+    float s = 0.0f;
+    for (int64_t h = h0; h < h1; h++) s += c->run(x + h * ld + w0, w1 - w0);
+    return s;
+}
+
+static double window_sum_f64(const pool_ctx *c, const double *x, int64_t ld, int64_t h0, int64_t h1,
+                             int64_t w0, int64_t w1) {
+    og_ksum k = {0, 0};
+    for (int64_t h = h0; h < h1; h++) c->run64(x + h * ld + w0, w1 - w0, &k);
+    return og_ksum_value(&k);
 }
 
 // ---- phase 2 --------------------------------------------------------------------------------
 
-// Plane p of view v (at base) as fp32 rows: in place when it is fp32 with contiguous rows (*ld =
-// the row stride), else converted into buf (*ld = ncols).
-static const float *load_plane(const pool_ctx *c, const pool_view *v, const char *base, int64_t p,
-                               int64_t rows, int64_t cols, float *buf, int64_t *ld) {
-    const char *first = base + plane_offset(v, p) * v->es;
-    if (v->dt == ACL_FLOAT && (v->sw == 1 || cols == 1)) {
-        *ld = v->sh;
-        return (const float *)first;
-    }
-    if (v->sw == 1 && v->sh == cols) // a dense plane: one conversion call (small planes)
-        og_load_run(c->cv, first, v->dt, 1, buf, rows * cols);
-    else
-        for (int64_t r = 0; r < rows; r++)
-            og_load_run(c->cv, first + r * v->sh * v->es, v->dt, v->sw, buf + r * cols, cols);
-    *ld = cols;
-    return buf;
-}
+#define T float
+#define SFX f32
+#define PT_DT ACL_FLOAT
+#define PK(k) c->k
+#define LOAD_RUN(src, dt, stride, dst, n) og_load_run(c->cv, src, dt, stride, dst, n)
+#define STORE_RUN(dst, dt, stride, src, n) og_store_run(c->cv, dst, dt, stride, src, n, false)
+#include "ops/pool/pool_plane.inc"
 
-static void store_row(const pool_ctx *c, const pool_view *v, char *base, int64_t p, int64_t r,
-                      const float *src, int64_t n) {
-    og_store_run(c->cv, base + (plane_offset(v, p) + r * v->sh) * v->es, v->dt, v->sw, src, n,
-                 false);
-}
-
-static void forward_plane(const pool_ctx *c, int64_t p, char *scratch) {
-    const pool_plan *P = c->p;
-    float *xbuf = (float *)scratch;
-    float *acc = (float *)(scratch + align64u((uint64_t)(P->H * P->W) * 4));
-    int32_t *id = (int32_t *)((char *)acc + align64u((uint64_t)P->Wo * 4));
-    int64_t ld;
-    const float *x = load_plane(c, &P->a, c->a, p, P->H, P->W, xbuf, &ld);
-    // fp32 output rows that are contiguous are computed in place (no copy)
-    bool direct = P->b.dt == ACL_FLOAT && (P->b.sw == 1 || P->Wo == 1);
-    float *out = direct ? (float *)(c->b + plane_offset(&P->b, p) * 4) : NULL;
-    for (int64_t oh = 0; oh < P->Ho; oh++) {
-        float *row = direct ? out + oh * P->b.sh : acc;
-        if (P->kind == POOL_MAX)
-            max_row(c, x, ld, oh, row, id);
-        else if (P->kind == POOL_AVG)
-            avg_row(c, x, ld, oh, row);
-        else
-            adaptive_row(c, x, ld, oh, row);
-        if (!direct) store_row(c, &P->b, c->b, p, oh, acc, P->Wo);
-        if (P->kind != POOL_MAX) continue;
-        char *irow = c->idx + (plane_offset(&P->idx, p) + oh * P->idx.sh) * P->idx.es;
-        for (int64_t ow = 0; ow < P->Wo; ow++) {
-            char *q = irow + ow * P->idx.sw * P->idx.es;
-            if (P->idx.dt == ACL_INT32)
-                *(int32_t *)q = (int32_t)id[ow];
-            else
-                *(int64_t *)q = id[ow];
-        }
-    }
-}
-
-static void backward_plane(const pool_ctx *c, int64_t p, char *scratch) {
-    const pool_plan *P = c->p;
-    float *gi = (float *)scratch;
-    float *q = (float *)(scratch + align64u((uint64_t)(P->H * P->W) * 4));
-    float *gbuf = (float *)((char *)q + align64u((uint64_t)P->Wo * 4));
-    // a dense fp32 gradInput plane is accumulated in place (it overlaps no input)
-    bool direct =
-        P->b.dt == ACL_FLOAT && (P->b.sw == 1 || P->W == 1) && (P->b.sh == P->W || P->H == 1);
-    if (direct) gi = (float *)(c->b + plane_offset(&P->b, p) * 4);
-    memset(gi, 0, (size_t)(P->H * P->W) * sizeof *gi);
-    int64_t ld;
-    const float *g = load_plane(c, &P->a, c->a, p, P->Ho, P->Wo, gbuf, &ld);
-    const char *ip = P->kind == POOL_MAX ? c->idx + plane_offset(&P->idx, p) * P->idx.es : NULL;
-    int64_t HW = P->H * P->W;
-    for (int64_t oh = 0; oh < P->Ho; oh++) {
-        const float *grow = g + oh * ld;
-        if (P->kind == POOL_MAX) {
-            // the scatter to the argmax, in output order; an index outside the plane adds nothing
-            bool i32 = P->idx.dt == ACL_INT32;
-            const int32_t *r32 = i32 ? (const int32_t *)ip + oh * P->idx.sh : NULL;
-            const int64_t *r64 = i32 ? NULL : (const int64_t *)ip + oh * P->idx.sh;
-            int64_t is = P->idx.sw;
-            for (int64_t ow = 0; ow < P->Wo; ow++) {
-                int64_t k = i32 ? r32[ow * is] : r64[ow * is];
-                if (k >= 0 && k < HW) gi[k] += grow[ow];
-            }
-        } else if (P->kind == POOL_AVG) {
-            int64_t h0, h1, hpad;
-            avg_window(oh, P->sh, P->ph, P->kh, P->H, &h0, &h1, &hpad);
-            for (int64_t ow = 0; ow < P->Wo; ow++)
-                q[ow] = grow[ow] / avg_divisor(P, h1 - h0, hpad, ow);
-            for (int64_t h = h0; h < h1; h++) {
-                float *girow = gi + h * P->W;
-                for (int64_t j = 0; j < P->kw; j++) {
-                    int64_t off = j - P->pw, lo, hi;
-                    tap_range(off, P->sw, P->W, P->Wo, &lo, &hi);
-                    if (lo <= hi) c->add(girow + lo * P->sw + off, P->sw, hi - lo + 1, q + lo);
-                }
-            }
-        } else {
-            int64_t h0 = c->hs[oh], h1 = c->he[oh];
-            for (int64_t ow = 0; ow < P->Wo; ow++) {
-                int64_t w0 = c->ws[ow], w1 = c->we[ow];
-                float d = grow[ow] / (float)(h1 - h0) / (float)(w1 - w0);
-                for (int64_t h = h0; h < h1; h++)
-                    for (int64_t w = w0; w < w1; w++) gi[h * P->W + w] += d;
-            }
-        }
-    }
-    if (direct) return;
-    if (P->b.sw == 1 && P->b.sh == P->W) // a dense plane: one conversion call
-        store_row(c, &P->b, c->b, p, 0, gi, P->H * P->W);
-    else
-        for (int64_t h = 0; h < P->H; h++) store_row(c, &P->b, c->b, p, h, gi + h * P->W, P->W);
-}
+#define T double
+#define SFX f64
+#define PT_DT ACL_DOUBLE
+#define PK(k) c->k##64
+// (the float64 conversions take no per-ISA table)
+#define LOAD_RUN(src, dt, stride, dst, n) ((void)c, og_load_run64(src, dt, stride, dst, n))
+#define STORE_RUN(dst, dt, stride, src, n) ((void)c, og_store_run64(dst, dt, stride, src, n))
+#include "ops/pool/pool_plane.inc"
 
 static void pool_unit(void *vctx, int core, int slot) {
     const pool_ctx *c = vctx;
@@ -314,10 +202,10 @@ static void pool_unit(void *vctx, int core, int slot) {
         return;
     }
     for (int64_t p = p0; p < p1; p++) {
-        if (P->backward)
-            backward_plane(c, p, scratch);
+        if (P->f64)
+            P->backward ? backward_plane_f64(c, p, scratch) : forward_plane_f64(c, p, scratch);
         else
-            forward_plane(c, p, scratch);
+            P->backward ? backward_plane_f32(c, p, scratch) : forward_plane_f32(c, p, scratch);
     }
 }
 
@@ -330,6 +218,10 @@ static void pool_run(const aclOpExecutor *e, const void *params, char *scratch) 
                   .add = og_pool_add_kernels[p->isa],
                   .run = og_pool_run_kernels[p->isa],
                   .runs = og_pool_runs_kernels[p->isa],
+                  .max64 = og_pool_max64_kernels[p->isa],
+                  .sum64 = og_pool_sum64_kernels[p->isa],
+                  .add64 = og_pool_add64_kernels[p->isa],
+                  .run64 = og_pool_run64_kernels[p->isa],
                   .a = og_executor_addr(e, p->slot_a),
                   .b = og_executor_addr(e, p->slot_b),
                   .idx = p->slot_idx >= 0 ? og_executor_addr(e, p->slot_idx) : NULL,
@@ -413,7 +305,7 @@ static aclnnStatus get_attrs(const og_opdesc *op, const char *const *names,
 
 // self: a float tensor of rank 3 or 4 whose C, H, W are non-empty (N may be 0, as in PyTorch).
 static aclnnStatus check_input(const og_opdesc *op, const char *name, const aclTensor *t) {
-    OG_TRY(og_check_tensor(op, name, t, 3));
+    OG_TRY(og_check_tensor_of(op, name, t, 3, OG_DTS_FLOATING64));
     if (t->ndim > 4)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: %s has rank %d; it must be 3 ([C, H, W]) or 4 "
@@ -498,6 +390,7 @@ static aclnnStatus publish(og_prog *prog, pool_plan *P, const aclTensor *self, i
                            int64_t Wo, const int *slots, int nslots, uint64_t *workspaceSize,
                            aclOpExecutor **executor) {
     int r = self->ndim;
+    P->f64 = self->dtype == ACL_DOUBLE; // every operand has self's dtype
     P->planes = self->dims[r - 3] * (r == 4 ? self->dims[0] : 1);
     P->H = self->dims[r - 2], P->W = self->dims[r - 1], P->Ho = Ho, P->Wo = Wo;
     if (P->planes > 0) {
@@ -509,9 +402,10 @@ static aclnnStatus publish(og_prog *prog, pool_plan *P, const aclTensor *self, i
         if (units > P->planes) units = P->planes;
         P->per_unit = (P->planes + units - 1) / units;
         P->units = (P->planes + P->per_unit - 1) / P->per_unit;
-        uint64_t plane = align64u((uint64_t)(P->H * P->W) * 4);
+        uint64_t cs = P->f64 ? 8 : 4; // the compute type's size
+        uint64_t plane = align64u((uint64_t)(P->H * P->W) * cs);
         uint64_t row = align64u((uint64_t)P->Wo * 8);
-        uint64_t outp = align64u((uint64_t)(P->Ho * P->Wo) * 4);
+        uint64_t outp = align64u((uint64_t)(P->Ho * P->Wo) * cs);
         P->slot_bytes = P->backward ? plane + row + outp : plane + row + row;
         if (P->kind == POOL_ADAPTIVE) P->table_bytes = align64u((uint64_t)(P->Ho + P->Wo) * 16);
         og_prog_custom(prog, pool_run, P, sizeof *P, slots, nslots,
@@ -559,7 +453,7 @@ aclnnStatus aclnnMaxPool2dWithIndicesGetWorkspaceSize(
     OG_TRY(pooled_size(op, self, &a, HoWo));
     OG_TRY(check_plane_int32(op, self));
     pooled_shape(self, HoWo[0], HoWo[1], want);
-    OG_TRY(og_check_tensor(op, "out", out, 0));
+    OG_TRY(og_check_tensor_of(op, "out", out, 0, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_dtype(op, "self", self, "out", out));
     OG_TRY(check_shape(op, "out", out, want, self->ndim, "self pooled"));
     OG_TRY(check_indices(op, "indices", indices));
@@ -598,12 +492,12 @@ aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
     int64_t HoWo[2], want[4];
     OG_TRY(pooled_size(op, self, &a, HoWo));
     pooled_shape(self, HoWo[0], HoWo[1], want);
-    OG_TRY(og_check_tensor(op, "gradOutput", gradOutput, 0));
+    OG_TRY(og_check_tensor_of(op, "gradOutput", gradOutput, 0, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_dtype(op, "self", self, "gradOutput", gradOutput));
     OG_TRY(check_shape(op, "gradOutput", gradOutput, want, self->ndim, "the forward's output"));
     OG_TRY(check_indices(op, "indices", indices));
     OG_TRY(check_shape(op, "indices", indices, want, self->ndim, "gradOutput's shape"));
-    OG_TRY(og_check_tensor(op, "gradInput", gradInput, 0));
+    OG_TRY(og_check_tensor_of(op, "gradInput", gradInput, 0, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_dtype(op, "self", self, "gradInput", gradInput));
     OG_TRY(check_shape(op, "gradInput", gradInput, self->dims, self->ndim, "self's shape"));
     const aclTensor *in[] = {gradOutput, self, indices}, *outs[] = {gradInput};
@@ -652,7 +546,7 @@ aclnnStatus aclnnAvgPool2dGetWorkspaceSize(const aclTensor *self, const aclIntAr
     int64_t HoWo[2], want[4];
     OG_TRY(pooled_size(op, self, &a, HoWo));
     pooled_shape(self, HoWo[0], HoWo[1], want);
-    OG_TRY(og_check_tensor(op, "out", out, 0));
+    OG_TRY(og_check_tensor_of(op, "out", out, 0, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_dtype(op, "self", self, "out", out));
     OG_TRY(check_shape(op, "out", out, want, self->ndim, "self pooled"));
     const aclTensor *in[] = {self}, *outs[] = {out};
@@ -687,10 +581,10 @@ aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(
     int64_t HoWo[2], want[4];
     OG_TRY(pooled_size(op, self, &a, HoWo));
     pooled_shape(self, HoWo[0], HoWo[1], want);
-    OG_TRY(og_check_tensor(op, "gradOutput", gradOutput, 0));
+    OG_TRY(og_check_tensor_of(op, "gradOutput", gradOutput, 0, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_dtype(op, "self", self, "gradOutput", gradOutput));
     OG_TRY(check_shape(op, "gradOutput", gradOutput, want, self->ndim, "the forward's output"));
-    OG_TRY(og_check_tensor(op, "gradInput", gradInput, 0));
+    OG_TRY(og_check_tensor_of(op, "gradInput", gradInput, 0, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_dtype(op, "self", self, "gradInput", gradInput));
     OG_TRY(check_shape(op, "gradInput", gradInput, self->dims, self->ndim, "self's shape"));
     const aclTensor *in[] = {gradOutput, self}, *outs[] = {gradInput};
@@ -734,7 +628,7 @@ aclnnStatus aclnnAdaptiveAvgPool2dGetWorkspaceSize(const aclTensor *self,
                            op->name, d, (long long)outputSize->values[d], (long long)POOL_ATTR_MAX);
     int64_t want[4];
     pooled_shape(self, outputSize->values[0], outputSize->values[1], want);
-    OG_TRY(og_check_tensor(op, "out", out, 0));
+    OG_TRY(og_check_tensor_of(op, "out", out, 0, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_dtype(op, "self", self, "out", out));
     OG_TRY(check_shape(op, "out", out, want, self->ndim, "self's N, C with outputSize"));
     const aclTensor *in[] = {self}, *outs[] = {out};
@@ -764,7 +658,7 @@ aclnnStatus aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize(const aclTensor *grad
     const void *ptrs[] = {gradOutput, self, out};
     OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
     OG_TRY(check_input(op, "self", self));
-    OG_TRY(og_check_tensor(op, "gradOutput", gradOutput, 0));
+    OG_TRY(og_check_tensor_of(op, "gradOutput", gradOutput, 0, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_dtype(op, "self", self, "gradOutput", gradOutput));
     int r = self->ndim;
     if (gradOutput->ndim != r)
@@ -781,7 +675,7 @@ aclnnStatus aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize(const aclTensor *grad
                            "%sGetWorkspaceSize: gradOutput's output size %lld is out of range "
                            "[1, %lld]",
                            op->name, (long long)gradOutput->dims[d], (long long)POOL_ATTR_MAX);
-    OG_TRY(og_check_tensor(op, "out", out, 0));
+    OG_TRY(og_check_tensor_of(op, "out", out, 0, OG_DTS_FLOATING64));
     OG_TRY(og_check_same_dtype(op, "self", self, "out", out));
     OG_TRY(check_shape(op, "out", out, self->dims, r, "self's shape"));
     const aclTensor *in[] = {gradOutput, self}, *outs[] = {out};
