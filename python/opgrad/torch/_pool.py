@@ -4,7 +4,8 @@ The functional forms take torch.nn.functional's arguments and run aclnnMaxPool2d
 aclnnAvgPool2d / aclnnAdaptiveAvgPool2d and their backwards on 3-d [C, H, W] or 4-d [N, C, H, W]
 float32, float16, bfloat16 and float64 CPU tensors of any strides (float64 computed in double:
 an opgrad extension, docs/ops/pool.md). max_pool2d's indices are int64 (as PyTorch's): the flat
-h * W + w position of each maximum in its input plane, the first maximum in window order. The gradients are deterministic (fixed summation orders, any thread count).
+h * W + w position of each maximum in its input plane, the first maximum in window order. The
+gradients are deterministic (fixed summation orders, any thread count).
 """
 import torch
 
