@@ -8,14 +8,15 @@
  *   forwards   per output row, the window's taps in window order (row-major), each tap a loop over
  *              the output columns whose tap lands inside the input (padding never enters a sum or
  *              a max, and the inner loop has no branch on the edge): sums in window order;
- *   backwards  per plane, a serial scatter into an fp32 (float64) plane in a fixed order (output
- * order; for the average pools, within one output row the taps left to right), then the plane is
- * stored in gradInput's dtype and strides: windows that overlap add up in an order fixed by the
- * shape alone. fp32 planes whose rows are contiguous are read in place; others are converted into
- * an fp32 plane per thread first (16-bit inputs are computed in fp32 and rounded once on the way
- * out). float64 tensors (an opgrad extension) run the same steps in double (pool_plane.inc is
- * compiled once per compute type): the same taps in the same orders, float64 planes read in place,
- * an adaptive window summed in order with compensation (Neumaier), so that a large window stays
+ *   backwards  per plane, a serial scatter into an fp32 plane in a fixed order (output order; for
+ *              the average pools, within one output row the taps left to right), then the plane
+ *              is stored in gradInput's dtype and strides: windows that overlap add up in an order
+ *              fixed by the shape alone.
+ * fp32 planes whose rows are contiguous are read in place; others are converted into an fp32 plane
+ * per thread first (16-bit inputs are computed in fp32 and rounded once on the way out).
+ * float64 tensors (an opgrad extension) run the same steps in double (pool_plane.inc is compiled
+ * once per compute type): the same taps in the same orders, float64 planes read in place, an
+ * adaptive window summed in order with compensation (Neumaier), so that a large window stays
  * accurate to about one rounding.
  *
  * Output sizes (PyTorch's and the aclnn docs' rule): out = floor((in + 2 pad - dil (k - 1) - 1) /
