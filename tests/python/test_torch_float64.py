@@ -11,8 +11,10 @@ hardsigmoid, elu), add, mul, muls, fused_add_scale and reduce_sum (a broadcast o
 ReduceSum in float64), the matmul family (matmul, mm, bmm, addmm, baddbmm) with linear composed
 from it, the pointwise losses (mse, l1, smooth_l1, binary_cross_entropy[_with_logits]) and the GLUs
 (swiglu, geglu), softmax, log_softmax, layer_norm, rms_norm, embedding and dropout (its mask is the
-same for every dtype). Every other operator refuses a float64 tensor with a TypeError naming the
-dtype, never a float32 result: tested for a sample of them.
+same for every dtype); the convolutions, batch_norm / group_norm, pooling and cross_entropy /
+nll_loss in test_torch_float64_{conv,batch_norm,pool,cross_entropy}.py. What has no float64
+kernels (gradient compression, the optimizers) refuses a float64 tensor with an error naming the
+dtype, never a float32 result: tested for compress_cast.
 """
 import os
 import sys

@@ -10,13 +10,13 @@ pointer"). Plain unittest:
   reduce_sum, the matmul family, and the twice-differentiable backward operators themselves; the
   late operators, convolution, pooling, the norms, GLUs, embedding, losses and fused_add_scale,
   through the generic rule: jvp by double vjp) against PyTorch's in float64 on the same values;
-  cross_entropy and batch_norm raise NotImplementedError, never a missing tangent (and max
-  pooling on 1.13, for its integer output).
+  cross_entropy / nll_loss and batch_norm / group_norm through the same rule (max pooling and
+  dropout raise NotImplementedError on 1.13, for their integer outputs: never a missing tangent).
 * torch.func (PyTorch >= 2.0): jvp, vmap, jacrev, jacfwd and hessian of the operators with
   batching rules (every activation, softmax / log_softmax, add, mul, muls, reduce_sum, and the
   matmul family and linear: vmap over either operand, per-sample gradients; the late operators
-  by the generic rules) against PyTorch's; vmap of an operator without one (cross_entropy) raises
-  PyTorch's clear error. Tolerance: 1e-4 of the largest value in float32 (the errors seen are
+  by the generic rules) against PyTorch's; vmap of dropout without a seed raises PyTorch's
+  randomness error. Tolerance: 1e-4 of the largest value in float32 (the errors seen are
   below 1e-6).
 """
 import os
@@ -69,6 +69,8 @@ PRODUCTS = [
 # the late operators' generic rules (_ops.py: jvp by double vjp, vmap by the samples); x [4, 6]
 W_CONV = torch.randn(2, 1, 3, 3)
 IDX = torch.tensor([[0, 2], [3, 2]])
+TGT = torch.tensor([0, 5, 2, 3])
+RM, RV = torch.randn(6), torch.rand(6) + 0.5
 
 
 def _w(t):
@@ -97,19 +99,28 @@ LAYERS = [
      lambda t: F.binary_cross_entropy_with_logits(t, torch.full_like(t, 0.2), reduction="sum")),
     ("fused_add_scale", lambda t: ot.fused_add_scale(t, t[0], t[1]),
      lambda t: (t + t[0]) * t[1]),
+    ("cross_entropy", lambda t: ot.cross_entropy(t, TGT, label_smoothing=0.1),
+     lambda t: F.cross_entropy(t, TGT, label_smoothing=0.1)),
+    ("nll_loss", lambda t: ot.nll_loss(t, TGT, reduction="sum"),
+     lambda t: F.nll_loss(t, TGT, reduction="sum")),
+    ("batch_norm", lambda t: ot.batch_norm(t, None, None, training=True),
+     lambda t: F.batch_norm(t, None, None, training=True)),
+    ("batch_norm eval", lambda t: ot.batch_norm(t, RM.to(t.dtype), RV.to(t.dtype)),
+     lambda t: F.batch_norm(t, RM.to(t.dtype), RV.to(t.dtype))),
+    ("group_norm", lambda t: ot.group_norm(t.reshape(2, 4, 3), 2),
+     lambda t: F.group_norm(t.reshape(2, 4, 3), 2)),
     # (PyTorch 1.13 has no forward mode through its own layer_norm backward: 2.x only)
     ("grad of layer_norm", lambda t: torch.autograd.grad(ot.layer_norm(t, [6]).pow(3).sum(), t,
                                                          create_graph=True)[0],
      lambda t: torch.autograd.grad(F.layer_norm(t, [6]).pow(3).sum(), t, create_graph=True)[0]),
 ]
-# with an integer output (max pooling's indices): forward mode on PyTorch >= 2.0 only
+# with an integer output (max pooling's indices, dropout's mask): forward mode on PyTorch >= 2.0
+# only
 INT_OUTPUT = [
     ("max_pool2d", lambda t: ot.max_pool2d(t.reshape(1, 1, 4, 6), 2),
      lambda t: F.max_pool2d(t.reshape(1, 1, 4, 6), 2)),
-]
-NO_JVP = [
-    ("cross_entropy", lambda t: ot.cross_entropy(t, torch.tensor([0, 1, 2, 3]))),
-    ("batch_norm", lambda t: ot.batch_norm(t, None, None, training=True)),
+    ("dropout", lambda t: ot.dropout(t, 0.3, seed=4),
+     lambda t: t * (ot.dropout(torch.ones(t.shape[-2:]), 0.3, seed=4) != 0) / 0.7),
 ]
 
 
@@ -157,12 +168,6 @@ class ForwardAD(unittest.TestCase):
                 close(self, got, fwd_tangent(fr, x.double().requires_grad_(grad_of), t.double()),
                       name)
 
-    def test_operators_without_a_rule_refuse(self):
-        for name, f in NO_JVP:
-            with self.subTest(name):
-                with self.assertRaises(NotImplementedError):
-                    fwd_tangent(f, torch.randn(4, 6), torch.randn(4, 6))
-
     def test_no_dual_no_change(self):
         # outside dual_level the fast path is untouched (no autograd.Function for plain tensors)
         from opgrad.torch import _kernels as K
@@ -178,15 +183,30 @@ class Transforms(unittest.TestCase):
         xb = torch.randn(4, 3, 5)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # PyTorch's note on its batching fallback
-            for name, fo, fr in UNARY[:-1] + LAYERS[:-1] + INT_OUTPUT:
-                x = torch.randn(4, 6) * 2 if (name, fo, fr) in LAYERS + INT_OUTPUT else x
-                xb = torch.randn(3, 4, 6) if (name, fo, fr) in LAYERS + INT_OUTPUT else xb
+            for name, fo, fr in UNARY[:-1]:
                 for tr, run in (
                         ("jvp", lambda g, a: torch.func.jvp(g, (a,), (torch.ones_like(a),))[1]),
                         ("vmap", lambda g, a: torch.func.vmap(g)(xb.to(a.dtype))),
                         ("jacrev", lambda g, a: torch.func.jacrev(g)(a)),
                         ("jacfwd", lambda g, a: torch.func.jacfwd(g)(a)),
                         ("hessian", lambda g, a: torch.func.hessian(lambda u: g(u).sum())(a))):
+                    with self.subTest("%s %s" % (name, tr)):
+                        close(self, run(fo, x), run(fr, x.double()), name + " " + tr)
+
+    def test_layers_by_the_generic_rules(self):
+        # a random tangent and sin(y) summed: the norms are invariant to a shifted input and
+        # their outputs sum to a constant, which would make ones and a plain sum say nothing
+        x, t, xb = torch.randn(4, 6) * 2, torch.randn(4, 6), torch.randn(3, 4, 6)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for name, fo, fr in LAYERS[:-1] + INT_OUTPUT:
+                for tr, run in (
+                        ("jvp", lambda g, a: torch.func.jvp(g, (a,), (t.to(a.dtype),))[1]),
+                        ("vmap", lambda g, a: torch.func.vmap(g)(xb.to(a.dtype))),
+                        ("jacrev", lambda g, a: torch.func.jacrev(g)(a)),
+                        ("jacfwd", lambda g, a: torch.func.jacfwd(g)(a)),
+                        ("hessian",
+                         lambda g, a: torch.func.hessian(lambda u: g(u).sin().sum())(a))):
                     with self.subTest("%s %s" % (name, tr)):
                         close(self, run(fo, x), run(fr, x.double()), name + " " + tr)
 
@@ -265,11 +285,14 @@ class Transforms(unittest.TestCase):
             hr = torch.func.hessian(lambda u: ((u @ u.t()) @ u).sum())(m.double())
             close(self, h, hr, "hessian")
 
-    def test_vmap_without_a_rule_is_a_clear_error(self):
+    def test_vmap_of_dropout_needs_a_seed(self):
+        # a drawn seed is a random operation: PyTorch's randomness error names the flag; with a
+        # seed every sample gets the same mask (the mask is a function of seed and position)
         with self.assertRaises(RuntimeError) as cm:
-            torch.func.vmap(lambda t: ot.cross_entropy(t, torch.tensor([0, 1, 2])))(
-                torch.randn(2, 3, 4))
-        self.assertIn("vmap", str(cm.exception))
+            torch.func.vmap(lambda t: ot.dropout(t, 0.5))(torch.randn(2, 3, 4))
+        self.assertIn("randomness", str(cm.exception))
+        y = torch.func.vmap(lambda t: ot.dropout(t, 0.5, seed=3))(torch.ones(2, 3, 4))
+        self.assertTrue(torch.equal(y[0], y[1]))
 
 
 if __name__ == "__main__":

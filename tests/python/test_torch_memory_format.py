@@ -9,8 +9,7 @@ forward output and the input's gradient have exactly the strides PyTorch's own o
 the same input (in the installed PyTorch), and the same values within float32 rounding. The
 elementwise engine walks such outputs in memory order (tests/tiling: test_plan_channels_last).
 Dropout's output takes its input's layout too, while its bit mask stays in logical element order
-(the same mask for every layout). Known difference, by design: group_norm returns contiguous outputs
-(PyTorch: channels-last).
+(the same mask for every layout).
 """
 import os
 import sys
@@ -49,6 +48,8 @@ SPATIAL = [
      lambda t: F.adaptive_avg_pool2d(t, 3)),
     ("batch_norm", lambda t: ot.batch_norm(t, None, None, training=True),
      lambda t: F.batch_norm(t, None, None, training=True)),
+    ("group_norm", lambda t: ot.group_norm(t, 3, torch.linspace(0.5, 2, 3), torch.ones(3)),
+     lambda t: F.group_norm(t, 3, torch.linspace(0.5, 2, 3), torch.ones(3))),
 ]
 
 

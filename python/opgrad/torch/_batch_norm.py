@@ -114,7 +114,7 @@ def group_norm_fwd(x, num_groups, weight, bias, eps):
     for s in x.shape[2:]:
         hw *= s
     g, eps = int(num_groups), float(eps)
-    y = torch.empty_like(x, memory_format=torch.contiguous_format)
+    y = torch.empty_like(x, memory_format=K.memory_format(x))  # channels-last in and out
     mean = torch.empty((n, g), dtype=N._stat_dtype(x))
     rstd = torch.empty((n, g), dtype=N._stat_dtype(x))
     p1 = L.phase1["GroupNorm"]
@@ -246,76 +246,94 @@ def _add(ops, a, b):
     return b if a is None else a if b is None else ops.add(a, b)
 
 
-class _BatchNormFn(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, weight, bias, running_mean, running_var, training, momentum, eps):
-        y, mean, invstd, rm, rv = batch_norm_fwd(x, weight, bias, running_mean, running_var,
-                                                 training, momentum, eps)
-        ctx.training, ctx.eps = training, eps
-        ctx.has_bias = bias is not None
-        # training: the batch statistics (the running ones are updated in place after this);
-        # eval: the running statistics
-        keep = (None, None) if training else (running_mean, running_var)
-        ctx.save_for_backward(x, weight, bias, keep[0], keep[1], mean, invstd)
-        ctx.mark_non_differentiable(*[t for t in (rm, rv) if t is not None])
-        # the statistics are outputs too (a second backward differentiates through them); their
-        # gradients are None, at no cost, in first-order training
-        ctx.set_materialize_grads(False)
-        return y, rm, rv, mean, invstd
-
-    @staticmethod
-    def backward(ctx, gy, grm, grv, gmean, ginvstd):
-        x, weight, bias, running_mean, running_var, mean, invstd = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        mask = (need[0], need[1] and weight is not None, need[2] and ctx.has_bias)
-        create_graph = torch.is_grad_enabled()
-        ops = _ops._DIFF if create_graph else K
-        gx = gw = gb = None
-        if gy is not None and not create_graph:  # first order: one aclnnBatchNormBackward
-            gx, gw, gb = batch_norm_bwd(gy, x, weight, running_mean, running_var, mean, invstd,
-                                        ctx.training, ctx.eps, mask)
-        elif gy is not None:  # create_graph: differentiable again
-            if ctx.training:
-                gx, gw, gb = _bn_composed(ops, gy, x, mean, invstd, weight, bias, mask)
-            else:
-                gx, gw, gb = _bn_eval_composed(ops, gy, x, weight, bias, running_mean,
-                                               running_var, ctx.eps, mask)
-        if mask[0] and ctx.training and (gmean is not None or ginvstd is not None):
-            xr = _bn_rows(x)
-            extra = N._stats_grad(ops, xr, mean.reshape(-1, 1), invstd.reshape(-1, 1),
-                                  None if gmean is None else gmean.reshape(-1, 1),
-                                  None if ginvstd is None else ginvstd.reshape(-1, 1), 1)
-            if extra is not None:
-                shape = (x.shape[1], x.shape[0]) + tuple(x.shape[2:])
-                gx = _add(ops, gx, extra.reshape(shape).transpose(0, 1))
-        return gx, gw, gb, None, None, None, None, None
+# The Functions (_ops.function_class: the setup_context form on PyTorch >= 2.0 and the generic
+# forward-mode and vmap rules).
+def _composing_ops():
+    """(create_graph, ops): the differentiable operators under create_graph or functorch's
+    transforms, else the kernels."""
+    if K.transforms_active():
+        return True, _ops._TRANSFORMS
+    if torch.is_grad_enabled():
+        return True, _ops._DIFF
+    return False, K
 
 
-class _GroupNormFn(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, num_groups, weight, bias, eps):
-        y, mean, rstd = group_norm_fwd(x, num_groups, weight, bias, eps)
-        ctx.num_groups = num_groups
-        ctx.has_bias = bias is not None
-        ctx.save_for_backward(x, mean, rstd, weight, bias)
-        ctx.set_materialize_grads(False)  # (the statistics' gradients: None in first order)
-        return y, mean, rstd
+def _bn_setup(ctx, inputs, output):
+    x, weight, bias, running_mean, running_var, training, _, eps = inputs
+    _, rm, rv, mean, invstd = output
+    ctx.training, ctx.eps = training, eps
+    ctx.has_bias = bias is not None
+    # training: the batch statistics (the running ones are updated in place after this);
+    # eval: the running statistics
+    keep = (None, None) if training else (running_mean, running_var)
+    ctx.save_for_backward(x, weight, bias, keep[0], keep[1], mean, invstd)
+    ctx.mark_non_differentiable(*[t for t in (rm, rv) if t is not None])
+    # the statistics are outputs too (a second backward differentiates through them); their
+    # gradients are None, at no cost, in first-order training
+    ctx.set_materialize_grads(False)
 
-    @staticmethod
-    def backward(ctx, gy, gmean, grstd):
-        x, mean, rstd, weight, bias = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        mask = (need[0], need[2] and weight is not None, need[3] and ctx.has_bias)
-        create_graph = torch.is_grad_enabled()
-        ops = _ops._DIFF if create_graph else K
-        gx = gw = gb = None
-        if gy is not None and not create_graph:  # first order: one aclnnGroupNormBackward
-            gx, gw, gb = group_norm_bwd(gy, x, mean, rstd, weight, ctx.num_groups, mask)
-        elif gy is not None:  # create_graph: differentiable again
-            gx, gw, gb = _gn_composed(ops, gy, x, mean, rstd, weight, bias, ctx.num_groups, mask)
-        if mask[0] and (gmean is not None or grstd is not None):
-            gx = _add(ops, gx, _gn_stats(ops, x, mean, rstd, gmean, grstd, ctx.num_groups))
-        return gx, None, gw, gb, None
+
+def _bn_backward(ctx, gy, grm, grv, gmean, ginvstd):
+    x, weight, bias, running_mean, running_var, mean, invstd = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    mask = (need[0], need[1] and weight is not None, need[2] and ctx.has_bias)
+    create_graph, ops = _composing_ops()
+    gx = gw = gb = None
+    if gy is not None and not create_graph:  # first order: one aclnnBatchNormBackward
+        gx, gw, gb = batch_norm_bwd(gy, x, weight, running_mean, running_var, mean, invstd,
+                                    ctx.training, ctx.eps, mask)
+    elif gy is not None:  # create_graph: differentiable again
+        if ctx.training:
+            gx, gw, gb = _bn_composed(ops, gy, x, mean, invstd, weight, bias, mask)
+        else:
+            gx, gw, gb = _bn_eval_composed(ops, gy, x, weight, bias, running_mean,
+                                           running_var, ctx.eps, mask)
+    if mask[0] and ctx.training and (gmean is not None or ginvstd is not None):
+        xr = _bn_rows(x)
+        extra = N._stats_grad(ops, xr, mean.reshape(-1, 1), invstd.reshape(-1, 1),
+                              None if gmean is None else gmean.reshape(-1, 1),
+                              None if ginvstd is None else ginvstd.reshape(-1, 1), 1)
+        if extra is not None:
+            shape = (x.shape[1], x.shape[0]) + tuple(x.shape[2:])
+            gx = _add(ops, gx, extra.reshape(shape).transpose(0, 1))
+    return gx, gw, gb, None, None, None, None, None
+
+
+def _gn_setup(ctx, inputs, output):
+    x, num_groups, weight, bias, _ = inputs
+    _, mean, rstd = output
+    ctx.num_groups = num_groups
+    ctx.has_bias = bias is not None
+    ctx.save_for_backward(x, mean, rstd, weight, bias)
+    ctx.set_materialize_grads(False)  # (the statistics' gradients: None in first order)
+
+
+def _gn_backward(ctx, gy, gmean, grstd):
+    x, mean, rstd, weight, bias = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    mask = (need[0], need[2] and weight is not None, need[3] and ctx.has_bias)
+    create_graph, ops = _composing_ops()
+    gx = gw = gb = None
+    if gy is not None and not create_graph:  # first order: one aclnnGroupNormBackward
+        gx, gw, gb = group_norm_bwd(gy, x, mean, rstd, weight, ctx.num_groups, mask)
+    elif gy is not None:  # create_graph: differentiable again
+        gx, gw, gb = _gn_composed(ops, gy, x, mean, rstd, weight, bias, ctx.num_groups, mask)
+    if mask[0] and (gmean is not None or grstd is not None):
+        gx = _add(ops, gx, _gn_stats(ops, x, mean, rstd, gmean, grstd, ctx.num_groups))
+    return gx, None, gw, gb, None
+
+
+def _bn_function_outputs(*args):
+    """(y, running mean, running var, mean, invstd): the Function's outputs."""
+    y, mean, invstd, rm, rv = batch_norm_fwd(*args)
+    return y, rm, rv, mean, invstd
+
+
+_BN_DEF = _ops.OpDef("batch_norm", "", _bn_function_outputs, (0, 1, 2), None, _bn_setup, None)
+_BN_DEF.nondiff_outputs = (1, 2)  # the running statistics
+_GN_DEF = _ops.OpDef("group_norm", "", group_norm_fwd, (0, 2, 3), None, _gn_setup, None)
+_BatchNormFn = _BN_DEF.function = _ops.function_class(_BN_DEF, _bn_backward)
+_GroupNormFn = _GN_DEF.function = _ops.function_class(_GN_DEF, _gn_backward)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa: A002
@@ -418,7 +436,7 @@ def _register_custom_ops():
 
     def gn_fwd_fake(x, num_groups, weight, bias, eps):
         f = N._stat_dtype(x)
-        return (torch.empty_like(x, memory_format=torch.contiguous_format),
+        return (torch.empty_like(x, memory_format=K.memory_format(x)),
                 x.new_empty((x.shape[0], num_groups), dtype=f),
                 x.new_empty((x.shape[0], num_groups), dtype=f))
 

@@ -198,8 +198,14 @@ def _per_row(grad, reduction, denom):
     return g / denom if reduction == "mean" else g
 
 
+def _diff():
+    """The differentiable operators: through their Functions (under functorch's transforms, the
+    ones with vmap rules)."""
+    return _ops._TRANSFORMS if K.transforms_active() else _ops._DIFF
+
+
 def _ce_grad_composed(lp, target, weight, grad, reduction, ignore_index, e):
-    ops = _ops._DIFF
+    ops = _diff()
     c = lp.shape[1]
     dt = lp.dtype  # float32, or float64
     valid, w, wt, onehot = _class_terms(target, weight, ignore_index, c, dt)
@@ -216,66 +222,74 @@ def _nll_grad_composed(x, target, weight, total, grad, reduction, ignore_index):
     dt = _wide(x.dtype)
     _, _, wt, onehot = _class_terms(target.reshape(-1), weight, ignore_index, c, dt)
     g = _per_row(grad.to(dt), reduction, total.reshape(()).to(dt))
-    return _ops._DIFF.mul(onehot * (-wt).unsqueeze(1), g).to(x.dtype).reshape(x.shape)
+    return _diff().mul(onehot * (-wt).unsqueeze(1), g).to(x.dtype).reshape(x.shape)
 
 
-class _CrossEntropy(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, target, weight, reduction, ignore_index, label_smoothing):
-        loss, lp = ce_forward(x, target, weight, reduction, ignore_index, label_smoothing)
-        ctx.save_for_backward(lp, target, weight)
-        ctx.attrs = (reduction, ignore_index, label_smoothing)
-        ctx.x_dtype = x.dtype
-        # lp's gradient is None unless something used it (a second backward does): without
-        # this, autograd would hand backward a zero tensor of its size every step
-        ctx.set_materialize_grads(False)
-        return loss, lp
-
-    @staticmethod
-    def backward(ctx, grad, grad_lp):
-        lp, target, weight = ctx.saved_tensors
-        create_graph = torch.is_grad_enabled()
-        dx = None
-        if grad is not None:
-            if create_graph and lp.dim() == 2:  # differentiable again (through lp)
-                dx = _ce_grad_composed(lp, target, weight, grad, *ctx.attrs)
-            else:
-                dx = _CrossEntropy.first_order(ctx, grad)
-        if grad_lp is not None:  # lp = log_softmax(x)
-            ops = _ops._DIFF if create_graph else K
-            t = ops.log_softmax_backward(grad_lp.to(lp.dtype), lp, 1)
-            dx = t if dx is None else (ops.add(dx, t) if create_graph else dx.add_(t))
-        if dx is not None and dx.dtype != ctx.x_dtype:
-            dx = dx.to(ctx.x_dtype)
-        return dx, None, None, None, None, None
-
-    @staticmethod
-    @_ops.first_order("opgrad.torch.cross_entropy")
-    def first_order(ctx, grad):
-        lp, target, weight = ctx.saved_tensors
-        return ce_backward(grad.to(lp.dtype).contiguous(), lp, target, weight, *ctx.attrs)
+# The Functions (_ops.function_class: the setup_context form on PyTorch >= 2.0 and the generic
+# forward-mode and vmap rules). Under create_graph the gradients are composed from differentiable
+# operators; under functorch's transforms too.
+def _ce_setup(ctx, inputs, output):
+    x, target, weight = inputs[:3]
+    ctx.save_for_backward(output[1], target, weight)
+    ctx.attrs = tuple(inputs[3:6])  # reduction, ignore_index, label_smoothing
+    ctx.x_dtype = x.dtype
+    # lp's gradient is None unless something used it (a second backward does): without this,
+    # autograd would hand backward a zero tensor of its size every step
+    ctx.set_materialize_grads(False)
 
 
-class _NLL(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, target, weight, reduction, ignore_index):
-        out, total = nll_forward(x, target, weight, reduction, ignore_index)
-        ctx.save_for_backward(x, target, weight, total)
-        ctx.attrs = (reduction, ignore_index)
-        ctx.mark_non_differentiable(total)
-        ctx.set_materialize_grads(False)
-        return out, total
+def _composing():
+    return torch.is_grad_enabled() or K.transforms_active()
 
-    @staticmethod
-    def backward(ctx, grad, _grad_total):
-        if grad is None:
-            return None, None, None, None, None
-        x, target, weight, total = ctx.saved_tensors
-        if torch.is_grad_enabled():  # create_graph: linear in grad, differentiable again
-            dx = _nll_grad_composed(x, target, weight, total, grad, *ctx.attrs)
+
+@_ops.first_order("opgrad.torch.cross_entropy")
+def _ce_first_order(ctx, grad):
+    lp, target, weight = ctx.saved_tensors
+    return ce_backward(grad.to(lp.dtype).contiguous(), lp, target, weight, *ctx.attrs)
+
+
+def _ce_backward(ctx, grad, grad_lp):
+    lp, target, weight = ctx.saved_tensors
+    create_graph = _composing()
+    ops = _diff() if create_graph else K
+    dx = None
+    if grad is not None:
+        if create_graph and lp.dim() == 2:  # differentiable again (through lp)
+            dx = _ce_grad_composed(lp, target, weight, grad, *ctx.attrs)
         else:
-            dx = nll_backward(grad, x, target, weight, total, *ctx.attrs)
-        return dx, None, None, None, None
+            dx = _ce_first_order(ctx, grad)
+    if grad_lp is not None:  # lp = log_softmax(x)
+        t = ops.log_softmax_backward(grad_lp.to(lp.dtype), lp, 1)
+        dx = t if dx is None else (ops.add(dx, t) if create_graph else dx.add_(t))
+    if dx is not None and dx.dtype != ctx.x_dtype:
+        dx = dx.to(ctx.x_dtype)
+    return dx, None, None, None, None, None
+
+
+def _nll_setup(ctx, inputs, output):
+    x, target, weight = inputs[:3]
+    ctx.save_for_backward(x, target, weight, output[1])
+    ctx.attrs = tuple(inputs[3:5])  # reduction, ignore_index
+    ctx.mark_non_differentiable(output[1])
+    ctx.set_materialize_grads(False)
+
+
+def _nll_backward(ctx, grad, _grad_total):
+    if grad is None:
+        return None, None, None, None, None
+    x, target, weight, total = ctx.saved_tensors
+    if _composing():  # create_graph: linear in grad, differentiable again
+        dx = _nll_grad_composed(x, target, weight, total, grad, *ctx.attrs)
+    else:
+        dx = nll_backward(grad, x, target, weight, total, *ctx.attrs)
+    return dx, None, None, None, None
+
+
+_CE_DEF = _ops.OpDef("cross_entropy_loss", "", ce_forward, (0, 1, 2), None, _ce_setup, None)
+_NLL_DEF = _ops.OpDef("nll_loss", "", nll_forward, (0, 1, 2), None, _nll_setup, None)
+_NLL_DEF.nondiff_outputs = (1,)  # the total weight
+_CrossEntropy = _CE_DEF.function = _ops.function_class(_CE_DEF, _ce_backward)
+_NLL = _NLL_DEF.function = _ops.function_class(_NLL_DEF, _nll_backward)
 
 
 def _class_last(input, target):

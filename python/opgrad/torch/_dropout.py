@@ -76,7 +76,7 @@ def _function(d):
     backward), unless d.twice: then, under create_graph, the formula runs on differentiable
     operators (_DIFF) and is differentiated again. On PyTorch >= 2.0 it has the setup_context
     form, which functorch's transforms (torch.func.grad, vjp, ...) require."""
-    kernel, setup, backward = d.kernel, d.setup, d.backward
+    backward = d.backward
     first = _ops.first_order("opgrad." + d.name)(lambda ctx, *grads: backward(K, ctx, *grads))
 
     def bwd(ctx, *grads):
@@ -86,28 +86,7 @@ def _function(d):
             return backward(_ops._DIFF, ctx, *grads)
         return first(ctx, *grads)
 
-    def setup_context(ctx, inputs, output):
-        setup(ctx, inputs, output)
-        if K.forward_ad():  # what the jvp reads
-            ctx.primal = (inputs, output)
-
-    def forward1(ctx, *args):  # (1.13)
-        out = kernel(*args)
-        setup_context(ctx, args, out)
-        ints = [o for o in (out if isinstance(out, tuple) else (out,)) if not o.is_floating_point()]
-        if ints:  # (pooling's indices, dropout's mask: no tangent, no gradient)
-            ctx.mark_non_differentiable(*ints)
-        return out
-
-    methods = {"forward": staticmethod(forward1), "backward": staticmethod(bwd),
-               "jvp": staticmethod(_ops.generic_jvp(d))}
-    if _ops._NEW_STYLE_FUNCTION:
-        # (*args: PyTorch binds the forward's defaults as inputs, and a kernel may have its own,
-        # e.g. out=None)
-        methods["forward"] = staticmethod(lambda *args: kernel(*args))
-        methods["setup_context"] = staticmethod(setup_context)
-        methods["vmap"] = staticmethod(_ops.generic_vmap(d))
-    return type("OpgradFunction_" + d.name, (torch.autograd.Function,), methods)
+    return _ops.function_class(d, bwd)
 
 
 # ---- kernels ------------------------------------------------------------------------------------

@@ -242,9 +242,9 @@ def _plan(tl, key, fn, phase1, ins, in_dts, outs, out_dts, scalars=(), meta=None
         st = phase1(hin, hout, owned, tl.wsize_addr, tl.executor_addr)
         if st:
             msg = L.error_message()
-            if f64 and "has dtype float64" in msg:  # an operator without float64 kernels
-                raise TypeError("opgrad.torch: %s (the operators with float64 kernels: "
-                                "docs/torch.md, float64)" % msg)
+            if f64 and "has dtype float64" in msg:  # no float64 kernels, or a dtype mix
+                raise TypeError("opgrad.torch: %s (which operators take float64, and with which "
+                                "dtypes: docs/torch.md, float64)" % msg)
             raise OpgradError(st, msg, fn + "GetWorkspaceSize")
         tensors = tuple(ins) + tuple(outs)
         small = max(t.numel() for t in tensors) <= _SMALL

@@ -40,6 +40,7 @@ class OpDef:
         self.nout = nout
         self.jvp = None                    # forward-mode rule jvp(ops, args, out, tangents)
         self.batching = None               # vmap rule: "ew", ("dim", i) or "reduce" (below)
+        self.nondiff_outputs = ()          # float outputs marked non-differentiable (no tangent)
         self.function = None               # torch.autograd.Function (both paths: fast path)
         self.op = None                     # torch.ops.opgrad.<name>
 
@@ -936,7 +937,8 @@ def jvp_by_double_vjp(d, args, out, tangents):
     """The output's tangent(s) of operator d at (args, out), from the inputs' tangents."""
     outs = out if isinstance(out, tuple) else (out,)
     keep = [k for k, o in enumerate(outs) if _floating(o)]  # (integer outputs: no tangent)
-    if len(keep) < len(outs) and not _NEW_STYLE_FUNCTION:
+    if not _NEW_STYLE_FUNCTION and any(isinstance(o, torch.Tensor) and not _floating(o)
+                                       for o in outs):
         raise NotImplementedError(
             "opgrad.torch.%s: forward-mode AD through an operator with an integer output "
             "needs PyTorch >= 2.0 (1.13 gives that output a tangent)" % d.name)
@@ -960,17 +962,23 @@ def jvp_by_double_vjp(d, args, out, tangents):
         if K.transforms_active():  # torch.func.jvp / jacfwd / hessian: torch.func's vjps
             _, vjp_fn = torch.func.vjp(f, *(prim[i] for i in idx))
             _, vjp2 = torch.func.vjp(lambda *u: vjp_fn(tuple(u)), *us)
-            jt = vjp2(ts)
+            jt = vjp2(ts)  # (zeros where an output does not depend on the inputs)
         else:
             with torch.enable_grad():
                 xs = [prim[i].detach().requires_grad_() for i in idx]
                 us = [u.requires_grad_() for u in us]
-                g = torch.autograd.grad(f(*xs), xs, us, create_graph=True, allow_unused=True)
+                # (an output marked non-differentiable, NLLLoss's total weight, has no graph)
+                live = [(y, u) for y, u in zip(f(*xs), us) if y.requires_grad]
+                g = torch.autograd.grad([y for y, _ in live], xs, [u for _, u in live],
+                                        create_graph=True, allow_unused=True) \
+                    if live else [None] * len(xs)
                 live = [(gi, t) for gi, t in zip(g, ts) if gi is not None and gi.requires_grad]
                 jt = torch.autograd.grad([gi for gi, _ in live], us, [t for _, t in live],
                                          allow_unused=True) if live else [None] * len(us)
             jt = [None if j is None else j.detach() for j in jt]
         for k, j in zip(keep, jt):
+            if k in d.nondiff_outputs and _NEW_STYLE_FUNCTION:
+                continue  # (PyTorch >= 2.0 wants None there; 1.13 a tensor)
             result[k] = torch.zeros_like(outs[k]) if j is None else j
     return tuple(result) if isinstance(out, tuple) else result[0]
 
@@ -1000,11 +1008,44 @@ def generic_vmap(d):
             a = [x.select(dim, b) if isinstance(x, torch.Tensor) and dim is not None else x
                  for x, dim in zip(args, in_dims)]
             rows.append(d.function.apply(*a))
-        if isinstance(rows[0], tuple):
-            return tuple(torch.stack(col) for col in zip(*rows)), (0,) * len(rows[0])
+        if isinstance(rows[0], tuple):  # (an output may be None: batch_norm's running stats)
+            cols = [None if col[0] is None else torch.stack(col) for col in zip(*rows)]
+            return tuple(cols), tuple(None if c is None else 0 for c in cols)
         return torch.stack(rows), 0
 
     return vmap
+
+
+def function_class(d, backward):
+    """The torch.autograd.Function of a late operator d: forward = d.kernel, setup_context =
+    d.setup, the given backward(ctx, *grads), and the generic jvp (and, on PyTorch >= 2.0, vmap)
+    rules; the setup_context form on PyTorch >= 2.0 (functorch's transforms require it),
+    forward(ctx, ...) on 1.13."""
+    kernel, setup = d.kernel, d.setup
+
+    def setup_context(ctx, inputs, output):
+        setup(ctx, inputs, output)
+        if K.forward_ad():  # what the jvp reads
+            ctx.primal = (inputs, output)
+
+    def forward1(ctx, *args):  # (1.13)
+        out = kernel(*args)
+        setup_context(ctx, args, out)
+        ints = [o for o in (out if isinstance(out, tuple) else (out,))
+                if isinstance(o, torch.Tensor) and not o.is_floating_point()]
+        if ints:  # (pooling's indices, dropout's mask: no tangent, no gradient)
+            ctx.mark_non_differentiable(*ints)
+        return out
+
+    methods = {"forward": staticmethod(forward1), "backward": staticmethod(backward),
+               "jvp": staticmethod(generic_jvp(d))}
+    if _NEW_STYLE_FUNCTION:
+        # (*args: PyTorch binds the forward's defaults as inputs, and a kernel may have its own,
+        # e.g. out=None)
+        methods["forward"] = staticmethod(lambda *args: kernel(*args))
+        methods["setup_context"] = staticmethod(setup_context)
+        methods["vmap"] = staticmethod(generic_vmap(d))
+    return type("OpgradFunction_" + d.name, (torch.autograd.Function,), methods)
 
 
 # the backward operators with a derivative of their own (second order)
