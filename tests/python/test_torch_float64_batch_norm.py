@@ -18,9 +18,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-from torch.autograd import gradcheck, gradgradcheck  # noqa: E402
 
 import opgrad.torch as ot  # noqa: E402
+from float64_checks import check_against_pytorch, check_gradcheck  # noqa: E402
 
 torch.manual_seed(65)
 
@@ -75,39 +75,14 @@ CASES = {
 
 class Float64BatchNorm(unittest.TestCase):
     def test_gradcheck_and_gradgradcheck(self):
-        for name, (f, _, make) in CASES.items():
-            with self.subTest(op=name):
-                inputs = make()
-                self.assertTrue(gradcheck(f, inputs))
-                self.assertTrue(gradgradcheck(f, inputs))
+        check_gradcheck(self, {name: (f, make) for name, (f, _, make) in CASES.items()})
 
     def test_values_and_gradients_match_pytorch(self):
-        # float64 throughout: within a few units of 2^-53 of PyTorch's float64 (a float32
-        # statistic or coefficient would be ~1e-8 off)
+        # float64 throughout (a float32 statistic or coefficient would be ~1e-8 off); the second
+        # order is composed
         for name, (f, ref, make) in CASES.items():
             with self.subTest(op=name):
-                inputs = make()
-                y, y_ref = f(*inputs), ref(*inputs)
-                self.assertEqual(y.dtype, torch.float64)
-                w = torch.randn_like(y_ref)
-                g = torch.autograd.grad((y * w).sum(), inputs, create_graph=True)
-                g_ref = torch.autograd.grad((y_ref * w).sum(), inputs, create_graph=True)
-                self.assertLess((y - y_ref).abs().max().item(), 1e-14 * (y_ref.abs().max() + 1))
-                for a, b in zip(g, g_ref):
-                    self.assertEqual(a.dtype, torch.float64)
-                    self.assertLess((a - b).abs().max().item(), 1e-13 * (b.abs().max() + 1))
-                # the second order (composed): a Hessian-vector product (zero where the gradient
-                # does not depend on the inputs: eval without a weight, whose graph then ends)
-                v = [torch.randn_like(t) for t in inputs]
-                s, s_ref = (sum((a * u).sum() for a, u in zip(gr, v)) for gr in (g, g_ref))
-                h = torch.autograd.grad(s, inputs, allow_unused=True) if s.requires_grad else \
-                    (None,) * len(inputs)
-                h_ref = torch.autograd.grad(s_ref, inputs, allow_unused=True) \
-                    if s_ref.requires_grad else (None,) * len(inputs)
-                for a, b in zip(h, h_ref):
-                    a = torch.zeros(()) if a is None else a
-                    b = torch.zeros(()) if b is None else b
-                    self.assertLess((a - b).abs().max().item(), 1e-12 * (b.abs().max() + 1))
+                check_against_pytorch(self, f, ref, make(), (1e-14, 1e-13, 1e-12))
 
     def test_first_order_backward_matches_pytorch(self):
         # without create_graph: aclnnBatchNormBackward / aclnnGroupNormBackward in float64

@@ -19,10 +19,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-from torch.autograd import gradcheck, gradgradcheck  # noqa: E402
 
 import opgrad  # noqa: E402
 import opgrad.torch as ot  # noqa: E402
+from float64_checks import check_against_pytorch, check_gradcheck  # noqa: E402
 
 torch.manual_seed(64)
 # (PyTorch's own conv1d with padding='same' and an even kernel warns that it copies the input)
@@ -79,40 +79,14 @@ def bind(f, kw):
 
 class Float64Conv(unittest.TestCase):
     def test_gradcheck_and_gradgradcheck(self):
-        for name, (f, _, kw, shapes) in CASES.items():
-            with self.subTest(op=name):
-                inputs = make(shapes)
-                self.assertTrue(gradcheck(bind(f, kw), inputs))
-                self.assertTrue(gradgradcheck(bind(f, kw), inputs))
+        check_gradcheck(self, {name: (bind(f, kw), lambda s=shapes: make(s))
+                               for name, (f, _, kw, shapes) in CASES.items()})
 
     def test_values_and_gradients_match_pytorch(self):
-        # float64 kernels: within a few units of 2^-53 of PyTorch's float64 (both sum the same
-        # products in their own orders); a float32 computation would be ~1e-7 off
+        # both sum the same products in their own orders
         for name, (f, ref, kw, shapes) in CASES.items():
             with self.subTest(op=name):
-                inputs = make(shapes)
-                y, y_ref = f(*inputs, **kw), ref(*inputs, **kw)
-                self.assertEqual(y.dtype, torch.float64)
-                self.assertEqual(y.shape, y_ref.shape)
-                w = torch.randn_like(y_ref)
-                g = torch.autograd.grad((y * w).sum(), inputs, create_graph=True)
-                g_ref = torch.autograd.grad((y_ref * w).sum(), inputs, create_graph=True)
-                scale = y_ref.abs().max().item() + 1
-                self.assertLess((y - y_ref).abs().max().item(), 1e-14 * scale)
-                for a, b in zip(g, g_ref):
-                    self.assertEqual(a.dtype, torch.float64)
-                    self.assertLess((a - b).abs().max().item(), 1e-13 * (b.abs().max().item() + 1))
-                # second order: d/d(inputs) of <g, v> (the double backward's kernels)
-                v = [torch.randn_like(t) for t in g_ref]
-                # (the bias is in no gradient: None, read as zeros)
-                h = torch.autograd.grad(sum((a * c).sum() for a, c in zip(g, v)), inputs,
-                                        allow_unused=True)
-                h_ref = torch.autograd.grad(sum((a * c).sum() for a, c in zip(g_ref, v)), inputs,
-                                            allow_unused=True)
-                for a, b, t in zip(h, h_ref, inputs):
-                    a = torch.zeros_like(t) if a is None else a
-                    b = torch.zeros_like(t) if b is None else b
-                    self.assertLess((a - b).abs().max().item(), 1e-13 * (b.abs().max().item() + 1))
+                check_against_pytorch(self, bind(f, kw), bind(ref, kw), make(shapes))
 
     def test_float32_and_float64_promote_to_float64(self):
         # (PyTorch's conv refuses mixed dtypes; aclnnConvolution promotes as its other operators
