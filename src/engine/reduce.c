@@ -732,13 +732,23 @@ static double sum64_one(const og_reduce_plan *p, const char *const *in, double *
     for (int k = 0; k < p->nin; k++) es[k] = (int64_t)aclDataTypeSize(p->in_dtype[k]);
     for (int64_t r = 0; r < p->K;) {
         int64_t n = p->K - r < OG_RED_CHUNK ? p->K - r : OG_RED_CHUNK;
-        for (int64_t i = 0; i < n; i++) { // gather the chunk, row-major over the reduced dims
+        // gather the chunk, row-major over the reduced dims: runs along the innermost one
+        const int last = p->nred - 1;
+        for (int64_t i = 0; i < n;) {
+            int64_t run = last < 0 ? n - i : p->red[last] - idx[last];
+            if (run > n - i) run = n - i;
             for (int k = 0; k < p->nin; k++)
-                og_load_run64(in[k] + off[k] * es[k], p->in_dtype[k], 1, buf + k * OG_RED_CHUNK + i,
-                              1);
-            for (int d = p->nred - 1; d >= 0; d--) {
-                for (int k = 0; k < p->nin; k++) off[k] += p->red_in[k][d];
-                if (++idx[d] < p->red[d]) break;
+                og_load_run64(in[k] + off[k] * es[k], p->in_dtype[k],
+                              last < 0 ? 1 : p->red_in[k][last], buf + k * OG_RED_CHUNK + i, run);
+            i += run;
+            if (last < 0) continue;
+            for (int k = 0; k < p->nin; k++) off[k] += run * p->red_in[k][last];
+            if ((idx[last] += run) < p->red[last]) continue;
+            for (int d = last; d >= 0; d--) { // the odometer's carry
+                if (d < last) {
+                    for (int k = 0; k < p->nin; k++) off[k] += p->red_in[k][d];
+                    if (++idx[d] < p->red[d]) break;
+                }
                 for (int k = 0; k < p->nin; k++) off[k] -= idx[d] * p->red_in[k][d];
                 idx[d] = 0;
             }
