@@ -2,6 +2,7 @@
  * micro-kernel, the epilogue (CopyOut). See gemm.h. */
 #include "engine/gemm.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -134,24 +135,43 @@ static void coalesce_batch(og_gemm_plan *p) {
     for (int d = 0; d < nb; d++) p->nbatches *= p->batch[d];
 }
 
-// float64 (see gemm.h): units of rows64 C rows over all batches, at most 4096 units; per thread an
-// A row (K), a B row, the running sum, the slice's partial sums and a D row (N each), in double.
+// float64 (see gemm.h): units of rows64 C rows over all batches (at most 4096 units where memory
+// allows, at least two per thread where there are rows enough); per thread the unit's A rows (K
+// each), running sums and slice sums (N each), a panel of B rows shared by the unit's rows of one
+// batch (kp rows: a generated or converted B row is made once per unit, not once per C row) and a
+// D row, in double.
+#define OG_GEMM_F64_GROUP 16        // C rows per unit at most (unless 4096 units need more)
+#define OG_GEMM_F64_ROWS (16 << 20) // bytes of a unit's rows per thread, unless one row is more
+#define OG_GEMM_F64_PANEL (4 << 20) // bytes of B panel per thread at most
 static bool plan_f64(og_gemm_plan *p, int max_threads) {
-    int64_t rows, units, k1 = p->op.K > 0 ? p->op.K : 1, row_bytes;
-    if (!mul_ok(p->nbatches, p->op.M, &rows) || !mul_ok(4 * p->op.N + k1, 8, &row_bytes))
-        return false;
+    int64_t rows, units, k1 = p->op.K > 0 ? p->op.K : 1, N = p->op.N, per_row, panel, bytes;
+    if (!mul_ok(p->nbatches, p->op.M, &rows)) return false;
     og_gemm_blocking want = blocking_override;
     p->kc = want.kc > 0 ? want.kc : OG_GEMM_KC;
-    p->rows64 = (rows + 4095) / 4096;
-    units = (rows + p->rows64 - 1) / p->rows64;
-    double flops = 2.0 * (double)rows * (double)p->op.N * (double)k1;
-    double thread_flops = want.thread_flops > 0 ? want.thread_flops : 2.5e5;
     int threads = max_threads < 1 ? 1 : max_threads;
+    int64_t nb = N > 0 ? N : 1, group = (rows + 2 * threads - 1) / (2 * threads);
+    if (group > OG_GEMM_F64_GROUP) group = OG_GEMM_F64_GROUP;
+    if (group < (rows + 4095) / 4096) group = (rows + 4095) / 4096;
+    // but a unit's rows (an A row, two sums) within OG_GEMM_F64_ROWS bytes where K or N is long
+    int64_t row_bytes = 8 * (k1 + 2 * nb), fit = OG_GEMM_F64_ROWS / (row_bytes > 0 ? row_bytes : 1);
+    if (group > fit) group = fit;
+    p->rows64 = group > 0 ? group : 1;
+    units = (rows + p->rows64 - 1) / p->rows64;
+    if (units > INT_MAX) return false;
+    p->kp = OG_GEMM_F64_PANEL / 8 / nb;
+    if (p->kp > p->kc) p->kp = p->kc;
+    if (p->kp < 1) p->kp = 1;
+    // per C row: its A row, running sums and slice sums; then the panel and a D row
+    if (!mul_ok(2 * nb + k1, p->rows64, &per_row) || !mul_ok(p->kp + 1, nb, &panel) ||
+        !mul_ok(per_row + panel, 8, &bytes))
+        return false;
+    double flops = 2.0 * (double)rows * (double)N * (double)k1;
+    double thread_flops = want.thread_flops > 0 ? want.thread_flops : 2.5e5;
     if (flops < (double)threads * thread_flops)
         threads = flops / thread_flops > 1 ? (int)(flops / thread_flops) : 1;
     p->slots = units < threads ? (int)units : threads;
     p->mblocks = units;
-    p->slot_bytes = round_up(row_bytes, 64);
+    p->slot_bytes = round_up(bytes, 64);
     return true;
 }
 
@@ -599,44 +619,70 @@ static void compute_unit(void *ctx, int unit, int slot) {
         epilogue_row(x, bi, m0 + i, x->n0 + j0, ncur, ctile + i * ldc, rows);
 }
 
-// float64: rows [unit * rows64, +rows64) of C over all batches (see gemm.h).
+// float64: rows [unit * rows64, +rows64) of C over all batches (see gemm.h), in groups of the
+// same batch. Each row's sums are the same operations in the same order as row by row (slices of
+// KC, an fma chain each, the slices added in order); the group only shares each B row: made once
+// (generated or converted into the panel, kp rows at a time) for all of the group's rows.
 static void compute_rows_f64(void *ctx, int unit, int slot) {
     const run_ctx *x = ctx;
     const og_gemm_plan *p = x->p;
     const og_gemm_op *op = &p->op;
-    const int64_t M = op->M, N = op->N, K = op->K, total = p->nbatches * M;
+    const int64_t M = op->M, N = op->N, K = op->K, total = p->nbatches * M, G = p->rows64;
+    const int64_t ka = K > 0 ? K : 1, nb = N > 0 ? N : 1;
     double *a = (double *)(x->scratch + (int64_t)slot * p->slot_bytes);
-    double *brow = a + (K > 0 ? K : 1), *acc = brow + N, *part = acc + N, *d = part + N;
+    double *acc = a + G * ka, *part = acc + G * nb, *panel = part + G * nb, *d = panel + p->kp * nb;
     const og_gemm_mat *ma = &op->a, *mb = &op->b, *mc = &op->c, *md = &op->d;
     bool b_direct = mb->dtype == ACL_DOUBLE && mb->cs == 1 && !mb->gen64;
-    for (int64_t r = (int64_t)unit * p->rows64; r < total && r < (unit + 1) * p->rows64; r++) {
-        int64_t bi = r / M, i = r % M;
-        if (K > 0 && ma->gen64)
-            ma->gen64(op->gen_params, x->base[MA] + batch_offset(p, MA, bi), i, 0, K, a);
-        else if (K > 0)
-            og_load_run64(elem(x, MA, bi, i, 0), ma->dtype, ma->cs, a, K);
-        for (int64_t j = 0; j < N; j++) acc[j] = 0.0;
+    int64_t r1 = (unit + 1) * G < total ? (unit + 1) * G : total;
+    for (int64_t g0 = (int64_t)unit * G, g1; g0 < r1; g0 = g1) {
+        int64_t bi = g0 / M, n;
+        g1 = (bi + 1) * M < r1 ? (bi + 1) * M : r1; // the group: rows of batch bi
+        n = g1 - g0;
+        const char *bbase = x->base[MB] + batch_offset(p, MB, bi);
+        for (int64_t t = 0; t < n && K > 0; t++) {
+            int64_t i = (g0 + t) % M;
+            if (ma->gen64)
+                ma->gen64(op->gen_params, x->base[MA] + batch_offset(p, MA, bi), i, 0, K,
+                          a + t * ka);
+            else
+                og_load_run64(elem(x, MA, bi, i, 0), ma->dtype, ma->cs, a + t * ka, K);
+        }
+        for (int64_t j = 0; j < n * N; j++) acc[j] = 0.0;
         for (int64_t k0 = 0; k0 < K; k0 += p->kc) {
             int64_t k1 = K - k0 < p->kc ? K : k0 + p->kc;
-            for (int64_t j = 0; j < N; j++) part[j] = 0.0;
-            for (int64_t k = k0; k < k1; k++) {
-                const double *b = (const double *)elem(x, MB, bi, k, 0);
-                if (mb->gen64)
-                    mb->gen64(op->gen_params, x->base[MB] + batch_offset(p, MB, bi), k, 0, N, brow),
-                        b = brow;
-                else if (!b_direct)
-                    og_load_run64((const char *)b, mb->dtype, mb->cs, brow, N), b = brow;
-                p->axpy64(N, a[k], b, part);
+            for (int64_t j = 0; j < n * N; j++) part[j] = 0.0;
+            for (int64_t s0 = k0, s1; s0 < k1; s0 = s1) {
+                s1 = k1 - s0 < p->kp ? k1 : s0 + p->kp;
+                for (int64_t k = s0; k < s1 && !b_direct; k++) {
+                    if (mb->gen64)
+                        mb->gen64(op->gen_params, bbase, k, 0, N, panel + (k - s0) * nb);
+                    else
+                        og_load_run64(elem(x, MB, bi, k, 0), mb->dtype, mb->cs,
+                                      panel + (k - s0) * nb, N);
+                }
+                for (int64_t t = 0; t < n; t++)
+                    for (int64_t k = s0; k < s1; k++) {
+                        const double *b = b_direct ? (const double *)elem(x, MB, bi, k, 0)
+                                                   : panel + (k - s0) * nb;
+                        p->axpy64(N, a[t * ka + k], b, part + t * nb);
+                    }
             }
-            for (int64_t j = 0; j < N; j++) acc[j] = k0 == 0 ? part[j] : acc[j] + part[j];
+            for (int64_t t = 0; t < n; t++)
+                for (int64_t j = 0; j < N; j++)
+                    acc[t * nb + j] =
+                        k0 == 0 ? part[t * nb + j] : acc[t * nb + j] + part[t * nb + j];
         }
-        if (op->alpha != 1.0)
-            for (int64_t j = 0; j < N; j++) acc[j] *= op->alpha;
-        if (md->present) {
-            og_load_run64(elem(x, MD, bi, i, 0), md->dtype, md->cs, d, N);
-            for (int64_t j = 0; j < N; j++) acc[j] += op->beta == 1.0 ? d[j] : op->beta * d[j];
+        for (int64_t t = 0; t < n; t++) {
+            int64_t i = (g0 + t) % M;
+            double *c = acc + t * nb;
+            if (op->alpha != 1.0)
+                for (int64_t j = 0; j < N; j++) c[j] *= op->alpha;
+            if (md->present) {
+                og_load_run64(elem(x, MD, bi, i, 0), md->dtype, md->cs, d, N);
+                for (int64_t j = 0; j < N; j++) c[j] += op->beta == 1.0 ? d[j] : op->beta * d[j];
+            }
+            og_store_run64((char *)elem(x, MC_, bi, i, 0), mc->dtype, mc->cs, c, N);
         }
-        og_store_run64((char *)elem(x, MC_, bi, i, 0), mc->dtype, mc->cs, acc, N);
     }
 }
 

@@ -24,12 +24,12 @@
  * error at (KC + K/KC) * 2^-24 * sum |a_k b_k| instead of K * 2^-24 * ..., as blocked BLAS sums
  * are. Units partition C, so threads never combine partial sums.
  *
- * float64 (og_gemm_op.f64: the operator's promoted dtype is float64) runs a plain loop instead, one
- * unit of C rows per thread: each row's K sum in the same order (slices of KC, an fma chain from 0
+ * float64 (og_gemm_op.f64: the operator's promoted dtype is float64) runs a plain loop instead, in
+ * units of up to 16 C rows: each row's K sum in the same order (slices of KC, an fma chain from 0
  * in each, the slices added in order), in double; operands of any float dtype are read converted
- * (exactly), generated ones by their gen64, and C is rounded once to its dtype. Only the NONE
- * epilogue (alpha, beta * D). It is the precision of gradient checks, not a fast path (a few
- * GFLOP/s).
+ * (exactly), generated ones by their gen64, each B row once for a unit's rows of one batch (a
+ * panel), and C is rounded once to its dtype. Only the NONE epilogue (alpha, beta * D). It is the
+ * precision of gradient checks, not a fast path (5-20 GFLOP/s).
  *
  * Operands are described as matrices: a batch offset per batch dim (0 where it broadcasts), a row
  * stride and a column stride, in elements. A transposed view is a matrix with swapped strides and
@@ -154,6 +154,7 @@ typedef struct og_gemm_plan {
     og_gemm_kernel kernel;
     og_ew_compute_fn act;
     int64_t rows64; // float64: C rows (over all batches) per unit
+    int64_t kp;     // float64: B rows per panel (made once for a unit's rows of one batch)
     og_gemm_axpy64_fn axpy64;
 } og_gemm_plan;
 
