@@ -68,14 +68,6 @@ def transforms_active():
     return _functorch_active is not None and _functorch_active()
 
 
-def refuse_forward_ad(op):
-    """For an operator reached through a PyTorch >= 2.4 custom op, which has no forward-mode
-    rule: PyTorch would return no tangent (a silent zero); raise instead."""
-    if _fwad._current_level >= 0:
-        raise NotImplementedError("opgrad.torch.%s: forward-mode AD (jvp) is not implemented for "
-                                  "this operator (see docs/torch.md)" % op)
-
-
 def use_dispatcher():
     """True when an operator must be called as torch.ops.opgrad.<name> rather than through the
     eager fast path (its autograd.Function or the kernel directly): under torch.jit.trace, which
