@@ -776,8 +776,9 @@ static void sum64_run(void *arg, int core, int slot) {
     int64_t start, count;
     split_range(p->M, p->core_num, core, &start, &count);
     double *buf = (double *)(c->workspace + (int64_t)slot * p->core_bytes);
-    const char *base[OG_RED_MAX_IN], *in[OG_RED_MAX_IN];
-    for (int k = 0; k < p->nin; k++) base[k] = og_executor_addr(c->e, p->in_slot[k]);
+    const char *base[OG_RED_MAX_IN] = {NULL}, *in[OG_RED_MAX_IN] = {NULL};
+    // (over nothing, K = 0, the inputs are empty: their addresses may be NULL and are not read)
+    for (int k = 0; k < p->nin && p->K > 0; k++) base[k] = og_executor_addr(c->e, p->in_slot[k]);
     char *out = og_executor_addr(c->e, p->out_slot);
     int64_t es = (int64_t)aclDataTypeSize(p->out_dtype);
     for (int64_t o = start; o < start + count; o++) {
@@ -788,7 +789,7 @@ static void sum64_run(void *arg, int core, int slot) {
             for (int k = 0; k < p->nin; k++) in_off[k] += i * p->kept_in[k][d];
             out_off += i * p->kept_out[d];
         }
-        for (int k = 0; k < p->nin; k++)
+        for (int k = 0; k < p->nin && p->K > 0; k++)
             in[k] = base[k] + in_off[k] * (int64_t)aclDataTypeSize(p->in_dtype[k]);
         double v = sum64_one(p, in, buf);
         if (p->kind == OG_RED_MEAN) v /= (double)p->K; // (0 / 0: NaN over nothing, as in float)

@@ -227,6 +227,25 @@ static void test_matmul_and_addmm(void) {
     drop(&a), drop(&b), drop(&c), drop(&acc), drop(&m2);
 }
 
+// A float64 sum over an empty dim of a tensor without data (NULL: nothing to read) writes +0
+// and never forms an address from the NULL base (UBSan: CI's fuzzer found the float64 path did).
+static void test_reduce_sum_over_nothing(void) {
+    int64_t dims[2] = {0, 3}, strides[2] = {3, 1}, storage = 0, out_dims[1] = {3}, d0[1] = {0};
+    aclTensor *x =
+        aclCreateTensor(dims, 2, ACL_DOUBLE, strides, 0, ACL_FORMAT_ND, &storage, 1, NULL);
+    buf y = make(out_dims, 1, ACL_DOUBLE, NULL, 3);
+    for (int j = 0; j < 3; j++) d(&y)[j] = 7.0;
+    aclIntArray *dim0 = aclCreateIntArray(d0, 1);
+    aclnnStatus st;
+    OP_RUN(st, aclnnReduceSumGetWorkspaceSize(x, dim0, false, ACL_DOUBLE, y.t, &ws_, &ex_),
+           aclnnReduceSum);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    for (int j = 0; j < 3; j++) CHECK(d(&y)[j] == 0.0 && !signbit(d(&y)[j]));
+    aclDestroyIntArray(dim0);
+    aclDestroyTensor(x);
+    drop(&y);
+}
+
 // In-place on a float64 tensor; an operator without float64 kernels refuses it by name.
 static void test_inplace_and_refusal(void) {
     int64_t d4[1] = {4};
@@ -317,6 +336,7 @@ int main(void) {
     RUN(test_single_rounding_into_fp16);
     RUN(test_mish_values);
     RUN(test_reduce_sum);
+    RUN(test_reduce_sum_over_nothing);
     RUN(test_matmul_and_addmm);
     RUN(test_inplace_and_refusal);
     RUN(test_dropout);
