@@ -26,26 +26,7 @@
 #include "test.h"
 #include "testutil.h"
 
-typedef struct buf {
-    aclTensor *t;
-    void *data;
-} buf;
-
-static buf make(const int64_t *dims, int nd, aclDataType dt, const int64_t *strides,
-                int64_t storage) {
-    buf b = {0};
-    size_t bytes = (size_t)storage * aclDataTypeSize(dt);
-    b.data = test_dev_alloc(bytes);
-    int64_t st[8], s = 1;
-    for (int d = nd - 1; d >= 0; d--) st[d] = strides ? strides[d] : s, s *= dims[d];
-    b.t = aclCreateTensor(dims, (uint64_t)nd, dt, st, 0, ACL_FORMAT_ND, &storage, 1, b.data);
-    return b;
-}
-
-static void drop(buf *b) {
-    aclDestroyTensor(b->t);
-    aclrtFree(b->data);
-}
+typedef test_buf buf;
 
 static double *d(const buf *b) { return (double *)b->data; }
 
@@ -53,8 +34,8 @@ static double *d(const buf *b) { return (double *)b->data; }
 // fma in double with alpha at full precision (not 0.1 rounded to float).
 static void test_add_promotes_and_broadcasts(void) {
     int64_t d23[2] = {2, 3}, d3[1] = {3};
-    buf x = make(d23, 2, ACL_DOUBLE, NULL, 6), o = make(d3, 1, ACL_FLOAT, NULL, 3),
-        y = make(d23, 2, ACL_DOUBLE, NULL, 6);
+    buf x = test_buf_new(d23, 2, ACL_DOUBLE, NULL, 6), o = test_buf_new(d3, 1, ACL_FLOAT, NULL, 3),
+        y = test_buf_new(d23, 2, ACL_DOUBLE, NULL, 6);
     for (int i = 0; i < 6; i++) d(&x)[i] = 1.0 / (i + 3);
     for (int i = 0; i < 3; i++) ((float *)o.data)[i] = 0.3f * (float)(i + 1);
     double a = 0.1;
@@ -67,14 +48,14 @@ static void test_add_promotes_and_broadcasts(void) {
         CHECKF(d(&y)[i] == want, "element %d: %.17g, want %.17g", i, d(&y)[i], want);
     }
     aclDestroyScalar(alpha);
-    drop(&x), drop(&o), drop(&y);
+    test_buf_free(&x), test_buf_free(&o), test_buf_free(&y);
 }
 
 // Mul of a transposed float64 view by a broadcast row; Muls by 0.1 in double.
 static void test_mul_strided(void) {
     int64_t d34[2] = {3, 4}, tr[2] = {1, 3}, d4[1] = {4};
-    buf x = make(d34, 2, ACL_DOUBLE, tr, 12), r = make(d4, 1, ACL_DOUBLE, NULL, 4),
-        y = make(d34, 2, ACL_DOUBLE, NULL, 12);
+    buf x = test_buf_new(d34, 2, ACL_DOUBLE, tr, 12), r = test_buf_new(d4, 1, ACL_DOUBLE, NULL, 4),
+        y = test_buf_new(d34, 2, ACL_DOUBLE, NULL, 12);
     for (int i = 0; i < 12; i++) d(&x)[i] = sqrt(i + 1.0);
     for (int i = 0; i < 4; i++) d(&r)[i] = cbrt(i + 2.0);
     aclnnStatus st;
@@ -88,7 +69,7 @@ static void test_mul_strided(void) {
     CHECK_EQ(st, ACLNN_SUCCESS);
     CHECK(d(&y)[5] == d(&x)[1 * 3 + 1] * d(&r)[1] * 0.1);
     aclDestroyScalar(s);
-    drop(&x), drop(&r), drop(&y);
+    test_buf_free(&x), test_buf_free(&r), test_buf_free(&y);
 }
 
 // A float64 result stored into a float16 output is rounded once: 1 + 2^-11 + 2^-40 lies just
@@ -96,8 +77,8 @@ static void test_mul_strided(void) {
 // itself (1 + 2^-11) and then round to even, 1.
 static void test_single_rounding_into_fp16(void) {
     int64_t d2[1] = {2};
-    buf x = make(d2, 1, ACL_DOUBLE, NULL, 2), z = make(d2, 1, ACL_DOUBLE, NULL, 2),
-        y = make(d2, 1, ACL_FLOAT16, NULL, 2);
+    buf x = test_buf_new(d2, 1, ACL_DOUBLE, NULL, 2), z = test_buf_new(d2, 1, ACL_DOUBLE, NULL, 2),
+        y = test_buf_new(d2, 1, ACL_FLOAT16, NULL, 2);
     d(&x)[0] = 1 + 0x1p-11 + 0x1p-40;
     d(&x)[1] = -(1 + 0x1p-11 - 0x1p-40); // just below the tie in magnitude: -1
     double one = 1;
@@ -108,7 +89,7 @@ static void test_single_rounding_into_fp16(void) {
     CHECK(test_load(y.data, 0, ACL_FLOAT16) == 1 + 0x1p-10);
     CHECK(test_load(y.data, 1, ACL_FLOAT16) == -1.0);
     aclDestroyScalar(alpha);
-    drop(&x), drop(&z), drop(&y);
+    test_buf_free(&x), test_buf_free(&z), test_buf_free(&y);
 }
 
 // Mish and its backward in float64 against long double (the forward has no cancellation: a few
@@ -117,8 +98,8 @@ static void test_single_rounding_into_fp16(void) {
 static void test_mish_values(void) {
     enum { N = 2001 };
     int64_t dn[1] = {N};
-    buf x = make(dn, 1, ACL_DOUBLE, NULL, N), y = make(dn, 1, ACL_DOUBLE, NULL, N),
-        g = make(dn, 1, ACL_FLOAT, NULL, N), dx = make(dn, 1, ACL_DOUBLE, NULL, N);
+    buf x = test_buf_new(dn, 1, ACL_DOUBLE, NULL, N), y = test_buf_new(dn, 1, ACL_DOUBLE, NULL, N),
+        g = test_buf_new(dn, 1, ACL_FLOAT, NULL, N), dx = test_buf_new(dn, 1, ACL_DOUBLE, NULL, N);
     for (int i = 0; i < N; i++) d(&x)[i] = -30 + 0.03 * i + 1e-7, ((float *)g.data)[i] = 0.75f;
     aclnnStatus st;
     OP_RUN(st, aclnnMishGetWorkspaceSize(x.t, y.t, &ws_, &ex_), aclnnMish);
@@ -136,7 +117,7 @@ static void test_mish_values(void) {
     }
     CHECKF(worst_f <= 4, "mish: %.2f ulps", worst_f);
     CHECKF(worst_b <= 8, "mish backward: %.2f units of 2^-53 (|t| + |x s sech^2|)", worst_b);
-    drop(&x), drop(&y), drop(&g), drop(&dx);
+    test_buf_free(&x), test_buf_free(&y), test_buf_free(&g), test_buf_free(&dx);
 }
 
 // Sum of float64 data: over dim 0 of a [1000, 3] view with keepDims, and over everything, within
@@ -144,8 +125,10 @@ static void test_mish_values(void) {
 static void test_reduce_sum(void) {
     enum { R = 1000 };
     int64_t dims[2] = {R, 3}, kept[2] = {1, 3}, none[1] = {1};
-    buf x = make(dims, 2, ACL_DOUBLE, NULL, 3 * R), y = make(kept, 2, ACL_DOUBLE, NULL, 3),
-        all = make(none, 0, ACL_DOUBLE, NULL, 1), f = make(kept, 2, ACL_FLOAT, NULL, 3);
+    buf x = test_buf_new(dims, 2, ACL_DOUBLE, NULL, 3 * R),
+        y = test_buf_new(kept, 2, ACL_DOUBLE, NULL, 3),
+        all = test_buf_new(none, 0, ACL_DOUBLE, NULL, 1),
+        f = test_buf_new(kept, 2, ACL_FLOAT, NULL, 3);
     long double want[3] = {0}, mag[3] = {0}, total = 0, total_mag = 0;
     for (int i = 0; i < 3 * R; i++) {
         d(&x)[i] = sin(i) * exp((i % 17) - 8.0);
@@ -172,7 +155,7 @@ static void test_reduce_sum(void) {
              ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("float64");
     aclDestroyIntArray(dim0), aclDestroyIntArray(every);
-    drop(&x), drop(&y), drop(&all), drop(&f);
+    test_buf_free(&x), test_buf_free(&y), test_buf_free(&all), test_buf_free(&f);
 }
 
 // Matmul of a float32 [3, 4] by a transposed float64 [2, 4, 5] view (batch broadcast): computed in
@@ -180,9 +163,11 @@ static void test_reduce_sum(void) {
 static void test_matmul_and_addmm(void) {
     int64_t d34[2] = {3, 4}, d245[3] = {2, 4, 5}, tr[3] = {20, 1, 4}, d235[3] = {2, 3, 5};
     int64_t d35[2] = {3, 5}, d45[2] = {4, 5};
-    buf a = make(d34, 2, ACL_FLOAT, NULL, 12), b = make(d245, 3, ACL_DOUBLE, tr, 40),
-        c = make(d235, 3, ACL_DOUBLE, NULL, 30), acc = make(d35, 2, ACL_DOUBLE, NULL, 15),
-        m2 = make(d45, 2, ACL_DOUBLE, NULL, 20);
+    buf a = test_buf_new(d34, 2, ACL_FLOAT, NULL, 12),
+        b = test_buf_new(d245, 3, ACL_DOUBLE, tr, 40),
+        c = test_buf_new(d235, 3, ACL_DOUBLE, NULL, 30),
+        acc = test_buf_new(d35, 2, ACL_DOUBLE, NULL, 15),
+        m2 = test_buf_new(d45, 2, ACL_DOUBLE, NULL, 20);
     for (int i = 0; i < 12; i++) ((float *)a.data)[i] = 0.1f * (float)(i - 5);
     for (int i = 0; i < 40; i++) d(&b)[i] = 1.0 / (i + 1);
     for (int i = 0; i < 20; i++) d(&m2)[i] = d(&b)[i];
@@ -224,7 +209,8 @@ static void test_matmul_and_addmm(void) {
         }
     CHECKF(worst <= 8 * 0x1p-53, "addmm: %.3g of the magnitude", worst);
     aclDestroyScalar(sb), aclDestroyScalar(sa);
-    drop(&a), drop(&b), drop(&c), drop(&acc), drop(&m2);
+    test_buf_free(&a), test_buf_free(&b), test_buf_free(&c), test_buf_free(&acc),
+        test_buf_free(&m2);
 }
 
 // A float64 sum over an empty dim of a tensor without data (NULL: nothing to read) writes +0
@@ -233,7 +219,7 @@ static void test_reduce_sum_over_nothing(void) {
     int64_t dims[2] = {0, 3}, strides[2] = {3, 1}, storage = 0, out_dims[1] = {3}, d0[1] = {0};
     aclTensor *x =
         aclCreateTensor(dims, 2, ACL_DOUBLE, strides, 0, ACL_FORMAT_ND, &storage, 1, NULL);
-    buf y = make(out_dims, 1, ACL_DOUBLE, NULL, 3);
+    buf y = test_buf_new(out_dims, 1, ACL_DOUBLE, NULL, 3);
     for (int j = 0; j < 3; j++) d(&y)[j] = 7.0;
     aclIntArray *dim0 = aclCreateIntArray(d0, 1);
     aclnnStatus st;
@@ -243,13 +229,13 @@ static void test_reduce_sum_over_nothing(void) {
     for (int j = 0; j < 3; j++) CHECK(d(&y)[j] == 0.0 && !signbit(d(&y)[j]));
     aclDestroyIntArray(dim0);
     aclDestroyTensor(x);
-    drop(&y);
+    test_buf_free(&y);
 }
 
 // In-place on a float64 tensor; an operator without float64 kernels refuses it by name.
 static void test_inplace_and_refusal(void) {
     int64_t d4[1] = {4};
-    buf x = make(d4, 1, ACL_DOUBLE, NULL, 4), y = make(d4, 1, ACL_DOUBLE, NULL, 4);
+    buf x = test_buf_new(d4, 1, ACL_DOUBLE, NULL, 4), y = test_buf_new(d4, 1, ACL_DOUBLE, NULL, 4);
     for (int i = 0; i < 4; i++) d(&x)[i] = i - 40.0; // sigmoid(-40) = 4.2e-18: no float underflow
     aclnnStatus st;
     OP_RUN(st, aclnnInplaceSigmoidGetWorkspaceSize(x.t, &ws_, &ex_), aclnnInplaceSigmoid);
@@ -257,12 +243,12 @@ static void test_inplace_and_refusal(void) {
     CHECK(fabs(d(&x)[0] - 4.248354255291589e-18) <= 1e-31);
     uint64_t ws;
     aclOpExecutor *e;
-    buf res = make(d4, 1, ACL_DOUBLE, NULL, 4);
+    buf res = test_buf_new(d4, 1, ACL_DOUBLE, NULL, 4);
     CHECK_EQ(aclnnGradCompressCastGetWorkspaceSize(x.t, res.t, false, 1, 0, y.t, &ws, &e),
              ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("x has dtype float64");
-    drop(&res);
-    drop(&x), drop(&y);
+    test_buf_free(&res);
+    test_buf_free(&x), test_buf_free(&y);
 }
 
 // Dropout of a float64 input: the mask is the float32 draw's (a function of seed, offset and
@@ -271,9 +257,11 @@ static void test_inplace_and_refusal(void) {
 static void test_dropout(void) {
     enum { N = 300 };
     int64_t dn[1] = {N}, dm[1] = {(N + 127) / 128 * 16};
-    buf x = make(dn, 1, ACL_DOUBLE, NULL, N), y = make(dn, 1, ACL_DOUBLE, NULL, N);
-    buf x32 = make(dn, 1, ACL_FLOAT, NULL, N), y32 = make(dn, 1, ACL_FLOAT, NULL, N);
-    buf m = make(dm, 1, ACL_UINT8, NULL, dm[0]), m32 = make(dm, 1, ACL_UINT8, NULL, dm[0]);
+    buf x = test_buf_new(dn, 1, ACL_DOUBLE, NULL, N), y = test_buf_new(dn, 1, ACL_DOUBLE, NULL, N);
+    buf x32 = test_buf_new(dn, 1, ACL_FLOAT, NULL, N),
+        y32 = test_buf_new(dn, 1, ACL_FLOAT, NULL, N);
+    buf m = test_buf_new(dm, 1, ACL_UINT8, NULL, dm[0]),
+        m32 = test_buf_new(dm, 1, ACL_UINT8, NULL, dm[0]);
     for (int i = 0; i < N; i++) d(&x)[i] = 1.0 + i / 7.0, ((float *)x32.data)[i] = 1.0f;
     const double p = 0.3, scale = 1.0 / (1.0 - p);
     aclnnStatus st;
@@ -293,22 +281,23 @@ static void test_dropout(void) {
     CHECK_EQ(bad, 0);
     CHECK(kept > N / 2 && kept < N - N / 8);
     // the backward: dx = dy * scale where kept, into a strided float64 output (every other one)
-    buf dx = make(dn, 1, ACL_DOUBLE, (const int64_t[]){2}, 2 * N);
+    buf dx = test_buf_new(dn, 1, ACL_DOUBLE, (const int64_t[]){2}, 2 * N);
     OP_RUN(st, aclnnDropoutBackwardGetWorkspaceSize(x.t, m.t, scale, dx.t, &ws_, &ex_),
            aclnnDropoutBackward);
     CHECK_EQ(st, ACLNN_SUCCESS);
     bad = 0;
     for (int i = 0; i < N; i++) bad += d(&dx)[2 * i] != d(&y)[i];
     CHECK_EQ(bad, 0);
-    drop(&x), drop(&y), drop(&x32), drop(&y32), drop(&m), drop(&m32), drop(&dx);
+    test_buf_free(&x), test_buf_free(&y), test_buf_free(&x32), test_buf_free(&y32),
+        test_buf_free(&m), test_buf_free(&m32), test_buf_free(&dx);
 }
 
 // EmbeddingDenseBackward of a float64 gradient sums in double: 1 + 2^-40 added 3 times to one
 // row stays exact (a float32 sum would lose the 2^-40), and scaleGradByFreq divides in double.
 static void test_embedding_dense_backward(void) {
     int64_t dg[2] = {4, 2}, di[1] = {4}, dw[2] = {3, 2};
-    buf g = make(dg, 2, ACL_DOUBLE, NULL, 8), w = make(dw, 2, ACL_DOUBLE, NULL, 6);
-    buf idx = make(di, 1, ACL_INT64, NULL, 4);
+    buf g = test_buf_new(dg, 2, ACL_DOUBLE, NULL, 8), w = test_buf_new(dw, 2, ACL_DOUBLE, NULL, 6);
+    buf idx = test_buf_new(di, 1, ACL_INT64, NULL, 4);
     const int64_t rows[4] = {2, 0, 2, 2};
     memcpy(idx.data, rows, sizeof rows);
     for (int i = 0; i < 8; i++) d(&g)[i] = 1.0 + ldexp(1.0, -40) * (i + 1);
@@ -327,7 +316,7 @@ static void test_embedding_dense_backward(void) {
             CHECK_EQ(d(&w)[2 + c], 0.0);
         }
     }
-    drop(&g), drop(&w), drop(&idx);
+    test_buf_free(&g), test_buf_free(&w), test_buf_free(&idx);
 }
 
 int main(void) {

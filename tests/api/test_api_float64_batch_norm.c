@@ -21,24 +21,8 @@
 #define L 10 // rows of 10 >= 8: the fp32 path would take the row kernels
 #define EPS 1e-5
 
-typedef struct buf {
-    aclTensor *t;
-    void *data;
-} buf;
+typedef test_buf buf;
 
-static buf make(int nd, const int64_t *dims, aclDataType dt) {
-    buf b = {0};
-    int64_t st[8], s = 1;
-    for (int d = nd - 1; d >= 0; d--) st[d] = s, s *= dims[d];
-    b.data = test_dev_alloc((size_t)s * aclDataTypeSize(dt));
-    memset(b.data, 0, (size_t)s * aclDataTypeSize(dt));
-    b.t = aclCreateTensor(dims, (uint64_t)nd, dt, st, 0, ACL_FORMAT_ND, &s, 1, b.data);
-    return b;
-}
-static void drop(buf *b) {
-    aclDestroyTensor(b->t);
-    aclrtFree(b->data);
-}
 static double *d(const buf *b) { return (double *)b->data; }
 static float *f(const buf *b) { return (float *)b->data; }
 
@@ -65,10 +49,16 @@ static void close_to(const double *got, const long double *want, int n, double t
 // BatchNorm training: statistics, output, running statistics (float32 in, updated in double and
 // rounded once), then the backward with a float32 gradOut.
 static void test_batch_norm_training(void) {
-    buf x = make(3, XD, ACL_DOUBLE), y = make(3, XD, ACL_DOUBLE), g = make(3, XD, ACL_FLOAT);
-    buf w = make(1, CD, ACL_FLOAT), b = make(1, CD, ACL_DOUBLE), rm = make(1, CD, ACL_DOUBLE),
-        rv = make(1, CD, ACL_FLOAT), sm = make(1, CD, ACL_DOUBLE), si = make(1, CD, ACL_DOUBLE);
-    buf gx = make(3, XD, ACL_DOUBLE), gw = make(1, CD, ACL_DOUBLE), gb = make(1, CD, ACL_DOUBLE);
+    buf x = test_buf_new(XD, 3, ACL_DOUBLE, NULL, -1),
+        y = test_buf_new(XD, 3, ACL_DOUBLE, NULL, -1), g = test_buf_new(XD, 3, ACL_FLOAT, NULL, -1);
+    buf w = test_buf_new(CD, 1, ACL_FLOAT, NULL, -1), b = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1),
+        rm = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1),
+        rv = test_buf_new(CD, 1, ACL_FLOAT, NULL, -1),
+        sm = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1),
+        si = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1);
+    buf gx = test_buf_new(XD, 3, ACL_DOUBLE, NULL, -1),
+        gw = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1),
+        gb = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1);
     for (int i = 0; i < N * C * L; i++) d(&x)[i] = xval(i), f(&g)[i] = (float)gval(i);
     for (int c = 0; c < C; c++)
         f(&w)[c] = 0.5f + (float)c, d(&b)[c] = 0.1 * c, d(&rm)[c] = X0, f(&rv)[c] = 2.0f;
@@ -127,15 +117,20 @@ static void test_batch_norm_training(void) {
     close_to(d(&gb), want_gb, C, 1e-15, "gradBias");
     aclDestroyBoolArray(mask);
     buf *all_bufs[] = {&x, &y, &g, &w, &b, &rm, &rv, &sm, &si, &gx, &gw, &gb};
-    for (size_t k = 0; k < sizeof all_bufs / sizeof *all_bufs; k++) drop(all_bufs[k]);
+    for (size_t k = 0; k < sizeof all_bufs / sizeof *all_bufs; k++) test_buf_free(all_bufs[k]);
 }
 
 // Eval: the running statistics in double; dx = dy w / sqrt(runningVar + eps).
 static void test_batch_norm_eval(void) {
-    buf x = make(3, XD, ACL_DOUBLE), y = make(3, XD, ACL_DOUBLE), g = make(3, XD, ACL_DOUBLE);
-    buf w = make(1, CD, ACL_DOUBLE), rm = make(1, CD, ACL_DOUBLE), rv = make(1, CD, ACL_DOUBLE),
-        sm = make(1, CD, ACL_DOUBLE), si = make(1, CD, ACL_DOUBLE);
-    buf gx = make(3, XD, ACL_DOUBLE);
+    buf x = test_buf_new(XD, 3, ACL_DOUBLE, NULL, -1),
+        y = test_buf_new(XD, 3, ACL_DOUBLE, NULL, -1),
+        g = test_buf_new(XD, 3, ACL_DOUBLE, NULL, -1);
+    buf w = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1),
+        rm = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1),
+        rv = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1),
+        sm = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1),
+        si = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1);
+    buf gx = test_buf_new(XD, 3, ACL_DOUBLE, NULL, -1);
     for (int i = 0; i < N * C * L; i++) d(&x)[i] = xval(i), d(&g)[i] = gval(i);
     for (int c = 0; c < C; c++)
         d(&w)[c] = 1.0 / 3 + c, d(&rm)[c] = X0 + c, d(&rv)[c] = 0.1 * c + 0.7;
@@ -163,16 +158,22 @@ static void test_batch_norm_eval(void) {
     close_to(d(&gx), want_gx, N * C * L, 1e-15, "gradInput");
     aclDestroyBoolArray(mask);
     buf *all_bufs[] = {&x, &y, &g, &w, &rm, &rv, &sm, &si, &gx};
-    for (size_t k = 0; k < sizeof all_bufs / sizeof *all_bufs; k++) drop(all_bufs[k]);
+    for (size_t k = 0; k < sizeof all_bufs / sizeof *all_bufs; k++) test_buf_free(all_bufs[k]);
 }
 
 // GroupNorm, 1 group over [N, C, L] (a group of 30 values at 1e4), forward and backward.
 static void test_group_norm(void) {
     const int64_t ND[2] = {N, 1};
-    buf x = make(3, XD, ACL_DOUBLE), y = make(3, XD, ACL_DOUBLE), g = make(3, XD, ACL_DOUBLE);
-    buf gm = make(1, CD, ACL_DOUBLE), bt = make(1, CD, ACL_DOUBLE), mo = make(2, ND, ACL_DOUBLE),
-        ro = make(2, ND, ACL_DOUBLE);
-    buf gx = make(3, XD, ACL_DOUBLE), gg = make(1, CD, ACL_DOUBLE), gb = make(1, CD, ACL_DOUBLE);
+    buf x = test_buf_new(XD, 3, ACL_DOUBLE, NULL, -1),
+        y = test_buf_new(XD, 3, ACL_DOUBLE, NULL, -1),
+        g = test_buf_new(XD, 3, ACL_DOUBLE, NULL, -1);
+    buf gm = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1),
+        bt = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1),
+        mo = test_buf_new(ND, 2, ACL_DOUBLE, NULL, -1),
+        ro = test_buf_new(ND, 2, ACL_DOUBLE, NULL, -1);
+    buf gx = test_buf_new(XD, 3, ACL_DOUBLE, NULL, -1),
+        gg = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1),
+        gb = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1);
     for (int i = 0; i < N * C * L; i++) d(&x)[i] = xval(i), d(&g)[i] = gval(i);
     for (int c = 0; c < C; c++) d(&gm)[c] = 1.25 - 0.5 * c, d(&bt)[c] = c / 7.0;
     aclnnStatus st;
@@ -218,15 +219,20 @@ static void test_group_norm(void) {
     close_to(d(&gb), want_gb, C, 1e-15, "gradBetaOut");
     aclDestroyBoolArray(mask);
     buf *all_bufs[] = {&x, &y, &g, &gm, &bt, &mo, &ro, &gx, &gg, &gb};
-    for (size_t k = 0; k < sizeof all_bufs / sizeof *all_bufs; k++) drop(all_bufs[k]);
+    for (size_t k = 0; k < sizeof all_bufs / sizeof *all_bufs; k++) test_buf_free(all_bufs[k]);
 }
 
 // A DOUBLE tensor with a FLOAT input: 161002 naming it (float64 runs only in double throughout).
 static void test_double_needs_a_double_input(void) {
     const int64_t ND[2] = {N, 1};
-    buf x = make(3, XD, ACL_FLOAT), y = make(3, XD, ACL_FLOAT), w = make(1, CD, ACL_DOUBLE),
-        sm = make(1, CD, ACL_FLOAT), si = make(1, CD, ACL_FLOAT), g = make(3, XD, ACL_DOUBLE),
-        mo = make(2, ND, ACL_FLOAT), ro = make(2, ND, ACL_FLOAT), gx = make(3, XD, ACL_FLOAT);
+    buf x = test_buf_new(XD, 3, ACL_FLOAT, NULL, -1), y = test_buf_new(XD, 3, ACL_FLOAT, NULL, -1),
+        w = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1),
+        sm = test_buf_new(CD, 1, ACL_FLOAT, NULL, -1),
+        si = test_buf_new(CD, 1, ACL_FLOAT, NULL, -1),
+        g = test_buf_new(XD, 3, ACL_DOUBLE, NULL, -1),
+        mo = test_buf_new(ND, 2, ACL_FLOAT, NULL, -1),
+        ro = test_buf_new(ND, 2, ACL_FLOAT, NULL, -1),
+        gx = test_buf_new(XD, 3, ACL_FLOAT, NULL, -1);
     uint64_t ws;
     aclOpExecutor *e;
     CHECK_EQ(aclnnBatchNormGetWorkspaceSize(x.t, w.t, NULL, NULL, NULL, true, 0.1, EPS, y.t, sm.t,
@@ -241,16 +247,20 @@ static void test_double_needs_a_double_input(void) {
     CHECK_MSG("gradOut has dtype float64 but input has dtype float32");
     aclDestroyBoolArray(mask);
     buf *all_bufs[] = {&x, &y, &w, &sm, &si, &g, &mo, &ro, &gx};
-    for (size_t k = 0; k < sizeof all_bufs / sizeof *all_bufs; k++) drop(all_bufs[k]);
+    for (size_t k = 0; k < sizeof all_bufs / sizeof *all_bufs; k++) test_buf_free(all_bufs[k]);
 }
 
 // An empty batch (N = 0) in float64 with a float32 gradOut: the widening has nothing to copy; the
 // weight and bias gradients are sums over nothing (0), and nothing crashes (BatchNorm, GroupNorm).
 static void test_empty_batch(void) {
     const int64_t ED[3] = {0, C, L};
-    buf x = make(3, ED, ACL_DOUBLE), g = make(3, ED, ACL_FLOAT), gx = make(3, ED, ACL_DOUBLE);
-    buf w = make(1, CD, ACL_DOUBLE), sm = make(1, CD, ACL_DOUBLE), si = make(1, CD, ACL_DOUBLE),
-        gw = make(1, CD, ACL_DOUBLE), gb = make(1, CD, ACL_DOUBLE);
+    buf x = test_buf_new(ED, 3, ACL_DOUBLE, NULL, -1), g = test_buf_new(ED, 3, ACL_FLOAT, NULL, -1),
+        gx = test_buf_new(ED, 3, ACL_DOUBLE, NULL, -1);
+    buf w = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1),
+        sm = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1),
+        si = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1),
+        gw = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1),
+        gb = test_buf_new(CD, 1, ACL_DOUBLE, NULL, -1);
     for (int c = 0; c < C; c++) d(&gw)[c] = d(&gb)[c] = 7;
     bool all[3] = {true, true, true};
     aclBoolArray *mask = aclCreateBoolArray(all, 3);
@@ -263,7 +273,8 @@ static void test_empty_batch(void) {
     for (int c = 0; c < C; c++) CHECK(d(&gw)[c] == 0 && d(&gb)[c] == 0);
     // GroupNorm's backward alike (its statistics [0, 1])
     const int64_t ND[2] = {0, 1};
-    buf mo = make(2, ND, ACL_DOUBLE), ro = make(2, ND, ACL_DOUBLE);
+    buf mo = test_buf_new(ND, 2, ACL_DOUBLE, NULL, -1),
+        ro = test_buf_new(ND, 2, ACL_DOUBLE, NULL, -1);
     for (int c = 0; c < C; c++) d(&gw)[c] = d(&gb)[c] = 7;
     OP_RUN(st,
            aclnnGroupNormBackwardGetWorkspaceSize(g.t, x.t, mo.t, ro.t, w.t, 0, C, L, 1, mask, gx.t,
@@ -271,10 +282,10 @@ static void test_empty_batch(void) {
            aclnnGroupNormBackward);
     CHECK_EQ(st, ACLNN_SUCCESS);
     for (int c = 0; c < C; c++) CHECK(d(&gw)[c] == 0 && d(&gb)[c] == 0);
-    drop(&mo), drop(&ro);
+    test_buf_free(&mo), test_buf_free(&ro);
     aclDestroyBoolArray(mask);
     buf *all_bufs[] = {&x, &g, &gx, &w, &sm, &si, &gw, &gb};
-    for (size_t k = 0; k < sizeof all_bufs / sizeof *all_bufs; k++) drop(all_bufs[k]);
+    for (size_t k = 0; k < sizeof all_bufs / sizeof *all_bufs; k++) test_buf_free(all_bufs[k]);
 }
 
 int main(void) {

@@ -20,27 +20,7 @@
 #include "test.h"
 #include "testutil.h"
 
-typedef struct buf {
-    aclTensor *t;
-    void *data;
-} buf;
-
-static buf make(const int64_t *dims, int nd, aclDataType dt, const int64_t *strides,
-                int64_t storage) {
-    buf b = {0};
-    size_t bytes = (size_t)(storage > 0 ? storage : 1) * aclDataTypeSize(dt);
-    b.data = test_dev_alloc(bytes);
-    memset(b.data, 0, bytes);
-    int64_t st[8], s = 1;
-    for (int d = nd - 1; d >= 0; d--) st[d] = strides ? strides[d] : s, s *= dims[d];
-    b.t = aclCreateTensor(dims, (uint64_t)nd, dt, st, 0, ACL_FORMAT_ND, &storage, 1, b.data);
-    return b;
-}
-
-static void drop(buf *b) {
-    aclDestroyTensor(b->t);
-    aclrtFree(b->data);
-}
+typedef test_buf buf;
 
 static double *d(const buf *b) { return (double *)b->data; }
 
@@ -75,10 +55,11 @@ static void fill(double *x, int n, double k) {
 // valid class) is ignored; then CrossEntropyLossGrad from the float64 log-probabilities.
 static void test_ce_int64_targets_and_grad(void) {
     int64_t dnc[2] = {N, C}, dn[1] = {N}, dc[1] = {C}, d1[1] = {1};
-    buf x = make(dnc, 2, ACL_DOUBLE, NULL, N * C), t = make(dn, 1, ACL_INT64, NULL, N),
-        w = make(dc, 1, ACL_DOUBLE, NULL, C), loss = make(d1, 1, ACL_DOUBLE, NULL, 1),
-        lp = make(dnc, 2, ACL_DOUBLE, NULL, N * C), z = make(d1, 1, ACL_FLOAT, NULL, 1),
-        lse = make(dn, 1, ACL_FLOAT, NULL, N);
+    buf x = test_buf_new(dnc, 2, ACL_DOUBLE, NULL, N * C),
+        t = test_buf_new(dn, 1, ACL_INT64, NULL, N), w = test_buf_new(dc, 1, ACL_DOUBLE, NULL, C),
+        loss = test_buf_new(d1, 1, ACL_DOUBLE, NULL, 1),
+        lp = test_buf_new(dnc, 2, ACL_DOUBLE, NULL, N * C),
+        z = test_buf_new(d1, 1, ACL_FLOAT, NULL, 1), lse = test_buf_new(dn, 1, ACL_FLOAT, NULL, N);
     fill(d(&x), N * C, 0.7);
     for (int j = 0; j < C; j++) d(&w)[j] = 0.5 + 0.125 * j;
     int64_t tv[N] = {2, (1LL << 53) + 1, 6, 3, 0}, eff[N] = {2, -1, 6, -1, 0};
@@ -103,7 +84,8 @@ static void test_ce_int64_targets_and_grad(void) {
                    "lp[%d][%d]", i, j);
     }
     // the grad: int64 targets only; dx = g / W ((A p - smooth w) - keep w[t] [c = t])
-    buf g = make(NULL, 0, ACL_DOUBLE, NULL, 1), dx = make(dnc, 2, ACL_DOUBLE, NULL, N * C);
+    buf g = test_buf_new(NULL, 0, ACL_DOUBLE, NULL, 1),
+        dx = test_buf_new(dnc, 2, ACL_DOUBLE, NULL, N * C);
     d(&g)[0] = 0.75;
     OP_RUN(st,
            aclnnCrossEntropyLossGradGetWorkspaceSize(g.t, lp.t, t.t, w.t, NULL, NULL, red, 3, EPS,
@@ -126,18 +108,20 @@ static void test_ce_int64_targets_and_grad(void) {
                    "dx[%d][%d] %.17g, want %.17Lg", i, j, d(&dx)[i * C + j], want_g);
         }
     }
-    drop(&g), drop(&dx);
-    drop(&x), drop(&t), drop(&w), drop(&loss), drop(&lp), drop(&z), drop(&lse);
+    test_buf_free(&g), test_buf_free(&dx);
+    test_buf_free(&x), test_buf_free(&t), test_buf_free(&w), test_buf_free(&loss),
+        test_buf_free(&lp), test_buf_free(&z), test_buf_free(&lse);
 }
 
 // A float32 input with a DOUBLE weight computes in float64 (reduction none, int32 targets of
 // stride 2); logProbOut in fp16 is the float64 log-probability rounded once.
 static void test_ce_promotion_strided_int32(void) {
     int64_t dnc[2] = {N, C}, dn[1] = {N}, dc[1] = {C}, d1[1] = {1}, s2[1] = {2};
-    buf x = make(dnc, 2, ACL_FLOAT, NULL, N * C), t = make(dn, 1, ACL_INT32, s2, 2 * N),
-        w = make(dc, 1, ACL_DOUBLE, NULL, C), loss = make(dn, 1, ACL_DOUBLE, NULL, N),
-        lp = make(dnc, 2, ACL_FLOAT16, NULL, N * C), z = make(d1, 1, ACL_FLOAT, NULL, 1),
-        lse = make(dn, 1, ACL_FLOAT, NULL, N);
+    buf x = test_buf_new(dnc, 2, ACL_FLOAT, NULL, N * C),
+        t = test_buf_new(dn, 1, ACL_INT32, s2, 2 * N), w = test_buf_new(dc, 1, ACL_DOUBLE, NULL, C),
+        loss = test_buf_new(dn, 1, ACL_DOUBLE, NULL, N),
+        lp = test_buf_new(dnc, 2, ACL_FLOAT16, NULL, N * C),
+        z = test_buf_new(d1, 1, ACL_FLOAT, NULL, 1), lse = test_buf_new(dn, 1, ACL_FLOAT, NULL, N);
     double xd[N * C]; // values exact in float
     for (int i = 0; i < N * C; i++) xd[i] = ((i * 37) % 61 - 30) / 8.0 + 0x1p-20 * i;
     for (int i = 0; i < N * C; i++) ((float *)x.data)[i] = (float)xd[i];
@@ -162,16 +146,19 @@ static void test_ce_promotion_strided_int32(void) {
             CHECKF(fabsl(got - lr[j]) <= 0x1p-11L * fabsl(lr[j]), "lp[%d][%d]", i, j);
         }
     }
-    drop(&x), drop(&t), drop(&w), drop(&loss), drop(&lp), drop(&z), drop(&lse);
+    test_buf_free(&x), test_buf_free(&t), test_buf_free(&w), test_buf_free(&loss),
+        test_buf_free(&lp), test_buf_free(&z), test_buf_free(&lse);
 }
 
 // NLLLoss2d on [2, C, 2, 3] in float64 (sum) and its backward, ignoreIndex 1.
 static void test_nll2d(void) {
     enum { B = 2, H = 2, W = 3 };
     int64_t dx4[4] = {B, C, H, W}, dt3[3] = {B, H, W}, dc[1] = {C}, d1[1] = {1};
-    buf x = make(dx4, 4, ACL_DOUBLE, NULL, B * C * H * W),
-        t = make(dt3, 3, ACL_INT64, NULL, B * H * W), w = make(dc, 1, ACL_DOUBLE, NULL, C),
-        out = make(d1, 1, ACL_DOUBLE, NULL, 1), tot = make(d1, 1, ACL_DOUBLE, NULL, 1);
+    buf x = test_buf_new(dx4, 4, ACL_DOUBLE, NULL, B * C * H * W),
+        t = test_buf_new(dt3, 3, ACL_INT64, NULL, B * H * W),
+        w = test_buf_new(dc, 1, ACL_DOUBLE, NULL, C),
+        out = test_buf_new(d1, 1, ACL_DOUBLE, NULL, 1),
+        tot = test_buf_new(d1, 1, ACL_DOUBLE, NULL, 1);
     fill(d(&x), B * C * H * W, 0.37);
     for (int j = 0; j < C; j++) d(&w)[j] = 0.1 * (j + 1);
     int64_t *tv = t.data;
@@ -190,7 +177,8 @@ static void test_nll2d(void) {
     CHECKF(fabsl(d(&out)[0] - want) <= 8 * 0x1p-53L * fabsl(want), "nll2d %.17g, want %.17Lg",
            d(&out)[0], want);
     CHECK(d(&tot)[0] == (double)wsum);
-    buf g = make(d1, 1, ACL_DOUBLE, NULL, 1), dx = make(dx4, 4, ACL_DOUBLE, NULL, B * C * H * W);
+    buf g = test_buf_new(d1, 1, ACL_DOUBLE, NULL, 1),
+        dx = test_buf_new(dx4, 4, ACL_DOUBLE, NULL, B * C * H * W);
     d(&g)[0] = 1.0 / 3;
     OP_RUN(
         st,
@@ -204,8 +192,9 @@ static void test_nll2d(void) {
                 double want_g = tc == c && tc != 1 ? -(1.0 / 3 * d(&w)[c]) : 0.0;
                 CHECK(d(&dx)[(b * C + c) * H * W + p] == want_g);
             }
-    drop(&g), drop(&dx);
-    drop(&x), drop(&t), drop(&w), drop(&out), drop(&tot);
+    test_buf_free(&g), test_buf_free(&dx);
+    test_buf_free(&x), test_buf_free(&t), test_buf_free(&w), test_buf_free(&out),
+        test_buf_free(&tot);
 }
 
 // The same bits on 1 and 2 threads and at every ISA level: CrossEntropyLoss (mean, weight,
@@ -213,9 +202,10 @@ static void test_nll2d(void) {
 static void test_threads_and_isas_bitwise(void) {
     enum { TN = 67, TC = 1003, MAXRUNS = 2 + OPGRAD_ISA_COUNT };
     int64_t dnc[2] = {TN, TC}, dn[1] = {TN}, dc[1] = {TC}, d1[1] = {1};
-    buf x = make(dnc, 2, ACL_DOUBLE, NULL, TN * TC), t = make(dn, 1, ACL_INT64, NULL, TN),
-        w = make(dc, 1, ACL_DOUBLE, NULL, TC), g = make(NULL, 0, ACL_DOUBLE, NULL, 1),
-        z = make(d1, 1, ACL_FLOAT, NULL, 1), lse = make(dn, 1, ACL_FLOAT, NULL, TN);
+    buf x = test_buf_new(dnc, 2, ACL_DOUBLE, NULL, TN * TC),
+        t = test_buf_new(dn, 1, ACL_INT64, NULL, TN), w = test_buf_new(dc, 1, ACL_DOUBLE, NULL, TC),
+        g = test_buf_new(NULL, 0, ACL_DOUBLE, NULL, 1), z = test_buf_new(d1, 1, ACL_FLOAT, NULL, 1),
+        lse = test_buf_new(dn, 1, ACL_FLOAT, NULL, TN);
     fill(d(&x), TN * TC, 0.61);
     for (int j = 0; j < TC; j++) d(&w)[j] = 0.5 + (j % 13) / 8.0;
     for (int i = 0; i < TN; i++) ((int64_t *)t.data)[i] = i % 9 == 4 ? -100 : (i * 389) % TC;
@@ -227,8 +217,9 @@ static void test_threads_and_isas_bitwise(void) {
         opgrad_set_num_threads(pass == 0 ? 1 : 2);
         opgrad_set_max_isa(pass < 2 ? opgrad_cpu_isa() : (opgrad_isa)(pass - 2));
         buf *r = res[pass];
-        r[0] = make(d1, 1, ACL_DOUBLE, NULL, 1), r[1] = make(dnc, 2, ACL_DOUBLE, NULL, TN * TC);
-        r[2] = make(dnc, 2, ACL_DOUBLE, NULL, TN * TC);
+        r[0] = test_buf_new(d1, 1, ACL_DOUBLE, NULL, 1),
+        r[1] = test_buf_new(dnc, 2, ACL_DOUBLE, NULL, TN * TC);
+        r[2] = test_buf_new(dnc, 2, ACL_DOUBLE, NULL, TN * TC);
         char mean[] = "mean";
         aclnnStatus st;
         OP_RUN(st,
@@ -250,18 +241,22 @@ static void test_threads_and_isas_bitwise(void) {
     opgrad_set_num_threads(2);
     opgrad_set_max_isa((opgrad_isa)(OPGRAD_ISA_COUNT - 1));
     for (int pass = 0; pass < runs; pass++)
-        for (int k = 0; k < 3; k++) drop(&res[pass][k]);
-    drop(&x), drop(&t), drop(&w), drop(&g), drop(&z), drop(&lse);
+        for (int k = 0; k < 3; k++) test_buf_free(&res[pass][k]);
+    test_buf_free(&x), test_buf_free(&t), test_buf_free(&w), test_buf_free(&g), test_buf_free(&z),
+        test_buf_free(&lse);
 }
 
 // Dtype combinations that stay refused, naming the argument.
 static void test_refusals(void) {
     int64_t dnc[2] = {N, C}, dn[1] = {N}, dc[1] = {C}, d1[1] = {1};
-    buf x = make(dnc, 2, ACL_DOUBLE, NULL, N * C), t = make(dn, 1, ACL_INT64, NULL, N),
-        tf = make(dn, 1, ACL_DOUBLE, NULL, N), w32 = make(dc, 1, ACL_FLOAT, NULL, C),
-        w16 = make(dc, 1, ACL_FLOAT16, NULL, C), out = make(d1, 1, ACL_DOUBLE, NULL, 1),
-        tot = make(d1, 1, ACL_DOUBLE, NULL, 1), lp = make(dnc, 2, ACL_DOUBLE, NULL, N * C),
-        lse = make(dn, 1, ACL_FLOAT, NULL, N);
+    buf x = test_buf_new(dnc, 2, ACL_DOUBLE, NULL, N * C),
+        t = test_buf_new(dn, 1, ACL_INT64, NULL, N), tf = test_buf_new(dn, 1, ACL_DOUBLE, NULL, N),
+        w32 = test_buf_new(dc, 1, ACL_FLOAT, NULL, C),
+        w16 = test_buf_new(dc, 1, ACL_FLOAT16, NULL, C),
+        out = test_buf_new(d1, 1, ACL_DOUBLE, NULL, 1),
+        tot = test_buf_new(d1, 1, ACL_DOUBLE, NULL, 1),
+        lp = test_buf_new(dnc, 2, ACL_DOUBLE, NULL, N * C),
+        lse = test_buf_new(dn, 1, ACL_FLOAT, NULL, N);
     uint64_t ws;
     aclOpExecutor *e;
     // NLLLoss: the weight must have self's dtype
@@ -279,8 +274,9 @@ static void test_refusals(void) {
                                                    out.t, lp.t, out.t, lse.t, &ws, &e),
              ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("target has dtype");
-    drop(&x), drop(&t), drop(&tf), drop(&w32), drop(&w16), drop(&out), drop(&tot), drop(&lp);
-    drop(&lse);
+    test_buf_free(&x), test_buf_free(&t), test_buf_free(&tf), test_buf_free(&w32),
+        test_buf_free(&w16), test_buf_free(&out), test_buf_free(&tot), test_buf_free(&lp);
+    test_buf_free(&lse);
 }
 
 int main(void) {

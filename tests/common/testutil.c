@@ -115,6 +115,22 @@ double test_ulp_error(aclDataType dt, double got, double ref) {
     return fabs(got - ref) / ldexp(1.0, exp - mant_bits);
 }
 
+test_buf test_buf_new(const int64_t *dims, int nd, aclDataType dt, const int64_t *strides,
+                      int64_t storage) {
+    test_buf b = {0};
+    int64_t st[8], s = 1;
+    for (int d = nd - 1; d >= 0; d--) st[d] = strides ? strides[d] : s, s *= dims[d];
+    if (storage < 0) storage = s;
+    b.data = test_dev_alloc((size_t)storage * aclDataTypeSize(dt));
+    b.t = aclCreateTensor(dims, (uint64_t)nd, dt, st, 0, ACL_FORMAT_ND, &storage, 1, b.data);
+    return b;
+}
+
+void test_buf_free(test_buf *b) {
+    aclDestroyTensor(b->t);
+    aclrtFree(b->data);
+}
+
 aclTensor *test_tensor(const int64_t *dims, int ndim, aclDataType dt, void *data) {
     return aclCreateTensor(dims, (uint64_t)ndim, dt, NULL, 0, ACL_FORMAT_ND, dims, (uint64_t)ndim,
                            data);

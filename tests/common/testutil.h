@@ -70,6 +70,16 @@ void *test_dev_alloc(size_t bytes);
 void test_fill(void *buf, int64_t off, int64_t n, aclDataType dt, test_rng *r, double lo,
                double hi);
 
+/// A tensor with its own zeroed storage (test_dev_alloc) of `storage` elements (-1: the dims'
+/// element count), strides NULL for contiguous; test_buf_free destroys both.
+typedef struct test_buf {
+    aclTensor *t;
+    void *data;
+} test_buf;
+test_buf test_buf_new(const int64_t *dims, int nd, aclDataType dt, const int64_t *strides,
+                      int64_t storage);
+void test_buf_free(test_buf *b);
+
 /// Contiguous tensor over `data` (not owned).
 aclTensor *test_tensor(const int64_t *dims, int ndim, aclDataType dt, void *data);
 
