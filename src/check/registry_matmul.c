@@ -709,6 +709,7 @@ static const double fused_attrs[][5] = {
 static const double kink0[] = {0};
 
 #define DT16 (OG_DT(ACL_FLOAT16) | OG_DT(ACL_BF16))
+#define DT16_64 (DT16 | OG_DT(ACL_DOUBLE)) // the gelus: 16-bit upstream, float64 opgrad's extension
 
 #define MM_ENTRY(NAME, API, ATTRS, DTYPES, NIN, ...)                                               \
     {                                                                                              \
@@ -743,7 +744,7 @@ static const ogc_op matmul_ops[] = {
     ADDMM_ENTRY("baddbmm",
                 "aclnnBaddbmm(beta 0.5, alpha -1.25) + aclnnBatchMatMul/aclnnReduceSum/aclnnMuls",
                 baddbmm_attrs),
-    MM_ENTRY("fused_matmul", FUSED_API " (\"\")", fused_attrs[F_NONE], OG_DTS_FLOATING, 3,
+    MM_ENTRY("fused_matmul", FUSED_API " (\"\")", fused_attrs[F_NONE], OG_DTS_FLOATING64, 3,
              {"x1", true}, {"x2", true}, {"bias", true}),
     {
         .name = "fused_matmul_relu",
@@ -751,7 +752,7 @@ static const ogc_op matmul_ops[] = {
         .nin = 3,
         .in = {{"x1", true}, {"x2", true}, {"bias", true}},
         .attrs = fused_attrs[F_RELU],
-        .dtypes = OG_DTS_FLOATING,
+        .dtypes = OG_DTS_FLOATING64,
         .lo = -4,
         .hi = 4,
         .kinks = kink0,
@@ -765,13 +766,13 @@ static const ogc_op matmul_ops[] = {
         .ref_backward_tensor = mm_ref_backward,
         .clear_of_kinks = relu_clear,
     },
-    MM_ENTRY("fused_matmul_gelu_erf", FUSED_API " (gelu_erf)", fused_attrs[F_GELU_ERF], DT16, 2,
+    MM_ENTRY("fused_matmul_gelu_erf", FUSED_API " (gelu_erf)", fused_attrs[F_GELU_ERF], DT16_64, 2,
              {"x1", true}, {"x2", true}),
-    MM_ENTRY("fused_matmul_gelu_tanh", FUSED_API " (gelu_tanh)", fused_attrs[F_GELU_TANH], DT16, 2,
-             {"x1", true}, {"x2", true}),
-    MM_ENTRY("fused_matmul_add", FUSED_API " (add)", fused_attrs[F_ADD], OG_DTS_FLOATING, 4,
+    MM_ENTRY("fused_matmul_gelu_tanh", FUSED_API " (gelu_tanh)", fused_attrs[F_GELU_TANH], DT16_64,
+             2, {"x1", true}, {"x2", true}),
+    MM_ENTRY("fused_matmul_add", FUSED_API " (add)", fused_attrs[F_ADD], OG_DTS_FLOATING64, 4,
              {"x1", true}, {"x2", true}, {"bias", true}, {"x3", true}),
-    MM_ENTRY("fused_matmul_mul", FUSED_API " (mul)", fused_attrs[F_MUL], OG_DTS_FLOATING, 4,
+    MM_ENTRY("fused_matmul_mul", FUSED_API " (mul)", fused_attrs[F_MUL], OG_DTS_FLOATING64, 4,
              {"x1", true}, {"x2", true}, {"bias", true}, {"x3", true}),
     {
         .name = "fused_matmul_16cast32",

@@ -139,7 +139,7 @@ static void coalesce_batch(og_gemm_plan *p) {
 // allows, at least two per thread where there are rows enough); per thread the unit's A rows (K
 // each), running sums and slice sums (N each), a panel of B rows shared by the unit's rows of one
 // batch (kp rows: a generated or converted B row is made once per unit, not once per C row) and a
-// D row, in double.
+// D, an E and an F row (the epilogue's operands), in double.
 #define OG_GEMM_F64_GROUP 16        // C rows per unit at most (unless 4096 units need more)
 #define OG_GEMM_F64_ROWS (16 << 20) // bytes of a unit's rows per thread, unless one row is more
 #define OG_GEMM_F64_PANEL (4 << 20) // bytes of B panel per thread at most
@@ -161,8 +161,8 @@ static bool plan_f64(og_gemm_plan *p, int max_threads) {
     p->kp = OG_GEMM_F64_PANEL / 8 / nb;
     if (p->kp > p->kc) p->kp = p->kc;
     if (p->kp < 1) p->kp = 1;
-    // per C row: its A row, running sums and slice sums; then the panel and a D row
-    if (!mul_ok(2 * nb + k1, p->rows64, &per_row) || !mul_ok(p->kp + 1, nb, &panel) ||
+    // per C row: its A row, running sums and slice sums; then the panel and the D, E, F rows
+    if (!mul_ok(2 * nb + k1, p->rows64, &per_row) || !mul_ok(p->kp + 3, nb, &panel) ||
         !mul_ok(per_row + panel, 8, &bytes))
         return false;
     double flops = 2.0 * (double)rows * (double)N * (double)k1;
@@ -181,8 +181,12 @@ bool og_gemm_make_plan(const og_gemm_op *op, int max_threads, opgrad_isa isa, og
     coalesce_batch(p);
     p->isa = isa;
     p->kernel = og_gemm_kernel_at(isa);
-    if (op->epi == OG_GEMM_EPI_ACT || op->epi == OG_GEMM_EPI_ACT_GRAD)
-        p->act = op->act_kernels[isa];
+    if (op->epi == OG_GEMM_EPI_ACT || op->epi == OG_GEMM_EPI_ACT_GRAD) {
+        if (op->f64)
+            p->act64 = op->act_kernels64[isa];
+        else
+            p->act = op->act_kernels[isa];
+    }
     const int64_t mr = p->kernel.mr, nr = p->kernel.nr, M = p->op.M, N = p->op.N, K = p->op.K;
     if (M <= 0 || N <= 0 || p->nbatches <= 0) return true; // nothing to run
     if (op->f64) {
@@ -619,6 +623,57 @@ static void compute_unit(void *ctx, int unit, int slot) {
         epilogue_row(x, bi, m0 + i, x->n0 + j0, ncur, ctile + i * ldc, rows);
 }
 
+// The float64 epilogue of C row `row` of batch bi (all N columns): z the row's double sums;
+// buf three rows of N doubles (D, E, F). The same steps as epilogue_row, in double, each output
+// rounded once to its dtype.
+static void epilogue_row64(const run_ctx *x, int64_t bi, int64_t row, double *z, double *buf) {
+    const og_gemm_plan *p = x->p;
+    const og_gemm_op *op = &p->op;
+    const int64_t N = op->N, nb = N > 0 ? N : 1;
+    double *d = buf, *e = buf + nb, *f = e + nb;
+    if (op->alpha != 1.0)
+        for (int64_t j = 0; j < N; j++) z[j] *= op->alpha;
+    if (op->d.present) {
+        og_load_run64(elem(x, MD, bi, row, 0), op->d.dtype, op->d.cs, d, N);
+        for (int64_t j = 0; j < N; j++) z[j] += op->beta == 1.0 ? d[j] : op->beta * d[j];
+    }
+    if (op->epi != OG_GEMM_EPI_NONE && op->epi != OG_GEMM_EPI_ACT)
+        og_load_run64(elem(x, ME, bi, row, 0), op->e.dtype, op->e.cs, e, N);
+    switch (op->epi) {
+    case OG_GEMM_EPI_NONE:
+        break;
+    case OG_GEMM_EPI_ACT: {
+        const double *in[1] = {z};
+        double *out[1] = {z};
+        p->act64((size_t)N, in, out, op->act_params);
+        break;
+    }
+    case OG_GEMM_EPI_ACT_GRAD: {
+        const double *in[2] = {e, z};
+        double *out[1] = {z};
+        p->act64((size_t)N, in, out, op->act_params);
+        break;
+    }
+    case OG_GEMM_EPI_ADD:
+        for (int64_t j = 0; j < N; j++) z[j] += e[j];
+        break;
+    case OG_GEMM_EPI_MUL:
+        for (int64_t j = 0; j < N; j++) z[j] *= e[j];
+        break;
+    case OG_GEMM_EPI_MUL_GRAD: // C2 = E z, C = E F
+        og_load_run64(elem(x, MF, bi, row, 0), op->f.dtype, op->f.cs, f, N);
+        for (int64_t j = 0; j < N; j++) {
+            double c2 = e[j] * z[j];
+            z[j] = e[j] * f[j];
+            f[j] = c2;
+        }
+        if (op->c2.present)
+            og_store_run64((char *)elem(x, MC2, bi, row, 0), op->c2.dtype, op->c2.cs, f, N);
+        break;
+    }
+    og_store_run64((char *)elem(x, MC_, bi, row, 0), op->c.dtype, op->c.cs, z, N);
+}
+
 // float64: rows [unit * rows64, +rows64) of C over all batches (see gemm.h), in groups of the
 // same batch. Each row's sums are the same operations in the same order as row by row (slices of
 // KC, an fma chain each, the slices added in order); the group only shares each B row: made once
@@ -631,7 +686,7 @@ static void compute_rows_f64(void *ctx, int unit, int slot) {
     const int64_t ka = K > 0 ? K : 1, nb = N > 0 ? N : 1;
     double *a = (double *)(x->scratch + (int64_t)slot * p->slot_bytes);
     double *acc = a + G * ka, *part = acc + G * nb, *panel = part + G * nb, *d = panel + p->kp * nb;
-    const og_gemm_mat *ma = &op->a, *mb = &op->b, *mc = &op->c, *md = &op->d;
+    const og_gemm_mat *ma = &op->a, *mb = &op->b;
     bool b_direct = mb->dtype == ACL_DOUBLE && mb->cs == 1 && !mb->gen64;
     int64_t r1 = (unit + 1) * G < total ? (unit + 1) * G : total;
     for (int64_t g0 = (int64_t)unit * G, g1; g0 < r1; g0 = g1) {
@@ -672,17 +727,7 @@ static void compute_rows_f64(void *ctx, int unit, int slot) {
                     acc[t * nb + j] =
                         k0 == 0 ? part[t * nb + j] : acc[t * nb + j] + part[t * nb + j];
         }
-        for (int64_t t = 0; t < n; t++) {
-            int64_t i = (g0 + t) % M;
-            double *c = acc + t * nb;
-            if (op->alpha != 1.0)
-                for (int64_t j = 0; j < N; j++) c[j] *= op->alpha;
-            if (md->present) {
-                og_load_run64(elem(x, MD, bi, i, 0), md->dtype, md->cs, d, N);
-                for (int64_t j = 0; j < N; j++) c[j] += op->beta == 1.0 ? d[j] : op->beta * d[j];
-            }
-            og_store_run64((char *)elem(x, MC_, bi, i, 0), mc->dtype, mc->cs, c, N);
-        }
+        for (int64_t t = 0; t < n; t++) epilogue_row64(x, bi, (g0 + t) % M, acc + t * nb, d);
     }
 }
 

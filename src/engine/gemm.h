@@ -28,8 +28,9 @@
  * units of up to 16 C rows: each row's K sum in the same order (slices of KC, an fma chain from 0
  * in each, the slices added in order), in double; operands of any float dtype are read converted
  * (exactly), generated ones by their gen64, each B row once for a unit's rows of one batch (a
- * panel), and C is rounded once to its dtype. Only the NONE epilogue (alpha, beta * D). It is the
- * precision of gradient checks, not a fast path (5-20 GFLOP/s).
+ * panel); the epilogue runs on the double row (the activations by their float64 kernels,
+ * act_kernels64) and C (and C2) is rounded once to its dtype. It is the precision of gradient
+ * checks, not a fast path (5-20 GFLOP/s).
  *
  * Operands are described as matrices: a batch offset per batch dim (0 where it broadcasts), a row
  * stride and a column stride, in elements. A transposed view is a matrix with swapped strides and
@@ -93,9 +94,10 @@ typedef struct og_gemm_op {
     og_gemm_mat c2;       // second output (MUL_GRAD)
     double alpha, beta;   // alpha 1 and beta 0 skip their operations
     aclDataType round_ab; // round A and B through this dtype when packing (ACL_FLOAT: no)
-    bool f64;             // computed in float64 (see the top; epi NONE only)
+    bool f64;             // computed in float64 (see the top)
     og_gemm_epi_kind epi;
-    const og_ew_compute_fn *act_kernels; // [OPGRAD_ISA_COUNT], for ACT / ACT_GRAD
+    const og_ew_compute_fn *act_kernels;     // [OPGRAD_ISA_COUNT], for ACT / ACT_GRAD
+    const og_ew_compute64_fn *act_kernels64; // the same in float64 (f64)
     unsigned char act_params[OG_GEMM_MAX_PARAMS];
     _Alignas(8) unsigned char gen_params[OG_GEMM_GEN_PARAMS]; // for a.gen and b.gen
 } og_gemm_op;
@@ -153,8 +155,9 @@ typedef struct og_gemm_plan {
     opgrad_isa isa;
     og_gemm_kernel kernel;
     og_ew_compute_fn act;
-    int64_t rows64; // float64: C rows (over all batches) per unit
-    int64_t kp;     // float64: B rows per panel (made once for a unit's rows of one batch)
+    og_ew_compute64_fn act64; // float64: the epilogue's activation
+    int64_t rows64;           // float64: C rows (over all batches) per unit
+    int64_t kp; // float64: B rows per panel (made once for a unit's rows of one batch)
     og_gemm_axpy64_fn axpy64;
 } og_gemm_plan;
 

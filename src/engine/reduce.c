@@ -99,6 +99,14 @@ static int64_t extent_product(const int64_t *v, int n) {
     return prod;
 }
 
+// A float64 reduction: some input is float64, or the output is (a float64 gradient of float32
+// values, say) and the map, if any, has its float64 form.
+static bool sums_in_f64(const og_reduce_op *op) {
+    for (int k = 0; k < op->nin; k++)
+        if (op->in[k]->dtype == ACL_DOUBLE) return true;
+    return op->out->dtype == ACL_DOUBLE && (!op->map || op->map64);
+}
+
 void og_reduce_make_plan(const og_reduce_op *op, int max_cores, og_reduce_plan *p) {
     memset(p, 0, sizeof *p);
     p->kind = op->kind;
@@ -206,8 +214,7 @@ void og_reduce_make_plan(const og_reduce_op *op, int max_cores, og_reduce_plan *
     if (op->params_size) memcpy(p->params, op->params, op->params_size);
     // float64: whole outputs per thread, contiguous ranges of them; per thread a chunk of each
     // input and of the mapped values (sum64_run)
-    p->f64 = false;
-    for (int k = 0; k < nin; k++) p->f64 = p->f64 || p->in_dtype[k] == ACL_DOUBLE;
+    p->f64 = sums_in_f64(op);
     if (p->f64) {
         p->split_blocks = false;
         p->core_num = (int)(p->M < cores ? p->M : cores);
@@ -890,8 +897,7 @@ aclnnStatus og_reduce_plan_op(const og_opdesc *op, int nplans, const og_reduce_o
             og_prog_reduce(&prog, r);
             continue;
         }
-        bool f64 = false;
-        for (int k = 0; k < r->nin; k++) f64 = f64 || r->in[k]->dtype == ACL_DOUBLE;
+        bool f64 = sums_in_f64(r);
         og_ew_op ew = {.op = op,
                        .kernels = r->map,
                        .kernels64 = r->map64,

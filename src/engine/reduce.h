@@ -134,7 +134,8 @@ typedef struct og_reduce_plan {
     int64_t strips_per_row; // strips: ceil(W / strip); else 1
     int64_t units;          // strips: (M / W) * strips_per_row; else M
     int64_t nchunks, nblocks;
-    bool f64;               // float64 (some input is): gathered, mapped by map64, summed in double
+    bool f64;               // float64 (some input or the output is): gathered, mapped by map64,
+                            // summed in double
     bool direct;            // fp32 summands read in place (no gather, no map, no rounding)
     bool direct16;          // the same for bf16/fp16 summands, widened in registers
     bool split_blocks;      // cores take (unit, block) items, then a combine pass

@@ -3,9 +3,11 @@
  * the matmul family (engine/gemm.h). What is
  * tested here is what the checker's float64 rows do not see: promotion with other dtypes, strided
  * and broadcast operands, a float64 result rounded once into a narrower output, double-precision
- * scalar attributes, the summation, dropout's dtype-independent mask and double scale,
- * EmbeddingDenseBackward's double sums, and the refusal by operators without float64 kernels. (The
- * kernels' accuracy against the float64 references: `opgrad check --dtype float64`.) */
+ * scalar attributes, the summation (of float32 summands into a float64 gradient too), FusedMatmul's
+ * float64 gelu (opgrad's extension) and its refusals, dropout's dtype-independent mask and double
+ * scale, EmbeddingDenseBackward's double sums, and the refusal by operators without float64
+ * kernels. (The kernels' accuracy against the float64 references: `opgrad check --dtype float64`.)
+ */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -16,6 +18,8 @@
 #include "aclnnop/aclnn_dropout.h"
 #include "aclnnop/aclnn_dropout_backward.h"
 #include "aclnnop/aclnn_embedding_dense_backward.h"
+#include "aclnnop/aclnn_fused_matmul.h"
+#include "aclnnop/aclnn_fused_matmul_backward.h"
 #include "aclnnop/aclnn_grad_compress.h"
 #include "aclnnop/aclnn_matmul.h"
 #include "aclnnop/aclnn_mish.h"
@@ -213,6 +217,65 @@ static void test_matmul_and_addmm(void) {
         test_buf_free(&m2);
 }
 
+// A float64 gradient of float32 summands is summed in double: FusedMatmulBackward's gradBias
+// (float64, as its bias) of a float32 gradY [4, 1] = {1, 2^-30, 2^-30, 2^-30} is 1 + 3 * 2^-30,
+// exact in double, which every order of float32 additions rounds to 1.
+static void test_f64_gradient_of_f32_summands(void) {
+    int64_t d41[2] = {4, 1}, d42[2] = {4, 2}, d21[2] = {2, 1}, d1[1] = {1};
+    buf g = test_buf_new(d41, 2, ACL_FLOAT, NULL, 4),
+        x1 = test_buf_new(d42, 2, ACL_DOUBLE, NULL, 8),
+        x2 = test_buf_new(d21, 2, ACL_DOUBLE, NULL, 2),
+        bias = test_buf_new(d1, 1, ACL_DOUBLE, NULL, 1),
+        gb = test_buf_new(d1, 1, ACL_DOUBLE, NULL, 1);
+    const float v[4] = {1.0f, 0x1p-30f, 0x1p-30f, 0x1p-30f};
+    memcpy(g.data, v, sizeof v);
+    aclnnStatus st;
+    OP_RUN(st,
+           aclnnFusedMatmulBackwardGetWorkspaceSize(g.t, x1.t, x2.t, bias.t, NULL, "", 0, NULL,
+                                                    NULL, gb.t, NULL, &ws_, &ex_),
+           aclnnFusedMatmulBackward);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    CHECKF(d(&gb)[0] == 1 + 3 * 0x1p-30, "gradBias %.17g, want 1 + 3 * 2^-30", d(&gb)[0]);
+    test_buf_free(&g), test_buf_free(&x1), test_buf_free(&x2), test_buf_free(&bias),
+        test_buf_free(&gb);
+}
+
+// FusedMatmul in float64 (opgrad's extension: ops-nn lists no DOUBLE): "gelu_erf", which upstream
+// takes in 16 bits only, computed in double against long double; "16cast32" (a float32 y from
+// 16-bit inputs) refuses float64 inputs by name.
+static void test_fused_matmul_gelu(void) {
+    int64_t d23[2] = {2, 3}, d34[2] = {3, 4}, d24[2] = {2, 4};
+    buf a = test_buf_new(d23, 2, ACL_DOUBLE, NULL, 6),
+        b = test_buf_new(d34, 2, ACL_DOUBLE, NULL, 12),
+        y = test_buf_new(d24, 2, ACL_DOUBLE, NULL, 8),
+        y32 = test_buf_new(d24, 2, ACL_FLOAT, NULL, 8);
+    for (int i = 0; i < 6; i++) d(&a)[i] = 0.3 * (i - 2.5);
+    for (int i = 0; i < 12; i++) d(&b)[i] = 1.0 / (i + 1) - 0.2;
+    aclnnStatus st;
+    OP_RUN(st,
+           aclnnFusedMatmulGetWorkspaceSize(a.t, b.t, NULL, NULL, "gelu_erf", 0, y.t, &ws_, &ex_),
+           aclnnFusedMatmul);
+    CHECK_EQ(st, ACLNN_SUCCESS);
+    double worst = 0;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 4; j++) {
+            long double z = 0, mag = 0;
+            for (int k = 0; k < 3; k++) {
+                long double t = (long double)d(&a)[i * 3 + k] * d(&b)[k * 4 + j];
+                z += t, mag += fabsl(t);
+            }
+            long double want = z / 2 * (1 + erfl(z / sqrtl(2)));
+            worst = fmax(worst, (double)(fabsl(d(&y)[i * 4 + j] - want) / (mag + fabsl(want))));
+        }
+    CHECKF(worst <= 8 * 0x1p-53, "gelu_erf(a @ b): %.3g of the magnitude", worst);
+    uint64_t ws;
+    aclOpExecutor *e;
+    CHECK_EQ(aclnnFusedMatmulGetWorkspaceSize(a.t, b.t, NULL, NULL, "16cast32", 0, y32.t, &ws, &e),
+             ACLNN_ERR_PARAM_INVALID);
+    CHECK_MSG("16cast32");
+    test_buf_free(&a), test_buf_free(&b), test_buf_free(&y), test_buf_free(&y32);
+}
+
 // A float64 sum over an empty dim of a tensor without data (NULL: nothing to read) writes +0
 // and never forms an address from the NULL base (UBSan: CI's fuzzer found the float64 path did).
 static void test_reduce_sum_over_nothing(void) {
@@ -326,6 +389,8 @@ int main(void) {
     RUN(test_mish_values);
     RUN(test_reduce_sum);
     RUN(test_reduce_sum_over_nothing);
+    RUN(test_f64_gradient_of_f32_summands);
+    RUN(test_fused_matmul_gelu);
     RUN(test_matmul_and_addmm);
     RUN(test_inplace_and_refusal);
     RUN(test_dropout);

@@ -8,8 +8,8 @@ float64 operators. Plain unittest:
 (and under PyTorch >= 2.4 by tests/python/torch2.sh). The operators with float64 kernels: the
 activations (mish, gelu in both forms, silu, sigmoid, tanh, softplus, relu, leaky_relu, hardswish,
 hardsigmoid, elu), add, mul, muls, fused_add_scale and reduce_sum (a broadcast operand's gradient is summed by
-ReduceSum in float64), the matmul family (matmul, mm, bmm, addmm, baddbmm) with linear composed
-from it, the pointwise losses (mse, l1, smooth_l1, binary_cross_entropy[_with_logits]) and the GLUs
+ReduceSum in float64), the matmul family (matmul, mm, bmm, addmm, baddbmm) and linear (FusedMatmul
+and its backward in float64, the epilogues included), the pointwise losses (mse, l1, smooth_l1, binary_cross_entropy[_with_logits]) and the GLUs
 (swiglu, geglu), softmax, log_softmax, layer_norm, rms_norm, embedding and dropout (its mask is the
 same for every dtype); the convolutions, batch_norm / group_norm, pooling and cross_entropy /
 nll_loss in test_torch_float64_{conv,batch_norm,pool,cross_entropy}.py. What has no float64
@@ -117,6 +117,13 @@ CASES = {
                     lambda: (x64(2, 3, 4), x64(5, 4), x64(5))),
     "linear_relu": (lambda x, w: ot.linear(x, w, activation="relu"),
                     lambda x, w: F.relu(F.linear(x, w)), lambda: (x64(3, 4), x64(5, 4))),
+    # FusedMatmul's epilogues in float64: the gelus without a bias, the plain product with one
+    "linear_gelu_tanh": (lambda x, w: ot.linear(x, w, activation="gelu_tanh"),
+                         lambda x, w: F.gelu(F.linear(x, w), approximate="tanh"),
+                         lambda: (x64(2, 3, 4), x64(5, 4))),
+    "linear_gelu_nobias": (lambda x, w: ot.linear(x, w, activation="gelu"),
+                           lambda x, w: F.gelu(F.linear(x, w)), lambda: (x64(3, 4), x64(5, 4))),
+    "linear": (ot.linear, F.linear, lambda: (x64(2, 3, 4), x64(5, 4), x64(5))),
     "mse_loss": (ot.mse_loss, F.mse_loss, lambda: (x64(4, 5), x64(4, 5))),
     "l1_loss_sum": (lambda x, t: ot.l1_loss(x, t, reduction="sum"),
                     lambda x, t: F.l1_loss(x, t, reduction="sum"),

@@ -316,8 +316,13 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
     dt = _kernels.promote(x, weight)
     fp32 = dt is _torch.float32
     cube = 3 if fp32 else 0
-    if dt is _torch.float64 or (bias is not None and bias.dtype is _torch.float64):
-        # FusedMatmul has no float64 kernels: the same result from float64 operators
+    if dt is _torch.float64:  # FusedMatmul's float64 (opgrad's extension); gelu with a bias after
+        if t in _GELU_APPROX and bias is not None:
+            y = gelu_v2(fused_matmul(x2, wt, bias, None, "", 0), _GELU_APPROX[t])
+        else:
+            y = fused_matmul(x2, wt, bias, None, t, 0)
+    elif bias is not None and bias.dtype is _torch.float64:
+        # float32 / 16-bit x and w with a float64 bias: a float64 result from float64 operators
         y = matmul(x2, wt)
         if bias is not None:
             y = add(y, bias)

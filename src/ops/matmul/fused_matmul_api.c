@@ -1,6 +1,8 @@
 /* aclnnFusedMatmul (ops-nn matmul/fused_mat_mul, aclnn_fused_matmul.cpp) and its backward
  * aclnnFusedMatmulBackward (opgrad extension): argument checks, the forward as one GEMM step with
- * its epilogue, the backward as a program of GEMM and REDUCE steps (docs/ops/matmul.md). */
+ * its epilogue, the backward as a program of GEMM and REDUCE steps (docs/ops/matmul.md). float64
+ * (an opgrad extension: ops-nn lists no DOUBLE) runs the same steps on the GEMM engine's float64
+ * loop, its temporaries in double. */
 #include <stdio.h>
 #include <string.h>
 
@@ -26,7 +28,8 @@ static bool is_16bit(aclDataType dt) { return dt == ACL_FLOAT16 || dt == ACL_BF1
 typedef struct fm_info {
     fm_type type;
     aclDataType promoted;
-    int nbatch; // y's batch dims (its dims but the last two)
+    aclDataType acc; // the temporaries' dtype: float64 for a float64 product, else float32
+    int nbatch;      // y's batch dims (its dims but the last two)
     int64_t batch[OG_MAX_DIMS];
     int64_t M, N, K;
     int yndim;
@@ -53,11 +56,11 @@ static aclnnStatus check_forward(const og_opdesc *op, const aclTensor *x1, const
                                  const aclTensor *bias, const aclTensor *x3,
                                  const char *fusedOpType, int8_t cubeMathType, const char *yname,
                                  const aclTensor *y, bool y_is_out, fm_info *s) {
-    OG_TRY(og_check_tensor(op, "x1", x1, 2));
-    OG_TRY(og_check_tensor(op, "x2", x2, 2));
-    if (bias) OG_TRY(og_check_tensor(op, "bias", bias, 1));
-    if (x3) OG_TRY(og_check_tensor(op, "x3", x3, 2));
-    OG_TRY(og_check_tensor(op, yname, y, 0));
+    OG_TRY(og_check_tensor_of(op, "x1", x1, 2, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, "x2", x2, 2, OG_DTS_FLOATING64));
+    if (bias) OG_TRY(og_check_tensor_of(op, "bias", bias, 1, OG_DTS_FLOATING64));
+    if (x3) OG_TRY(og_check_tensor_of(op, "x3", x3, 2, OG_DTS_FLOATING64));
+    OG_TRY(og_check_tensor_of(op, yname, y, 0, OG_DTS_FLOATING64));
     int t = 0;
     while (t < (int)(sizeof FM_NAMES / sizeof *FM_NAMES) && strcmp(fusedOpType, FM_NAMES[t])) t++;
     if (t == (int)(sizeof FM_NAMES / sizeof *FM_NAMES))
@@ -78,11 +81,17 @@ static aclnnStatus check_forward(const og_opdesc *op, const aclTensor *x1, const
                        fusedOpType);
     OG_TRY(og_mm_check_cube_math(op, cubeMathType));
     s->promoted = og_promote(x1->dtype, x2->dtype);
-    if ((is_gelu(s->type) || s->type == FM_16CAST32) && !is_16bit(s->promoted))
+    s->acc = s->promoted == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
+    // the gelus take float64 too (opgrad's extension for gradient checks); "16cast32" writes
+    // float32
+    if ((is_gelu(s->type) && !is_16bit(s->promoted) && s->promoted != ACL_DOUBLE) ||
+        (s->type == FM_16CAST32 && !is_16bit(s->promoted)))
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%sGetWorkspaceSize: fusedOpType \"%s\" takes float16 or bfloat16 x1 and x2 "
-                       "(ops-nn's rule), but they are %s and %s",
-                       op->name, fusedOpType, og_dtype_name(x1->dtype), og_dtype_name(x2->dtype));
+                       "(ops-nn's rule%s), but they are %s and %s",
+                       op->name, fusedOpType,
+                       is_gelu(s->type) ? "; float64 too, as opgrad's extension" : "",
+                       og_dtype_name(x1->dtype), og_dtype_name(x2->dtype));
     if (!is_gelu(s->type) && s->type != FM_16CAST32 && s->promoted == ACL_FLOAT &&
         cubeMathType != 3)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
@@ -158,6 +167,7 @@ static og_gemm_op product(const fm_info *s, const aclTensor *x1, int x1_slot, co
                     .K = s->K,
                     .alpha = 1,
                     .round_ab = og_mm_round_ab(cubeMathType, s->promoted),
+                    .f64 = s->promoted == ACL_DOUBLE,
                     .epi = OG_GEMM_EPI_NONE};
     memcpy(g.batch, s->batch, sizeof(int64_t) * (size_t)s->nbatch);
     g.a = og_mm_mat(x1, x1_slot, s->nbatch, x1->ndim - 2, x1->ndim - 1);
@@ -201,12 +211,15 @@ aclnnStatus aclnnFusedMatmulGetWorkspaceSize(const aclTensor *x1, const aclTenso
             break;
         case FM_RELU:
             g.epi = OG_GEMM_EPI_ACT, g.act_kernels = og_relu_fwd_kernels;
+            g.act_kernels64 = og_relu_fwd_kernels64;
             break;
         case FM_GELU_ERF:
             g.epi = OG_GEMM_EPI_ACT, g.act_kernels = og_gelu_erf_fwd_kernels;
+            g.act_kernels64 = og_gelu_erf_fwd_kernels64;
             break;
         case FM_GELU_TANH:
             g.epi = OG_GEMM_EPI_ACT, g.act_kernels = og_gelu_tanh_fwd_kernels;
+            g.act_kernels64 = og_gelu_tanh_fwd_kernels64;
             break;
         case FM_ADD:
         case FM_MUL:
@@ -237,16 +250,16 @@ static bool covers_batch(const aclTensor *t, const fm_info *s) {
     return og_mm_numel(t->dims, t->ndim - 2) == og_mm_numel(s->batch, s->nbatch);
 }
 
-// g (a product over all of s's batch dims, rows x cols each) into an fp32 temporary, then a
-// REDUCE step sums it over the batch dims that broadcast `out` (slot out_slot) and rounds once
-// to out's dtype. False when the temporary could not be added (the builder has failed).
+// g (a product over all of s's batch dims, rows x cols each) into an fp32 (float64) temporary,
+// then a REDUCE step sums it over the batch dims that broadcast `out` (slot out_slot) and rounds
+// once to out's dtype. False when the temporary could not be added (the builder has failed).
 static bool gemm_batch_summed(og_prog *p, const fm_info *s, og_gemm_op *g, int64_t rows,
                               int64_t cols, const aclTensor *out, int out_slot) {
     const aclTensor *t;
     int64_t dims[OG_MAX_DIMS];
     memcpy(dims, s->batch, sizeof(int64_t) * (size_t)s->nbatch);
     dims[s->nbatch] = rows, dims[s->nbatch + 1] = cols;
-    int ts = og_prog_temp(p, ACL_FLOAT, s->yndim, dims, &t);
+    int ts = og_prog_temp(p, s->acc, s->yndim, dims, &t);
     if (ts < 0) return false;
     g->c = mat_of(t, ts, s);
     if (t->numel > 0) og_prog_gemm(p, g);
@@ -294,7 +307,7 @@ aclnnStatus aclnnFusedMatmulBackwardGetWorkspaceSize(const aclTensor *gradY, con
     const aclTensor *outs[4] = {gradX1, gradX2, gradBias, gradX3};
     // every tensor given is a live one before any rule that involves several arguments
     for (int k = 0; k < 4; k++)
-        if (outs[k]) OG_TRY(og_check_tensor(op, out_names[k], outs[k], 0));
+        if (outs[k]) OG_TRY(og_check_tensor_of(op, out_names[k], outs[k], 0, OG_DTS_FLOATING64));
     fm_info s;
     OG_TRY(
         check_forward(op, x1, x2, bias, x3, fusedOpType, cubeMathType, "gradY", gradY, false, &s));
@@ -325,7 +338,7 @@ aclnnStatus aclnnFusedMatmulBackwardGetWorkspaceSize(const aclTensor *gradY, con
     // (1) dZ: gradY itself, or formed in the epilogue of the product that recomputes z
     if (s.type == FM_RELU || is_gelu(s.type)) {
         if (need_dz) {
-            dz_slot = og_prog_temp(&p, ACL_FLOAT, s.yndim, s.ydims, &dz);
+            dz_slot = og_prog_temp(&p, s.acc, s.yndim, s.ydims, &dz);
             if (dz_slot < 0) return og_prog_publish(&p, workspaceSize, executor);
             z.epi = OG_GEMM_EPI_ACT_GRAD;
             z.e = mat_of(gradY, 0, &s);
@@ -333,16 +346,20 @@ aclnnStatus aclnnFusedMatmulBackwardGetWorkspaceSize(const aclTensor *gradY, con
             if (s.type == FM_RELU) {
                 og_threshold_params th = {0}; // relu'(z) = z > 0
                 z.act_kernels = og_threshold_bwd_kernels;
+                z.act_kernels64 = og_threshold_bwd_kernels64;
                 memcpy(z.act_params, &th, sizeof th);
+            } else if (s.type == FM_GELU_ERF) {
+                z.act_kernels = og_gelu_erf_bwd_kernels;
+                z.act_kernels64 = og_gelu_erf_bwd_kernels64;
             } else {
-                z.act_kernels =
-                    s.type == FM_GELU_ERF ? og_gelu_erf_bwd_kernels : og_gelu_tanh_bwd_kernels;
+                z.act_kernels = og_gelu_tanh_bwd_kernels;
+                z.act_kernels64 = og_gelu_tanh_bwd_kernels64;
             }
             if (y_nonempty) og_prog_gemm(&p, &z);
         }
     } else if (s.type == FM_MUL && (need_dz || want[3])) {
         // dZ = gradY * x3; gradX3 = gradY * z, summed to x3's shape
-        dz_slot = og_prog_temp(&p, ACL_FLOAT, s.yndim, s.ydims, &dz);
+        dz_slot = og_prog_temp(&p, s.acc, s.yndim, s.ydims, &dz);
         if (dz_slot < 0) return og_prog_publish(&p, workspaceSize, executor);
         if (want[3]) {
             z.epi = OG_GEMM_EPI_MUL_GRAD;
@@ -352,7 +369,7 @@ aclnnStatus aclnnFusedMatmulBackwardGetWorkspaceSize(const aclTensor *gradY, con
             const aclTensor *t3 = gradX3;
             int t3_slot = 8;
             bool direct = covers_batch(x3, &s);
-            if (!direct) t3_slot = og_prog_temp(&p, ACL_FLOAT, s.yndim, s.ydims, &t3);
+            if (!direct) t3_slot = og_prog_temp(&p, s.acc, s.yndim, s.ydims, &t3);
             if (t3_slot < 0) return og_prog_publish(&p, workspaceSize, executor);
             z.c2 = mat_of(t3, t3_slot, &s);
             if (y_nonempty) og_prog_gemm(&p, &z);
@@ -360,6 +377,7 @@ aclnnStatus aclnnFusedMatmulBackwardGetWorkspaceSize(const aclTensor *gradY, con
         } else if (y_nonempty) { // z is not needed: one elementwise product
             og_ew_op m = {.op = op,
                           .kernels = og_mul_kernels,
+                          .kernels64 = og_mul_kernels64,
                           .nin = 2,
                           .in = {gradY, x3},
                           .nout = 1,
@@ -368,7 +386,7 @@ aclnnStatus aclnnFusedMatmulBackwardGetWorkspaceSize(const aclTensor *gradY, con
                           .slots = true,
                           .in_slot = {0, 4},
                           .out_slot = {dz_slot},
-                          .compute_dtype = ACL_FLOAT};
+                          .compute_dtype = s.acc};
             og_prog_map(&p, &m);
         }
     } else if (s.type == FM_ADD && want[3]) {
@@ -382,6 +400,7 @@ aclnnStatus aclnnFusedMatmulBackwardGetWorkspaceSize(const aclTensor *gradY, con
                         .K = s.N,
                         .alpha = 1,
                         .round_ab = z.round_ab,
+                        .f64 = z.f64,
                         .epi = OG_GEMM_EPI_NONE};
         memcpy(g.batch, s.batch, sizeof(int64_t) * (size_t)s.nbatch);
         g.a = mat_of(dz, dz_slot, &s);
@@ -403,6 +422,7 @@ aclnnStatus aclnnFusedMatmulBackwardGetWorkspaceSize(const aclTensor *gradY, con
                         .K = s.M,
                         .alpha = 1,
                         .round_ab = z.round_ab,
+                        .f64 = z.f64,
                         .epi = OG_GEMM_EPI_NONE};
         memcpy(g.batch, s.batch, sizeof(int64_t) * (size_t)s.nbatch);
         g.a = og_mm_transposed(mat_of(x1, 1, &s));
