@@ -37,6 +37,7 @@
 #include "aclnnop/aclnn_reduce_sum.h"
 #include "aot/aot_extra.h"
 #include "aot/aot_internal.h"
+#include "engine/convert.h"
 #include "opgrad/custom_op.h"
 #include "ops/ops.h"
 #include "runtime/error.h"
@@ -93,6 +94,7 @@ static aclDataType parse_dtype(const char *s) {
     if (opgrad_aot_dtype_is(s, "float32")) return ACL_FLOAT;
     if (opgrad_aot_dtype_is(s, "float16")) return ACL_FLOAT16;
     if (opgrad_aot_dtype_is(s, "bfloat16")) return ACL_BF16;
+    if (opgrad_aot_dtype_is(s, "float64")) return ACL_DOUBLE;
     return ACL_DT_UNDEFINED;
 }
 
@@ -356,21 +358,11 @@ aclnnStatus og_aot_reduce_to(const aot_entry *d, const aclTensor *src, aclTensor
             if (dst->numel > 0) memcpy(o, s, (size_t)dst->numel * es);
             return ACLNN_SUCCESS;
         }
+        // through double: exact for every source dtype, then one rounding to dst's
         for (int64_t i = 0; i < dst->numel; i++) {
-            float v;
-            uint16_t h;
-            if (src->dtype == ACL_FLOAT)
-                memcpy(&v, s + i * (int64_t)es, sizeof v);
-            else {
-                memcpy(&h, s + i * (int64_t)es, sizeof h);
-                v = src->dtype == ACL_FLOAT16 ? og_f16_to_f32(h) : og_bf16_to_f32(h);
-            }
-            if (dst->dtype == ACL_FLOAT) {
-                memcpy(o + i * (int64_t)ed, &v, sizeof v);
-            } else {
-                h = dst->dtype == ACL_FLOAT16 ? og_f32_to_f16(v) : og_f32_to_bf16(v);
-                memcpy(o + i * (int64_t)ed, &h, sizeof h);
-            }
+            double v;
+            og_load_run64(s + i * (int64_t)es, src->dtype, 1, &v, 1);
+            og_store_run64(o + i * (int64_t)ed, dst->dtype, 1, &v, 1);
         }
         return ACLNN_SUCCESS;
     }
@@ -477,7 +469,7 @@ static aclnnStatus wrap_param(const aot_entry *d, int i, void **params, int *ndi
     if (dt == ACL_DT_UNDEFINED)
         return og_fail(ACLNN_ERR_PARAM_INVALID,
                        "%s: %s (params[%d]) has dtype \"%s\"; opgrad's built-in operators "
-                       "take float32 (\"float32\" or \"float\"), float16 and bfloat16",
+                       "take float32 (\"float32\" or \"float\"), float16, bfloat16 and float64",
                        d->name, pn, i, dtypes[i]);
     if (ndims[i] < 0 || ndims[i] > OG_MAX_DIMS)
         return og_fail(ACLNN_ERR_PARAM_INVALID,

@@ -97,15 +97,19 @@ static aclnnStatus transposed(scratch *s, aclTensor **out, const aclTensor *t) {
     return view(s, out, dims, strides, n, t->dtype, og_tensor_first(t));
 }
 
-// A dense fp32 temporary of `ndim` dims (aclrtMalloc, freed by scratch_release).
-static aclnnStatus temp_f32(scratch *s, aclTensor **out, const int64_t *dims, int ndim) {
-    int64_t bytes = (int64_t)sizeof(float);
+// The dtype of a temporary that accumulates in t's precision: float64 for float64, else float32.
+static aclDataType acc_dtype(aclDataType t) { return t == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT; }
+
+// A dense temporary of `ndim` dims, float32 or float64 (aclrtMalloc, freed by scratch_release).
+static aclnnStatus temp_acc(scratch *s, aclTensor **out, const int64_t *dims, int ndim,
+                            aclDataType dt) {
+    int64_t bytes = (int64_t)aclDataTypeSize(dt);
     for (int k = 0; k < ndim; k++)
         if (__builtin_mul_overflow(bytes, dims[k], &bytes)) {
             char b[160];
             return og_fail(ACLNN_ERR_PARAM_INVALID,
-                           "%s: a float32 temporary of shape %s would not fit in memory",
-                           s->d->name, og_shape_str(dims, ndim, b, sizeof b));
+                           "%s: a %s temporary of shape %s would not fit in memory", s->d->name,
+                           og_dtype_name(dt), og_shape_str(dims, ndim, b, sizeof b));
         }
     if (s->ntemps == MAX_TEMPS)
         return og_fail(ACLNN_ERR_INNER, "%s: too many temporaries", s->d->name);
@@ -114,7 +118,7 @@ static aclnnStatus temp_f32(scratch *s, aclTensor **out, const int64_t *dims, in
         return og_fail(ACLNN_ERR_INNER, "%s: out of memory allocating a %lld-byte temporary",
                        s->d->name, (long long)bytes);
     s->temps[s->ntemps++] = p;
-    return view(s, out, dims, NULL, ndim, ACL_FLOAT, p);
+    return view(s, out, dims, NULL, ndim, dt, p);
 }
 
 /* ---- the aclnn calls --------------------------------------------------------------------------
@@ -226,8 +230,8 @@ static bool covers_batch(const aclTensor *g, const mm_shape *s) {
 
 // g (a gradient seen as [gbatch..., rows, cols]) = x @ y summed over the batch dims that
 // broadcast g's operand: written directly when g has the full batch, else formed in an fp32
-// temporary [batch..., rows, cols] and summed to g's shape in fp32 by aclnnReduceSum, then
-// rounded once to g's dtype.
+// (float64 for a float64 g) temporary [batch..., rows, cols] and summed to g's shape in that
+// precision by aclnnReduceSum, then rounded once to g's dtype.
 static aclnnStatus grad_product(scratch *sc, const aclTensor *x, const aclTensor *y, aclTensor *g,
                                 const mm_shape *s, int64_t rows, int64_t cols) {
     int64_t full[OG_MAX_DIMS];
@@ -240,14 +244,14 @@ static aclnnStatus grad_product(scratch *sc, const aclTensor *x, const aclTensor
         st = reshape(sc, &out, g, full, nf);
         return st == ACLNN_SUCCESS ? matmul(sc->d, x, y, out) : st;
     }
-    st = temp_f32(sc, &out, full, nf);
+    st = temp_acc(sc, &out, full, nf, acc_dtype(g->dtype));
     if (st == ACLNN_SUCCESS) st = matmul(sc->d, x, y, out);
-    if (st != ACLNN_SUCCESS || g->dtype == ACL_FLOAT)
+    if (st != ACLNN_SUCCESS || g->dtype == out->dtype)
         return st == ACLNN_SUCCESS ? og_aot_reduce_to(sc->d, out, g) : st;
     // a 16-bit gradient: aclnnReduceSum would first cast the fp32 products to g's dtype, so the
     // sum goes to an fp32 temporary of g's shape, then is rounded once (og_aot_reduce_to's copy)
     aclTensor *sum;
-    st = temp_f32(sc, &sum, g->dims, g->ndim);
+    st = temp_acc(sc, &sum, g->dims, g->ndim, ACL_FLOAT);
     if (st == ACLNN_SUCCESS) st = og_aot_reduce_to(sc->d, out, sum);
     return st == ACLNN_SUCCESS ? og_aot_reduce_to(sc->d, sum, g) : st;
 }
@@ -378,6 +382,7 @@ typedef struct lin_call {
     aclTensor *x2, *wT;
     int8_t cube;
     const char *ztype;
+    aclDataType zdtype; // z's dtype where it is a temporary: float64 for float64, else float32
 } lin_call;
 
 static aclnnStatus linear_prepare(scratch *sc, aclTensor *t, lin_call *c) {
@@ -388,9 +393,11 @@ static aclnnStatus linear_prepare(scratch *sc, aclTensor *t, lin_call *c) {
     const int64_t xd[2] = {c->s.rows, c->s.in};
     st = reshape(sc, &c->x2, &t[0], xd, 2);
     if (st == ACLNN_SUCCESS) st = transposed(sc, &c->wT, &t[1]);
-    bool f32 = og_promote(t[0].dtype, t[1].dtype) == ACL_FLOAT;
-    c->cube = f32 ? 3 : 0;            // ops-nn: float32 only with USE_HF32 (exact fp32 on the CPU)
-    c->ztype = f32 ? "" : "16cast32"; // z = x @ w^T + b in fp32
+    aclDataType pr = og_promote(t[0].dtype, t[1].dtype);
+    c->cube = pr == ACL_FLOAT ? 3 : 0; // ops-nn: float32 only with USE_HF32 (exact fp32 on the CPU)
+    // z = x @ w^T + b in fp32 (from 16 bits: "16cast32"), in float64 for float64
+    c->ztype = pr == ACL_FLOAT || pr == ACL_DOUBLE ? "" : "16cast32";
+    c->zdtype = acc_dtype(pr);
     return st;
 }
 
@@ -406,9 +413,9 @@ static aclnnStatus linear_fwd(const aot_entry *d, aclTensor *t, const void *arg)
     TRY(reshape(&sc, &y2, &t[3], yd, 2));
     if (!act->gelu) {
         TRY(fused(d, c.x2, c.wT, &t[2], act->type, c.cube, y2));
-    } else { // gelu(z) on the fp32 z, in place, then rounded once to y's dtype
+    } else { // gelu(z) on the fp32 (float64) z, in place, then rounded once to y's dtype
         z = y2;
-        if (y2->dtype != ACL_FLOAT) TRY(temp_f32(&sc, &z, yd, 2));
+        if (y2->dtype != c.zdtype) TRY(temp_acc(&sc, &z, yd, 2, c.zdtype));
         TRY(fused(d, c.x2, c.wT, &t[2], c.ztype, c.cube, z));
         TRY(gelu(d, z, act->approximate, z));
         if (z != y2) TRY(og_aot_reduce_to(d, z, y2));
@@ -432,8 +439,9 @@ static aclnnStatus linear_bwd(const aot_entry *d, aclTensor *t, const void *arg)
     TRY(transposed(&sc, &dwT, &t[6]));
     if (!act->gelu) {
         TRY(fused_backward(d, dy2, c.x2, c.wT, &t[2], act->type, c.cube, dx2, dwT, &t[7]));
-    } else { // z recomputed in fp32; dz = dy * gelu'(z) in place; then the plain product's grads
-        TRY(temp_f32(&sc, &z, yd, 2));
+    } else { // z recomputed in fp32 (float64); dz = dy * gelu'(z) in place; then the plain
+             // product's grads
+        TRY(temp_acc(&sc, &z, yd, 2, c.zdtype));
         TRY(fused(d, c.x2, c.wT, &t[2], c.ztype, c.cube, z));
         TRY(gelu_backward(d, dy2, z, act->approx_name, z));
         TRY(fused_backward(d, z, c.x2, c.wT, &t[2], c.ztype, c.cube, dx2, dwT, &t[7]));

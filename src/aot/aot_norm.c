@@ -134,6 +134,12 @@ static void scratch_release(scratch *s) {
     }
 }
 
+// The dtype of the statistics (mean, rstd) and of RmsNormGrad's dgamma: FLOAT as ops-nn makes
+// them, DOUBLE for a float64 x (opgrad's float64 extension keeps them in double).
+static aclDataType stat_dtype(const aclTensor *x) {
+    return x->dtype == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
+}
+
 // A dense temporary of `ndim` dims and dtype dt (aclrtMalloc, freed by scratch_release).
 static aclnnStatus temp(scratch *s, aclTensor **out, const int64_t *dims, int ndim,
                         aclDataType dt) {
@@ -264,8 +270,8 @@ static aclnnStatus layer_norm_bwd(const aot_entry *d, aclTensor *t) {
         goto done;
     }
     TRY(temp(&sc, &y, x->dims, x->ndim, x->dtype));
-    TRY(temp(&sc, &mean, sd, x->ndim, ACL_FLOAT));
-    TRY(temp(&sc, &rstd, sd, x->ndim, ACL_FLOAT));
+    TRY(temp(&sc, &mean, sd, x->ndim, stat_dtype(x)));
+    TRY(temp(&sc, &rstd, sd, x->ndim, stat_dtype(x)));
     TRY(layer_norm(d, x, &t[1], &t[2], y, mean, rstd));
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
@@ -293,7 +299,7 @@ static aclnnStatus rms_norm(const aot_entry *d, const aclTensor *x, const aclTen
     return og_aot_finish(d, st, ws, ex, aclnnRmsNorm);
 }
 
-// t: x, gamma, y. aclnnRmsNorm's rstdOut is required: an fp32 temporary.
+// t: x, gamma, y. aclnnRmsNorm's rstdOut is required: an fp32 (float64) temporary.
 static aclnnStatus rms_norm_fwd(const aot_entry *d, aclTensor *t) {
     aclnnStatus st = norm_shape(d, t, 1);
     if (st != ACLNN_SUCCESS) return st;
@@ -301,14 +307,14 @@ static aclnnStatus rms_norm_fwd(const aot_entry *d, aclTensor *t) {
     aclTensor *rstd;
     int64_t sd[OG_MAX_DIMS];
     stat_dims(&t[0], sd);
-    TRY(temp(&sc, &rstd, sd, t[0].ndim, ACL_FLOAT));
+    TRY(temp(&sc, &rstd, sd, t[0].ndim, stat_dtype(&t[0])));
     TRY(rms_norm(d, &t[0], &t[1], &t[2], rstd));
 done:
     scratch_release(&sc);
     return st;
 }
 
-// t: x, gamma, y, dy, dx, dgamma. rstd recomputed; aclnnRmsNormGrad's dgamma is fp32.
+// t: x, gamma, y, dy, dx, dgamma. rstd recomputed; aclnnRmsNormGrad's dgamma is fp32 (float64).
 static aclnnStatus rms_norm_bwd(const aot_entry *d, aclTensor *t) {
     aclnnStatus st = norm_shape(d, t, 1);
     if (st != ACLNN_SUCCESS) return st;
@@ -318,9 +324,9 @@ static aclnnStatus rms_norm_bwd(const aot_entry *d, aclTensor *t) {
     int64_t sd[OG_MAX_DIMS];
     stat_dims(x, sd);
     TRY(temp(&sc, &y, x->dims, x->ndim, x->dtype));
-    TRY(temp(&sc, &rstd, sd, x->ndim, ACL_FLOAT));
+    TRY(temp(&sc, &rstd, sd, x->ndim, stat_dtype(x)));
     TRY(rms_norm(d, x, &t[1], y, rstd));
-    if (t[5].dtype != ACL_FLOAT) TRY(temp(&sc, &dgamma, t[5].dims, t[5].ndim, ACL_FLOAT));
+    if (t[5].dtype != stat_dtype(x)) TRY(temp(&sc, &dgamma, t[5].dims, t[5].ndim, stat_dtype(x)));
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
     st = aclnnRmsNormGradGetWorkspaceSize(&t[3], x, rstd, &t[1], &t[4], dgamma, &ws, &ex);

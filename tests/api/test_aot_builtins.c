@@ -1,7 +1,7 @@
 /* The MindSpore aot entry points of the built-in operators (src/aot/aot_builtins.c, docs/aot.md).
  *
- * - every entry point in float32 (spelled "float32" and "float"), float16 and bfloat16 gives
- *   bitwise the result of the aclnn call it stands for (forwards: the operator; backwards: the
+ * - every entry point in float32 (spelled "float32" and "float"), float16, bfloat16 and float64
+ * gives bitwise the result of the aclnn call it stands for (forwards: the operator; backwards: the
  *   aclnn backward operator with the bprop params mapped onto it), including 0-d, empty and
  *   mixed-precision dy; standard pairs of the list without a hand-written case get a derived one
  *   (their aclnn operators through the list's thunks, see collect_cases);
@@ -375,12 +375,13 @@ static void check_bitwise(const acase *c, aclDataType dt, const int64_t *xd, int
     args_free(&a);
 }
 
-static const aclDataType DTS[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+static const aclDataType DTS[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE};
+#define NDTS ((int)(sizeof DTS / sizeof DTS[0]))
 
 static void test_every_entry_bitwise(void) {
     static const int64_t x[] = {5, 37};
     for (int c = 0; c < NCASES; c++)
-        for (int d = 0; d < 3; d++) {
+        for (int d = 0; d < NDTS; d++) {
             check_bitwise(&g_cases[c], DTS[d], x, 2, DTS[d], (uint64_t)(100 * c + d));
             check_bitwise(&g_cases[c], DTS[d], x, 2, DTS[d], (uint64_t)(100 * c + d + 51));
         }
@@ -409,8 +410,8 @@ static void test_mixed_precision_dy(void) {
 /* ---- Add/Mul backward: broadcast gradients reduced --------------------------------------- */
 
 static double ulp_of(aclDataType dt, double v) {
-    int mant = dt == ACL_FLOAT16 ? 10 : dt == ACL_BF16 ? 7 : 23;
-    int minexp = dt == ACL_FLOAT16 ? -14 : -126;
+    int mant = dt == ACL_FLOAT16 ? 10 : dt == ACL_BF16 ? 7 : dt == ACL_DOUBLE ? 52 : 23;
+    int minexp = dt == ACL_FLOAT16 ? -14 : dt == ACL_DOUBLE ? -1022 : -126;
     int e;
     frexp(v, &e);
     int ex = v == 0 ? minexp : e - 1;
@@ -472,7 +473,7 @@ static void check_reduced(bool mul, aclDataType dt, const int64_t *ad, int an, c
         }
         for (int64_t i = 0; i < ng; i++) {
             double got = test_load(a.p[4 + g], i, dt);
-            double tol = 30 * ldexp(abs_sum[i], -24) + ulp_of(dt, sum[i]);
+            double tol = 30 * compute_u(dt) * abs_sum[i] + ulp_of(dt, sum[i]);
             CHECKF(fabs(got - sum[i]) <= tol,
                    "%s %s grad %d element %lld: %.9g, float64 sum %.9g (tol %.3g)",
                    mul ? "MulBackward" : "AddBackward", dt_str(dt, false), g, (long long)i, got,
@@ -491,7 +492,7 @@ static void test_broadcast_gradients_reduced(void) {
     static const int64_t a4[] = {0, 3}, b4[] = {3};
     static const int64_t a5[] = {64, 300}, b5[] = {300};
     for (int mul = 0; mul < 2; mul++)
-        for (int d = 0; d < 3; d++) {
+        for (int d = 0; d < NDTS; d++) {
             uint64_t s = (uint64_t)(1000 + 10 * mul + d);
             check_reduced(mul, DTS[d], a1, 3, b1, 2, s);
             check_reduced(mul, DTS[d], b1, 2, a1, 3, s + 100); // the other way round
@@ -542,13 +543,13 @@ static void test_errors(void) {
     CHECK_MSG("shapes[3] (dx, rank 2) is NULL");
     a.sh[3] = a.dims[3];
     // dtypes
-    const char *bad[] = {"int32", "float64", "", "Float32", "bool"};
+    const char *bad[] = {"int32", "complex64", "", "Float32", "bool"};
     for (int k = 0; k < 5; k++) {
         a.dt[0] = bad[k];
         CHECK_EQ(opgrad_Mish(2, a.p, a.nd, a.sh, a.dt, NULL, NULL), ACLNN_ERR_PARAM_INVALID);
         CHECK_MSG("opgrad_Mish: x (params[0]) has dtype");
         CHECK_MSG(bad[k]);
-        CHECK_MSG("float32 (\"float32\" or \"float\"), float16 and bfloat16");
+        CHECK_MSG("float32 (\"float32\" or \"float\"), float16, bfloat16 and float64");
     }
     a.dt[0] = "float32";
     // ranks and dims
@@ -675,7 +676,7 @@ static void test_exported_from_shared_library(void) {
     CHECK(mish && mish_b && errmsg);
     if (mish && mish_b && errmsg) {
         static const int64_t x[] = {3, 50};
-        for (int d = 0; d < 3; d++) {
+        for (int d = 0; d < NDTS; d++) {
             argset a, b;
             build(&CASES[1], &a, DTS[d], x, 2, DTS[d], 77); // MishBackward params
             build(&CASES[1], &b, DTS[d], x, 2, DTS[d], 77);

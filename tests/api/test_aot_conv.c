@@ -1,12 +1,13 @@
 /* The MindSpore aot entry points of the 2-D convolution (src/aot/aot_conv.c, docs/aot.md):
  * opgrad_Conv2d, opgrad_Conv2dNoBias and their backwards.
  *
- * - the forward in float32 (spelled both ways), float16 and bfloat16 against a float64 direct
- *   convolution computed here with the padding the entry point must read from y's shape ('same'
- *   with odd and even kernels, 'valid', a wider symmetric padding, groups and depthwise, a batch
- *   of 0). Bound per element: 2^-22 K times the sum of the terms' magnitudes (the naive fp32
- *   bound for K terms) plus one rounding to y's dtype. A wrong padding split, group or tap is an
- *   error of the order of the terms and fails. y is prefilled: every element must be written;
+ * - the forward in float32 (spelled both ways), float16, bfloat16 and float64 against a float64
+ *   direct convolution computed here with the padding the entry point must read from y's shape
+ *   ('same' with odd and even kernels, 'valid', a wider symmetric padding, groups and depthwise, a
+ *   batch of 0). Bound per element: 4 u K times the sum of the terms' magnitudes (the naive bound
+ *   for K terms; u = 2^-24, 2^-53 for float64) plus one rounding to y's dtype. A wrong
+ *   padding split, group or tap is an error of the order of the terms and fails. y is prefilled:
+ *   every element must be written;
  * - every result (y, dx, dweight, dbias) bitwise equal to aclnnConvolution /
  *   aclnnConvolutionBackward called here with the explicit attributes (stride 1, dilation 1,
  *   groups, [top, bottom, left, right] padding);
@@ -36,7 +37,8 @@
 ENTRIES(DECL)
 #undef DECL
 
-static const aclDataType DTS[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+static const aclDataType DTS[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE};
+#define NDTS ((int)(sizeof DTS / sizeof DTS[0]))
 
 typedef struct geo {
     int64_t N, C, H, W, K, kh, kw, G, Ho, Wo;
@@ -124,7 +126,7 @@ static void check_case(const geo *g, aclDataType dt, bool bias, uint64_t seed) {
     int bad = 0;
     for (int64_t k = 0; k < ny; k++) {
         double got = test_load(f.p[iy], k, dt);
-        double err = 0x1p-22 * kterms * mag[k];
+        double err = 4 * compute_u(dt) * kterms * mag[k];
         double tol = err + unit_roundoff(dt) * (fabs(yr[k]) + err) + min_subnormal(dt);
         if (!(fabs(got - yr[k]) <= tol) && bad++ < 3)
             CHECKF(false, "%s: y element %lld: %.9g, float64 %.9g (tol %.3g)", what, (long long)k,
@@ -185,7 +187,7 @@ static void test_values(void) {
                             {0, 3, 5, 5, 2, 3, 3, 1, 5, 5},  // no batch: dw, db 0
                             {2, 8, 12, 10, 16, 3, 3, 4, 12, 10}};
     for (size_t c = 0; c < sizeof G / sizeof G[0]; c++)
-        for (int d = 0; d < 3; d++)
+        for (int d = 0; d < NDTS; d++)
             for (int bias = 0; bias < 2; bias++)
                 check_case(&G[c], DTS[d], bias != 0, (uint64_t)(100 * c + 10 * d + bias));
 }
@@ -295,7 +297,7 @@ static void test_exported_from_shared_library(void) {
     CHECK(shared != NULL);
     if (!shared) return;
     static const int64_t xd[] = {2, 4, 6, 5}, wd[] = {6, 2, 3, 2}, yd[] = {2, 6, 6, 5};
-    for (int d = 0; d < 3; d++) {
+    for (int d = 0; d < NDTS; d++) {
         argset s[2];
         for (int k = 0; k < 2; k++) {
             memset(&s[k], 0, sizeof s[k]);

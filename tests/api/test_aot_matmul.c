@@ -2,10 +2,10 @@
  * opgrad_Matmul, opgrad_Linear, opgrad_LinearRelu, opgrad_LinearGelu, opgrad_LinearGeluErf and
  * their backwards.
  *
- * - every entry point in float32 (spelled "float32" and "float"), float16 and bfloat16 against a
- *   float64 naive reference computed from the (dtype-rounded) inputs, including batch broadcast
- *   (gradients summed over the broadcast dims), 1-D operands (torch.matmul), empty tensors, 8-D,
- *   a bias [out] or [1,out], and dy in float32 for 16-bit inputs. Outputs are prefilled, so
+ * - every entry point in float32 (spelled "float32" and "float"), float16, bfloat16 and float64
+ * against a float64 naive reference computed from the (dtype-rounded) inputs, including batch
+ * broadcast (gradients summed over the broadcast dims), 1-D operands (torch.matmul), empty tensors,
+ * 8-D, a bias [out] or [1,out], and dy in float32 for 16-bit inputs. Outputs are prefilled, so
  *   every element must be written. The bounds, per element, with u the output's unit roundoff
  *   and n the number of products summed (the batch included): the GEMM engine's fp32 bound
  *   2^-22 n sum|terms| (docs/ops/matmul.md, Accuracy) plus one rounding to the output; for the
@@ -50,7 +50,8 @@
 ENTRIES(DECL)
 #undef DECL
 
-static const aclDataType DTS[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+static const aclDataType DTS[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE};
+#define NDTS ((int)(sizeof DTS / sizeof DTS[0]))
 
 /* ---- aot argument sets ----------------------------------------------------------------------- */
 
@@ -75,7 +76,8 @@ static void ref_free(ref *r) {
     free(r->cnt);
 }
 
-// Param i of a against r: |got - v| <= 2^-22 cnt abs + err, plus one rounding to the dtype.
+// Param i of a against r: |got - v| <= 4 u cnt abs + err (u: compute_u, float64 for float64
+// operands, else fp32), plus one rounding to the dtype.
 static void check_ref(const char *what, const argset *a, int i, const ref *r) {
     CHECKF(a->numel[i] == r->n, "%s: %lld elements, reference %lld", what, (long long)a->numel[i],
            (long long)r->n);
@@ -84,7 +86,7 @@ static void check_ref(const char *what, const argset *a, int i, const ref *r) {
     int bad = 0;
     for (int64_t k = 0; k < r->n; k++) {
         double got = test_load(a->p[i], k, dt);
-        double e = 0x1p-22 * (double)r->cnt[k] * r->abs[k] + r->err[k];
+        double e = 4 * compute_u(dt) * (double)r->cnt[k] * r->abs[k] + r->err[k];
         double tol = e + unit_roundoff(dt) * (fabs(r->v[k]) + e) + min_subnormal(dt);
         double d = fabs(got - r->v[k]);
         if (!(d <= tol) && bad++ < 3)
@@ -242,7 +244,7 @@ static void test_matmul(void) {
         {3, 3, {16, 2, 3}, {1, 3, 2}},                  // db summed over 16
     };
     for (size_t c = 0; c < sizeof S / sizeof S[0]; c++)
-        for (int d = 0; d < 3; d++)
+        for (int d = 0; d < NDTS; d++)
             check_matmul(DTS[d], DTS[d], S[c].ad, S[c].an, S[c].bd, S[c].bn,
                          (uint64_t)(100 * c + 10 * d));
     // dy in float32 for 16-bit operands (mixed precision)
@@ -354,7 +356,7 @@ static void check_linear(int act, aclDataType dt, aclDataType dy_dt, const int64
                 double t = X[r * in + k] * W[o * in + k];
                 z[i] += t, zabs[i] += fabs(t);
             }
-            zerr[i] = 0x1p-22 * (double)(in + 1) * zabs[i];
+            zerr[i] = 4 * compute_u(dt) * (double)(in + 1) * zabs[i];
             double dg;
             switch (act) {
             case ACT_NONE:
@@ -365,7 +367,8 @@ static void check_linear(int act, aclDataType dt, aclDataType dy_dt, const int64
                 break;
             default: // gelu: 1.2-Lipschitz, the kernel within 8 fp32 ulps of its value
                 y.v[i] = gelu64(act, z[i], &dg);
-                y.err[i] = 1.2 * zerr[i] + 0x1p-20 * (fabs(y.v[i]) + 1.2 * zerr[i]) + 0x1p-149;
+                y.err[i] = 1.2 * zerr[i] + 16 * compute_u(dt) * (fabs(y.v[i]) + 1.2 * zerr[i]) +
+                           compute_tiny(dt);
             }
         }
     check_ref(what, &f, 3, &y);
@@ -394,7 +397,8 @@ static void check_linear(int act, aclDataType dt, aclDataType dy_dt, const int64
             amb[i] = fabs(z[i]) <= zerr[i];
         } else if (act >= ACT_GELU) { // gelu'' within 1; the kernel within 8 ulps
             gelu64(act, z[i], &dg);
-            edz[i] = fabs(DY[i]) * (zerr[i] + 0x1p-20 * (fabs(dg) + zerr[i])) + 0x1p-149;
+            edz[i] = fabs(DY[i]) * (zerr[i] + 16 * compute_u(dt) * (fabs(dg) + zerr[i])) +
+                     compute_tiny(dt);
         }
         dz[i] = DY[i] * dg;
     }
@@ -445,7 +449,7 @@ static void test_linear(void) {
     };
     for (int act = 0; act < 4; act++)
         for (size_t c = 0; c < sizeof S / sizeof S[0]; c++)
-            for (int d = 0; d < 3; d++)
+            for (int d = 0; d < NDTS; d++)
                 check_linear(act, DTS[d], DTS[d], S[c].xd, S[c].xn, S[c].out, S[c].bias2d,
                              (uint64_t)(1000 * act + 100 * c + 10 * d + 1));
     // dy in float32 for 16-bit inputs
@@ -498,9 +502,9 @@ static void test_errors(void) {
     CHECK_MSG("opgrad_MatmulBackward: dtypes[4] (da) is NULL");
     a.dt[4] = "float32";
     // dtypes, ranks, dims
-    a.dt[0] = "float64";
+    a.dt[0] = "complex64";
     CHECK_EQ(opgrad_Matmul(3, a.p, a.nd, a.sh, a.dt, NULL, NULL), ACLNN_ERR_PARAM_INVALID);
-    CHECK_MSG("opgrad_Matmul: a (params[0]) has dtype \"float64\"");
+    CHECK_MSG("opgrad_Matmul: a (params[0]) has dtype \"complex64\"");
     a.dt[0] = "int32";
     CHECK_EQ(opgrad_Matmul(3, a.p, a.nd, a.sh, a.dt, NULL, NULL), ACLNN_ERR_PARAM_INVALID);
     a.dt[0] = "float";

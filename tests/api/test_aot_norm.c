@@ -1,9 +1,9 @@
 /* The MindSpore aot entry points of the norms and GLUs (src/aot/aot_norm.c, docs/aot.md):
  * opgrad_LayerNorm, opgrad_RmsNorm, opgrad_SwiGlu, opgrad_GeGlu and their backwards.
  *
- * - every entry point in float32 (spelled "float32" and "float"), float16 and bfloat16 against a
- *   float64 reference computed here from the (dtype-rounded) inputs, over the last dim, with
- *   several ranks (1-D, 8-D), a normalized dim of 1, no rows (weight gradients 0), long rows and
+ * - every entry point in float32 (spelled "float32" and "float"), float16, bfloat16 and float64
+ * against a float64 reference computed here from the (dtype-rounded) inputs, over the last dim,
+ * with several ranks (1-D, 8-D), a normalized dim of 1, no rows (weight gradients 0), long rows and
  *   many rows; LayerNorm and RmsNorm also with a float32 gamma for 16-bit x and a float32 dy
  *   (mixed precision). Outputs are prefilled, so every element must be written. The bounds, per
  *   element, with u the output's unit roundoff: the fp32 computation's error (below) plus one
@@ -54,7 +54,8 @@
 ENTRIES(DECL)
 #undef DECL
 
-static const aclDataType DTS[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+static const aclDataType DTS[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE};
+#define NDTS ((int)(sizeof DTS / sizeof DTS[0]))
 static const double PI = 3.14159265358979323846;
 
 static double *zeros(int64_t n) { return calloc((size_t)(n ? n : 1), sizeof(double)); }
@@ -130,7 +131,9 @@ static void check_bitwise_norm(const char *what, bool layer, const argset *f, co
     aclBoolArray *mask = aclCreateBoolArray(mv, 3);
     aclTensor *x = tensor_of(f, 0), *gam = tensor_of(f, 1), *bet = layer ? tensor_of(f, 2) : NULL;
     outbuf y = out_like(f, iy, ACL_DT_UNDEFINED, false);
-    outbuf mean = out_like(f, 0, ACL_FLOAT, true), rstd = out_like(f, 0, ACL_FLOAT, true);
+    // the statistics (and RmsNormGrad's dgamma) in FLOAT, DOUBLE for a float64 x (as the entries)
+    aclDataType sdt = f->adt[0] == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
+    outbuf mean = out_like(f, 0, sdt, true), rstd = out_like(f, 0, sdt, true);
     aclnnStatus st;
     if (layer)
         OP_RUN(
@@ -145,7 +148,7 @@ static void check_bitwise_norm(const char *what, bool layer, const argset *f, co
     // the backward on g's buffers (the same values as f's), with the statistics just computed
     aclTensor *dy = tensor_of(g, idy);
     outbuf dx = out_like(g, idx, ACL_DT_UNDEFINED, false);
-    outbuf dgam = out_like(g, idx + 1, layer ? ACL_DT_UNDEFINED : ACL_FLOAT, false);
+    outbuf dgam = out_like(g, idx + 1, layer ? ACL_DT_UNDEFINED : sdt, false);
     outbuf dbet = out_like(g, layer ? idx + 2 : idx + 1, ACL_DT_UNDEFINED, false);
     if (layer)
         OP_RUN(st,
@@ -215,24 +218,26 @@ static void check_norm(bool layer, aclDataType dt, aclDataType wdt, aclDataType 
     int rc = call(fwd, &f);
     CHECKF(rc == 0, "%s: forward returned %d: %s", what, rc, aclGetRecentErrMsg());
     double *X = values(&f, 0), *G = values(&f, 1), *B = layer ? values(&f, 2) : zeros(C);
-    // x̂ and the bound of its fp32 error, per element; rstd per row
+    // x̂ and the bound of its error (u = compute_u: fp32, or float64 for float64 x), per
+    // element; rstd per row; the row statistics in long double (exact enough for float64 too)
+    const double u = compute_u(dt);
     double *xh = zeros(n), *exh = zeros(n), *rs = zeros(rows);
     double *y = zeros(n), *ey = zeros(n);
     for (int64_t r = 0; r < rows; r++) {
         const double *x = X + r * C;
-        double mu = 0, var = 0;
+        long double mu = 0, var = 0;
         if (layer) {
             for (int64_t j = 0; j < C; j++) mu += x[j];
-            mu /= (double)C;
+            mu /= C;
         }
         for (int64_t j = 0; j < C; j++) var += (x[j] - mu) * (x[j] - mu);
-        rs[r] = 1 / sqrt(var / (double)C + eps);
+        rs[r] = (double)(1 / sqrtl(var / C + eps));
         for (int64_t j = 0; j < C; j++) {
             int64_t k = r * C + j;
-            xh[k] = (x[j] - mu) * rs[r];
-            exh[k] = 0x1p-21 * (fabs(xh[k]) + fabs(mu) * rs[r]);
+            xh[k] = (double)((x[j] - mu) * rs[r]);
+            exh[k] = 8 * u * (fabs(xh[k]) + fabs((double)mu) * rs[r]);
             y[k] = xh[k] * G[j] + B[j];
-            ey[k] = exh[k] * fabs(G[j]) + 0x1p-22 * (fabs(xh[k] * G[j]) + fabs(B[j]));
+            ey[k] = exh[k] * fabs(G[j]) + 4 * u * (fabs(xh[k] * G[j]) + fabs(B[j]));
         }
     }
     check_ref(what, &f, nw + 1, y, ey);
@@ -256,7 +261,8 @@ static void check_norm(bool layer, aclDataType dt, aclDataType wdt, aclDataType 
     double *dbet = zeros(C), *ebet = zeros(C);
     for (int64_t r = 0; r < rows; r++) {
         // dx = rstd (g - mean(g) - x̂ mean(g x̂)), g = dy gamma (mean(g) only for LayerNorm)
-        double m1 = 0, m2 = 0, a1 = 0, a2 = 0, ae = 0;
+        long double m1 = 0, m2 = 0;
+        double a1 = 0, a2 = 0, ae = 0;
         for (int64_t j = 0; j < C; j++) {
             int64_t k = r * C + j;
             double gj = DY[k] * G[j];
@@ -268,14 +274,14 @@ static void check_norm(bool layer, aclDataType dt, aclDataType wdt, aclDataType 
         for (int64_t j = 0; j < C; j++) {
             int64_t k = r * C + j;
             double gj = DY[k] * G[j];
-            dx[k] = rs[r] * (gj - m1 - xh[k] * m2);
-            edx[k] = rs[r] * (0x1p-22 * (double)(C + 4) * (fabs(gj) + a1 + fabs(xh[k]) * a2) +
+            dx[k] = (double)(rs[r] * (gj - m1 - xh[k] * m2));
+            edx[k] = rs[r] * (4 * u * (double)(C + 4) * (fabs(gj) + a1 + fabs(xh[k]) * a2) +
                               exh[k] * a2 + fabs(xh[k]) * ae) +
-                     0x1p-21 * fabs(dx[k]);
+                     8 * u * fabs(dx[k]);
             dgam[j] += DY[k] * xh[k];
-            egam[j] += 0x1p-22 * (double)(rows + 2) * fabs(DY[k] * xh[k]) + fabs(DY[k]) * exh[k];
+            egam[j] += 4 * u * (double)(rows + 2) * fabs(DY[k] * xh[k]) + fabs(DY[k]) * exh[k];
             dbet[j] += DY[k];
-            ebet[j] += 0x1p-22 * (double)(rows + 1) * fabs(DY[k]);
+            ebet[j] += 4 * u * (double)(rows + 1) * fabs(DY[k]);
         }
     }
     char w2[160];
@@ -311,7 +317,7 @@ static const struct {
 static void test_norms(void) {
     for (int layer = 0; layer < 2; layer++)
         for (size_t c = 0; c < sizeof NORM_SHAPES / sizeof NORM_SHAPES[0]; c++)
-            for (int d = 0; d < 3; d++) {
+            for (int d = 0; d < NDTS; d++) {
                 uint64_t seed = (uint64_t)(1000 * layer + 100 * c + 10 * d + 1);
                 check_norm(layer, DTS[d], DTS[d], DTS[d], NORM_SHAPES[c].d, NORM_SHAPES[c].n, -1, 1,
                            seed);
@@ -358,7 +364,7 @@ static void check_glu(bool swi, aclDataType dt, const int64_t *xd, int xn, uint6
 
     double *X = values(&f, 0), *DY = values(&g, 2);
     double *y = zeros(n), *ey = zeros(n), *dx = zeros(2 * n), *edx = zeros(2 * n);
-    const double K = 0x1p-20; // 8 fp32 ulps
+    const double K = 16 * compute_u(dt); // 8 ulps of the computation (fp32, or float64)
     for (int64_t r = 0; r < rows; r++)
         for (int64_t j = 0; j < H; j++) {
             int64_t ia = r * 2 * H + j, ib = ia + H, k = r * H + j;
@@ -372,11 +378,15 @@ static void check_glu(bool swi, aclDataType dt, const int64_t *xd, int xn, uint6
             } else { // y = a gelu(b); da = dy gelu(b) (gelu saved in x's dtype), db = dy a gelu'(b)
                 double cdf = 0.5 * erfc(-b / sqrt(2.0)), pdf = exp(-0.5 * b * b) / sqrt(2 * PI);
                 double gelu = b * cdf;
-                y[k] = a * gelu, ey[k] = K * fabs(y[k]);
+                // erfc(-b / sqrt 2) and exp(-b^2 / 2) move by up to b^2 relative per relative
+                // change of b / sqrt 2 or b^2 / 2: a rounding there (in this float64 reference,
+                // and in the float64 kernel) costs up to (b^2 + 2) float64 ulps
+                double cond = 2 * (b * b + 2) * 0x1p-53;
+                y[k] = a * gelu, ey[k] = (K + cond) * fabs(y[k]);
                 dx[ia] = dy * gelu;
-                edx[ia] = (K + (dt == ACL_FLOAT ? 0 : unit_roundoff(dt))) * fabs(dx[ia]);
+                edx[ia] = (K + cond + (dt == ACL_FLOAT ? 0 : unit_roundoff(dt))) * fabs(dx[ia]);
                 dx[ib] = dy * a * (cdf + b * pdf);
-                edx[ib] = K * fabs(dy * a) * (cdf + fabs(b) * pdf);
+                edx[ib] = (K + cond) * fabs(dy * a) * (cdf + fabs(b) * pdf);
             }
         }
     check_ref(what, &f, 1, y, ey);
@@ -404,7 +414,7 @@ static void test_glus(void) {
     };
     for (int swi = 0; swi < 2; swi++)
         for (size_t c = 0; c < sizeof S / sizeof S[0]; c++)
-            for (int d = 0; d < 3; d++)
+            for (int d = 0; d < NDTS; d++)
                 check_glu(swi, DTS[d], S[c].d, S[c].n, (uint64_t)(1000 * swi + 100 * c + 10 * d));
 }
 
@@ -453,9 +463,9 @@ static void test_errors(void) {
     CHECK_EQ(call(opgrad_LayerNormBackward, &a), ACLNN_ERR_PARAM_NULLPTR);
     CHECK_MSG("opgrad_LayerNormBackward: dtypes[6] (dgamma) is NULL");
     a.dt[6] = "float32";
-    a.dt[0] = "float64";
+    a.dt[0] = "complex64";
     CHECK_EQ(opgrad_LayerNorm(4, a.p, a.nd, a.sh, a.dt, NULL, NULL), ACLNN_ERR_PARAM_INVALID);
-    CHECK_MSG("opgrad_LayerNorm: x (params[0]) has dtype \"float64\"");
+    CHECK_MSG("opgrad_LayerNorm: x (params[0]) has dtype \"complex64\"");
     a.dt[0] = "float";
     a.nd[3] = 9, a.sh[3] = (int64_t *)s9;
     CHECK_EQ(opgrad_LayerNorm(4, a.p, a.nd, a.sh, a.dt, NULL, NULL), ACLNN_ERR_PARAM_INVALID);

@@ -30,7 +30,11 @@ typedef struct argset {
 
 /// MindSpore's name of dt; float32 is also accepted as "float" (alt).
 static inline const char *dt_str(aclDataType dt, bool alt) {
-    return dt == ACL_FLOAT16 ? "float16" : dt == ACL_BF16 ? "bfloat16" : alt ? "float" : "float32";
+    return dt == ACL_FLOAT16  ? "float16"
+           : dt == ACL_BF16   ? "bfloat16"
+           : dt == ACL_DOUBLE ? "float64"
+           : alt              ? "float"
+                              : "float32";
 }
 
 /// Param i: shape, dtype (spelled the alternative way when alt), data uniform in [lo, hi)
@@ -81,10 +85,23 @@ static inline double *values(const argset *a, int i) {
 }
 
 static inline double unit_roundoff(aclDataType dt) {
-    return dt == ACL_FLOAT16 ? 0x1p-11 : dt == ACL_BF16 ? 0x1p-8 : 0x1p-24;
+    return dt == ACL_FLOAT16  ? 0x1p-11
+           : dt == ACL_BF16   ? 0x1p-8
+           : dt == ACL_DOUBLE ? 0x1p-53
+                              : 0x1p-24;
 }
 static inline double min_subnormal(aclDataType dt) {
-    return dt == ACL_FLOAT16 ? 0x1p-24 : dt == ACL_BF16 ? 0x1p-133 : 0x1p-149;
+    return dt == ACL_FLOAT16  ? 0x1p-24
+           : dt == ACL_BF16   ? 0x1p-133
+           : dt == ACL_DOUBLE ? 0x1p-1074
+                              : 0x1p-149;
+}
+/// The unit roundoff of the computation for inputs of dtype dt: float64 for float64, else fp32
+/// (16-bit operands are computed in fp32).
+static inline double compute_u(aclDataType dt) { return dt == ACL_DOUBLE ? 0x1p-53 : 0x1p-24; }
+/// The smallest subnormal of that computation.
+static inline double compute_tiny(aclDataType dt) {
+    return dt == ACL_DOUBLE ? 0x1p-1074 : 0x1p-149;
 }
 
 static inline int64_t prod(const int64_t *d, int n) {

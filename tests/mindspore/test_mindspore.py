@@ -44,8 +44,13 @@ What it checks (GRAPH_MODE on CPU unless said otherwise), every result against f
         (mean, rsqrt, ...) differentiated by MindSpore;
      2. opgrad_SwiGlu and opgrad_GeGlu (erf form) with x [6,8], [2,3,10], [4]: the same, against
         a * sigmoid(a) * b and a * ops.gelu(b, approximate="none") on ops.chunk(x, 2, -1).
-  C. PYNATIVE_MODE: the gradients of A.2, B.1, D.1 (float32), D.2 (Linear, LinearGelu) and E
-     (LayerNorm, SwiGlu; float32) once more, eagerly.
+  H. float64 through the built-ins: opgrad_Mish, Matmul, LinearGeluErf, LayerNorm and SwiGlu in
+     float64, the forward against NumPy float64 (within 2^-40 of its magnitude: a float32 path
+     anywhere would be 2^16 times that), and MindSpore's own gradient check: ms.grad of
+     sum(w * y) against central differences of the float64 forward (h = 1e-6) along two random
+     directions per input; a backward scaled by 1.001 must fail it.
+  C. PYNATIVE_MODE: the gradients of A.2, B.1, D.1 (float32), D.2 (Linear, LinearGelu), E
+     (LayerNorm, SwiGlu; float32) and H's gradient check of LinearGeluErf once more, eagerly.
 
 Tolerances are bounds, not fudge factors (u is the dtype's unit roundoff: 2^-24 float32, 2^-11
 float16, 2^-8 bfloat16, 2^-53 float64; the reference is computed in float64 from the inputs as
@@ -1223,6 +1228,107 @@ def check_glu_dim(lib, rng):
 
 
 # ------------------------------------------------------------------------------------------------
+# H. float64 through the built-ins: MindSpore's own gradient check on opgrad's operators
+
+FD_STEP = 1e-6
+
+
+def loss_of(op, nin):
+    """sum(op(inputs) * w) as a def of nin inputs and w (GRAPH_MODE parses no *args)."""
+    if nin == 1:
+        def loss(a, w):
+            return (op(a) * w).sum()
+    elif nin == 2:
+        def loss(a, b, w):
+            return (op(a, b) * w).sum()
+    else:
+        def loss(a, b, c, w):
+            return (op(a, b, c) * w).sum()
+    return loss
+
+
+def fd_gradcheck(tag, op, xs, names, rng, expect_ok=True):
+    """ms.grad of L = sum(op(xs) * w) in float64 against central differences of L along two
+    random directions v per input: |<dL/dx, v> - (L(x + h v) - L(x - h v)) / 2h| <= 1e-8
+    sum|dL/dx v| + 1e-9 sum|y w|; the difference's truncation (about h^2 L''') and rounding
+    (about 2^-53 sum|y w| / h) stay below that (measured: at most 0.014 of the tolerance). With
+    expect_ok False the check must fail (a backward scaled by 1.001 moves <dL/dx, v> by 1e-3 of
+    itself). Returns whether it passed."""
+    net = Apply(op)
+    ts = [Tensor(x) for x in xs]
+    y0 = net(*ts).asnumpy()
+    w = rng.uniform(-1, 1, y0.shape)
+    grads = ms.grad(loss_of(op, len(xs)), grad_position=tuple(range(len(xs))))(*ts, Tensor(w))
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    level = np.abs(y0 * w).sum()
+    all_ok = True
+    for k, (x, g) in enumerate(zip(xs, grads)):
+        g = as64(g)
+        worst, ok = 0.0, True
+        for _ in range(2):
+            v = rng.uniform(-1, 1, x.shape)
+            plus = [Tensor(x + FD_STEP * v) if j == k else t for j, t in enumerate(ts)]
+            minus = [Tensor(x - FD_STEP * v) if j == k else t for j, t in enumerate(ts)]
+            num = ((net(*plus).asnumpy() * w).sum()
+                   - (net(*minus).asnumpy() * w).sum()) / (2 * FD_STEP)
+            ana = (g * v).sum()
+            tol = 1e-8 * np.abs(g * v).sum() + 1e-9 * level
+            worst = max(worst, abs(num - ana) / tol)
+            ok = ok and abs(num - ana) <= tol
+        all_ok = all_ok and ok
+        if expect_ok:
+            record(f"{tag} d{names[k]} float64: ms.grad vs central differences", ok,
+                   f"max err/tol={worst:.3g}")
+    return all_ok
+
+
+def check_float64(lib, rng, pynative=False):
+    """Part H: the forward of each built-in in float64 against NumPy float64, then fd_gradcheck
+    (GRAPH_MODE; PYNATIVE: LinearGeluErf's check only)."""
+    x_m = rng.uniform(-4, 4, (16, 9))
+    a, b = rng.uniform(-1, 1, (2, 5, 7)), rng.uniform(-1, 1, (7, 6))
+    xl, wl, bl = rng.uniform(-1, 1, (6, 8)), rng.uniform(-1, 1, (5, 8)), rng.uniform(-1, 1, 5)
+    xn, gn, bn = rng.uniform(-2, 3, (4, 16)), rng.uniform(-1.5, 1.5, 16), rng.uniform(-1, 1, 16)
+    xs = rng.uniform(-3, 3, (4, 12))
+    zl = xl @ wl.T + bl
+    cases = [  # name, op, inputs, their names, float64 y, its magnitude scale
+        ("Mish", mish_ops(lib), [x_m], ["x"], mish64(x_m)[0], np.abs(x_m)),
+        ("Matmul", matmul_ops(lib), [a, b], ["a", "b"], np.matmul(a, b),
+         np.matmul(np.abs(a), np.abs(b))),
+        ("LinearGeluErf", linear_ops(lib, "LinearGeluErf"), [xl, wl, bl], ["x", "w", "b"],
+         gelu64(zl, "none")[0], np.abs(xl) @ np.abs(wl.T) + np.abs(bl)),
+        ("LayerNorm", norm_ops(lib, "LayerNorm"), [xn, gn, bn], ["x", "gamma", "beta"],
+         norm_refs64(xn, gn, bn, np.zeros_like(xn), True, 0, 0, lambda n: 0)[0][0],
+         np.abs(gn) * (1 + np.abs(xn)) + np.abs(bn)),
+        ("SwiGlu", glu_ops(lib, "SwiGlu"), [xs], ["x"],
+         glu_refs64(xs, np.zeros((4, 6)), True, 0, 0)[0][0], 1 + np.abs(xs[:, :6] * xs[:, 6:])),
+    ]
+    mode = "PYNATIVE " if pynative else ""
+    for name, op, inputs, names, ref, scale in cases:
+        if pynative and name != "LinearGeluErf":
+            continue
+        tag = f"{mode}opgrad_{name}"
+        if not pynative:
+            y = Apply(op)(*[Tensor(x) for x in inputs])
+            if y.dtype != ms.float64:
+                record(f"{tag} float64 forward keeps float64", False, f"got {y.dtype}")
+                continue
+            check_close(f"{tag} forward float64 vs NumPy float64", as64(y), ref,
+                        2.0 ** -40 * (np.abs(ref) + scale))
+        fd_gradcheck(tag, op, inputs, names, rng)
+    # the check has teeth: a backward 0.1 % off fails it
+    wrong = [("Mish", mish_ops(lib, dx_factor=1.001), [x_m], ["x"]),
+             ("LinearGeluErf", linear_ops(lib, "LinearGeluErf", grad_factor=1.001), [xl, wl, bl],
+              ["x", "w", "b"])]
+    for name, op, inputs, names in wrong:
+        if pynative and name != "LinearGeluErf":
+            continue
+        passed = fd_gradcheck(name, op, inputs, names, rng, expect_ok=False)
+        record(f"{mode}opgrad_{name} with its backward scaled by 1.001: the float64 gradient "
+               f"check fails", not passed)
+
+
+# ------------------------------------------------------------------------------------------------
 # G. a broken custom kernel: opgrad check --custom, opgrad.mindspore.custom(spec, debug=True)
 
 def bias_spec(lib, backward, grads=None):
@@ -1480,6 +1586,11 @@ def main():
         section("F3. bad attributes are refused")
         run_check("attribute errors", lambda: check_attr_errors(args.opgrad_lib))
 
+    if not (mish_missing or mm_missing or norm_missing):
+        section("H. float64 through the built-ins: forward vs NumPy float64, ms.grad vs central "
+                "differences")
+        run_check("float64", lambda: check_float64(args.opgrad_lib, rng))
+
     section("G. a backward that does not reduce its broadcast gradient: opgrad check --custom, "
             "opgrad.mindspore.custom(spec, debug=True), and the correct kernel training")
     if not args.bias_add_lib:
@@ -1511,6 +1622,9 @@ def main():
         run_check("pynative swiglu grad",
                   lambda: check_glu(args.opgrad_lib, rng, "SwiGlu", dtypes_grad=("float32",),
                                     mode_label="PYNATIVE "))
+
+    if not (mish_missing or mm_missing or norm_missing):
+        run_check("pynative float64", lambda: check_float64(args.opgrad_lib, rng, pynative=True))
 
     if attrs_ok:
         run_check("pynative softplus attrs", lambda: check_act_attrs(
