@@ -300,6 +300,14 @@ class Transforms(unittest.TestCase):
         self.assertIn("randomness", str(cm.exception))
         y = torch.func.vmap(lambda t: ot.dropout(t, 0.5, seed=3))(torch.ones(2, 3, 4))
         self.assertTrue(torch.equal(y[0], y[1]))
+        # randomness="same": one drawn seed, one mask for every sample (as torch's dropout)
+        y = torch.func.vmap(lambda t: ot.dropout(t, 0.5), randomness="same")(torch.ones(3, 8, 8))
+        self.assertTrue(torch.equal(y[0], y[1]) and torch.equal(y[0], y[2]))
+        # randomness="different" would need a seed per sample: refused by name, not a wrong mask
+        with self.assertRaises(NotImplementedError) as cm:
+            torch.func.vmap(lambda t: ot.dropout(t, 0.5), randomness="different")(
+                torch.ones(2, 3, 4))
+        self.assertIn("randomness='different'", str(cm.exception))
 
 
 if __name__ == "__main__":

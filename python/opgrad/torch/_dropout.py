@@ -182,7 +182,15 @@ K.dropout = dropout_kernel
 
 
 def _fresh_seed():
-    return int(torch.randint(0, 2 ** 62, (1,), dtype=torch.int64))
+    t = torch.randint(0, 2 ** 62, (1,), dtype=torch.int64)
+    functorch = getattr(torch._C, "_functorch", None)
+    if functorch is not None and functorch.is_batchedtensor(t):
+        # vmap(randomness="different") draws one seed per sample, but the kernel takes one seed
+        raise NotImplementedError(
+            "opgrad.torch.dropout under torch.func.vmap(randomness='different') is not supported: "
+            "the samples would need a seed each. Use randomness='same' (one mask for every "
+            "sample) or pass seed=... (the same mask for every sample)")
+    return int(t)
 
 
 def dropout_with_mask(input, p=0.5, training=True, seed=None, offset=0):  # noqa: A002
