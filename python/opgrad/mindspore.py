@@ -34,8 +34,9 @@ import numpy as np
 
 from . import _lib as L
 from ._lib import OpgradError
+from ._ms_builtin import builtin
 
-__all__ = ["custom", "load_spec"]
+__all__ = ["builtin", "custom", "load_spec"]
 
 _MAX_INPUTS = 8
 

@@ -248,9 +248,10 @@ static aclnnStatus attribute(const aot_entry *d, const og_opdesc *op, const og_p
                                 &v, &found);
     if (st != ACLNN_SUCCESS) return st;
     switch (p->kind) {
-    case OG_PARAM_SCALAR: // registered until run_op unregisters it
+    case OG_PARAM_SCALAR: // registered until run_op unregisters it; DOUBLE: a float64 operation
+        // takes the attribute unrounded (alpha 0.7 is not 0.699999988), fp32 ones round it
         at->scalars[i] =
-            (aclScalar){.dtype = ACL_FLOAT, .v = {.f32 = found ? (float)v : strtof(p->def, NULL)}};
+            (aclScalar){.dtype = ACL_DOUBLE, .v = {.f64 = found ? v : strtod(p->def, NULL)}};
         if (!og_object_register(&at->scalars[i], OG_OBJ_SCALAR))
             return og_fail(ACLNN_ERR_INNER, "%s: out of memory registering a scalar", d->name);
         args[i].s = &at->scalars[i];
@@ -402,7 +403,7 @@ static aclnnStatus add_bwd(const aot_entry *d, aclTensor *t) {
     aclnnStatus st = og_aot_attr_number(d, "alpha", false, &alpha, &found);
     for (int i = 0; i < 2 && st == ACLNN_SUCCESS; i++) st = og_aot_reduce_to(d, &t[3], &t[4 + i]);
     if (st == ACLNN_SUCCESS && alpha != 1) {
-        aclScalar s = {.dtype = ACL_FLOAT, .v = {.f32 = (float)alpha}};
+        aclScalar s = {.dtype = ACL_DOUBLE, .v = {.f64 = alpha}};
         if (!og_object_register(&s, OG_OBJ_SCALAR))
             return og_fail(ACLNN_ERR_INNER, "%s: out of memory registering a scalar", d->name);
         uint64_t ws = 0;

@@ -239,9 +239,9 @@ static aclnnStatus derived_call(const og_opdesc *op, aclTensor **t) {
         case OG_PARAM_OUT:
             args[i].t = backward ? t[3] : t[1];
             break;
-        case OG_PARAM_SCALAR: {
-            float v = (float)atof(p.def);
-            args[i].s = scalars[ns++] = aclCreateScalar(&v, ACL_FLOAT);
+        case OG_PARAM_SCALAR: { // as the entry points pass attributes: DOUBLE, unrounded
+            double v = atof(p.def);
+            args[i].s = scalars[ns++] = aclCreateScalar(&v, ACL_DOUBLE);
             break;
         }
         case OG_PARAM_INT:
@@ -700,11 +700,13 @@ static void test_exported_from_shared_library(void) {
 }
 
 int main(void) {
-    float zero = 0.0f, one = 1.0f, twenty = 20.0f, slope = 0.01f;
-    s_zero = aclCreateScalar(&zero, ACL_FLOAT);
-    s_one = aclCreateScalar(&one, ACL_FLOAT);
-    s_twenty = aclCreateScalar(&twenty, ACL_FLOAT);
-    s_slope = aclCreateScalar(&slope, ACL_FLOAT);
+    // the attributes as the entry points pass them: DOUBLE scalars (a float64 operation takes
+    // slope 0.01 unrounded; an fp32 one rounds it)
+    double zero = 0.0, one = 1.0, twenty = 20.0, slope = 0.01;
+    s_zero = aclCreateScalar(&zero, ACL_DOUBLE);
+    s_one = aclCreateScalar(&one, ACL_DOUBLE);
+    s_twenty = aclCreateScalar(&twenty, ACL_DOUBLE);
+    s_slope = aclCreateScalar(&slope, ACL_DOUBLE);
     collect_cases();
     RUN(test_every_entry_bitwise);
     RUN(test_zero_dim_empty_and_rank8);

@@ -49,8 +49,14 @@ What it checks (GRAPH_MODE on CPU unless said otherwise), every result against f
      anywhere would be 2^16 times that), and MindSpore's own gradient check: ms.grad of
      sum(w * y) against central differences of the float64 forward (h = 1e-6) along two random
      directions per input; a backward scaled by 1.001 must fail it.
+  I. second order through opgrad.mindspore.builtin (its backward Customs have bprops of their
+     own): the Hessian-vector product (ms.grad of ms.grad) of each of its 16 operators in float64
+     against central differences of ms.grad (h = 1e-5), attributes, broadcast and 1-D operands
+     included; third order for Mish, Softplus and Softmax; a gradient penalty against f' + 2 f' f''
+     and PyTorch's numbers; an f'' 0.1 % off must fail; unsupported names and attributes refused.
   C. PYNATIVE_MODE: the gradients of A.2, B.1, D.1 (float32), D.2 (Linear, LinearGelu), E
-     (LayerNorm, SwiGlu; float32) and H's gradient check of LinearGeluErf once more, eagerly.
+     (LayerNorm, SwiGlu; float32), H's gradient check of LinearGeluErf and I's H.v of Mish,
+     Softmax and Matmul once more, eagerly.
 
 Tolerances are bounds, not fudge factors (u is the dtype's unit roundoff: 2^-24 float32, 2^-11
 float16, 2^-8 bfloat16, 2^-53 float64; the reference is computed in float64 from the inputs as
@@ -1329,6 +1335,173 @@ def check_float64(lib, rng, pynative=False):
 
 
 # ------------------------------------------------------------------------------------------------
+# I. second order: opgrad.mindspore.builtin (the backward Customs have bprops of their own)
+
+HV_STEP = 1e-5
+
+
+def _as_tuple(g):
+    return g if isinstance(g, tuple) else (g,)
+
+
+def grad_fns(op, nin):
+    """(g1, g2): g1(xs..., w) = ms.grad of L = sum(op(xs) * w) at every input; g2(xs..., w, vs...)
+    = ms.grad of sum_k <g1_k, v_k>, a Hessian-vector product (ms.grad of ms.grad)."""
+    g1 = ms.grad(loss_of(op, nin), grad_position=tuple(range(nin)))
+    if nin == 1:
+        def inner(a, w, v):
+            return (g1(a, w) * v).sum()
+    else:
+        def inner(a, b, w, v1, v2):
+            ga, gb = g1(a, b, w)
+            return (ga * v1).sum() + (gb * v2).sum()
+    return g1, ms.grad(inner, grad_position=tuple(range(nin)))
+
+
+def check_hvp(tag, op, xs, rng, expect_ok=True):
+    """The Hessian-vector product through the nested bprops against central differences of the
+    first-order gradient along v (h = 1e-5): elementwise within 1e-7 max|fd| + 1e-9 (the
+    difference's truncation, h^2 f'''' / 6, and rounding, 2^-53 |g| / h, are below 3e-11 here).
+    Returns whether it passed; records the result when expect_ok."""
+    n = len(xs)
+    w = Tensor(rng.uniform(-1, 1, Apply(op)(*[Tensor(x) for x in xs]).shape))
+    g1, g2 = grad_fns(op, n)
+    vs = [rng.uniform(-1, 1, x.shape) for x in xs]
+    hv = _as_tuple(g2(*[Tensor(x) for x in xs], w, *[Tensor(v) for v in vs]))
+
+    def grads(shift):
+        return [as64(t) for t in
+                _as_tuple(g1(*[Tensor(x + shift * v) for x, v in zip(xs, vs)], w))]
+
+    gp, gm = grads(HV_STEP), grads(-HV_STEP)
+    ok_all = True
+    for k in range(n):
+        fd = (gp[k] - gm[k]) / (2 * HV_STEP)
+        tol = 1e-7 * np.abs(fd).max() + 1e-9
+        if expect_ok:
+            ok_all &= check_close(f"{tag} H.v, input {k}: nested bprop vs central differences "
+                                  f"of ms.grad", as64(hv[k]), fd, tol)
+        else:
+            ok_all &= bool((np.abs(as64(hv[k]) - fd) <= tol).all())
+    return ok_all
+
+
+def check_third_order(tag, op, x, rng):
+    """d/dx of <H(x) v, u> (ms.grad three deep) against central differences of H v along u."""
+    w = Tensor(rng.uniform(-1, 1, x.shape))
+    v, u = Tensor(rng.uniform(-1, 1, x.shape)), rng.uniform(-1, 1, x.shape)
+    _, g2 = grad_fns(op, 1)
+
+    def third(a, w, v, u):
+        return (g2(a, w, v) * u).sum()
+
+    t = ms.grad(third)(Tensor(x), w, v, Tensor(u))
+    fd = (as64(g2(Tensor(x + HV_STEP * u), w, v)) - as64(g2(Tensor(x - HV_STEP * u), w, v))) / \
+        (2 * HV_STEP)
+    check_close(f"{tag} third order: ms.grad of <H v, u> vs central differences of H v",
+                as64(t), fd, 1e-7 * np.abs(fd).max() + 1e-9)
+
+
+def check_gradient_penalty(lib):
+    """The issue's example: x = [0.5, -1], L = sum(mish(x)) + sum(g^2), g = dL0/dx: dL/dx =
+    f'(x) + 2 f'(x) f''(x) = [1.7162, 0.1006] (PyTorch's), against float64."""
+    mish = builtin_op(lib, "Mish")
+
+    def l0(x):
+        return mish(x).sum()
+
+    g = ms.grad(l0)
+
+    def penalty(x):
+        gx = g(x)
+        return mish(x).sum() + (gx * gx).sum()
+
+    x64 = np.array([0.5, -1.0])
+    got = as64(ms.grad(penalty)(Tensor(x64)))
+    d1, _ = mish_grad64(x64)
+    s = 1 / (1 + np.exp(-x64))
+    t = np.tanh(np.logaddexp(0.0, x64))
+    d2 = s * (1 - t * t) * (2 + x64 * (1 - s) - 2 * x64 * s * t)
+    check_close("gradient penalty through builtin('Mish'), float64 vs f' + 2 f' f''", got,
+                d1 + 2 * d1 * d2, 1e-14)
+    check_close("gradient penalty: PyTorch's [1.7162, 0.1006] (4 digits)", got,
+                np.array([1.7162, 0.1006]), 5e-5)
+
+
+def opgrad_package(lib):
+    """opgrad.mindspore of this checkout (python/), on the library under test."""
+    os.environ["OPGRAD_LIBRARY"] = lib
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    import opgrad.mindspore
+    return opgrad.mindspore
+
+
+def builtin_op(lib, name, **attrs):
+    return opgrad_package(lib).builtin(name, library=lib, **attrs)
+
+
+def check_second_order(lib, rng, pynative=False):
+    """Part I: H.v of every opgrad.mindspore.builtin operator in float64 (GRAPH_MODE; PYNATIVE:
+    Mish, Softmax, Matmul), attributes included; third order for Mish, Softplus and Softmax; the
+    gradient penalty; a wrong f'' (Mish's scaled by 1.001) must fail; unsupported names are
+    refused."""
+    om = opgrad_package(lib)
+    import opgrad._ms_builtin as msb
+    mode = "PYNATIVE " if pynative else ""
+    x = rng.uniform(-3, 3, (4, 5))
+    unary = [(n, {}) for n in msb._ACTS] + [("Softmax", {}), ("LogSoftmax", {"dim": 0}),
+                                            ("Softplus", {"beta": 2.0, "threshold": 5.0}),
+                                            ("Elu", {"alpha": 0.7, "scale": 1.5}),
+                                            ("LeakyRelu", {"negative_slope": 0.3})]
+    binary = [("Mul", [(3, 4), (4,)]), ("Add", [(3, 4), (4,)]), ("Add", [(3, 4), (4,)], 0.5),
+              ("Matmul", [(2, 3, 4), (4, 5)]), ("Matmul", [(4,), (3, 4, 2)])]
+    if pynative:
+        unary = [u for u in unary if u[0] in ("Mish", "Softmax")]
+        binary = [b for b in binary if b[0] == "Matmul"][:1]
+    for name, attrs in unary:
+        xin = x if name not in ("Relu", "LeakyRelu", "Hardswish", "Hardsigmoid") else \
+            np.where(np.abs(x) < 0.1, 0.5, x)  # away from the kinks (f'' is 0 on each side)
+        xin = np.where(np.abs(np.abs(xin) - 3) < 0.1, 2.5, xin) if name == "Hardswish" else xin
+        check_hvp(f"{mode}builtin({name!r}{', ' if attrs else ''}"
+                  f"{', '.join(f'{k}={v}' for k, v in attrs.items())})",
+                  builtin_op(lib, name, **attrs), [xin], rng)
+    for entry in binary:
+        name, shapes = entry[0], entry[1]
+        attrs = {"alpha": entry[2]} if len(entry) > 2 else {}
+        xs = [rng.uniform(-1, 1, s) for s in shapes]
+        check_hvp(f"{mode}builtin({name!r}) {[list(s) for s in shapes]}{attrs or ''}",
+                  builtin_op(lib, name, **attrs), xs, rng)
+    if pynative:
+        return
+    for name in ("Mish", "Softplus", "Softmax"):
+        check_third_order(f"builtin({name!r})", builtin_op(lib, name), x, rng)
+    check_gradient_penalty(lib)
+    # teeth: Mish's f'' 0.1 % off fails the H.v check
+    orig = msb._ACTS["Mish"]
+
+    def d2_off(ops, h, v, a):  # a def: GRAPH_MODE parses no lambda inside a tuple
+        return orig[0](ops, h, v, a) * 1.001
+
+    msb._ACTS["Mish"] = (d2_off, False)
+    try:
+        wrong = builtin_op(lib, "Mish")
+    finally:
+        msb._ACTS["Mish"] = orig
+    record("builtin('Mish') with f'' scaled by 1.001: the H.v check fails",
+           not check_hvp("wrong", wrong, [x], rng, expect_ok=False))
+    for bad, want in ((lambda: om.builtin("LayerNorm", library=lib), "has no second order"),
+                      (lambda: om.builtin("Softplus", library=lib, gamma=1.0),
+                       "unknown attribute(s) gamma")):
+        try:
+            bad()
+            record(f"refused: {want}", False, "no error")
+        except ValueError as e:
+            record(f"refused: {want}", want in str(e), str(e))
+
+
+# ------------------------------------------------------------------------------------------------
 # G. a broken custom kernel: opgrad check --custom, opgrad.mindspore.custom(spec, debug=True)
 
 def bias_spec(lib, backward, grads=None):
@@ -1406,12 +1579,8 @@ def bias_train64(w, b, X, Y, steps, lr=0.1):
 
 
 def check_guarded(opgrad_lib, bias_lib, cli, workdir, steps, rtol):
-    # the package of this checkout, on the library under test
-    os.environ["OPGRAD_LIBRARY"] = opgrad_lib
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                    "python"))
+    oms = opgrad_package(opgrad_lib)
     import opgrad
-    import opgrad.mindspore as oms
     from opgrad import _lib
     record("opgrad.mindspore imports", True, f"opgrad {opgrad.version()} from {_lib.library_path}")
     good = write_spec(workdir, "bias_add.json", bias_spec(bias_lib, "BiasAddGrad"))
@@ -1591,6 +1760,11 @@ def main():
                 "differences")
         run_check("float64", lambda: check_float64(args.opgrad_lib, rng))
 
+    if not (mish_missing or mm_missing):
+        section("I. second order: opgrad.mindspore.builtin, ms.grad of ms.grad (float64) vs "
+                "central differences")
+        run_check("second order", lambda: check_second_order(args.opgrad_lib, rng))
+
     section("G. a backward that does not reduce its broadcast gradient: opgrad check --custom, "
             "opgrad.mindspore.custom(spec, debug=True), and the correct kernel training")
     if not args.bias_add_lib:
@@ -1625,6 +1799,10 @@ def main():
 
     if not (mish_missing or mm_missing or norm_missing):
         run_check("pynative float64", lambda: check_float64(args.opgrad_lib, rng, pynative=True))
+
+    if not (mish_missing or mm_missing):
+        run_check("pynative second order",
+                  lambda: check_second_order(args.opgrad_lib, rng, pynative=True))
 
     if attrs_ok:
         run_check("pynative softplus attrs", lambda: check_act_attrs(
