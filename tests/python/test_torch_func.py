@@ -303,11 +303,20 @@ class Transforms(unittest.TestCase):
         # randomness="same": one drawn seed, one mask for every sample (as torch's dropout)
         y = torch.func.vmap(lambda t: ot.dropout(t, 0.5), randomness="same")(torch.ones(3, 8, 8))
         self.assertTrue(torch.equal(y[0], y[1]) and torch.equal(y[0], y[2]))
-        # randomness="different" would need a seed per sample: refused by name, not a wrong mask
-        with self.assertRaises(NotImplementedError) as cm:
-            torch.func.vmap(lambda t: ot.dropout(t, 0.5), randomness="different")(
-                torch.ones(2, 3, 4))
-        self.assertIn("randomness='different'", str(cm.exception))
+        # randomness="different": sample b draws from its own Philox range (offset + b times a
+        # sample's blocks), so with a seed it is exactly dropout(x[b], offset=b * blocks)
+        x = torch.ones(3, 8, 20)
+        blocks = (160 + 127) // 128 * 32
+        y = torch.func.vmap(lambda t: ot.dropout(t, 0.5, seed=7), randomness="different")(x)
+        for b in range(3):
+            self.assertTrue(torch.equal(y[b], ot.dropout(x[b], 0.5, seed=7, offset=b * blocks)))
+        self.assertFalse(torch.equal(y[0], y[1]) or torch.equal(y[1], y[2]))
+        # a drawn seed: different masks, reproduced by torch.manual_seed
+        torch.manual_seed(3)
+        y1 = torch.func.vmap(lambda t: ot.dropout(t, 0.5), randomness="different")(x)
+        torch.manual_seed(3)
+        y2 = torch.func.vmap(lambda t: ot.dropout(t, 0.5), randomness="different")(x)
+        self.assertTrue(torch.equal(y1, y2) and not torch.equal(y1[0], y1[1]))
 
 
 if __name__ == "__main__":

@@ -174,8 +174,20 @@ _DROPOUT_DEFS = [
                "-> (Tensor, Tensor)", dropout_kernel, (0,), _fake_dropout, _setup_dropout,
                _backward_dropout, nout=2),
 ]
+def _sample_args(info, b, args):
+    """vmap(randomness="different"): sample b draws from its own Philox range, offset + b times
+    the blocks one sample takes (align(numel, 128) / 4: 4 elements a block), so the samples' masks
+    are independent and reproducible from (seed, offset). "same" (and a seed under "error"):
+    every sample the same mask."""
+    if getattr(info, "randomness", "error") != "different":
+        return args
+    x, p, train, seed, offset = args
+    return [x, p, train, seed, offset + b * ((x.numel() + 127) // 128 * 32)]
+
+
 for _d in _DROPOUT_DEFS:
     _d.twice = True
+_DROPOUT_DEFS[1].vmap_args = _sample_args
 register_ops(_DROPOUT_DEFS)
 K.dropout_backward = dropout_backward_kernel  # the 1.13 formulas call K.<name>
 K.dropout = dropout_kernel
@@ -184,13 +196,11 @@ K.dropout = dropout_kernel
 def _fresh_seed():
     t = torch.randint(0, 2 ** 62, (1,), dtype=torch.int64)
     functorch = getattr(torch._C, "_functorch", None)
-    if functorch is not None and functorch.is_batchedtensor(t):
-        # vmap(randomness="different") draws one seed per sample, but the kernel takes one seed
-        raise NotImplementedError(
-            "opgrad.torch.dropout under torch.func.vmap(randomness='different') is not supported: "
-            "the samples would need a seed each. Use randomness='same' (one mask for every "
-            "sample) or pass seed=... (the same mask for every sample)")
-    return int(t)
+    # under vmap(randomness="different") the draw is one seed per sample: the first one seeds
+    # the call, and the samples get Philox ranges of their own (_sample_args)
+    while functorch is not None and functorch.is_batchedtensor(t):
+        t = functorch.get_unwrapped(t)
+    return int(t.reshape(-1)[0])
 
 
 def dropout_with_mask(input, p=0.5, training=True, seed=None, offset=0):  # noqa: A002

@@ -41,6 +41,7 @@ class OpDef:
         self.jvp = None                    # forward-mode rule jvp(ops, args, out, tangents)
         self.batching = None               # vmap rule: "ew", ("dim", i) or "reduce" (below)
         self.nondiff_outputs = ()          # float outputs marked non-differentiable (no tangent)
+        self.vmap_args = None              # generic vmap: (info, b, args) -> sample b's args
         self.function = None               # torch.autograd.Function (both paths: fast path)
         self.op = None                     # torch.ops.opgrad.<name>
 
@@ -1007,6 +1008,8 @@ def generic_vmap(d):
         for b in range(n):
             a = [x.select(dim, b) if isinstance(x, torch.Tensor) and dim is not None else x
                  for x, dim in zip(args, in_dims)]
+            if d.vmap_args is not None:  # (dropout: a Philox range of its own per sample)
+                a = d.vmap_args(info, b, a)
             rows.append(d.function.apply(*a))
         if isinstance(rows[0], tuple):  # (an output may be None: batch_norm's running stats)
             cols = [None if col[0] is None else torch.stack(col) for col in zip(*rows)]
