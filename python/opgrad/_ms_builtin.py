@@ -184,6 +184,18 @@ def _pair(*t):
     return (t[0], t[1])
 
 
+def _unary(lib, name, attrs, bwd_bprop, shape=_first):
+    """(backward, forward) of a one-input entry point: opgrad_<name>Backward (x, y, dy -> dx)
+    with bwd_bprop as its bprop, and opgrad_<name> (x -> y, `shape` of y) whose bprop calls it."""
+    bwd = _custom(lib, name + "Backward", lambda x, y, dy: x, lambda x, y, dy: x, attrs,
+                  bwd_bprop)
+
+    def bprop(x, out, dout):
+        return (bwd(x, out, dout),)
+
+    return bwd, _custom(lib, name, shape, _first, attrs, bprop)
+
+
 def _activation(lib, name, attrs):
     ops = _ms().ops
     d2, from_output = _ACTS[name]
@@ -201,13 +213,8 @@ def _activation(lib, name, attrs):
         def bwd_bprop(x, y, dy, out, dout):
             return d2(ops, dout * dy, x, consts), ops.zeros_like(y), bwd(x, y, dout)
 
-    bwd = _custom(lib, name + "Backward", lambda x, y, dy: x, lambda x, y, dy: x, attrs,
-                  bwd_bprop)
-
-    def bprop(x, out, dout):
-        return (bwd(x, out, dout),)
-
-    return _custom(lib, name, _first, _first, attrs, bprop)
+    bwd, fwd = _unary(lib, name, attrs, bwd_bprop)
+    return fwd
 
 
 def _softmax(lib, name, attrs):
@@ -229,13 +236,8 @@ def _softmax(lib, name, attrs):
             t = ops.sum(dout * y, dim, True)
             return ops.zeros_like(x), dout * dy - dout * s - dy * t, bwd(x, y, dout)
 
-    bwd = _custom(lib, name + "Backward", lambda x, y, dy: x, lambda x, y, dy: x, attrs,
-                  bwd_bprop)
-
-    def bprop(x, out, dout):
-        return (bwd(x, out, dout),)
-
-    return _custom(lib, name, _first, _first, attrs, bprop)
+    bwd, fwd = _unary(lib, name, attrs, bwd_bprop)
+    return fwd
 
 
 def _glu(lib, name, attrs):
@@ -265,17 +267,12 @@ def _glu(lib, name, attrs):
             da, db = dy * gb * f1, dy * (ga * f1 + gb * a * f2)
         return ops.cat((da, db), dim), ops.zeros_like(y), gdy
 
-    bwd = _custom(lib, name + "Backward", lambda x, y, dy: x, lambda x, y, dy: x, attrs,
-                  bwd_bprop)
-
-    def bprop(x, out, dout):
-        return (bwd(x, out, dout),)
-
     def shape(x):
         d = dim % len(x)
         return [n // 2 if k == d else n for k, n in enumerate(x)]
 
-    return _custom(lib, name, shape, _first, attrs, bprop)
+    _, fwd = _unary(lib, name, attrs, bwd_bprop, shape)
+    return fwd
 
 
 def _norm(lib, name, attrs):
