@@ -3,8 +3,10 @@ operators differentiable to any order.
 
     import opgrad.mindspore
     mish = opgrad.mindspore.builtin("Mish")
-    g = ms.grad(lambda_free_loss)(x)                   # first order: opgrad_MishBackward
-    gg = ms.grad(grad_of_loss)(x)                      # second order, third, ...
+    def loss(x): return mish(x).sum()
+    g = ms.grad(loss)                                  # first order: opgrad_MishBackward
+    def gsum(x): return g(x).sum()
+    gg = ms.grad(gsum)(x)                              # second order (and third, ...)
 
 The forward is `ops.Custom(func="<libopgrad>:opgrad_<Name>", func_type="aot")` with a bprop that
 calls the backward entry point `opgrad_<Name>Backward`, and that backward Custom has a bprop of
@@ -32,7 +34,7 @@ import numpy as np
 
 from . import _lib as L
 
-_ACT_ATTRS = {  # the attributes an entry point reads (docs/mindspore.md, "Attributes"), defaults
+_ATTRS = {  # the attributes an entry point reads (docs/mindspore.md, "Attributes"), defaults
     "Softplus": {"beta": 1.0, "threshold": 20.0},
     "LeakyRelu": {"negative_slope": 0.01},
     "Elu": {"alpha": 1.0, "scale": 1.0, "input_scale": 1.0},
@@ -96,17 +98,10 @@ def _d2_mish(ops, h, x, a):
     return h * s * (1 - t * t) * (2 + x * (1 - s) - 2 * x * s * t)
 
 
-def _d2_gelu_tanh(ops, h, x, a):
-    # gelu_tanh(x) = x sigmoid(z), z = K (x + C x^3):
-    # f'' = s (1 - s) (2 z' + x z'' + x z'^2 (1 - 2s))
-    k, c = _c(ops, x, a["gelu_k"]), _c(ops, x, a["gelu_c"])
-    s = ops.sigmoid(k * (x + c * x * x * x))
-    zp = k * (1 + 3 * c * x * x)
-    return h * s * (1 - s) * (2 * zp + 6 * k * c * x * x + x * zp * zp * (1 - 2 * s))
-
-
 def _gelu_parts(ops, x, a, approximate):
-    """(gelu(x), gelu'(x), gelu''(x)): the tanh form (approximate) or the erf form."""
+    """(gelu(x), gelu'(x), gelu''(x)): the tanh form (approximate: x sigmoid(z), z = K (x + C x^3),
+    f'' = s (1 - s) (2 z' + x z'' + x z'^2 (1 - 2s))) or the erf form (x Phi(x): f' = Phi + x phi,
+    f'' = phi (2 - x^2))."""
     if approximate:
         k, c = _c(ops, x, a["gelu_k"]), _c(ops, x, a["gelu_c"])
         s = ops.sigmoid(k * (x + c * x * x * x))
@@ -117,6 +112,10 @@ def _gelu_parts(ops, x, a, approximate):
     cdf = ops.erfc(-x * _c(ops, x, a["inv_sqrt2"])) / 2  # erfc: no cancellation for x << 0
     pdf = ops.exp(-x * x / 2) * _c(ops, x, a["inv_sqrt_2pi"])
     return x * cdf, cdf + x * pdf, pdf * (2 - x * x)
+
+
+def _d2_gelu_tanh(ops, h, x, a):
+    return h * _gelu_parts(ops, x, a, True)[2]
 
 
 def _d2_silu(ops, h, x, a):  # f'' = s (1 - s) (2 + x (1 - 2s))
@@ -178,10 +177,6 @@ def _custom(lib, symbol, shape, dtype, attrs, bprop=None):
 
 def _first(*t):
     return t[0]
-
-
-def _pair(*t):
-    return (t[0], t[1])
 
 
 def _unary(lib, name, attrs, bwd_bprop, shape=_first):
@@ -535,7 +530,7 @@ def builtin(name, library=None, **attrs):
     if name not in SUPPORTED:
         raise ValueError("opgrad.mindspore.builtin: %r is not one of opgrad's aot entry points "
                          "(%s; docs/aot.md)" % (name, ", ".join(SUPPORTED)))
-    known = _ACT_ATTRS.get(name, {})
+    known = _ATTRS.get(name, {})
     unknown = sorted(set(attrs) - set(known))
     if unknown:
         raise ValueError("opgrad.mindspore.builtin(%r): unknown attribute(s) %s; it takes %s"
