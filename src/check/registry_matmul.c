@@ -32,8 +32,10 @@
  * |act(z)| + |act'(z)| zmag (zmag = sum |x1 x2| + |bias|: an fp32 z moves y by act' times its
  * error) and of dZ = |gradY| (|act'(z)| + 0.8 sqrt(K) zmag) for the gelus (act'(z) at an fp32 z;
  * |gelu''| < 0.8), relu's z kept clear of 0 (relu_clear). 16cast32's y is FLOAT and judged as an
- * fp32 result (ogc_op.fp32_output). That the fused backward equals the composition of the unfused
- * operators is tests/check/test_fused_matmul_composition.c.
+ * fp32 result (ogc_op.fp32_output). FusedMatmul in float64 (every fusedOpType but 16cast32, the
+ * gelus included: opgrad's extension) is judged by the float64 rows' bound like the other
+ * products. That the fused backward equals the composition of the unfused operators is
+ * tests/check/test_fused_matmul_composition.c.
  *
  * Shapes: each layout is mapped to the operator's own shapes by the *_cases tables (a
  * transposed view in "strided", padded rows in "offset", broadcast batches in "size1"/"bcast*",
