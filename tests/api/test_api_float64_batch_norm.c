@@ -116,8 +116,7 @@ static void test_batch_norm_training(void) {
     close_to(d(&gw), want_gw, C, TOL_X, "gradWeight");
     close_to(d(&gb), want_gb, C, 1e-15, "gradBias");
     aclDestroyBoolArray(mask);
-    buf *all_bufs[] = {&x, &y, &g, &w, &b, &rm, &rv, &sm, &si, &gx, &gw, &gb};
-    for (size_t k = 0; k < sizeof all_bufs / sizeof *all_bufs; k++) test_buf_free(all_bufs[k]);
+    TEST_BUFS_FREE(&x, &y, &g, &w, &b, &rm, &rv, &sm, &si, &gx, &gw, &gb);
 }
 
 // Eval: the running statistics in double; dx = dy w / sqrt(runningVar + eps).
@@ -157,8 +156,7 @@ static void test_batch_norm_eval(void) {
     CHECK_EQ(st, ACLNN_SUCCESS);
     close_to(d(&gx), want_gx, N * C * L, 1e-15, "gradInput");
     aclDestroyBoolArray(mask);
-    buf *all_bufs[] = {&x, &y, &g, &w, &rm, &rv, &sm, &si, &gx};
-    for (size_t k = 0; k < sizeof all_bufs / sizeof *all_bufs; k++) test_buf_free(all_bufs[k]);
+    TEST_BUFS_FREE(&x, &y, &g, &w, &rm, &rv, &sm, &si, &gx);
 }
 
 // GroupNorm, 1 group over [N, C, L] (a group of 30 values at 1e4), forward and backward.
@@ -218,8 +216,7 @@ static void test_group_norm(void) {
     close_to(d(&gg), want_gg, C, TOL_X, "gradGammaOut");
     close_to(d(&gb), want_gb, C, 1e-15, "gradBetaOut");
     aclDestroyBoolArray(mask);
-    buf *all_bufs[] = {&x, &y, &g, &gm, &bt, &mo, &ro, &gx, &gg, &gb};
-    for (size_t k = 0; k < sizeof all_bufs / sizeof *all_bufs; k++) test_buf_free(all_bufs[k]);
+    TEST_BUFS_FREE(&x, &y, &g, &gm, &bt, &mo, &ro, &gx, &gg, &gb);
 }
 
 // A DOUBLE tensor with a FLOAT input: 161002 naming it (float64 runs only in double throughout).
@@ -246,8 +243,7 @@ static void test_double_needs_a_double_input(void) {
              ACLNN_ERR_PARAM_INVALID);
     CHECK_MSG("gradOut has dtype float64 but input has dtype float32");
     aclDestroyBoolArray(mask);
-    buf *all_bufs[] = {&x, &y, &w, &sm, &si, &g, &mo, &ro, &gx};
-    for (size_t k = 0; k < sizeof all_bufs / sizeof *all_bufs; k++) test_buf_free(all_bufs[k]);
+    TEST_BUFS_FREE(&x, &y, &w, &sm, &si, &g, &mo, &ro, &gx);
 }
 
 // An empty batch (N = 0) in float64 with a float32 gradOut: the widening has nothing to copy; the
@@ -284,8 +280,7 @@ static void test_empty_batch(void) {
     for (int c = 0; c < C; c++) CHECK(d(&gw)[c] == 0 && d(&gb)[c] == 0);
     test_buf_free(&mo), test_buf_free(&ro);
     aclDestroyBoolArray(mask);
-    buf *all_bufs[] = {&x, &g, &gx, &w, &sm, &si, &gw, &gb};
-    for (size_t k = 0; k < sizeof all_bufs / sizeof *all_bufs; k++) test_buf_free(all_bufs[k]);
+    TEST_BUFS_FREE(&x, &g, &gx, &w, &sm, &si, &gw, &gb);
 }
 
 int main(void) {

@@ -131,6 +131,10 @@ void test_buf_free(test_buf *b) {
     aclrtFree(b->data);
 }
 
+void test_bufs_free(test_buf *const *bufs, size_t n) {
+    for (size_t k = 0; k < n; k++) test_buf_free(bufs[k]);
+}
+
 aclTensor *test_tensor(const int64_t *dims, int ndim, aclDataType dt, void *data) {
     return aclCreateTensor(dims, (uint64_t)ndim, dt, NULL, 0, ACL_FORMAT_ND, dims, (uint64_t)ndim,
                            data);

@@ -79,6 +79,11 @@ typedef struct test_buf {
 test_buf test_buf_new(const int64_t *dims, int nd, aclDataType dt, const int64_t *strides,
                       int64_t storage);
 void test_buf_free(test_buf *b);
+/// test_buf_free on each of n buffers; TEST_BUFS_FREE(&a, &b, ...) lists them inline.
+void test_bufs_free(test_buf *const *bufs, size_t n);
+#define TEST_BUFS_FREE(...)                                                                        \
+    test_bufs_free((test_buf *const[]){__VA_ARGS__},                                               \
+                   sizeof((test_buf *const[]){__VA_ARGS__}) / sizeof(test_buf *))
 
 /// Contiguous tensor over `data` (not owned).
 aclTensor *test_tensor(const int64_t *dims, int ndim, aclDataType dt, void *data);
