@@ -84,6 +84,7 @@ typedef void (*og_ew_compute16_fn)(size_t n, const uint16_t *const *in, uint16_t
 /// OG_EW_KERNEL3 operation also has (og_<name>_kernels64, made with OG_EW_KERNEL64).
 #define OG_EW_DECLARE_KERNEL3(name)                                                                \
     OG_EW_DECLARE_KERNEL(name)                                                                     \
+    OG_EW_DECLARE_KERNEL(name##_nt)                                                                \
     OG_EW_DECLARE_KERNEL64(name)                                                                   \
     OG_EW_DECLARE_COMPUTE16(og_##name##_bf16__scalar)                                              \
     OG_EW_DECLARE_COMPUTE16(og_##name##_bf16__avx2)                                                \
@@ -98,6 +99,7 @@ typedef void (*og_ew_compute16_fn)(size_t n, const uint16_t *const *in, uint16_t
 /// by the _bf16i variant (vcvtneps2bf16).
 #define OG_EW_DEFINE_KERNEL3_TABLES(name)                                                          \
     OG_EW_DEFINE_KERNEL_TABLE(name);                                                               \
+    OG_EW_DEFINE_KERNEL_TABLE(name##_nt);                                                          \
     OG_EW_DEFINE_KERNEL64_TABLE(name);                                                             \
     const og_ew_compute16_fn og_##name##_kernels16[OPGRAD_ISA_COUNT][2] = {                        \
         [OPGRAD_ISA_SCALAR] = {og_##name##_bf16__scalar, og_##name##_f16__scalar},                 \
@@ -112,6 +114,8 @@ typedef struct og_ew_op {
     const og_ew_compute_fn *kernels;          // [OPGRAD_ISA_COUNT]
     const og_ew_compute16_fn (*kernels16)[2]; // optional [OPGRAD_ISA_COUNT][bf16, fp16]
     const og_ew_compute64_fn *kernels64;      // [OPGRAD_ISA_COUNT] when compute_dtype is double
+    const og_ew_compute_fn *kernels_nt;       // optional: the fp32 kernels with non-temporal stores
+                                              // (OG_EW_KERNEL3's _nt), for outputs past the NT size
     int nin, nout;
     const aclTensor *in[OG_EW_MAX_IN];
     const aclTensor *out[OG_EW_MAX_OUT];             // all of the output shape
@@ -149,15 +153,17 @@ typedef struct og_ew_plan {
     int64_t dims[OG_MAX_DIMS]; // coalesced output shape (ndim >= 1)
     int nin, nout;
     og_ew_operand in[OG_EW_MAX_IN], out[OG_EW_MAX_OUT];
-    bool stream_out; // non-temporal CopyOut
-    bool fused16;    // every operand linear and of the compute dtype
-                     // (bf16 / fp16): compute16 runs on the data,
-                     // no CopyIn / CopyOut
-    bool f64;        // computed in float64 (compute64 on float64 buffers)
-    bool rowwise;    // some input is rowwise: Compute runs once per innermost run
-    bool stream_in;  // past the stream-in size gate per thread:
-                     // 16-bit inputs converted side by side and
-                     // the next tile prefetched
+    bool stream_out;  // non-temporal CopyOut
+    bool nt_in_place; // stream_out with every output linear fp32, written in place by
+                      // the operation's non-temporal kernel (compute)
+    bool fused16;     // every operand linear and of the compute dtype
+                      // (bf16 / fp16): compute16 runs on the data,
+                      // no CopyIn / CopyOut
+    bool f64;         // computed in float64 (compute64 on float64 buffers)
+    bool rowwise;     // some input is rowwise: Compute runs once per innermost run
+    bool stream_in;   // past the stream-in size gate per thread:
+                      // 16-bit inputs converted side by side and
+                      // the next tile prefetched
     opgrad_isa isa;
     og_ew_compute_fn compute;
     og_ew_compute16_fn compute16;

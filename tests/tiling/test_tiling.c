@@ -286,11 +286,13 @@ typedef struct opspec {
     const aclTensor *out[2];
     aclDataType compute;
     const og_ew_compute16_fn (*kernels16)[2]; // NULL: no fused 16-bit path
+    const og_ew_compute_fn *kernels_nt;       // NULL: no non-temporal fp32 kernels
 } opspec;
 
 static og_ew_plan plan_of(opspec s, int max_cores, int64_t nt) {
     og_ew_op op = {.kernels = og_mish_bwd_kernels,
                    .kernels16 = s.kernels16,
+                   .kernels_nt = s.kernels_nt,
                    .nin = s.nin,
                    .nout = s.nout,
                    .compute_dtype = s.compute};
@@ -528,7 +530,8 @@ static void test_plan_mixed_dtypes(void) {
 }
 
 // The non-temporal threshold: stream_out from out_bytes >= threshold (0 = off); an fp32 output
-// then goes through a buffer (CopyOut streams it), inputs stay direct.
+// then goes through a buffer (CopyOut streams it), inputs stay direct; unless the operation has
+// non-temporal fp32 kernels, which then write the output in place (nt_in_place).
 static void test_plan_nt_threshold(void) {
     static const aclDataType dts[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
     int64_t n = 1 << 20;
@@ -539,25 +542,46 @@ static void test_plan_nt_threshold(void) {
         aclTensor *g = mk(dt, 1, dims, NULL), *x = mk(dt, 1, dims, NULL),
                   *t = mk(dt, 1, dims, NULL);
         aclTensor *o = mk(dt, 1, dims, NULL);
-        for (int nin = 2; nin <= 3; nin++) {
-            opspec s = {.nin = nin, .nout = 1, .in = {g, x, t}, .out = {o}, .compute = dt};
-            int64_t thresholds[] = {0, bytes - 1, bytes, bytes + 1, -5};
-            for (int k = 0; k < 5; k++) {
-                og_ew_plan p = plan_of(s, 7, thresholds[k]);
-                bool stream = thresholds[k] > 0 && bytes >= thresholds[k];
-                CHECKF(p.stream_out == stream, "%s threshold %lld: stream_out=%d",
-                       og_dtype_name(dt), (long long)thresholds[k], p.stream_out);
-                CHECK(p.out[0].linear);
-                CHECK_EQ(p.out[0].direct, dt == ACL_FLOAT && !stream);
-                for (int i = 0; i < nin; i++) CHECK_EQ(p.in[i].direct, dt == ACL_FLOAT);
-                int buffered = dt == ACL_FLOAT ? (stream ? 1 : 0) : nin + 1;
-                check_tiling_of(&p, nin + 1, buffered, dt == ACL_FLOAT ? 16 : 32);
-                CHECK_EQ(p.tiling.slots, 7); // 7 threads, each with a few ranges
-                CHECK(p.tiling.core_num > 7 && p.tiling.core_num % 7 == 0);
+        for (int nin = 2; nin <= 3; nin++)
+            for (int with_nt = 0; with_nt <= 1; with_nt++) {
+                opspec s = {.nin = nin,
+                            .nout = 1,
+                            .in = {g, x, t},
+                            .out = {o},
+                            .compute = dt,
+                            .kernels_nt = with_nt ? og_mish_bwd_nt_kernels : NULL};
+                int64_t thresholds[] = {0, bytes - 1, bytes, bytes + 1, -5};
+                for (int k = 0; k < 5; k++) {
+                    og_ew_plan p = plan_of(s, 7, thresholds[k]);
+                    bool stream = thresholds[k] > 0 && bytes >= thresholds[k];
+                    CHECKF(p.stream_out == stream, "%s threshold %lld: stream_out=%d",
+                           og_dtype_name(dt), (long long)thresholds[k], p.stream_out);
+                    bool in_place = stream && with_nt && dt == ACL_FLOAT;
+                    CHECK_EQ(p.nt_in_place, in_place);
+                    CHECK(p.out[0].linear);
+                    CHECK_EQ(p.out[0].direct, dt == ACL_FLOAT && (!stream || in_place));
+                    for (int i = 0; i < nin; i++) CHECK_EQ(p.in[i].direct, dt == ACL_FLOAT);
+                    int buffered = dt == ACL_FLOAT ? (stream && !in_place ? 1 : 0) : nin + 1;
+                    check_tiling_of(&p, nin + 1, buffered, dt == ACL_FLOAT ? 16 : 32);
+                    CHECK_EQ(p.tiling.slots, 7); // 7 threads, each with a few ranges
+                    CHECK(p.tiling.core_num > 7 && p.tiling.core_num % 7 == 0);
+                }
             }
-        }
         aclDestroyTensor(g), aclDestroyTensor(x), aclDestroyTensor(t), aclDestroyTensor(o);
     }
+    // a strided fp32 output past the threshold is written through a buffer even with NT kernels
+    int64_t dims2[2] = {1024, 1024}, strides2[2] = {1040, 1}; // padded rows
+    aclTensor *a = mk(ACL_FLOAT, 2, dims2, NULL), *b = mk(ACL_FLOAT, 2, dims2, NULL);
+    aclTensor *ot = mk(ACL_FLOAT, 2, dims2, strides2);
+    opspec s2 = {.nin = 2,
+                 .nout = 1,
+                 .in = {a, b},
+                 .out = {ot},
+                 .compute = ACL_FLOAT,
+                 .kernels_nt = og_mish_bwd_nt_kernels};
+    og_ew_plan p2 = plan_of(s2, 2, 1 << 20);
+    CHECK(p2.stream_out && !p2.nt_in_place && !p2.out[0].direct);
+    aclDestroyTensor(a), aclDestroyTensor(b), aclDestroyTensor(ot);
     // the default threshold is 16 MiB (unless OPGRAD_NT_BYTES is set)
     if (!getenv("OPGRAD_NT_BYTES")) CHECK_EQ(og_ew_nt_threshold(), 16 << 20);
 }
@@ -601,6 +625,10 @@ static void test_plan_workspace_through_api(void) {
                     s.kernels16 = nin == 1   ? og_mish_fwd_kernels16
                                   : nin == 2 ? og_mish_bwd_kernels16
                                              : NULL;
+                    // and non-temporal fp32 ones (fp32 past the NT size: no tile buffer either)
+                    s.kernels_nt = nin == 1   ? og_mish_fwd_nt_kernels
+                                   : nin == 2 ? og_mish_bwd_nt_kernels
+                                              : NULL;
                     og_ew_plan p = plan_of(s, opgrad_get_num_threads(), og_ew_nt_threshold());
                     CHECK_EQ(p.fused16, dt != ACL_FLOAT && nin < 3);
                     CHECK(!p.fused16 || p.tiling.buffer_bytes == 0);

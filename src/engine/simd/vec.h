@@ -7,6 +7,7 @@
 #define OG_VEC_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -19,6 +20,8 @@ typedef __m512i vi;
 typedef __mmask16 vm;
 static inline vf vload(const float *p) { return _mm512_loadu_ps(p); }
 static inline void vstore(float *p, vf v) { _mm512_storeu_ps(p, v); }
+/// A non-temporal store (p aligned to the vector).
+static inline void vstream(float *p, vf v) { _mm512_stream_ps(p, v); }
 static inline vf vset(float x) { return _mm512_set1_ps(x); }
 static inline vf vadd(vf a, vf b) { return _mm512_add_ps(a, b); }
 static inline vf vsub(vf a, vf b) { return _mm512_sub_ps(a, b); }
@@ -125,6 +128,7 @@ typedef __m256i vi;
 typedef __m256 vm;
 static inline vf vload(const float *p) { return _mm256_loadu_ps(p); }
 static inline void vstore(float *p, vf v) { _mm256_storeu_ps(p, v); }
+static inline void vstream(float *p, vf v) { _mm256_stream_ps(p, v); }
 static inline vf vset(float x) { return _mm256_set1_ps(x); }
 static inline vf vadd(vf a, vf b) { return _mm256_add_ps(a, b); }
 static inline vf vsub(vf a, vf b) { return _mm256_sub_ps(a, b); }
@@ -219,6 +223,7 @@ typedef float vf;
 typedef int vm;
 static inline vf vload(const float *p) { return *p; }
 static inline void vstore(float *p, vf v) { *p = v; }
+static inline void vstream(float *p, vf v) { *p = v; } // (no non-temporal scalar store)
 static inline vf vset(float x) { return x; }
 static inline vf vadd(vf a, vf b) { return a + b; }
 static inline vf vsub(vf a, vf b) { return a - b; }
@@ -310,6 +315,43 @@ static inline vd vdpow2i(vf k) {
             __VA_ARGS__                                                                            \
             for (int k = 0; k < (nout); k++)                                                       \
                 memcpy((out)[k] + og_i, tout[k], rest * sizeof(float));                            \
+        }                                                                                          \
+    } while (0)
+
+/// OG_EW_LOOP with non-temporal stores: the body writes its outputs into VLEN-element windows on
+/// the stack, which are streamed to out[k] as soon as they are computed (an output not aligned to
+/// the vector takes normal stores), so the stores leave while the next loads are in flight. For
+/// outputs far larger than the caches (the engine's stream_out plans); the caller fences.
+#define OG_EW_LOOP_NT(n, nin, in, nout, out, ...)                                                  \
+    do {                                                                                           \
+        bool og_nt[2];                                                                             \
+        for (int k = 0; k < (nout); k++)                                                           \
+            og_nt[k] = (uintptr_t)(out)[k] % (VLEN * sizeof(float)) == 0;                          \
+        _Alignas(64) float og_win[2][VLEN];                                                        \
+        const float *ins[4];                                                                       \
+        float *outs[2] = {og_win[0], og_win[1]};                                                   \
+        size_t og_i = 0;                                                                           \
+        for (; og_i + VLEN <= (n); og_i += VLEN) {                                                 \
+            for (int k = 0; k < (nin); k++) ins[k] = (in)[k] + og_i;                               \
+            __VA_ARGS__                                                                            \
+            for (int k = 0; k < (nout); k++) {                                                     \
+                if (og_nt[k])                                                                      \
+                    vstream((out)[k] + og_i, vload(og_win[k]));                                    \
+                else                                                                               \
+                    vstore((out)[k] + og_i, vload(og_win[k]));                                     \
+            }                                                                                      \
+        }                                                                                          \
+        if (og_i < (n)) {                                                                          \
+            float tin[4][VLEN];                                                                    \
+            size_t rest = (n)-og_i;                                                                \
+            for (int k = 0; k < (nin); k++) {                                                      \
+                memset(tin[k], 0, sizeof tin[k]);                                                  \
+                memcpy(tin[k], (in)[k] + og_i, rest * sizeof(float));                              \
+                ins[k] = tin[k];                                                                   \
+            }                                                                                      \
+            __VA_ARGS__                                                                            \
+            for (int k = 0; k < (nout); k++)                                                       \
+                memcpy((out)[k] + og_i, og_win[k], rest * sizeof(float));                          \
         }                                                                                          \
     } while (0)
 

@@ -153,16 +153,22 @@ static inline void vstore_f16(uint16_t *p, vf v) { *p = og_f32_to_f16(v); }
         }                                                                                          \
     } while (0)
 
-/// One kernel body, three entry points: name (fp32, for the engine's buffered path and the
-/// reductions' maps), name_bf16 and name_f16 (fused 16-bit); the AVX-512 build adds name_bf16i,
-/// which rounds with AVX512-BF16 instructions (the table's entry from that level up). `consts` is
-/// a struct type of the body's constants and `setup(p)` fills it from the operator's parameters;
-/// the body sees it as c.
+/// One kernel body, four entry points: name (fp32, for the engine's buffered path and the
+/// reductions' maps), name_nt (fp32 with non-temporal stores: outputs used in place past the
+/// engine's stream-out size), name_bf16 and name_f16 (fused 16-bit); the AVX-512 build adds
+/// name_bf16i, which rounds with AVX512-BF16 instructions (the table's entry from that level up).
+/// `consts` is a struct type of the body's constants and `setup(p)` fills it from the operator's
+/// parameters; the body sees it as c.
 #define OG_EW_KERNEL3(name, consts, setup, nin, nout, ...)                                         \
     void OG_FN(name)(size_t n, const float *const *in, float *const *out, const void *p) {         \
         const consts c = setup(p);                                                                 \
         (void)c;                                                                                   \
         OG_EW_LOOP(n, nin, in, nout, out, __VA_ARGS__);                                            \
+    }                                                                                              \
+    void OG_FN(name##_nt)(size_t n, const float *const *in, float *const *out, const void *p) {    \
+        const consts c = setup(p);                                                                 \
+        (void)c;                                                                                   \
+        OG_EW_LOOP_NT(n, nin, in, nout, out, __VA_ARGS__);                                         \
     }                                                                                              \
     void OG_FN(name##_bf16)(size_t n, const uint16_t *const *in, uint16_t *const *out,             \
                             const void *p, bool stream) {                                          \

@@ -89,13 +89,16 @@ typedef struct og_ew_kernel {
     const og_ew_compute_fn *fp32;
     const og_ew_compute16_fn (*fused16)[2];
     const og_ew_compute64_fn *fp64;
+    const og_ew_compute_fn *fp32_nt; // fp32 with non-temporal stores
 } og_ew_kernel;
-/// An OG_EW_KERNEL3 kernel: fp32, fused 16-bit and float64.
+/// An OG_EW_KERNEL3 kernel: fp32 (normal and non-temporal stores), fused 16-bit and float64.
 #define OG_EW_KERNEL(name)                                                                         \
-    ((og_ew_kernel){og_##name##_kernels, og_##name##_kernels16, og_##name##_kernels64})
-#define OG_EW_KERNEL_FP32(name) ((og_ew_kernel){og_##name##_kernels, NULL, NULL})
+    ((og_ew_kernel){og_##name##_kernels, og_##name##_kernels16, og_##name##_kernels64,             \
+                    og_##name##_nt_kernels})
+#define OG_EW_KERNEL_FP32(name) ((og_ew_kernel){og_##name##_kernels, NULL, NULL, NULL})
 /// fp32 and float64 kernels.
-#define OG_EW_KERNEL_F64(name) ((og_ew_kernel){og_##name##_kernels, NULL, og_##name##_kernels64})
+#define OG_EW_KERNEL_F64(name)                                                                     \
+    ((og_ew_kernel){og_##name##_kernels, NULL, og_##name##_kernels64, NULL})
 
 /// How an output's dtype relates to the input's.
 typedef enum {
