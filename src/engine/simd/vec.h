@@ -289,6 +289,22 @@ static inline vd vdpow2i(vf k) {
 #error "define one of OG_ISA_SCALAR, OG_ISA_AVX2, OG_ISA_AVX512"
 #endif
 
+/// The tail of OG_EW_LOOP / OG_EW_LOOP_NT, the elements from og_i to n (fewer than VLEN): the
+/// inputs' rest in zero-padded stack copies, the outputs in the windows `win` and copied out.
+#define OG_EW_LOOP_TAIL(n, nin, in, nout, out, win, ...)                                           \
+    if (og_i < (n)) {                                                                              \
+        float tin[4][VLEN];                                                                        \
+        size_t rest = (n)-og_i;                                                                    \
+        for (int k = 0; k < (nin); k++) {                                                          \
+            memset(tin[k], 0, sizeof tin[k]);                                                      \
+            memcpy(tin[k], (in)[k] + og_i, rest * sizeof(float));                                  \
+            ins[k] = tin[k];                                                                       \
+        }                                                                                          \
+        for (int k = 0; k < (nout); k++) outs[k] = (win)[k];                                       \
+        __VA_ARGS__                                                                                \
+        for (int k = 0; k < (nout); k++) memcpy((out)[k] + og_i, (win)[k], rest * sizeof(float));  \
+    }
+
 /// Runs a vector body over n elements: full vectors in place, and the tail through zero-padded
 /// stack copies, so no lane ever reads or writes past n. Kernels use it as
 ///   OG_EW_LOOP(n, nin, in, nout, out, { ...vector code on ins[k] / outs[k]... });
@@ -303,19 +319,8 @@ static inline vd vdpow2i(vf k) {
             for (int k = 0; k < (nout); k++) outs[k] = (out)[k] + og_i;                            \
             __VA_ARGS__                                                                            \
         }                                                                                          \
-        if (og_i < (n)) {                                                                          \
-            float tin[4][VLEN], tout[2][VLEN];                                                     \
-            size_t rest = (n)-og_i;                                                                \
-            for (int k = 0; k < (nin); k++) {                                                      \
-                memset(tin[k], 0, sizeof tin[k]);                                                  \
-                memcpy(tin[k], (in)[k] + og_i, rest * sizeof(float));                              \
-                ins[k] = tin[k];                                                                   \
-            }                                                                                      \
-            for (int k = 0; k < (nout); k++) outs[k] = tout[k];                                    \
-            __VA_ARGS__                                                                            \
-            for (int k = 0; k < (nout); k++)                                                       \
-                memcpy((out)[k] + og_i, tout[k], rest * sizeof(float));                            \
-        }                                                                                          \
+        float og_tout[2][VLEN];                                                                    \
+        OG_EW_LOOP_TAIL(n, nin, in, nout, out, og_tout, __VA_ARGS__)                               \
     } while (0)
 
 /// OG_EW_LOOP with non-temporal stores: the body writes its outputs into VLEN-element windows on
@@ -341,18 +346,7 @@ static inline vd vdpow2i(vf k) {
                     vstore((out)[k] + og_i, vload(og_win[k]));                                     \
             }                                                                                      \
         }                                                                                          \
-        if (og_i < (n)) {                                                                          \
-            float tin[4][VLEN];                                                                    \
-            size_t rest = (n)-og_i;                                                                \
-            for (int k = 0; k < (nin); k++) {                                                      \
-                memset(tin[k], 0, sizeof tin[k]);                                                  \
-                memcpy(tin[k], (in)[k] + og_i, rest * sizeof(float));                              \
-                ins[k] = tin[k];                                                                   \
-            }                                                                                      \
-            __VA_ARGS__                                                                            \
-            for (int k = 0; k < (nout); k++)                                                       \
-                memcpy((out)[k] + og_i, og_win[k], rest * sizeof(float));                          \
-        }                                                                                          \
+        OG_EW_LOOP_TAIL(n, nin, in, nout, out, og_win, __VA_ARGS__)                                \
     } while (0)
 
 #endif
