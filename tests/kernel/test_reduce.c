@@ -77,7 +77,10 @@ typedef struct tview {
 
 // A tensor of `dims` over storage laid out in the dim order `perm` (perm[0] outermost); NULL perm
 // = row-major. Optional element padding `pad` after each innermost run.
-static tview tv_perm(const int64_t *dims, int nd, aclDataType dt, const int *perm, int64_t pad) {
+// A view of dims stored in the order perm (outermost first; NULL: row-major) with `pad` unused
+// elements after each run of the storage dim at position pad_at (nd - 1: each innermost row).
+static tview tv_perm_at(const int64_t *dims, int nd, aclDataType dt, const int *perm, int64_t pad,
+                        int pad_at) {
     tview v = {0};
     int64_t strides[OG_MAX_DIMS] = {0}, acc = 1;
     int order[OG_MAX_DIMS] = {0};
@@ -85,13 +88,17 @@ static tview tv_perm(const int64_t *dims, int nd, aclDataType dt, const int *per
     for (int i = nd - 1; i >= 0; i--) {
         int d = order[i];
         strides[d] = acc;
-        acc *= dims[d] + (i == nd - 1 ? pad : 0);
+        acc *= dims[d] + (i == pad_at ? pad : 0);
     }
     v.storage = acc > 0 ? acc : 1;
     v.buf = calloc((size_t)v.storage + 16, aclDataTypeSize(dt));
     int64_t sd[1] = {v.storage};
     v.t = aclCreateTensor(dims, (uint64_t)nd, dt, strides, 0, ACL_FORMAT_ND, sd, 1, v.buf);
     return v;
+}
+
+static tview tv_perm(const int64_t *dims, int nd, aclDataType dt, const int *perm, int64_t pad) {
+    return tv_perm_at(dims, nd, dt, perm, pad, nd - 1);
 }
 
 static tview tv(const int64_t *dims, int nd, aclDataType dt) {
@@ -366,14 +373,15 @@ static void fill_values(double *xv, int64_t n, uint64_t seed, int kind) {
 
 // The shapes: around the lane, chunk, block and strip widths, summed dims inner/outer/mixed.
 static const red_case CASES[] = {
-    {1, {1}, 1},        {1, {17}, 1},       {1, {256}, 1},         {1, {257}, 1},
-    {1, {16385}, 1},    {2, {5, 7}, 1},     {2, {5, 7}, 2},        {2, {5, 7}, 3},
-    {2, {3, 300}, 2},   {2, {300, 3}, 1},   {2, {1000, 65}, 1},    {2, {513, 130}, 1},
-    {2, {70, 9}, 1},    {2, {9, 70}, 2},    {3, {4, 33, 20}, 5},   {3, {4, 33, 20}, 2},
-    {3, {6, 1, 80}, 5}, {3, {2, 5, 3}, 7},  {4, {3, 4, 5, 6}, 10}, {4, {3, 4, 5, 6}, 5},
-    {2, {40000, 2}, 1}, {2, {2, 40000}, 2}, {3, {6, 1, 80}, 2},    {2, {0, 5}, 1},
-    {2, {9, 65}, 1},    {2, {3, 513}, 1},   {2, {4, 0}, 2},        {0, {0}, 0},
-    {2, {17, 64}, 1},   {2, {100, 7}, 2},
+    {1, {1}, 1},          {1, {17}, 1},       {1, {256}, 1},         {1, {257}, 1},
+    {1, {16385}, 1},      {2, {5, 7}, 1},     {2, {5, 7}, 2},        {2, {5, 7}, 3},
+    {2, {3, 300}, 2},     {2, {300, 3}, 1},   {2, {1000, 65}, 1},    {2, {513, 130}, 1},
+    {2, {70, 9}, 1},      {2, {9, 70}, 2},    {3, {4, 33, 20}, 5},   {3, {4, 33, 20}, 2},
+    {3, {6, 1, 80}, 5},   {3, {2, 5, 3}, 7},  {4, {3, 4, 5, 6}, 10}, {4, {3, 4, 5, 6}, 5},
+    {2, {40000, 2}, 1},   {2, {2, 40000}, 2}, {3, {6, 1, 80}, 2},    {2, {0, 5}, 1},
+    {2, {9, 65}, 1},      {2, {3, 513}, 1},   {2, {4, 0}, 2},        {0, {0}, 0},
+    {2, {17, 64}, 1},     {2, {100, 7}, 2},   {2, {130, 256}, 2},    {3, {2, 70, 512}, 4},
+    {3, {3, 5, 1024}, 4},
 };
 enum { NCASES = sizeof CASES / sizeof *CASES };
 
@@ -394,12 +402,13 @@ static void test_reduce_matches_spec(void) {
         fill_values(xv, n, 1000 + (uint64_t)ci, 0);
         for (int di = 0; di < 3; di++) {
             aclDataType dt = dts[di];
-            // layouts: row-major, dims reversed in memory, padded rows
+            // layouts: row-major, dims reversed in memory, padded rows, and (3 dims and more)
+            // contiguous rows with a gap after each outermost slice
             int rev[OG_MAX_DIMS];
             for (int d = 0; d < c->nd; d++) rev[d] = c->nd - 1 - d;
-            for (int layout = 0; layout < 3; layout++) {
-                tview x =
-                    tv_perm(c->dims, c->nd, dt, layout == 1 ? rev : NULL, layout == 2 ? 3 : 0);
+            for (int layout = 0; layout < (c->nd >= 3 ? 4 : 3); layout++) {
+                tview x = tv_perm_at(c->dims, c->nd, dt, layout == 1 ? rev : NULL,
+                                     layout >= 2 ? 3 : 0, layout == 3 ? 1 : c->nd - 1);
                 for (int64_t i = 0; i < n; i++) tv_set(&x, i, xv[i]);
                 double *q = malloc((size_t)(n + 1) * 8);
                 for (int64_t i = 0; i < n; i++) q[i] = tv_get(&x, i); // as stored
@@ -446,7 +455,7 @@ static void test_reduce_matches_spec(void) {
     }
     opgrad_set_max_isa(OPGRAD_ISA_COUNT);
     opgrad_set_num_threads(2);
-    printf("  %d shapes x 3 dtypes x 3 layouts x 2 out dtypes x ISAs x threads: %ld runs bitwise "
+    printf("  %d shapes x 3 dtypes x 3-4 layouts x 2 out dtypes x ISAs x threads: %ld runs bitwise "
            "equal "
            "to the documented order\n",
            NCASES, checked);
