@@ -19,6 +19,7 @@
 #include "aclnnop/aclnn_elu.h"
 #include "aclnnop/aclnn_elu_backward.h"
 #include "aclnnop/aclnn_hardsigmoid.h"
+#include "aclnnop/aclnn_hardsigmoid_backward.h"
 #include "aclnnop/aclnn_hardswish.h"
 #include "aclnnop/aclnn_hardswish_backward.h"
 #include "aclnnop/aclnn_leaky_relu.h"
@@ -737,6 +738,51 @@ static void test_integer_hardsigmoid(void) {
     tv_free(&x), tv_free(&y), tv_free(&i8), tv_free(&f);
 }
 
+/* ---- fp32 HardsigmoidBackward: g / 6 correctly rounded, on every ISA ------------------------
+ */
+// The kernel divides in float on AVX2 and scalar and rounds a double product on AVX-512: each
+// must give the correctly rounded quotient (C's float division) for any g, subnormal, huge and
+// infinite ones included, and +0 where x is outside (-3, 3).
+static void test_hardsigmoid_backward_correctly_rounded(void) {
+    enum { N = 4099 }; // past a whole number of vectors: the tail too
+    const int64_t d[1] = {N};
+    tview g = tv(d, 1, ACL_FLOAT), x = tv(d, 1, ACL_FLOAT), out = tv(d, 1, ACL_FLOAT);
+    float *gv = g.buf, *xv = x.buf, *ov = out.buf;
+    test_rng r;
+    test_rng_seed(&r, 66);
+    for (int i = 0; i < N; i++) {
+        uint32_t bits = (uint32_t)test_rng_next(&r);
+        if ((bits & 0x7f800000u) == 0x7f800000u) bits &= ~0x00800000u; // no NaN (nor inf) here
+        memcpy(&gv[i], &bits, 4);
+        xv[i] = (float)(((int)(test_rng_next(&r) % 1400) - 700) / 100.0); // [-7, 6.99]
+    }
+    gv[0] = INFINITY, gv[1] = -INFINITY, gv[2] = 0x1p-149f, gv[3] = -0x1.fffffep127f;
+    xv[0] = xv[1] = xv[2] = xv[3] = 0.5f;
+    int runs = 0;
+    for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
+        if (!test_isa_available(isa)) continue;
+        opgrad_set_max_isa((opgrad_isa)isa);
+        memset(ov, 0xff, N * sizeof(float));
+        aclnnStatus st;
+        OP_RUN(st, aclnnHardsigmoidBackwardGetWorkspaceSize(g.t, x.t, out.t, &ws_, &ex_),
+               aclnnHardsigmoidBackward);
+        CHECK_EQ(st, ACLNN_SUCCESS);
+        int bad = 0;
+        for (int i = 0; i < N; i++) {
+            float want = xv[i] > -3.0f && xv[i] < 3.0f ? gv[i] / 6.0f : 0.0f;
+            if (memcmp(&ov[i], &want, 4) != 0 && bad++ < 3)
+                fprintf(stderr, "    %s: g %a x %g: got %a want %a\n",
+                        opgrad_isa_name((opgrad_isa)isa), gv[i], xv[i], ov[i], want);
+        }
+        CHECKF(bad == 0, "aclnnHardsigmoidBackward fp32 (%s): %d not g / 6 correctly rounded",
+               opgrad_isa_name((opgrad_isa)isa), bad);
+        runs++;
+    }
+    opgrad_set_max_isa(OPGRAD_ISA_COUNT);
+    CHECK(runs >= 2); // scalar and the machine's own level at least
+    tv_free(&g), tv_free(&x), tv_free(&out);
+}
+
 static void test_scalar_dtype_not_castable_to_float(void) {
     for (int o = 0; o < NOPS; o++) {
         const apiop *op = &OPS[o];
@@ -1255,6 +1301,7 @@ int main(void) {
     RUN(test_strided_and_offset_views);
     RUN(test_integer_relu);
     RUN(test_integer_hardsigmoid);
+    RUN(test_hardsigmoid_backward_correctly_rounded);
     RUN(test_zero_dim_tensors);
     RUN(test_empty_tensors);
     RUN(test_in_place);
