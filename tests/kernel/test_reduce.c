@@ -76,9 +76,8 @@ typedef struct tview {
 } tview;
 
 // A tensor of `dims` over storage laid out in the dim order `perm` (perm[0] outermost); NULL perm
-// = row-major. Optional element padding `pad` after each innermost run.
-// A view of dims stored in the order perm (outermost first; NULL: row-major) with `pad` unused
-// elements after each run of the storage dim at position pad_at (nd - 1: each innermost row).
+// = row-major. Optional element padding `pad` after each run of the storage dim at position
+// pad_at (nd - 1: after each innermost row; 1: after each outermost slice).
 static tview tv_perm_at(const int64_t *dims, int nd, aclDataType dt, const int *perm, int64_t pad,
                         int pad_at) {
     tview v = {0};

@@ -12,8 +12,8 @@
  *             quotient, the same bits for every float g (checked over all 2^32 of them): g / 6
  *             is never a midpoint between floats, nor within 2^-52 of one. On Zen 3 the division
  *             runs the backward at 0.40 cycles per element against the double form's 0.75
- *             (AVX2, in L1); AVX-512's vdivps costs more than its widening (Intel: 10+ cycles
- *             per 16 lanes).
+ *             (AVX2, in L1). AVX-512 keeps the double form, not measured against the division
+ *             there (a 16-lane vdivps issues about once per 10 cycles on Intel's cores).
  * Outside (-3, 3) the pieces are selected exactly: forward 1 (x >= 3) and +0 (x <= -3); the
  * joins agree (the middle formula gives 0 and 1 there). The backward is 0 at the joins and
  * outside, as aclnn's mask (0 < x / 6 + 1/2 < 1) and PyTorch's (-3 < x < 3) are, whatever g is.
