@@ -305,6 +305,13 @@ static inline vd vdpow2i(vf k) {
         for (int k = 0; k < (nout); k++) memcpy((out)[k] + og_i, (win)[k], rest * sizeof(float));  \
     }
 
+/// The operands' base pointers, copied once into locals before a loop: a vector store
+/// (_mm256_storeu_ps and kin write through may_alias types) could otherwise change in[k] / out[k]
+/// for all the compiler knows, and it would reload them on every iteration.
+#define OG_EW_LOOP_BASES(nin, in, nout, out)                                                       \
+    for (int k = 0; k < (nin); k++) og_in[k] = (in)[k];                                            \
+    for (int k = 0; k < (nout); k++) og_out[k] = (out)[k];
+
 /// Runs a vector body over n elements: full vectors in place, and the tail through zero-padded
 /// stack copies, so no lane ever reads or writes past n. Kernels use it as
 ///   OG_EW_LOOP(n, nin, in, nout, out, { ...vector code on ins[k] / outs[k]... });
@@ -312,11 +319,12 @@ static inline vd vdpow2i(vf k) {
 #define OG_EW_LOOP(n, nin, in, nout, out, ...)                                                     \
     do {                                                                                           \
         size_t og_i = 0;                                                                           \
-        const float *ins[4];                                                                       \
-        float *outs[2];                                                                            \
+        const float *ins[4], *og_in[4];                                                            \
+        float *outs[2], *og_out[2];                                                                \
+        OG_EW_LOOP_BASES(nin, in, nout, out)                                                       \
         for (; og_i + VLEN <= (n); og_i += VLEN) {                                                 \
-            for (int k = 0; k < (nin); k++) ins[k] = (in)[k] + og_i;                               \
-            for (int k = 0; k < (nout); k++) outs[k] = (out)[k] + og_i;                            \
+            for (int k = 0; k < (nin); k++) ins[k] = og_in[k] + og_i;                              \
+            for (int k = 0; k < (nout); k++) outs[k] = og_out[k] + og_i;                           \
             __VA_ARGS__                                                                            \
         }                                                                                          \
         float og_tout[2][VLEN];                                                                    \
@@ -333,17 +341,18 @@ static inline vd vdpow2i(vf k) {
         for (int k = 0; k < (nout); k++)                                                           \
             og_nt[k] = (uintptr_t)(out)[k] % (VLEN * sizeof(float)) == 0;                          \
         _Alignas(64) float og_win[2][VLEN];                                                        \
-        const float *ins[4];                                                                       \
-        float *outs[2] = {og_win[0], og_win[1]};                                                   \
+        const float *ins[4], *og_in[4];                                                            \
+        float *outs[2] = {og_win[0], og_win[1]}, *og_out[2];                                       \
+        OG_EW_LOOP_BASES(nin, in, nout, out)                                                       \
         size_t og_i = 0;                                                                           \
         for (; og_i + VLEN <= (n); og_i += VLEN) {                                                 \
-            for (int k = 0; k < (nin); k++) ins[k] = (in)[k] + og_i;                               \
+            for (int k = 0; k < (nin); k++) ins[k] = og_in[k] + og_i;                              \
             __VA_ARGS__                                                                            \
             for (int k = 0; k < (nout); k++) {                                                     \
                 if (og_nt[k])                                                                      \
-                    vstream((out)[k] + og_i, vload(og_win[k]));                                    \
+                    vstream(og_out[k] + og_i, vload(og_win[k]));                                   \
                 else                                                                               \
-                    vstore((out)[k] + og_i, vload(og_win[k]));                                     \
+                    vstore(og_out[k] + og_i, vload(og_win[k]));                                    \
             }                                                                                      \
         }                                                                                          \
         OG_EW_LOOP_TAIL(n, nin, in, nout, out, og_win, __VA_ARGS__)                                \

@@ -128,16 +128,20 @@ static inline void vstore_f16(uint16_t *p, vf v) { *p = og_f32_to_f16(v); }
         _Alignas(64) float og_tout[2][VLEN];                                                       \
         const float *ins[4] = {og_tin[0], og_tin[1], og_tin[2], og_tin[3]};                        \
         float *outs[2] = {og_tout[0], og_tout[1]};                                                 \
+        const uint16_t *og_in16[4]; /* the bases in locals, as OG_EW_LOOP_BASES */                 \
+        uint16_t *og_out16[2];                                                                     \
+        for (int og_k = 0; og_k < (nin); og_k++) og_in16[og_k] = (in)[og_k];                       \
+        for (int og_k = 0; og_k < (nout); og_k++) og_out16[og_k] = (out)[og_k];                    \
         size_t og_i = 0;                                                                           \
         for (; og_i + VLEN <= (n); og_i += VLEN) {                                                 \
             for (int og_k = 0; og_k < (nin); og_k++)                                               \
-                vstore(og_tin[og_k], vload_##ty((in)[og_k] + og_i));                               \
+                vstore(og_tin[og_k], vload_##ty(og_in16[og_k] + og_i));                            \
             __VA_ARGS__                                                                            \
             for (int og_k = 0; og_k < (nout); og_k++) {                                            \
                 if (og_nt[og_k])                                                                   \
-                    vstream_##ty((out)[og_k] + og_i, vload(og_tout[og_k]));                        \
+                    vstream_##ty(og_out16[og_k] + og_i, vload(og_tout[og_k]));                     \
                 else                                                                               \
-                    vstore_##ty((out)[og_k] + og_i, vload(og_tout[og_k]));                         \
+                    vstore_##ty(og_out16[og_k] + og_i, vload(og_tout[og_k]));                      \
             }                                                                                      \
         }                                                                                          \
         if (og_i < (n)) {                                                                          \
