@@ -738,6 +738,88 @@ static void test_integer_hardsigmoid(void) {
     tv_free(&x), tv_free(&y), tv_free(&i8), tv_free(&f);
 }
 
+/* ---- fp32 Hardsigmoid: (x + 3) / 6 correctly rounded, on every ISA ---------------------------
+ */
+// The correctly rounded float of (x + 3) / 6 for -3 < x < 3: x + 3 is exact in double (below
+// 2^-29 in magnitude the result is 0.5 anyway), the quotient is rounded to double once, and
+// only a double that lands exactly on a midpoint between floats needs the sign of the exact
+// remainder (fma(d, 6, -s) is the exact 6d - s rounded once, so its sign is exact).
+static float hardsigmoid_correctly_rounded(float x) {
+    if (fabsf(x) < 0x1p-29f) return 0.5f;
+    double s = (double)x + 3.0, d = s / 6.0;
+    float f = (float)d, below = nextafterf(f, -INFINITY), above = nextafterf(f, INFINITY);
+    double mid_below = ((double)below + f) / 2, mid_above = ((double)above + f) / 2;
+    if (d != mid_below && d != mid_above) return f;
+    double r = fma(d, 6.0, -s);
+    if (r == 0) return f; // an exact tie: the conversion's ties-to-even holds
+    if (d == mid_above) return r > 0 ? f : above;
+    return r > 0 ? below : f;
+}
+
+// Every ISA level must give the correctly rounded quotient in (-3, 3) (a sweep of the 2^31
+// floats there with a stride that reaches both ends and the subnormals, the joins' neighbours
+// and the exact midpoints x = 3k 2^-24), 1 and +0 from the joins outwards, and NaN for NaN.
+static void test_hardsigmoid_forward_correctly_rounded(void) {
+    enum { STRIDE = 4093, NSWEEP = 2 * (0x40400000 / STRIDE + 1), NSPECIAL = 18 };
+    enum { N = NSWEEP + NSPECIAL };
+    const int64_t d[1] = {N};
+    tview x = tv(d, 1, ACL_FLOAT), out = tv(d, 1, ACL_FLOAT);
+    float *xv = x.buf, *ov = out.buf;
+    const float specials[NSPECIAL] = {3.0f,
+                                      -3.0f,
+                                      nextafterf(3.0f, 0),
+                                      nextafterf(-3.0f, 0),
+                                      nextafterf(3.0f, 4),
+                                      nextafterf(-3.0f, -4),
+                                      -3 + 0x1p-22f,
+                                      3 * 0x1p-24f,
+                                      -9 * 0x1p-24f,
+                                      0x1p-149f,
+                                      -0.0f,
+                                      0x1p-30f,
+                                      3.25f,
+                                      -3.25f,
+                                      INFINITY,
+                                      -INFINITY,
+                                      1e30f,
+                                      NAN};
+    int n = 0;
+    for (int i = 0; i < NSPECIAL; i++) xv[n++] = specials[i];
+    for (uint32_t sign = 0; sign < 2; sign++)
+        for (uint32_t b = 0; b < 0x40400000u; b += STRIDE) {
+            uint32_t bits = b | sign << 31;
+            memcpy(&xv[n++], &bits, 4);
+        }
+    CHECK(n == N);
+    int runs = 0;
+    for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
+        if (!test_isa_available(isa)) continue;
+        opgrad_set_max_isa((opgrad_isa)isa);
+        memset(ov, 0xff, N * sizeof(float));
+        aclnnStatus st;
+        OP_RUN(st, aclnnHardsigmoidGetWorkspaceSize(x.t, out.t, &ws_, &ex_), aclnnHardsigmoid);
+        CHECK_EQ(st, ACLNN_SUCCESS);
+        int bad = 0;
+        for (int i = 0; i < N; i++) {
+            float v = xv[i];
+            float want = isnan(v)  ? v
+                         : v >= 3  ? 1.0f
+                         : v <= -3 ? 0.0f
+                                   : hardsigmoid_correctly_rounded(v);
+            bool ok = isnan(want) ? isnan(ov[i]) : memcmp(&ov[i], &want, 4) == 0;
+            if (!ok && bad++ < 3)
+                fprintf(stderr, "    %s: x %a: got %a want %a\n", opgrad_isa_name((opgrad_isa)isa),
+                        v, ov[i], want);
+        }
+        CHECKF(bad == 0, "aclnnHardsigmoid fp32 (%s): %d not (x + 3) / 6 correctly rounded",
+               opgrad_isa_name((opgrad_isa)isa), bad);
+        runs++;
+    }
+    opgrad_set_max_isa(OPGRAD_ISA_COUNT);
+    CHECK(runs >= 2); // scalar and the machine's own level at least
+    tv_free(&x), tv_free(&out);
+}
+
 /* ---- fp32 HardsigmoidBackward: g / 6 correctly rounded, on every ISA ------------------------
  */
 // The kernel divides in float on AVX2 and scalar and rounds a double product on AVX-512: each
@@ -1301,6 +1383,7 @@ int main(void) {
     RUN(test_strided_and_offset_views);
     RUN(test_integer_relu);
     RUN(test_integer_hardsigmoid);
+    RUN(test_hardsigmoid_forward_correctly_rounded);
     RUN(test_hardsigmoid_backward_correctly_rounded);
     RUN(test_zero_dim_tensors);
     RUN(test_empty_tensors);
