@@ -290,6 +290,12 @@ static const fact FACTS[] = {
     {"HardswishBackward", "", {2.0f, INF}, 2.0f, 0},
     {"HardswishBackward", "", {2.0f, NAN}, NAN, 0},
     {"HardswishBackward", "", {NAN, 1.0f}, NAN, 0},
+    {"HardswishBackward", "", {INF, 0.0f}, INF, 0},     // k = 1/2 exactly: no inf * 0
+    {"HardswishBackward", "", {-INF, 1.5f}, -INF, 0},   // k = 1
+    {"HardswishBackward", "", {0.0f, -2.0f}, -0.0f, 0}, // +0 times k = -1/6
+    {"HardswishBackward", "", {-0.0f, 0.0f}, -0.0f, 0},
+    {"HardswishBackward", "", {0x1p-149f, 1.5f}, 0x1p-149f, 0},
+    {"HardswishBackward", "", {0x1p-140f, 0.75f}, 0x1.8p-141f, 0}, // k = 3/4, g tiny
     // elu: expm1 keeps the sign of zero; limits; the saturated alpha; inputScale < 0
     {"Elu", "", {-0.0f}, -0.0f, 0},
     {"Elu", "", {0.0f}, 0.0f, 0},
