@@ -14,9 +14,9 @@
  *             infinite or NaN takes the double form in its lane, (g (2x + 3)) (1/6) rounded to
  *             float once (the pair would give inf * 0 = NaN for an infinite g where kl = 0, +0
  *             for g = +0 where kh and kl differ in sign, and lose g kl below 2^-149). Against
- *             MPFR: correctly rounded at 4e6 test points except where |dx| < 2^-100 (within one
- *             ulp there: g kl underflows); the double form alone ran at 1.11 cycles per element,
- *             the pair at 0.67 (Zen 3, AVX2, in L1).
+ *             MPFR: correctly rounded at 4e6 points (test_mpfr_piecewise keeps 2e5) except
+ *             where |dx| < 2^-100 (within one ulp there: g kl underflows). The double form alone
+ *             ran at 1.11 cycles per element, the pair at 0.67 (Zen 3, AVX2, in L1).
  * Outside [-3, 3] the pieces are selected exactly: forward x (x > 3) and -0 (x < -3, the sign
  * PyTorch's x * 0 gives); backward g (x > 3) and +0 (x < -3). At the joins the middle formula
  * applies, as in aclnn and PyTorch: hardswish'(-3) = -0.5 and hardswish'(3) = 1.5.
