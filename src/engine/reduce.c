@@ -186,12 +186,27 @@ void og_reduce_make_plan(const og_reduce_op *op, int max_cores, og_reduce_plan *
     p->nblocks = ceil_div(p->nchunks, OG_RED_BLOCK);
 
     int cores = max_cores > 0 ? max_cores : 1;
+    int64_t read_bytes = 0;
+    for (int k = 0; k < nin; k++) read_bytes += (int64_t)aclDataTypeSize(p->in_dtype[k]);
+    // Fewer strips than cores and one block per output (K <= 16384: no blocks to split
+    // the work by), e.g. the column sums of a [1024, 1024] matrix, one strip of 1024 mapped
+    // outputs: narrower strips give every core a share. An output's summation order does not
+    // depend on the strip it is in, so the bits are those of any other split.
+    if (p->strips && cores > 1 && p->nblocks == 1 && p->units > 0 && p->units < cores &&
+        p->M / cores * p->K * read_bytes >= OG_MIN_CORE_BYTES) {
+        int64_t rows = p->M / p->W, per_row = ceil_div(cores, rows);
+        int64_t strip = ceil_div(ceil_div(p->W, per_row), OG_RED_LANES) * OG_RED_LANES;
+        if (strip < p->strip) {
+            p->strip = strip;
+            p->strips_per_row = ceil_div(p->W, strip);
+            p->units = rows * p->strips_per_row;
+        }
+    }
     p->split_blocks = cores > 1 && p->K > 0 && p->nblocks > 1 && p->units < 4 * (int64_t)cores;
     p->items = p->split_blocks ? p->units * p->nblocks : p->units;
     // As the elementwise tiling: a large job gets up to OG_CORES_PER_THREAD ranges of items per
     // thread (each reading at least OG_MIN_CORE_BYTES), claimed dynamically; scratch is per thread.
-    int64_t ranges = cores, read_bytes = 0;
-    for (int k = 0; k < nin; k++) read_bytes += (int64_t)aclDataTypeSize(p->in_dtype[k]);
+    int64_t ranges = cores;
     if (cores > 1) {
         int64_t per_thread = OG_CORES_PER_THREAD;
         if (p->M / cores < OG_CORES_PER_THREAD * OG_MIN_CORE_BYTES &&

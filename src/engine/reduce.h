@@ -30,11 +30,12 @@
  * (K = 0) a sum is +0, a mean NaN, a max -inf and a min +inf.
  *
  * Threads: the work is cut into units (one output element, or a strip of neighbouring outputs
- * along the innermost kept dim: 64 for fp32 rows read in place, else 512; strips are used
- * when that dim is contiguous in memory, or when each output sums fewer than 32 values). With
- * enough units each core takes a contiguous range of units; otherwise cores take (unit, block)
- * items, store the block sums in the workspace, and a second pass combines them in the fixed
- * order. The kernels never allocate, validate or thread.
+ * along the innermost kept dim: up to OG_RED_STRIP for fp32 rows read in place, else up to
+ * OG_RED_STRIP_WIDE, and narrower when that leaves fewer strips than cores and each output sums
+ * one block or less; strips are used when that dim is contiguous in memory, or when each output
+ * sums fewer than 32 values). With enough units each core takes a contiguous range of units;
+ * otherwise cores take (unit, block) items, store the block sums in the workspace, and a second
+ * pass combines them in the fixed order. The kernels never allocate, validate or thread.
  *
  * float64 (some input is float64: the operator's promoted dtype) is summed in double by its own
  * loop, for sums and means: per output, the summands in the same row-major order, gathered 256 at

@@ -372,15 +372,15 @@ static void fill_values(double *xv, int64_t n, uint64_t seed, int kind) {
 
 // The shapes: around the lane, chunk, block and strip widths, summed dims inner/outer/mixed.
 static const red_case CASES[] = {
-    {1, {1}, 1},          {1, {17}, 1},       {1, {256}, 1},         {1, {257}, 1},
-    {1, {16385}, 1},      {2, {5, 7}, 1},     {2, {5, 7}, 2},        {2, {5, 7}, 3},
-    {2, {3, 300}, 2},     {2, {300, 3}, 1},   {2, {1000, 65}, 1},    {2, {513, 130}, 1},
-    {2, {70, 9}, 1},      {2, {9, 70}, 2},    {3, {4, 33, 20}, 5},   {3, {4, 33, 20}, 2},
-    {3, {6, 1, 80}, 5},   {3, {2, 5, 3}, 7},  {4, {3, 4, 5, 6}, 10}, {4, {3, 4, 5, 6}, 5},
-    {2, {40000, 2}, 1},   {2, {2, 40000}, 2}, {3, {6, 1, 80}, 2},    {2, {0, 5}, 1},
-    {2, {9, 65}, 1},      {2, {3, 513}, 1},   {2, {4, 0}, 2},        {0, {0}, 0},
-    {2, {17, 64}, 1},     {2, {100, 7}, 2},   {2, {130, 256}, 2},    {3, {2, 70, 512}, 4},
-    {3, {3, 5, 1024}, 4},
+    {1, {1}, 1},          {1, {17}, 1},        {1, {256}, 1},         {1, {257}, 1},
+    {1, {16385}, 1},      {2, {5, 7}, 1},      {2, {5, 7}, 2},        {2, {5, 7}, 3},
+    {2, {3, 300}, 2},     {2, {300, 3}, 1},    {2, {1000, 65}, 1},    {2, {513, 130}, 1},
+    {2, {70, 9}, 1},      {2, {9, 70}, 2},     {3, {4, 33, 20}, 5},   {3, {4, 33, 20}, 2},
+    {3, {6, 1, 80}, 5},   {3, {2, 5, 3}, 7},   {4, {3, 4, 5, 6}, 10}, {4, {3, 4, 5, 6}, 5},
+    {2, {40000, 2}, 1},   {2, {2, 40000}, 2},  {3, {6, 1, 80}, 2},    {2, {0, 5}, 1},
+    {2, {9, 65}, 1},      {2, {3, 513}, 1},    {2, {4, 0}, 2},        {0, {0}, 0},
+    {2, {17, 64}, 1},     {2, {100, 7}, 2},    {2, {130, 256}, 2},    {3, {2, 70, 512}, 4},
+    {3, {3, 5, 1024}, 4}, {2, {2000, 300}, 1}, // (the last: one strip per thread from 2 on)
 };
 enum { NCASES = sizeof CASES / sizeof *CASES };
 
@@ -677,6 +677,47 @@ static void test_fused_backward(void) {
     printf("  FusedAddScaleBackward: 6 shapes x scale [1]/[C] x 3 dtypes within the bounds\n");
 }
 
+// Column sums with fewer strips than threads: FusedAddScaleBackward [2000, 300] has one mapped
+// strip of 300 outputs, which 2 and 3 threads cut narrower; every output is the same bits on 1,
+// 2 and 3 threads (each output's summation order does not depend on its strip).
+static void test_fused_backward_threads(void) {
+    const int64_t n = 2000, c = 300, xd[2] = {n, c}, cd[1] = {c};
+    for (int di = 0; di < 2; di++) {
+        aclDataType dt = di == 0 ? ACL_FLOAT : ACL_BF16;
+        tview g = tv(xd, 2, dt), x = tv(xd, 2, dt), b = tv(cd, 1, dt), s = tv(cd, 1, dt);
+        tview out[3][3];
+        test_rng r;
+        test_rng_seed(&r, 31);
+        for (int64_t i = 0; i < n * c; i++)
+            tv_set(&g, i, test_rng_uniform(&r, -2, 2)), tv_set(&x, i, test_rng_uniform(&r, -5, 5));
+        for (int64_t j = 0; j < c; j++)
+            tv_set(&b, j, test_rng_uniform(&r, -5, 5)), tv_set(&s, j, test_rng_uniform(&r, 0.5, 2));
+        for (int t = 0; t < 3; t++) {
+            out[t][0] = tv(xd, 2, dt), out[t][1] = tv(cd, 1, dt), out[t][2] = tv(cd, 1, dt);
+            opgrad_set_num_threads(t + 1);
+            aclnnStatus st;
+            OP_RUN(st,
+                   aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, b.t, s.t, out[t][0].t,
+                                                              out[t][1].t, out[t][2].t, &ws_, &ex_),
+                   aclnnFusedAddScaleBackward);
+            CHECK_EQ(st, ACLNN_SUCCESS);
+        }
+        long bad = 0;
+        for (int t = 1; t < 3; t++)
+            for (int k = 0; k < 3; k++)
+                bad += memcmp(out[t][k].buf, out[0][k].buf,
+                              (size_t)(k == 0 ? n * c : c) * aclDataTypeSize(dt)) != 0;
+        CHECKF(bad == 0,
+               "FusedAddScaleBackward [2000,300] %s: %ld outputs differ between 1, 2 "
+               "and 3 threads",
+               og_dtype_name(dt), bad);
+        for (int t = 0; t < 3; t++)
+            for (int k = 0; k < 3; k++) tv_free(&out[t][k]);
+        tv_free(&g), tv_free(&x), tv_free(&b), tv_free(&s);
+    }
+    opgrad_set_num_threads(2);
+}
+
 int main(void) {
     printf("  cpu isa: %s\n", opgrad_isa_name(opgrad_cpu_isa()));
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++)
@@ -689,5 +730,6 @@ int main(void) {
     RUN(test_reduce_long_sums);
     RUN(test_reduce_accuracy);
     RUN(test_fused_backward);
+    RUN(test_fused_backward_threads);
     return test_summary();
 }
