@@ -738,6 +738,14 @@ static void test_integer_hardsigmoid(void) {
     tv_free(&x), tv_free(&y), tv_free(&i8), tv_free(&f);
 }
 
+// Selects ISA level `isa` when this CPU has it, with n floats of out poisoned (NaN bits) first.
+static bool use_isa(int isa, float *out, int n) {
+    if (!test_isa_available(isa)) return false;
+    opgrad_set_max_isa((opgrad_isa)isa);
+    memset(out, 0xff, (size_t)n * sizeof(float));
+    return true;
+}
+
 /* ---- fp32 Hardsigmoid: (x + 3) / 6 correctly rounded, on every ISA ---------------------------
  */
 // The correctly rounded float of (x + 3) / 6 for -3 < x < 3: x + 3 is exact in double (below
@@ -793,9 +801,7 @@ static void test_hardsigmoid_forward_correctly_rounded(void) {
     CHECK(n == N);
     int runs = 0;
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!test_isa_available(isa)) continue;
-        opgrad_set_max_isa((opgrad_isa)isa);
-        memset(ov, 0xff, N * sizeof(float));
+        if (!use_isa(isa, ov, N)) continue;
         aclnnStatus st;
         OP_RUN(st, aclnnHardsigmoidGetWorkspaceSize(x.t, out.t, &ws_, &ex_), aclnnHardsigmoid);
         CHECK_EQ(st, ACLNN_SUCCESS);
@@ -842,9 +848,7 @@ static void test_hardsigmoid_backward_correctly_rounded(void) {
     xv[0] = xv[1] = xv[2] = xv[3] = 0.5f;
     int runs = 0;
     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
-        if (!test_isa_available(isa)) continue;
-        opgrad_set_max_isa((opgrad_isa)isa);
-        memset(ov, 0xff, N * sizeof(float));
+        if (!use_isa(isa, ov, N)) continue;
         aclnnStatus st;
         OP_RUN(st, aclnnHardsigmoidBackwardGetWorkspaceSize(g.t, x.t, out.t, &ws_, &ex_),
                aclnnHardsigmoidBackward);
