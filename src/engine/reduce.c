@@ -192,8 +192,10 @@ void og_reduce_make_plan(const og_reduce_op *op, int max_cores, og_reduce_plan *
     // the work by), e.g. the column sums of a [1024, 1024] matrix, one strip of 1024 mapped
     // outputs: narrower strips give every core a share. An output's summation order does not
     // depend on the strip it is in, so the bits are those of any other split.
-    if (p->strips && cores > 1 && p->nblocks == 1 && p->units > 0 && p->units < cores &&
-        p->M / cores * p->K * read_bytes >= OG_MIN_CORE_BYTES) {
+    int64_t core_read; // the bytes each core would read (a product past int64 is plenty)
+    bool core_big = __builtin_mul_overflow(p->M / cores * p->K, read_bytes, &core_read) ||
+                    core_read >= OG_MIN_CORE_BYTES;
+    if (p->strips && cores > 1 && p->nblocks == 1 && p->units > 0 && p->units < cores && core_big) {
         int64_t rows = p->M / p->W, per_row = ceil_div(cores, rows);
         int64_t strip = ceil_div(ceil_div(p->W, per_row), OG_RED_LANES) * OG_RED_LANES;
         if (strip < p->strip) {

@@ -8,7 +8,7 @@
  *             of the 2^31 floats in (-3, 3) (checked exhaustively against (x + 3) / 6 in double
  *             with its double rounding resolved); the old form, x + 3 and a product in double
  *             rounded to float once, gave the same bits at 0.78 cycles per element against
- *             0.45 (Zen 3, AVX2, in L1). The one-product forms lose to the cancellation near
+ *             0.40 (Zen 3, AVX2, in L1). The one-product forms lose to the cancellation near
  *             x = -3: fma(x, 1/6f, 0.5f) is 37 % off at x = -3 + 2^-22 (1/6f's own error times
  *             3 is 1.5e-8), PyTorch's (x + 3) / 6 in float up to 1.5 ulp.
  *   backward  g / 6 for -3 < x < 3, correctly rounded (g (1/6f) in float, as aclnn and PyTorch
