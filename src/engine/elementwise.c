@@ -27,6 +27,12 @@ static bool linear_over(const og_ew_plan *plan, const int64_t *strides) {
     return true;
 }
 
+// True when an operand with these strides can be read in place one innermost run at a time: unit
+// stride along runs long enough that a call per run costs little.
+static bool rowwise_over(const og_ew_plan *plan, const int64_t *strides) {
+    return strides[plan->ndim - 1] == 1 && plan->dims[plan->ndim - 1] >= OG_BLOCK_EW_ROWWISE_MIN;
+}
+
 // Strides of tensor t over the output shape (right-aligned), 0 where t broadcasts.
 static void strides_over(const aclTensor *t, const int64_t *dims, int ndim, int64_t *strides) {
     for (int d = 0; d < ndim; d++) {
@@ -94,14 +100,16 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
         !plan->f64 && nt_threshold_bytes > 0 && (int64_t)out_bytes >= nt_threshold_bytes;
     plan->rowwise = false;
 
-    // The fused 16-bit path: the op has kernels for it and every operand is linear and of the
-    // compute dtype (so there is no second rounding to make).
+    // The fused 16-bit path: the op has kernels for it and every operand is of the compute dtype
+    // (so there is no second rounding to make) and linear, or an input that can be read in place
+    // one innermost run at a time (rowwise: a bias or scale broadcast over the rows).
     const char *fused_env = getenv("OPGRAD_FUSED16"); // "0": always the buffered path
     plan->fused16 = op->kernels16 && !(fused_env && !strcmp(fused_env, "0")) &&
                     (op->compute_dtype == ACL_BF16 || op->compute_dtype == ACL_FLOAT16);
     for (int k = 0; k < nops && plan->fused16; k++)
-        plan->fused16 =
-            linear_over(plan, operands[k]->strides) && tensors[k]->dtype == op->compute_dtype;
+        plan->fused16 = tensors[k]->dtype == op->compute_dtype &&
+                        (linear_over(plan, operands[k]->strides) ||
+                         (k < op->nin && rowwise_over(plan, operands[k]->strides)));
     // Past the NT size, an operation with non-temporal fp32 kernels writes linear fp32 outputs in
     // place with them, each vector streamed as it is computed; otherwise the result goes through a
     // buffer that CopyOut streams.
@@ -128,9 +136,8 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
         aclDataType buffer_dtype = plan->f64 ? ACL_DOUBLE : ACL_FLOAT;
         o->direct = o->linear && o->dtype == buffer_dtype && o->round_via == ACL_FLOAT &&
                     !(is_out && plan->stream_out && !plan->nt_in_place);
-        o->rowwise = !is_out && !o->linear && !plan->fused16 && !plan->f64 &&
-                     o->dtype == ACL_FLOAT && o->strides[ndim - 1] == 1 &&
-                     plan->dims[ndim - 1] >= OG_BLOCK_EW_ROWWISE_MIN;
+        o->rowwise = !is_out && !o->linear && !plan->f64 &&
+                     (o->dtype == ACL_FLOAT || plan->fused16) && rowwise_over(plan, o->strides);
         plan->rowwise = plan->rowwise || o->rowwise;
         if (!o->direct && !o->rowwise && !plan->fused16) buffered++;
         if (aclDataTypeSize(o->dtype) < min_elem) min_elem = aclDataTypeSize(o->dtype);
@@ -257,29 +264,30 @@ static inline void store_linear(const og_convert_table *cv, aclDataType dt, char
         cv->f32_copy(buf, (float *)base + at, (size_t)n, stream);
 }
 
+// The element offset in operand o of element (row, col) of the coalesced [rows, W] index space.
+static int64_t rowwise_offset(const og_ew_plan *p, const og_ew_operand *o, int64_t row,
+                              int64_t col) {
+    int64_t offset = col, rem = row;
+    for (int d = p->ndim - 2; d >= 0; d--) {
+        offset += rem % p->dims[d] * o->strides[d];
+        rem /= p->dims[d];
+    }
+    return offset;
+}
+
 // Compute over the tile [s, s + n), one innermost run at a time: a rowwise input is read in place
-// at its run's address (element (row, col) of the coalesced [rows, W] space); every other operand
-// is at its tile position + j (in place or in its buffer).
+// at its run's address; every other operand is at its tile position + j (in place or in its
+// buffer).
 static void compute_runs(const og_ew_plan *p, const og_ew_operand *const *ops, char *const *base,
                          const float *const *in, float *const *out, int64_t s, int64_t n) {
-    int last = p->ndim - 1;
-    int64_t w = p->dims[last], row = s / w, col = s % w;
+    int64_t w = p->dims[p->ndim - 1], row = s / w, col = s % w;
     const float *rin[OG_EW_MAX_IN];
     float *rout[OG_EW_MAX_OUT];
     for (int64_t j = 0; j < n; row++, col = 0) {
         int64_t len = w - col < n - j ? w - col : n - j;
-        for (int k = 0; k < p->nin; k++) {
-            if (!ops[k]->rowwise) {
-                rin[k] = in[k] + j;
-                continue;
-            }
-            int64_t offset = col, rem = row; // the row's element offset, then the column's
-            for (int d = last - 1; d >= 0; d--) {
-                offset += rem % p->dims[d] * ops[k]->strides[d];
-                rem /= p->dims[d];
-            }
-            rin[k] = (const float *)base[k] + offset;
-        }
+        for (int k = 0; k < p->nin; k++)
+            rin[k] = ops[k]->rowwise ? (const float *)base[k] + rowwise_offset(p, ops[k], row, col)
+                                     : in[k] + j;
         for (int k = 0; k < p->nout; k++) rout[k] = out[k] + j;
         p->compute((size_t)len, rin, rout, p->params);
         j += len;
@@ -298,16 +306,24 @@ static void run_core(void *arg, int core, int slot) {
     const og_convert_table *cv = &og_convert[p->isa];
     int64_t start, count;
     og_tiling_core_range(&p->tiling, core, &start, &count);
-    if (p->fused16) { // one call on the whole range, straight on the 16-bit data
-        const uint16_t *in16[OG_EW_MAX_IN];
-        uint16_t *out16[OG_EW_MAX_OUT];
+    if (p->fused16) { // straight on the 16-bit data: one call on the whole range, or one per
+                      // innermost run when an input is rowwise
+        const uint16_t *in0[OG_EW_MAX_IN], *in16[OG_EW_MAX_IN];
+        uint16_t *out0[OG_EW_MAX_OUT], *out16[OG_EW_MAX_OUT];
         for (int k = 0; k < p->nin; k++)
-            in16[k] =
-                (const uint16_t *)og_executor_addr(c->e, p->in[k].slot) + p->in[k].offset + start;
+            in0[k] = (const uint16_t *)og_executor_addr(c->e, p->in[k].slot) + p->in[k].offset;
         for (int k = 0; k < p->nout; k++)
-            out16[k] =
-                (uint16_t *)og_executor_addr(c->e, p->out[k].slot) + p->out[k].offset + start;
-        p->compute16((size_t)count, in16, out16, p->params, p->stream_out);
+            out0[k] = (uint16_t *)og_executor_addr(c->e, p->out[k].slot) + p->out[k].offset;
+        int64_t w = p->rowwise ? p->dims[p->ndim - 1] : INT64_MAX, row = start / w, col = start % w;
+        for (int64_t j = 0; j < count; row++, col = 0) {
+            int64_t len = w - col < count - j ? w - col : count - j;
+            for (int k = 0; k < p->nin; k++)
+                in16[k] = in0[k] +
+                          (p->in[k].rowwise ? rowwise_offset(p, &p->in[k], row, col) : start + j);
+            for (int k = 0; k < p->nout; k++) out16[k] = out0[k] + start + j;
+            p->compute16((size_t)len, in16, out16, p->params, p->stream_out);
+            j += len;
+        }
         if (p->stream_out) og_stream_fence();
         return;
     }

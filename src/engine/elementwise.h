@@ -140,7 +140,8 @@ typedef struct og_ew_operand {
     int64_t offset;               // element 0 is this many elements from the slot's address
     bool linear;                  // element i of the output space is at base + i
     bool direct;                  // linear fp32 used in place (no buffer)
-    bool rowwise;                 // an fp32 input with a unit innermost stride that is not
+    bool rowwise;                 // an input of the compute dtype (fp32, or bf16 / fp16 on the
+                                  // fused 16-bit path) with a unit innermost stride that is not
                                   // linear (a bias row broadcast over the outer dims): read in
                                   // place, one innermost run at a time (no buffer)
     aclDataType round_via;        // outputs, integer inputs: round through this dtype first
@@ -156,9 +157,9 @@ typedef struct og_ew_plan {
     bool stream_out;  // non-temporal CopyOut
     bool nt_in_place; // stream_out with every output linear fp32, written in place by
                       // the operation's non-temporal kernel (compute)
-    bool fused16;     // every operand linear and of the compute dtype
-                      // (bf16 / fp16): compute16 runs on the data,
-                      // no CopyIn / CopyOut
+    bool fused16;     // every operand of the compute dtype (bf16 / fp16),
+                      // linear or a rowwise input: compute16 runs on
+                      // the data, no CopyIn / CopyOut
     bool f64;         // computed in float64 (compute64 on float64 buffers)
     bool rowwise;     // some input is rowwise: Compute runs once per innermost run
     bool stream_in;   // past the stream-in size gate per thread:

@@ -70,13 +70,15 @@ typedef enum { OG_RED_SUM, OG_RED_MEAN, OG_RED_MAX, OG_RED_MIN } og_reduce_kind;
 
 /// One reduction, as an operator describes it after checking its arguments.
 typedef struct og_reduce_op {
-    og_reduce_kind kind;                // OG_RED_SUM (0) unless set
-    int nin;                            // 1..OG_RED_MAX_IN
-    const aclTensor *in[OG_RED_MAX_IN]; // each broadcasts to dims (NumPy, right-aligned)
-    int in_slot[OG_RED_MAX_IN];         // executor io slot of each input
-    const og_ew_compute_fn *map;        // [OPGRAD_ISA_COUNT]: v = map(in...); NULL: v = in[0]
-    const og_ew_compute64_fn *map64;    // the same map in float64 (a float64 reduction)
-    const void *params;                 // map parameters (copied)
+    og_reduce_kind kind;                  // OG_RED_SUM (0) unless set
+    int nin;                              // 1..OG_RED_MAX_IN
+    const aclTensor *in[OG_RED_MAX_IN];   // each broadcasts to dims (NumPy, right-aligned)
+    int in_slot[OG_RED_MAX_IN];           // executor io slot of each input
+    const og_ew_compute_fn *map;          // [OPGRAD_ISA_COUNT]: v = map(in...); NULL: v = in[0]
+    const og_ew_compute64_fn *map64;      // the same map in float64 (a float64 reduction)
+    const og_ew_compute16_fn (*map16)[2]; // optional: the map's fused 16-bit kernels (a map-only
+                                          // plan of one 16-bit dtype runs on the 16-bit data)
+    const void *params;                   // map parameters (copied)
     size_t params_size;
     int ndim; // the shape being reduced (0..8 dims)
     int64_t dims[OG_MAX_DIMS];

@@ -24,6 +24,7 @@
 #include "aclnnop/aclnn_add.h"
 #include "aclnnop/aclnn_mul.h"
 #include "aclnnop/aclnn_reduce_sum.h"
+#include "engine/blocking.h"
 #include "engine/convert.h"
 #include "engine/reduce.h"
 #include "opgrad/opgrad.h"
@@ -363,7 +364,9 @@ static void test_elementwise16(void) {
         ew_case(ACL_BF16, ACL_BF16, ACL_BF16, 1, ns[i], false, false, &runs, &bad);
         ew_case(ACL_FLOAT16, ACL_FLOAT16, ACL_FLOAT16, 1, ns[i], false, true, &runs, &bad);
     }
-    ew_case(ACL_BF16, ACL_BF16, ACL_BF16, 37, 300, true, false, &runs, &bad);  // broadcast row
+    ew_case(ACL_BF16, ACL_BF16, ACL_BF16, 37, 300, true, false, &runs, &bad); // broadcast row
+    ew_case(ACL_FLOAT16, ACL_FLOAT16, ACL_FLOAT16, 50, 131, true, true, &runs, &bad); // row, fused
+    ew_case(ACL_BF16, ACL_BF16, ACL_BF16, 300, 100, true, true, &runs, &bad); // short row, buffered
     ew_case(ACL_BF16, ACL_BF16, ACL_FLOAT, 9, 1001, false, true, &runs, &bad); // fp32 out
     ew_case(ACL_BF16, ACL_FLOAT, ACL_FLOAT, 5, 2000, false, false, &runs,
             &bad); // mixed, in place fp32
@@ -382,8 +385,9 @@ static void test_elementwise16(void) {
 
 // ---------------------------------------------------------------------------------------------
 // The fused 16-bit path is planned where it applies (test_elementwise compares it with the
-// buffered path of every operator): contiguous operands of one 16-bit dtype need no tile buffers;
-// strided ones, or OPGRAD_FUSED16=0, do.
+// buffered path of every operator): contiguous operands of one 16-bit dtype need no tile buffers,
+// nor does a row broadcast over the outer dims when it is at least OG_BLOCK_EW_ROWWISE_MIN long
+// (read in place, one call per row); strided ones, shorter rows, or OPGRAD_FUSED16=0 do.
 
 static void test_fused16_planned(void) {
     enum { N = 4099 };
@@ -406,6 +410,21 @@ static void test_fused16_planned(void) {
                og_dtype_name(dt), (unsigned long long)ws[0], (unsigned long long)ws[1],
                (unsigned long long)ws[2]);
         for (int k = 0; k < 3; k++) aclDestroyAclOpExecutor(ex[k]);
+        // [R, W] * [W]: a wide row is read in place, a short one goes through a buffer
+        for (int wide = 0; wide < 2; wide++) {
+            int64_t w = wide ? OG_BLOCK_EW_ROWWISE_MIN : OG_BLOCK_EW_ROWWISE_MIN - 1;
+            int64_t d2[2] = {N / w, w}, d1[1] = {w};
+            aclTensor *x2 = test_tensor(d2, 2, dt, a), *row = test_tensor(d1, 1, dt, b),
+                      *o2 = test_tensor(d2, 2, dt, o);
+            uint64_t wsb = 12345;
+            aclOpExecutor *eb = NULL;
+            CHECK_EQ(aclnnMulGetWorkspaceSize(x2, row, o2, &wsb, &eb), ACLNN_SUCCESS);
+            CHECKF((wsb == 0) == (wide == 1), "%s Mul [%lld, %lld] * [%lld]: workspace %llu",
+                   og_dtype_name(dt), (long long)d2[0], (long long)w, (long long)w,
+                   (unsigned long long)wsb);
+            aclDestroyAclOpExecutor(eb);
+            aclDestroyTensor(x2), aclDestroyTensor(row), aclDestroyTensor(o2);
+        }
         aclDestroyTensor(ta), aclDestroyTensor(tb), aclDestroyTensor(to), aclDestroyTensor(sa);
     }
     free(a), free(b), free(o);

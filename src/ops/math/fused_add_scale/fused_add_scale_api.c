@@ -89,6 +89,7 @@ aclnnStatus aclnnFusedAddScaleBackwardGetWorkspaceSize(const aclTensor *gradOutp
                           .in = {gradOutput, scale},
                           .in_slot = {0, 3},
                           .map = og_mul_kernels,
+                          .map16 = og_mul_kernels16,
                           .map64 = og_mul_kernels64,
                           .out = gradX,
                           .out_slot = 4,
