@@ -384,6 +384,73 @@ static void test_elementwise16(void) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The fused 16-bit loop's own rounding (AVX2 bf16 splits 16 values into even and odd elements and
+// joins them when it stores): a * b with a special product (NaN with a payload, inf * 0, overflow,
+// a subnormal, a tie of either parity, signed zeros) at every position of a 16-element group,
+// among normal products, equals og_f32_to_bf16 / og_f32_to_f16 of the fp32 product, on every ISA,
+// with and without non-temporal stores, from aligned and odd output addresses.
+
+static void test_fused16_special_lanes(void) {
+    // pairs (a, b) as fp32 values exactly representable in bf16 and fp16 where it matters
+    const float pa[] = {NAN,   INFINITY, 3.0e38f, 1.0e-20f, 1.0078125f, 1.0234375f,
+                        -0.0f, 0.0f,     -2.0f,   65504.0f, 0x1p-14f,   0x1.02p0f};
+    const float pb[] = {1.0f, 0.0f,  3.0e38f,  -1.0e-20f, 1.0078125f, 1.0078125f,
+                        5.0f, -3.0f, INFINITY, 2.0f,      0x1p-11f,   0x1.01p0f};
+    enum { NS = sizeof pa / sizeof *pa, N = 16 * 3 + 5, PAD = 16 };
+    long runs = 0, bad = 0;
+    for (int dti = 0; dti < 2; dti++) {
+        aclDataType dt = dti ? ACL_FLOAT16 : ACL_BF16;
+        uint16_t *a = malloc(2 * (N + PAD)), *b = malloc(2 * (N + PAD)), *o = malloc(2 * (N + PAD));
+        for (int sp = 0; sp < NS; sp++)
+            for (int pos = 0; pos < 16; pos++) {
+                for (int i = 0; i < N; i++) { // normal products elsewhere
+                    a[i] = narrow(dt, 1.0f + (float)i / 64.0f);
+                    b[i] = narrow(dt, 1.5f - (float)i / 128.0f);
+                }
+                for (int i = pos; i < N; i += 16)
+                    a[i] = narrow(dt, pa[sp]), b[i] = narrow(dt, pb[sp]);
+                if (sp == 0) a[pos] = dti ? 0x7e05 : 0x7f85; // a quiet NaN with a payload
+                if (sp == 0 && pos + 16 < N) a[pos + 16] = dti ? 0xfc21 : 0xff91; // signalling
+                for (int nt = 0; nt < 2; nt++) {
+                    if (nt) setenv("OPGRAD_NT_BYTES", "1", 1);
+                    for (int off = 0; off < 2; off++) { // output from an odd element on
+                        int64_t d[1] = {N - off};
+                        aclTensor *ta = test_tensor(d, 1, dt, a + off),
+                                  *tb = test_tensor(d, 1, dt, b + off),
+                                  *to = test_tensor(d, 1, dt, o + off);
+                        for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
+                            if (!test_isa_available(isa)) continue;
+                            opgrad_set_max_isa((opgrad_isa)isa);
+                            memset(o, 0xcd, 2 * (N + PAD));
+                            aclnnStatus st;
+                            OP_RUN(st, aclnnMulGetWorkspaceSize(ta, tb, to, &ws_, &ex_), aclnnMul);
+                            CHECK_EQ(st, ACLNN_SUCCESS);
+                            for (int i = off; i < N; i++) {
+                                uint16_t want = narrow(dt, widen(dt, a[i]) * widen(dt, b[i]));
+                                if (o[i] != want && bad++ < 5)
+                                    fprintf(stderr,
+                                            "    %s %s special %d at %d, nt=%d off=%d: [%d] = "
+                                            "0x%04x, expected 0x%04x\n",
+                                            isa_name(isa), og_dtype_name(dt), sp, pos, nt, off, i,
+                                            o[i], want);
+                            }
+                            CHECKF(o[N] == 0xcdcd && (off == 0 || o[0] == 0xcdcd),
+                                   "%s write outside the output", isa_name(isa));
+                            runs++;
+                        }
+                        aclDestroyTensor(ta), aclDestroyTensor(tb), aclDestroyTensor(to);
+                    }
+                    if (nt) unsetenv("OPGRAD_NT_BYTES");
+                }
+            }
+        free(a), free(b), free(o);
+    }
+    opgrad_set_max_isa(OPGRAD_ISA_COUNT - 1);
+    CHECKF(bad == 0, "%ld wrong elements", bad);
+    printf("  %ld fused 16-bit runs with special products: og_f32_to_bf16 / _f16's bits\n", runs);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The fused 16-bit path is planned where it applies (test_elementwise compares it with the
 // buffered path of every operator): contiguous operands of one 16-bit dtype need no tile buffers,
 // nor does a row broadcast over the outer dims when it is at least OG_BLOCK_EW_ROWWISE_MIN long
@@ -436,6 +503,7 @@ int main(void) {
     RUN(test_reduce16_kernels);
     RUN(test_reduce_sum16);
     RUN(test_elementwise16);
+    RUN(test_fused16_special_lanes);
     RUN(test_fused16_planned);
     aclFinalize();
     return test_summary();

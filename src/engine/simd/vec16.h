@@ -69,17 +69,40 @@ static inline OG_BF16_INSN_ATTR void vstream_bf16i(uint16_t *p, vf v) {
 #define og_bf16i_to_f32 og_bf16_to_f32
 #define og_f32_to_bf16i og_f32_to_bf16
 #elif defined(OG_ISA_AVX2)
-/// The bf16 bits of 8 floats in the low halves of the 32-bit lanes (high halves zero).
-static inline __m256i og_bf16_low(__m256 v) {
+/// The rounded bf16 bits of 8 floats in the high halves of the 32-bit lanes (low halves junk):
+/// u + 0x7fff + (bit 16 of u), ties to even; a NaN keeps its high half, quiet bit set.
+static inline __m256i og_bf16_high8(__m256 v) {
     __m256i u = _mm256_castps_si256(v);
-    __m256i hi = _mm256_srli_epi32(u, 16);
-    __m256i lsb = _mm256_and_si256(hi, _mm256_set1_epi32(1));
-    __m256i r = _mm256_srli_epi32(
-        _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
-    __m256i nan = _mm256_or_si256(hi, _mm256_set1_epi32(0x40));
+    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff)));
+    __m256i nan = _mm256_or_si256(u, _mm256_set1_epi32(0x400000));
     return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(r), _mm256_castsi256_ps(nan),
                                                 _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
 }
+/// 16 bf16 as two vectors: a holds the even elements, b the odd ones, so that neither the load
+/// nor the store (vstore2_bf16) has to move values across 128-bit lanes: a load, a shift and an
+/// and; two roundings, a shift and a word blend.
+#define OG_VEC16_PAIR_BF16
+static inline void vload2_bf16(const uint16_t *p, vf *a, vf *b) {
+    __m256i w = _mm256_loadu_si256((const __m256i *)p);
+    *a = _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+    *b = _mm256_castsi256_ps(_mm256_and_si256(w, _mm256_set1_epi32((int)0xffff0000u)));
+}
+/// The inverse of vload2_bf16, rounded; `stream`: non-temporal, p 16-byte aligned.
+static inline void vstore2_bf16(uint16_t *p, vf a, vf b, bool stream) {
+    __m256i h = _mm256_blend_epi16(_mm256_srli_epi32(og_bf16_high8(a), 16), og_bf16_high8(b), 0xAA);
+    if (!stream)
+        _mm256_storeu_si256((__m256i *)p, h);
+    else if ((uintptr_t)p % 32 == 0)
+        _mm256_stream_si256((__m256i *)p, h);
+    else {
+        _mm_stream_si128((__m128i *)p, _mm256_castsi256_si128(h));
+        _mm_stream_si128((__m128i *)p + 1, _mm256_extracti128_si256(h, 1));
+    }
+}
+/// The bf16 bits of 8 floats in the low halves of the 32-bit lanes (high halves zero): the same
+/// rounding, so CopyOut (engine/convert_simd.c) and the fused loop's stores share it.
+static inline __m256i og_bf16_low(__m256 v) { return _mm256_srli_epi32(og_bf16_high8(v), 16); }
 /// 8 values in the low halves of the 32-bit lanes, packed in order.
 static inline __m128i og_pack_low16(__m256i a) {
     return _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(a, a), 0x08));
@@ -114,6 +137,31 @@ static inline void vstore_f16(uint16_t *p, vf v) { *p = og_f32_to_f16(v); }
 #define vstream_f16 vstore_f16
 #endif
 
+/// 2 VLEN values of dtype ty as two fp32 vectors and back (vload2_ty / vstore2_ty): by default
+/// the first VLEN and the next; a type may split them otherwise (AVX2 bf16: even and odd), since
+/// the loop below only needs vstore2 to undo vload2's order.
+#define OG_VEC16_PAIR_IN_ORDER(attr, ty)                                                           \
+    static inline attr void vload2_##ty(const uint16_t *p, vf *a, vf *b) {                         \
+        *a = vload_##ty(p);                                                                        \
+        *b = vload_##ty(p + VLEN);                                                                 \
+    }                                                                                              \
+    static inline attr void vstore2_##ty(uint16_t *p, vf a, vf b, bool stream) {                   \
+        if (stream) {                                                                              \
+            vstream_##ty(p, a);                                                                    \
+            vstream_##ty(p + VLEN, b);                                                             \
+        } else {                                                                                   \
+            vstore_##ty(p, a);                                                                     \
+            vstore_##ty(p + VLEN, b);                                                              \
+        }                                                                                          \
+    }
+#ifndef OG_VEC16_PAIR_BF16
+OG_VEC16_PAIR_IN_ORDER(, bf16)
+#endif
+OG_VEC16_PAIR_IN_ORDER(, f16)
+#if defined(OG_ISA_AVX512)
+OG_VEC16_PAIR_IN_ORDER(OG_BF16_INSN_ATTR, bf16i)
+#endif
+
 /// OG_EW_LOOP over 16-bit arrays in[k] / out[k] of dtype `ty` (bf16 or f16, the vload_ty /
 /// vstore_ty pair): the body sees fp32 windows ins[k] / outs[k] exactly as in OG_EW_LOOP. With
 /// `stream`, outputs whose windows are aligned for it are written non-temporally. The tail is
@@ -133,6 +181,18 @@ static inline void vstore_f16(uint16_t *p, vf v) { *p = og_f32_to_f16(v); }
         for (int og_k = 0; og_k < (nin); og_k++) og_in16[og_k] = (in)[og_k];                       \
         for (int og_k = 0; og_k < (nout); og_k++) og_out16[og_k] = (out)[og_k];                    \
         size_t og_i = 0;                                                                           \
+        for (; og_i + 2 * VLEN <= (n); og_i += 2 * VLEN) { /* two windows per load and store */    \
+            vf og_h[2][4], og_r[2][2];                                                             \
+            for (int og_k = 0; og_k < (nin); og_k++)                                               \
+                vload2_##ty(og_in16[og_k] + og_i, &og_h[0][og_k], &og_h[1][og_k]);                 \
+            for (int og_p = 0; og_p < 2; og_p++) {                                                 \
+                for (int og_k = 0; og_k < (nin); og_k++) vstore(og_tin[og_k], og_h[og_p][og_k]);   \
+                __VA_ARGS__                                                                        \
+                for (int og_k = 0; og_k < (nout); og_k++) og_r[og_p][og_k] = vload(og_tout[og_k]); \
+            }                                                                                      \
+            for (int og_k = 0; og_k < (nout); og_k++)                                              \
+                vstore2_##ty(og_out16[og_k] + og_i, og_r[0][og_k], og_r[1][og_k], og_nt[og_k]);    \
+        }                                                                                          \
         for (; og_i + VLEN <= (n); og_i += VLEN) {                                                 \
             for (int og_k = 0; og_k < (nin); og_k++)                                               \
                 vstore(og_tin[og_k], vload_##ty(og_in16[og_k] + og_i));                            \
