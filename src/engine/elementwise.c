@@ -100,14 +100,17 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
         !plan->f64 && nt_threshold_bytes > 0 && (int64_t)out_bytes >= nt_threshold_bytes;
     plan->rowwise = false;
 
-    // The fused 16-bit path: the op has kernels for it and every operand is of the compute dtype
-    // (so there is no second rounding to make) and linear, or an input that can be read in place
-    // one innermost run at a time (rowwise: a bias or scale broadcast over the rows).
+    // The fused 16-bit path: the op has kernels for it, every operand has one 16-bit dtype that
+    // is the compute dtype or is computed in fp32 (either way each result is the fp32 body's value
+    // rounded once, as the buffered path rounds it), and each is linear, or an input that can be
+    // read in place one innermost run at a time (rowwise: a bias or scale broadcast over the rows).
     const char *fused_env = getenv("OPGRAD_FUSED16"); // "0": always the buffered path
+    plan->dtype16 = op->out[0]->dtype;
     plan->fused16 = op->kernels16 && !(fused_env && !strcmp(fused_env, "0")) &&
-                    (op->compute_dtype == ACL_BF16 || op->compute_dtype == ACL_FLOAT16);
+                    (plan->dtype16 == ACL_BF16 || plan->dtype16 == ACL_FLOAT16) &&
+                    (op->compute_dtype == plan->dtype16 || op->compute_dtype == ACL_FLOAT);
     for (int k = 0; k < nops && plan->fused16; k++)
-        plan->fused16 = tensors[k]->dtype == op->compute_dtype &&
+        plan->fused16 = tensors[k]->dtype == plan->dtype16 &&
                         (linear_over(plan, operands[k]->strides) ||
                          (k < op->nin && rowwise_over(plan, operands[k]->strides)));
     // Past the NT size, an operation with non-temporal fp32 kernels writes linear fp32 outputs in
@@ -477,7 +480,7 @@ void og_ew_prepare(const og_ew_op *op, og_ew_plan *p) {
     p->compute = op->kernels[p->isa];
     if (p->nt_in_place) p->compute = op->kernels_nt[p->isa];
     if (p->f64) p->compute64 = op->kernels64[p->isa];
-    if (p->fused16) p->compute16 = op->kernels16[p->isa][op->compute_dtype == ACL_BF16 ? 0 : 1];
+    if (p->fused16) p->compute16 = op->kernels16[p->isa][p->dtype16 == ACL_BF16 ? 0 : 1];
     if (op->slots) {
         for (int k = 0; k < op->nin; k++) p->in[k].slot = op->in_slot[k];
         for (int k = 0; k < op->nout; k++) p->out[k].slot = op->out_slot[k];

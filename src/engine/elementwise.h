@@ -157,14 +157,16 @@ typedef struct og_ew_plan {
     bool stream_out;  // non-temporal CopyOut
     bool nt_in_place; // stream_out with every output linear fp32, written in place by
                       // the operation's non-temporal kernel (compute)
-    bool fused16;     // every operand of the compute dtype (bf16 / fp16),
-                      // linear or a rowwise input: compute16 runs on
-                      // the data, no CopyIn / CopyOut
-    bool f64;         // computed in float64 (compute64 on float64 buffers)
-    bool rowwise;     // some input is rowwise: Compute runs once per innermost run
-    bool stream_in;   // past the stream-in size gate per thread:
-                      // 16-bit inputs converted side by side and
-                      // the next tile prefetched
+    bool fused16;     // every operand of one dtype (bf16 / fp16: dtype16),
+                      // the compute dtype or computed in fp32, linear or
+                      // a rowwise input: compute16 runs on the data,
+                      // no CopyIn / CopyOut
+    aclDataType dtype16;
+    bool f64;       // computed in float64 (compute64 on float64 buffers)
+    bool rowwise;   // some input is rowwise: Compute runs once per innermost run
+    bool stream_in; // past the stream-in size gate per thread:
+                    // 16-bit inputs converted side by side and
+                    // the next tile prefetched
     opgrad_isa isa;
     og_ew_compute_fn compute;
     og_ew_compute16_fn compute16;

@@ -954,15 +954,11 @@ aclnnStatus og_reduce_plan_op(const og_opdesc *op, int nplans, const og_reduce_o
             continue;
         }
         bool f64 = sums_in_f64(r);
-        // operands all of one 16-bit dtype: that is the compute dtype (the map's fp32 result
-        // rounded once, as through fp32), so the fused 16-bit kernels can run on the data
-        aclDataType dt16 = r->out->dtype;
-        bool fused16 =
-            r->map16 && r->round_in == ACL_FLOAT && (dt16 == ACL_BF16 || dt16 == ACL_FLOAT16);
-        for (int k = 0; k < r->nin && fused16; k++) fused16 = r->in[k]->dtype == dt16;
+        // (with map16, operands all of one 16-bit dtype take the fused 16-bit path: the map's
+        // fp32 result rounded once, as through fp32)
         og_ew_op ew = {.op = op,
                        .kernels = r->map,
-                       .kernels16 = fused16 ? r->map16 : NULL,
+                       .kernels16 = r->map16,
                        .kernels64 = r->map64,
                        .nin = r->nin,
                        .nout = 1,
@@ -971,9 +967,7 @@ aclnnStatus og_reduce_plan_op(const og_opdesc *op, int nplans, const og_reduce_o
                        .out_slot = {r->out_slot},
                        .params = r->params,
                        .params_size = r->params_size,
-                       .compute_dtype = f64       ? ACL_DOUBLE
-                                        : fused16 ? dt16
-                                                  : r->round_in};
+                       .compute_dtype = f64 ? ACL_DOUBLE : r->round_in};
         for (int k = 0; k < r->nin; k++) ew.in[k] = r->in[k], ew.in_slot[k] = r->in_slot[k];
         og_prog_map(&prog, &ew);
     }

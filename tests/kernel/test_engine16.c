@@ -477,6 +477,16 @@ static void test_fused16_planned(void) {
                og_dtype_name(dt), (unsigned long long)ws[0], (unsigned long long)ws[1],
                (unsigned long long)ws[2]);
         for (int k = 0; k < 3; k++) aclDestroyAclOpExecutor(ex[k]);
+        // Muls computes bf16 in fp32 (as ops-math does): with bf16 operands that is still the
+        // fused path (each result rounded once either way)
+        float two = 2.5f;
+        aclScalar *s = aclCreateScalar(&two, ACL_FLOAT);
+        uint64_t wsm = 12345;
+        aclOpExecutor *em = NULL;
+        CHECK_EQ(aclnnMulsGetWorkspaceSize(ta, s, to, &wsm, &em), ACLNN_SUCCESS);
+        CHECKF(wsm == 0, "%s Muls workspace %llu", og_dtype_name(dt), (unsigned long long)wsm);
+        aclDestroyAclOpExecutor(em);
+        aclDestroyScalar(s);
         // [R, W] * [W]: a wide row is read in place, a short one goes through a buffer
         for (int wide = 0; wide < 2; wide++) {
             int64_t w = wide ? OG_BLOCK_EW_ROWWISE_MIN : OG_BLOCK_EW_ROWWISE_MIN - 1;
