@@ -9,8 +9,7 @@
 #include "runtime/error.h"
 #include "tensor/dtype.h"
 
-OG_EW_DEFINE_KERNEL_TABLE(fused_add_scale);
-OG_EW_DEFINE_KERNEL64_TABLE(fused_add_scale);
+OG_EW_DEFINE_KERNEL3_TABLES(fused_add_scale);
 
 // x [..., C] (rank >= 1), bias [C], scale one element (rank <= 1) or [C].
 static aclnnStatus check_operands(const og_opdesc *op, const aclTensor *x, const aclTensor *bias,
@@ -51,7 +50,9 @@ aclnnStatus aclnnFusedAddScaleGetWorkspaceSize(const aclTensor *x, const aclTens
     OG_TRY(og_check_same_shape(op, "x", x, "out", out));
     og_ew_op ew = {.op = op,
                    .kernels = og_fused_add_scale_kernels,
+                   .kernels16 = og_fused_add_scale_kernels16,
                    .kernels64 = og_fused_add_scale_kernels64,
+                   .kernels_nt = og_fused_add_scale_nt_kernels,
                    .nin = 3,
                    .in = {x, bias, scale},
                    .nout = 1,

@@ -7,7 +7,6 @@
 
 #include "engine/elementwise.h"
 
-OG_EW_DECLARE_KERNEL(fused_add_scale)
-OG_EW_DECLARE_KERNEL64(fused_add_scale)
+OG_EW_DECLARE_KERNEL3(fused_add_scale)
 
 #endif
