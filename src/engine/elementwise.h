@@ -115,7 +115,9 @@ typedef struct og_ew_op {
     const og_ew_compute16_fn (*kernels16)[2]; // optional [OPGRAD_ISA_COUNT][bf16, fp16]
     const og_ew_compute64_fn *kernels64;      // [OPGRAD_ISA_COUNT] when compute_dtype is double
     const og_ew_compute_fn *kernels_nt;       // optional: the fp32 kernels with non-temporal stores
-                                              // (OG_EW_KERNEL3's _nt), for outputs past the NT size
+    bool compute_bound; // the body costs more per element than its bytes take to move (the
+                        // transcendental forwards): outputs are never streamed (og_ew_make_plan)
+                        // (OG_EW_KERNEL3's _nt), for outputs past the NT size
     int nin, nout;
     const aclTensor *in[OG_EW_MAX_IN];
     const aclTensor *out[OG_EW_MAX_OUT];             // all of the output shape

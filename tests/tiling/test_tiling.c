@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "aclnnop/aclnn_elu.h"
+#include "aclnnop/aclnn_leaky_relu.h"
 #include "aclnnop/aclnn_mish.h"
 #include "aclnnop/aclnn_mish_backward.h"
 #include "engine/elementwise.h"
@@ -287,12 +289,14 @@ typedef struct opspec {
     aclDataType compute;
     const og_ew_compute16_fn (*kernels16)[2]; // NULL: no fused 16-bit path
     const og_ew_compute_fn *kernels_nt;       // NULL: no non-temporal fp32 kernels
+    bool compute_bound;
 } opspec;
 
 static og_ew_plan plan_of(opspec s, int max_cores, int64_t nt) {
     og_ew_op op = {.kernels = og_mish_bwd_kernels,
                    .kernels16 = s.kernels16,
                    .kernels_nt = s.kernels_nt,
+                   .compute_bound = s.compute_bound,
                    .nin = s.nin,
                    .nout = s.nout,
                    .compute_dtype = s.compute};
@@ -531,7 +535,8 @@ static void test_plan_mixed_dtypes(void) {
 
 // The non-temporal threshold: stream_out from out_bytes >= threshold (0 = off); an fp32 output
 // then goes through a buffer (CopyOut streams it), inputs stay direct; unless the operation has
-// non-temporal fp32 kernels, which then write the output in place (nt_in_place).
+// non-temporal fp32 kernels, which then write the output in place (nt_in_place). A compute-bound
+// operation never streams.
 static void test_plan_nt_threshold(void) {
     static const aclDataType dts[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
     int64_t n = 1 << 20;
@@ -581,9 +586,45 @@ static void test_plan_nt_threshold(void) {
                  .kernels_nt = og_mish_bwd_nt_kernels};
     og_ew_plan p2 = plan_of(s2, 2, 1 << 20);
     CHECK(p2.stream_out && !p2.nt_in_place && !p2.out[0].direct);
+    // a compute-bound operation never streams: its output is written in place with normal stores
+    s2.out[0] = a, s2.compute_bound = true;
+    for (int with_nt = 0; with_nt <= 1; with_nt++) {
+        s2.kernels_nt = with_nt ? og_mish_bwd_nt_kernels : NULL;
+        og_ew_plan p3 = plan_of(s2, 2, 1);
+        CHECK(!p3.stream_out && !p3.nt_in_place && p3.out[0].direct);
+    }
     aclDestroyTensor(a), aclDestroyTensor(b), aclDestroyTensor(ot);
     // the default threshold is 16 MiB (unless OPGRAD_NT_BYTES is set)
     if (!getenv("OPGRAD_NT_BYTES")) CHECK_EQ(og_ew_nt_threshold(), 16 << 20);
+}
+
+// Which operators are compute-bound is the operators' choice: with every output past the NT size
+// (OPGRAD_NT_BYTES=1), ELU (no non-temporal kernel, compute-bound) still writes its fp32 output in
+// place (workspace 0); LeakyRelu (memory-bound, non-temporal kernel) streams it in place too, and
+// Mish's backward through a buffer when the output is strided.
+static void test_plan_compute_bound_ops(void) {
+    enum { N = 1 << 16 };
+    float *x = calloc(N, 4), *y = calloc(2 * N, 4);
+    int64_t d[1] = {N}, st2[1] = {2}, sd[1] = {2 * N};
+    aclTensor *tx = mk(ACL_FLOAT, 1, d, NULL), *ty = mk(ACL_FLOAT, 1, d, NULL);
+    aclTensor *ts = aclCreateTensor(d, 1, ACL_FLOAT, st2, 0, ACL_FORMAT_ND, sd, 1, y);
+    float one = 1.0f;
+    aclScalar *a = aclCreateScalar(&one, ACL_FLOAT);
+    setenv("OPGRAD_NT_BYTES", "1", 1);
+    uint64_t ws[3] = {7, 7, 0};
+    aclOpExecutor *ex[3] = {0};
+    CHECK_EQ(aclnnEluGetWorkspaceSize(tx, a, a, a, ty, &ws[0], &ex[0]), ACLNN_SUCCESS);
+    CHECK_EQ(aclnnLeakyReluGetWorkspaceSize(tx, a, ty, &ws[1], &ex[1]), ACLNN_SUCCESS);
+    CHECK_EQ(aclnnMishBackwardGetWorkspaceSize(tx, tx, ts, &ws[2], &ex[2]), ACLNN_SUCCESS);
+    unsetenv("OPGRAD_NT_BYTES");
+    CHECKF(ws[0] == 0 && ws[1] == 0 && ws[2] > 0,
+           "workspaces: Elu %llu, LeakyRelu %llu, "
+           "MishBackward into a strided output %llu",
+           (unsigned long long)ws[0], (unsigned long long)ws[1], (unsigned long long)ws[2]);
+    for (int k = 0; k < 3; k++) aclDestroyAclOpExecutor(ex[k]);
+    aclDestroyScalar(a);
+    aclDestroyTensor(tx), aclDestroyTensor(ty), aclDestroyTensor(ts);
+    free(x), free(y);
 }
 
 // Phase 1 reports slots * buffer_bytes as the workspace (per thread = buffer_bytes).
@@ -656,6 +697,7 @@ int main(void) {
     RUN(test_plan_channels_last);
     RUN(test_plan_mixed_dtypes);
     RUN(test_plan_nt_threshold);
+    RUN(test_plan_compute_bound_ops);
     RUN(test_plan_workspace_through_api);
     return test_summary();
 }

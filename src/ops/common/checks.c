@@ -307,6 +307,7 @@ aclnnStatus og_plan_forward(const og_opdesc *op, og_ew_kernel k, const aclTensor
                    .kernels16 = k.fused16,
                    .kernels64 = k.fp64,
                    .kernels_nt = k.fp32_nt,
+                   .compute_bound = k.compute_bound,
                    .nin = 1,
                    .in = {self},
                    .nout = nout,

@@ -32,8 +32,8 @@ static aclnnStatus plan_elu(const og_opdesc *op, const char *self_name, const ac
     og_elu_params p = og_elu_make_params(v[0], v[1], v[2]);
     const char *tnames[2] = {self_name, out_name};
     const aclTensor *outs[1] = {out};
-    return og_plan_forward(op, OG_EW_KERNEL_F64(elu_fwd), self, 1, outs, tnames, OG_OUT_CASTABLE,
-                           &p, sizeof p, workspaceSize, executor);
+    return og_plan_forward(op, OG_EW_KERNEL_F64_HEAVY(elu_fwd), self, 1, outs, tnames,
+                           OG_OUT_CASTABLE, &p, sizeof p, workspaceSize, executor);
 }
 
 aclnnStatus aclnnEluGetWorkspaceSize(const aclTensor *self, const aclScalar *alpha,

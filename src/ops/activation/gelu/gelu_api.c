@@ -17,7 +17,7 @@ OG_EW_DEFINE_KERNEL3_TABLES(gelu_erf_bwd);
 
 aclnnStatus aclnnGeluGetWorkspaceSize(const aclTensor *self, aclTensor *out,
                                       uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return og_act_unary(&og_op_Gelu, OG_EW_KERNEL(gelu_tanh_fwd), "self", self, "out", out,
+    return og_act_unary(&og_op_Gelu, OG_EW_KERNEL_HEAVY(gelu_tanh_fwd), "self", self, "out", out,
                         OG_OUT_SAME_DTYPE, workspaceSize, executor);
 }
 
@@ -41,9 +41,9 @@ aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor *x, int64_t approximate,
                        "or 1 (tanh)",
                        op->name, (long long)approximate);
     const aclTensor *outs[1] = {y};
-    return og_plan_forward(op,
-                           approximate ? OG_EW_KERNEL(gelu_tanh_fwd) : OG_EW_KERNEL(gelu_erf_fwd),
-                           x, 1, outs, names, OG_OUT_SAME_DTYPE, NULL, 0, workspaceSize, executor);
+    return og_plan_forward(
+        op, approximate ? OG_EW_KERNEL_HEAVY(gelu_tanh_fwd) : OG_EW_KERNEL_HEAVY(gelu_erf_fwd), x,
+        1, outs, names, OG_OUT_SAME_DTYPE, NULL, 0, workspaceSize, executor);
 }
 
 aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,

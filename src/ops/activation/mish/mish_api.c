@@ -26,15 +26,15 @@ aclnnStatus aclnnMishGetWorkspaceSize(const aclTensor *self, aclTensor *out,
                                       uint64_t *workspaceSize, aclOpExecutor **executor) {
     static const char *const names[] = {"self", "out"};
     const aclTensor *outs[1] = {out};
-    return plan_forward(&og_op_Mish, OG_EW_KERNEL(mish_fwd), self, 1, outs, names, workspaceSize,
-                        executor);
+    return plan_forward(&og_op_Mish, OG_EW_KERNEL_HEAVY(mish_fwd), self, 1, outs, names,
+                        workspaceSize, executor);
 }
 
 aclnnStatus aclnnInplaceMishGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize,
                                              aclOpExecutor **executor) {
     static const char *const names[] = {"selfRef", "selfRef"};
     const aclTensor *outs[1] = {selfRef};
-    return plan_forward(&og_op_InplaceMish, OG_EW_KERNEL(mish_fwd), selfRef, 1, outs, names,
+    return plan_forward(&og_op_InplaceMish, OG_EW_KERNEL_HEAVY(mish_fwd), selfRef, 1, outs, names,
                         workspaceSize, executor);
 }
 
@@ -43,7 +43,7 @@ aclnnStatus aclnnMishWithTanhxGetWorkspaceSize(const aclTensor *self, aclTensor 
                                                aclOpExecutor **executor) {
     static const char *const names[] = {"self", "out", "tanhxOut"};
     const aclTensor *outs[2] = {out, tanhxOut};
-    return plan_forward(&og_op_MishWithTanhx, OG_EW_KERNEL_F64(mish_fwd_tanhx), self, 2, outs,
+    return plan_forward(&og_op_MishWithTanhx, OG_EW_KERNEL_F64_HEAVY(mish_fwd_tanhx), self, 2, outs,
                         names, workspaceSize, executor);
 }
 

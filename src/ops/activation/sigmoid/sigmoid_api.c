@@ -12,13 +12,13 @@ aclnnStatus aclnnSigmoidGetWorkspaceSize(const aclTensor *self, aclTensor *out,
                                          uint64_t *workspaceSize, aclOpExecutor **executor) {
     // ops-nn: an integer or bool self is cast to out's (floating) dtype; a floating one is
     // computed in its own dtype and cast to out's
-    return og_act_unary(&og_op_Sigmoid, OG_EW_KERNEL(sigmoid_fwd), "self", self, "out", out,
+    return og_act_unary(&og_op_Sigmoid, OG_EW_KERNEL_HEAVY(sigmoid_fwd), "self", self, "out", out,
                         OG_OUT_FLOAT_FROM_ANY, workspaceSize, executor);
 }
 
 aclnnStatus aclnnInplaceSigmoidGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize,
                                                 aclOpExecutor **executor) {
-    return og_act_unary(&og_op_InplaceSigmoid, OG_EW_KERNEL(sigmoid_fwd), "selfRef", selfRef,
+    return og_act_unary(&og_op_InplaceSigmoid, OG_EW_KERNEL_HEAVY(sigmoid_fwd), "selfRef", selfRef,
                         "selfRef", selfRef, OG_OUT_SAME_DTYPE, workspaceSize, executor);
 }
 

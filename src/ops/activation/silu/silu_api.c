@@ -10,7 +10,7 @@ OG_EW_DEFINE_KERNEL3_TABLES(silu_bwd);
 
 aclnnStatus aclnnSiluGetWorkspaceSize(const aclTensor *self, aclTensor *out,
                                       uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return og_act_unary(&og_op_Silu, OG_EW_KERNEL(silu_fwd), "self", self, "out", out,
+    return og_act_unary(&og_op_Silu, OG_EW_KERNEL_HEAVY(silu_fwd), "self", self, "out", out,
                         OG_OUT_SAME_DTYPE, workspaceSize, executor);
 }
 

@@ -31,7 +31,7 @@ aclnnStatus aclnnSoftplusGetWorkspaceSize(const aclTensor *self, const aclScalar
     OG_TRY(read_params(op, beta, threshold, &p));
     static const char *const tnames[2] = {"self", "out"};
     const aclTensor *outs[1] = {out};
-    return og_plan_forward(op, OG_EW_KERNEL_F64(softplus_fwd), self, 1, outs, tnames,
+    return og_plan_forward(op, OG_EW_KERNEL_F64_HEAVY(softplus_fwd), self, 1, outs, tnames,
                            OG_OUT_SAME_DTYPE, &p, sizeof p, workspaceSize, executor);
 }
 

@@ -10,14 +10,14 @@ OG_EW_DEFINE_KERNEL3_TABLES(tanh_bwd);
 
 aclnnStatus aclnnTanhGetWorkspaceSize(const aclTensor *self, aclTensor *out,
                                       uint64_t *workspaceSize, aclOpExecutor **executor) {
-    return og_act_unary(&og_op_Tanh, OG_EW_KERNEL(tanh_fwd), "self", self, "out", out,
+    return og_act_unary(&og_op_Tanh, OG_EW_KERNEL_HEAVY(tanh_fwd), "self", self, "out", out,
                         OG_OUT_SAME_DTYPE, workspaceSize, executor);
 }
 
 aclnnStatus aclnnInplaceTanhGetWorkspaceSize(aclTensor *selfRef, uint64_t *workspaceSize,
                                              aclOpExecutor **executor) {
-    return og_act_unary(&og_op_InplaceTanh, OG_EW_KERNEL(tanh_fwd), "selfRef", selfRef, "selfRef",
-                        selfRef, OG_OUT_SAME_DTYPE, workspaceSize, executor);
+    return og_act_unary(&og_op_InplaceTanh, OG_EW_KERNEL_HEAVY(tanh_fwd), "selfRef", selfRef,
+                        "selfRef", selfRef, OG_OUT_SAME_DTYPE, workspaceSize, executor);
 }
 
 aclnnStatus aclnnTanhBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *output,
