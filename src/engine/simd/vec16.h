@@ -248,6 +248,43 @@ OG_VEC16_PAIR_IN_ORDER(OG_BF16_INSN_ATTR, bf16i)
         OG_EW_LOOP16(f16, n, nin, in, nout, out, stream, __VA_ARGS__);                             \
     }
 
+/// The entry points of OG_EW_KERNEL3 for a kernel whose function picks among several loops by its
+/// parameters: `body(LOOP)` is a function-like macro, the function's statements over n, in, out
+/// and p, that runs each loop as LOOP(nin, nout, { ...vector code on ins[k] / outs[k]... }). Each
+/// entry point passes its own loop (fp32, fp32 non-temporal, fused bf16 / fp16).
+#define OG_EW_KERNEL3_FN(name, body)                                                               \
+    void OG_FN(name)(size_t n, const float *const *in, float *const *out, const void *p) {         \
+        body(OG_EW_FN_LOOP_F32)                                                                    \
+    }                                                                                              \
+    void OG_FN(name##_nt)(size_t n, const float *const *in, float *const *out, const void *p) {    \
+        body(OG_EW_FN_LOOP_NT)                                                                     \
+    }                                                                                              \
+    void OG_FN(name##_bf16)(size_t n, const uint16_t *const *in, uint16_t *const *out,             \
+                            const void *p, bool stream){                                           \
+        body(OG_EW_FN_LOOP_BF16)} OG_EW_KERNEL_FN_BF16I(name, body) void                           \
+    OG_FN(name##_f16)(size_t n, const uint16_t *const *in, uint16_t *const *out, const void *p,    \
+                      bool stream) {                                                               \
+        body(OG_EW_FN_LOOP_F16)                                                                    \
+    }
+#define OG_EW_FN_LOOP_F32(nin, nout, ...) OG_EW_LOOP(n, nin, in, nout, out, __VA_ARGS__)
+#define OG_EW_FN_LOOP_NT(nin, nout, ...) OG_EW_LOOP_NT(n, nin, in, nout, out, __VA_ARGS__)
+#define OG_EW_FN_LOOP_BF16(nin, nout, ...)                                                         \
+    OG_EW_LOOP16(bf16, n, nin, in, nout, out, stream, __VA_ARGS__)
+#define OG_EW_FN_LOOP_BF16I(nin, nout, ...)                                                        \
+    OG_EW_LOOP16(bf16i, n, nin, in, nout, out, stream, __VA_ARGS__)
+#define OG_EW_FN_LOOP_F16(nin, nout, ...)                                                          \
+    OG_EW_LOOP16(f16, n, nin, in, nout, out, stream, __VA_ARGS__)
+
+#if defined(OG_ISA_AVX512)
+#define OG_EW_KERNEL_FN_BF16I(name, body)                                                          \
+    OG_BF16_INSN_ATTR void OG_FN(name##_bf16i)(size_t n, const uint16_t *const *in,                \
+                                               uint16_t *const *out, const void *p, bool stream) { \
+        body(OG_EW_FN_LOOP_BF16I)                                                                  \
+    }
+#else
+#define OG_EW_KERNEL_FN_BF16I(name, body)
+#endif
+
 #if defined(OG_ISA_AVX512)
 #define OG_EW_KERNEL_BF16I(name, consts, setup, nin, nout, ...)                                    \
     OG_BF16_INSN_ATTR void OG_FN(name##_bf16i)(size_t n, const uint16_t *const *in,                \

@@ -6,12 +6,9 @@
 #include "ops/activation/elu/elu_kernel.h"
 #include "ops/common/checks.h"
 
-OG_EW_DEFINE_KERNEL_TABLE(elu_fwd);
-OG_EW_DEFINE_KERNEL64_TABLE(elu_fwd);
-OG_EW_DEFINE_KERNEL_TABLE(elu_bwd);
-OG_EW_DEFINE_KERNEL64_TABLE(elu_bwd);
-OG_EW_DEFINE_KERNEL_TABLE(elu_bwd_result);
-OG_EW_DEFINE_KERNEL64_TABLE(elu_bwd_result);
+OG_EW_DEFINE_KERNEL3_TABLES(elu_fwd);
+OG_EW_DEFINE_KERNEL3_TABLES(elu_bwd);
+OG_EW_DEFINE_KERNEL3_TABLES(elu_bwd_result);
 
 static aclnnStatus elu_attrs(const og_opdesc *op, const aclScalar *alpha, const aclScalar *scale,
                              const aclScalar *inputScale, float v[3]) {
@@ -32,8 +29,8 @@ static aclnnStatus plan_elu(const og_opdesc *op, const char *self_name, const ac
     og_elu_params p = og_elu_make_params(v[0], v[1], v[2]);
     const char *tnames[2] = {self_name, out_name};
     const aclTensor *outs[1] = {out};
-    return og_plan_forward(op, OG_EW_KERNEL_F64_HEAVY(elu_fwd), self, 1, outs, tnames,
-                           OG_OUT_CASTABLE, &p, sizeof p, workspaceSize, executor);
+    return og_plan_forward(op, OG_EW_KERNEL_HEAVY(elu_fwd), self, 1, outs, tnames, OG_OUT_CASTABLE,
+                           &p, sizeof p, workspaceSize, executor);
 }
 
 aclnnStatus aclnnEluGetWorkspaceSize(const aclTensor *self, const aclScalar *alpha,
@@ -71,7 +68,7 @@ aclnnStatus aclnnEluBackwardGetWorkspaceSize(const aclTensor *gradOutput, const 
     og_elu_params p = og_elu_make_params(v[0], v[1], v[2]);
     static const char *const names[3] = {"gradOutput", "selfOrResult", "gradInput"};
     const aclTensor *ins[2] = {gradOutput, selfOrResult};
-    return og_plan_backward(
-        op, isResult ? OG_EW_KERNEL_F64(elu_bwd_result) : OG_EW_KERNEL_F64(elu_bwd), 2, ins,
-        gradInput, names, 0, OG_OUT_CASTABLE, &p, sizeof p, workspaceSize, executor);
+    return og_plan_backward(op, isResult ? OG_EW_KERNEL(elu_bwd_result) : OG_EW_KERNEL(elu_bwd), 2,
+                            ins, gradInput, names, 0, OG_OUT_CASTABLE, &p, sizeof p, workspaceSize,
+                            executor);
 }

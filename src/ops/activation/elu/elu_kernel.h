@@ -28,12 +28,9 @@ typedef struct og_elu_params {
     int saturate;    // forward: alpha or inputScale is inf or NaN
 } og_elu_params;
 
-OG_EW_DECLARE_KERNEL(elu_fwd)
-OG_EW_DECLARE_KERNEL64(elu_fwd)
-OG_EW_DECLARE_KERNEL(elu_bwd)
-OG_EW_DECLARE_KERNEL64(elu_bwd)
-OG_EW_DECLARE_KERNEL(elu_bwd_result)
-OG_EW_DECLARE_KERNEL64(elu_bwd_result)
+OG_EW_DECLARE_KERNEL3(elu_fwd)
+OG_EW_DECLARE_KERNEL3(elu_bwd)
+OG_EW_DECLARE_KERNEL3(elu_bwd_result)
 
 /// Fills the parameters from the attribute values (as floats).
 static inline og_elu_params og_elu_make_params(float alpha, float scale, float input_scale) {

@@ -41,6 +41,7 @@
  *   inputScale and the coefficient (a separate instance of the loop); the forward with them
  *   has no rare lanes at all (elu_fwd_unit: about 36 operations per vector). */
 #include "engine/simd/map64.h"
+#include "engine/simd/vec16.h"
 #include "ops/activation/elu/elu_kernel.h"
 #include "ops/activation/piecewise_math.h"
 
@@ -220,84 +221,80 @@ static inline vf elu_bwd_fast(vf g, vf x, const elu_fast_args *a, const int unit
     return dx;
 }
 
-void OG_FN(og_elu_fwd)(size_t n, const float *const *in, float *const *out, const void *params) {
-    const og_elu_params *p = params;
-    vf scale = vset(p->scale), zero = vset(0.0f);
-    if (p->saturate) {
-        vf sat = vset(p->saturated);
-        OG_EW_LOOP(n, 1, in, 1, out, {
-            vf x = vload(ins[0]);
-            vstore(outs[0], vsel(vmor(vgt(x, zero), visnan(x)), vmul(x, scale), sat));
-        });
-        return;
-    }
-    vd is = vdset(p->input_scale), negcoef = vdset(p->negcoef);
-    float nch_s, ncl_s;
-    if (!elu_split(p->negcoef, &nch_s, &ncl_s) || !(p->input_scale > 0)) {
-        OG_EW_LOOP(n, 1, in, 1, out,
-                   { vstore(outs[0], elu_fwd_general(vload(ins[0]), is, negcoef, scale)); });
-        return;
-    }
-    // fast lanes: u in [-64, -tiny], tiny such that |nc| tiny >= 2^-100 (results stay normal)
-    double tiny = 0x1p-100 / fmin(fabs((double)nch_s), 1.0);
-    elu_fast_args a = {.ch = vset(nch_s),
-                       .cl = vset(ncl_s),
-                       .isf = vset(p->input_scale_f),
-                       .scale = scale,
-                       .ulo = vset(ELU_U_MIN),
-                       .uhi = vset(-(float)tiny),
-                       .is = is,
-                       .coef = negcoef};
-    if (p->input_scale == 1.0 && p->negcoef == 1.0 && p->scale == 1.0f) // the defaults
-        OG_EW_LOOP(n, 1, in, 1, out, { vstore(outs[0], elu_fwd_unit(vload(ins[0]))); });
-    else if (p->input_scale == 1.0 && p->negcoef == 1.0)
-        OG_EW_LOOP(n, 1, in, 1, out, { vstore(outs[0], elu_fwd_fast(vload(ins[0]), &a, 1)); });
-    else
-        OG_EW_LOOP(n, 1, in, 1, out, { vstore(outs[0], elu_fwd_fast(vload(ins[0]), &a, 0)); });
-}
+#define ELU_FWD(LOOP)                                                                              \
+    const og_elu_params *prm = p;                                                                  \
+    vf scale = vset(prm->scale), zero = vset(0.0f);                                                \
+    if (prm->saturate) {                                                                           \
+        vf sat = vset(prm->saturated);                                                             \
+        LOOP(1, 1, {                                                                               \
+            vf x = vload(ins[0]);                                                                  \
+            vstore(outs[0], vsel(vmor(vgt(x, zero), visnan(x)), vmul(x, scale), sat));             \
+        });                                                                                        \
+        return;                                                                                    \
+    }                                                                                              \
+    vd is = vdset(prm->input_scale), negcoef = vdset(prm->negcoef);                                \
+    float nch_s, ncl_s;                                                                            \
+    if (!elu_split(prm->negcoef, &nch_s, &ncl_s) || !(prm->input_scale > 0)) {                     \
+        LOOP(1, 1, { vstore(outs[0], elu_fwd_general(vload(ins[0]), is, negcoef, scale)); });      \
+        return;                                                                                    \
+    }                                                                                              \
+    /* fast lanes: u in [-64, -tiny], tiny such that |nc| tiny >= 2^-100 (results stay normal) */  \
+    double tiny = 0x1p-100 / fmin(fabs((double)nch_s), 1.0);                                       \
+    elu_fast_args a = {.ch = vset(nch_s),                                                          \
+                       .cl = vset(ncl_s),                                                          \
+                       .isf = vset(prm->input_scale_f),                                            \
+                       .scale = scale,                                                             \
+                       .ulo = vset(ELU_U_MIN),                                                     \
+                       .uhi = vset(-(float)tiny),                                                  \
+                       .is = is,                                                                   \
+                       .coef = negcoef};                                                           \
+    if (prm->input_scale == 1.0 && prm->negcoef == 1.0 && prm->scale == 1.0f) /* the defaults */   \
+        LOOP(1, 1, { vstore(outs[0], elu_fwd_unit(vload(ins[0]))); });                             \
+    else if (prm->input_scale == 1.0 && prm->negcoef == 1.0)                                       \
+        LOOP(1, 1, { vstore(outs[0], elu_fwd_fast(vload(ins[0]), &a, 1)); });                      \
+    else                                                                                           \
+        LOOP(1, 1, { vstore(outs[0], elu_fwd_fast(vload(ins[0]), &a, 0)); });
+OG_EW_KERNEL3_FN(og_elu_fwd, ELU_FWD)
 
-void OG_FN(og_elu_bwd)(size_t n, const float *const *in, float *const *out, const void *params) {
-    const og_elu_params *p = params;
-    vf scale = vset(p->scale), zero = vset(0.0f);
-    vd is = vdset(p->input_scale), coef = vdset(p->grad_coef);
-    float gch_s, gcl_s;
-    if (!elu_split(p->grad_coef, &gch_s, &gcl_s) || !(p->input_scale > 0)) {
-        OG_EW_LOOP(n, 2, in, 1, out, {
-            vstore(outs[0], elu_bwd_general(vload(ins[0]), vload(ins[1]), is, coef, scale));
-        });
-        return;
-    }
-    // fast lanes: u in [ulo, 0] with |gc| e^ulo >= 2^-100: |gc| >= 2^(k-1), e^u >= 2^(-99-k)
-    int k;
-    frexpf(gch_s, &k);
-    float ulo_s = fmaxf(ELU_U_MIN, (float)(-99 - k) * 0.6931472f + 0.25f);
-    elu_fast_args a = {.ch = vset(gch_s),
-                       .cl = vset(gcl_s),
-                       .isf = vset(p->input_scale_f),
-                       .scale = scale,
-                       .ulo = vset(ulo_s),
-                       .uhi = zero,
-                       .is = is,
-                       .coef = coef};
-    if (p->input_scale == 1.0 && p->grad_coef == 1.0) // the default attributes
-        OG_EW_LOOP(n, 2, in, 1, out,
-                   { vstore(outs[0], elu_bwd_fast(vload(ins[0]), vload(ins[1]), &a, 1)); });
-    else
-        OG_EW_LOOP(n, 2, in, 1, out,
-                   { vstore(outs[0], elu_bwd_fast(vload(ins[0]), vload(ins[1]), &a, 0)); });
-}
+#define ELU_BWD(LOOP)                                                                              \
+    const og_elu_params *prm = p;                                                                  \
+    vf scale = vset(prm->scale), zero = vset(0.0f);                                                \
+    vd is = vdset(prm->input_scale), coef = vdset(prm->grad_coef);                                 \
+    float gch_s, gcl_s;                                                                            \
+    if (!elu_split(prm->grad_coef, &gch_s, &gcl_s) || !(prm->input_scale > 0)) {                   \
+        LOOP(2, 1, {                                                                               \
+            vstore(outs[0], elu_bwd_general(vload(ins[0]), vload(ins[1]), is, coef, scale));       \
+        });                                                                                        \
+        return;                                                                                    \
+    }                                                                                              \
+    /* fast lanes: u in [ulo, 0] with |gc| e^ulo >= 2^-100: |gc| >= 2^(k-1), e^u >= 2^(-99-k) */   \
+    int k;                                                                                         \
+    frexpf(gch_s, &k);                                                                             \
+    float ulo_s = fmaxf(ELU_U_MIN, (float)(-99 - k) * 0.6931472f + 0.25f);                         \
+    elu_fast_args a = {.ch = vset(gch_s),                                                          \
+                       .cl = vset(gcl_s),                                                          \
+                       .isf = vset(prm->input_scale_f),                                            \
+                       .scale = scale,                                                             \
+                       .ulo = vset(ulo_s),                                                         \
+                       .uhi = zero,                                                                \
+                       .is = is,                                                                   \
+                       .coef = coef};                                                              \
+    if (prm->input_scale == 1.0 && prm->grad_coef == 1.0) /* the default attributes */             \
+        LOOP(2, 1, { vstore(outs[0], elu_bwd_fast(vload(ins[0]), vload(ins[1]), &a, 1)); });       \
+    else                                                                                           \
+        LOOP(2, 1, { vstore(outs[0], elu_bwd_fast(vload(ins[0]), vload(ins[1]), &a, 0)); });
+OG_EW_KERNEL3_FN(og_elu_bwd, ELU_BWD)
 
-void OG_FN(og_elu_bwd_result)(size_t n, const float *const *in, float *const *out,
-                              const void *params) {
-    const og_elu_params *p = params;
-    vf scale = vset(p->scale), zero = vset(0.0f);
-    vd is = vdset(p->input_scale), negcoef = vdset(p->negcoef);
-    OG_EW_LOOP(n, 2, in, 1, out, {
-        vf g = vload(ins[0]), y = vload(ins[1]);
-        vf neg = vnarrow(vdmul(vdmul(vwiden(g), is), vdadd(vwiden(y), negcoef)));
-        vstore(outs[0], vsel(vgt(y, zero), vmul(g, scale), neg));
+#define ELU_BWD_RESULT(LOOP)                                                                       \
+    const og_elu_params *prm = p;                                                                  \
+    vf scale = vset(prm->scale), zero = vset(0.0f);                                                \
+    vd is = vdset(prm->input_scale), negcoef = vdset(prm->negcoef);                                \
+    LOOP(2, 1, {                                                                                   \
+        vf g = vload(ins[0]), y = vload(ins[1]);                                                   \
+        vf neg = vnarrow(vdmul(vdmul(vwiden(g), is), vdadd(vwiden(y), negcoef)));                  \
+        vstore(outs[0], vsel(vgt(y, zero), vmul(g, scale), neg));                                  \
     });
-}
+OG_EW_KERNEL3_FN(og_elu_bwd_result, ELU_BWD_RESULT)
 
 // ---- float64 (the float kernels' formulas and limits: elu(-inf) = -alpha scale, elu'(-inf) = 0,
 // NaN propagates; saturate mode as there)

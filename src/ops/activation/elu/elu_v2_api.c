@@ -20,6 +20,6 @@ aclnnStatus aclnnEluV2GetWorkspaceSize(const aclTensor *self, const aclScalar *a
     og_elu_params p = og_elu_make_params(v[0], v[1], v[2]);
     static const char *const tnames[2] = {"self", "out"};
     const aclTensor *outs[1] = {out};
-    return og_plan_forward(op, OG_EW_KERNEL_F64_HEAVY(elu_fwd), self, 1, outs, tnames,
+    return og_plan_forward(op, OG_EW_KERNEL_HEAVY(elu_fwd), self, 1, outs, tnames,
                            OG_OUT_SAME_DTYPE, &p, sizeof p, workspaceSize, executor);
 }

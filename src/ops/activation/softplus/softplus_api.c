@@ -6,10 +6,8 @@
 #include "ops/activation/softplus/softplus_kernel.h"
 #include "ops/common/checks.h"
 
-OG_EW_DEFINE_KERNEL_TABLE(softplus_fwd);
-OG_EW_DEFINE_KERNEL64_TABLE(softplus_fwd);
-OG_EW_DEFINE_KERNEL_TABLE(softplus_bwd);
-OG_EW_DEFINE_KERNEL64_TABLE(softplus_bwd);
+OG_EW_DEFINE_KERNEL3_TABLES(softplus_fwd);
+OG_EW_DEFINE_KERNEL3_TABLES(softplus_bwd);
 
 static aclnnStatus read_params(const og_opdesc *op, const aclScalar *beta,
                                const aclScalar *threshold, og_softplus_params *p) {
@@ -31,7 +29,7 @@ aclnnStatus aclnnSoftplusGetWorkspaceSize(const aclTensor *self, const aclScalar
     OG_TRY(read_params(op, beta, threshold, &p));
     static const char *const tnames[2] = {"self", "out"};
     const aclTensor *outs[1] = {out};
-    return og_plan_forward(op, OG_EW_KERNEL_F64_HEAVY(softplus_fwd), self, 1, outs, tnames,
+    return og_plan_forward(op, OG_EW_KERNEL_HEAVY(softplus_fwd), self, 1, outs, tnames,
                            OG_OUT_SAME_DTYPE, &p, sizeof p, workspaceSize, executor);
 }
 
@@ -48,7 +46,7 @@ aclnnStatus aclnnSoftplusBackwardGetWorkspaceSize(const aclTensor *gradOutput,
     OG_TRY(read_params(op, beta, threshold, &p));
     static const char *const names[3] = {"gradOutput", "self", "gradInput"};
     const aclTensor *ins[2] = {gradOutput, self};
-    return og_plan_backward(op, OG_EW_KERNEL_F64(softplus_bwd), 2, ins, gradInput, names,
+    return og_plan_backward(op, OG_EW_KERNEL(softplus_bwd), 2, ins, gradInput, names,
                             OG_BWD_INT_SELF_AS_FLOAT, OG_OUT_CASTABLE, &p, sizeof p, workspaceSize,
                             executor);
 }

@@ -15,9 +15,7 @@ typedef struct og_softplus_params {
     double beta64, threshold64; // the float64 kernel's
 } og_softplus_params;
 
-OG_EW_DECLARE_KERNEL(softplus_fwd)
-OG_EW_DECLARE_KERNEL64(softplus_fwd)
-OG_EW_DECLARE_KERNEL(softplus_bwd)
-OG_EW_DECLARE_KERNEL64(softplus_bwd)
+OG_EW_DECLARE_KERNEL3(softplus_fwd)
+OG_EW_DECLARE_KERNEL3(softplus_bwd)
 
 #endif

@@ -29,6 +29,7 @@
 #include <float.h>
 
 #include "engine/simd/map64.h"
+#include "engine/simd/vec16.h"
 #include "engine/simd/vmath.h"
 #include "ops/activation/softplus/softplus_kernel.h"
 
@@ -129,31 +130,27 @@ static inline vf softplus_backward(vf g, vf x, vf beta, vf threshold, const int 
     return dx;
 }
 
-void OG_FN(og_softplus_fwd)(size_t n, const float *const *in, float *const *out,
-                            const void *params) {
-    const og_softplus_params *p = params;
-    vf beta = vset(p->beta), threshold = vset(p->threshold);
-    if (p->beta == 1.0f)
-        OG_EW_LOOP(n, 1, in, 1, out,
-                   { vstore(outs[0], softplus_forward(vload(ins[0]), beta, threshold, 1)); });
-    else
-        OG_EW_LOOP(n, 1, in, 1, out,
-                   { vstore(outs[0], softplus_forward(vload(ins[0]), beta, threshold, 0)); });
-}
+#define SOFTPLUS_FWD(LOOP)                                                                         \
+    const og_softplus_params *prm = p;                                                             \
+    vf beta = vset(prm->beta), threshold = vset(prm->threshold);                                   \
+    if (prm->beta == 1.0f)                                                                         \
+        LOOP(1, 1, { vstore(outs[0], softplus_forward(vload(ins[0]), beta, threshold, 1)); });     \
+    else                                                                                           \
+        LOOP(1, 1, { vstore(outs[0], softplus_forward(vload(ins[0]), beta, threshold, 0)); });
+OG_EW_KERNEL3_FN(og_softplus_fwd, SOFTPLUS_FWD)
 
-void OG_FN(og_softplus_bwd)(size_t n, const float *const *in, float *const *out,
-                            const void *params) {
-    const og_softplus_params *p = params;
-    vf beta = vset(p->beta), threshold = vset(p->threshold);
-    if (p->beta == 1.0f)
-        OG_EW_LOOP(n, 2, in, 1, out, {
-            vstore(outs[0], softplus_backward(vload(ins[0]), vload(ins[1]), beta, threshold, 1));
+#define SOFTPLUS_BWD(LOOP)                                                                         \
+    const og_softplus_params *prm = p;                                                             \
+    vf beta = vset(prm->beta), threshold = vset(prm->threshold);                                   \
+    if (prm->beta == 1.0f)                                                                         \
+        LOOP(2, 1, {                                                                               \
+            vstore(outs[0], softplus_backward(vload(ins[0]), vload(ins[1]), beta, threshold, 1));  \
+        });                                                                                        \
+    else                                                                                           \
+        LOOP(2, 1, {                                                                               \
+            vstore(outs[0], softplus_backward(vload(ins[0]), vload(ins[1]), beta, threshold, 0));  \
         });
-    else
-        OG_EW_LOOP(n, 2, in, 1, out, {
-            vstore(outs[0], softplus_backward(vload(ins[0]), vload(ins[1]), beta, threshold, 0));
-        });
-}
+OG_EW_KERNEL3_FN(og_softplus_bwd, SOFTPLUS_BWD)
 
 // ---- float64: z = beta x; log1p(e^z) = z + log1p(e^-z) for z > 0 (no overflow); the backward
 // sigmoid(z); above the threshold y = x and dx = g; NaN propagates
