@@ -8,6 +8,7 @@
  *    broadcast and strided targets, mean over nothing (NaN) and sum over nothing (0), a 0-D
  *    gradOutput broadcast by the backwards, bf16 inputs summed in fp32 and rounded once. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -240,10 +241,153 @@ static void test_layouts(void) {
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) drop(all[k]);
 }
 
+// The losses and their backwards with reduction none on bf16 / fp16 operands run the fused
+// 16-bit kernels; they must give the buffered path's bits (OPGRAD_FUSED16=0: widened into fp32
+// tiles, the fp32 kernel, rounded once) on every ISA, for every variant of each kernel (BCE with
+// and without weight, BCE with logits with weight, posWeight, both), over inputs that reach
+// each branch (|x - t| on both sides of SmoothL1's beta, probabilities near 0 and 1, logits of
+// both signs and large magnitude, NaN, signed zeros), from an odd element on (tails).
+enum { LN = 1029 };
+
+static aclnnStatus loss_run(int which, aclTensor *const *t, aclTensor *out) {
+    aclnnStatus st;
+    aclTensor *g = t[0], *x = t[1], *y = t[2], *w = t[3], *pw = t[4];
+    switch (which) {
+    case 0:
+        OP_RUN(st, aclnnMseLossGetWorkspaceSize(x, y, 0, out, &ws_, &ex_), aclnnMseLoss);
+        break;
+    case 1:
+        OP_RUN(st, aclnnL1LossGetWorkspaceSize(x, y, 0, out, &ws_, &ex_), aclnnL1Loss);
+        break;
+    case 2:
+        OP_RUN(st, aclnnSmoothL1LossGetWorkspaceSize(x, y, 0, 0.5f, out, &ws_, &ex_),
+               aclnnSmoothL1Loss);
+        break;
+    case 3:
+        OP_RUN(st, aclnnBinaryCrossEntropyGetWorkspaceSize(x, y, w, 0, out, &ws_, &ex_),
+               aclnnBinaryCrossEntropy);
+        break;
+    case 4:
+        OP_RUN(st,
+               aclnnBinaryCrossEntropyWithLogitsGetWorkspaceSize(x, y, w, pw, 0, out, &ws_, &ex_),
+               aclnnBinaryCrossEntropyWithLogits);
+        break;
+    case 5:
+        OP_RUN(st, aclnnMseLossBackwardGetWorkspaceSize(g, x, y, 0, out, &ws_, &ex_),
+               aclnnMseLossBackward);
+        break;
+    case 6:
+        OP_RUN(st, aclnnL1LossBackwardGetWorkspaceSize(g, x, y, 0, out, &ws_, &ex_),
+               aclnnL1LossBackward);
+        break;
+    case 7:
+        OP_RUN(st, aclnnSmoothL1LossBackwardGetWorkspaceSize(g, x, y, 0, 0.5f, out, &ws_, &ex_),
+               aclnnSmoothL1LossBackward);
+        break;
+    case 8:
+        OP_RUN(st, aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(g, x, y, w, 0, out, &ws_, &ex_),
+               aclnnBinaryCrossEntropyBackward);
+        break;
+    default:
+        OP_RUN(st,
+               aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(g, x, y, w, pw, 0, out,
+                                                                         &ws_, &ex_),
+               aclnnBinaryCrossEntropyWithLogitsBackward);
+        break;
+    }
+    return st;
+}
+
+static void test_fused16_equals_buffered(void) {
+    static const char *const names[] = {"MseLoss",        "L1Loss",
+                                        "SmoothL1Loss",   "BCE",
+                                        "BCEWithLogits",  "MseLossBackward",
+                                        "L1LossBackward", "SmoothL1LossBackward",
+                                        "BCEBackward",    "BCEWithLogitsBackward"};
+    long runs = 0, bad = 0;
+    for (int dti = 0; dti < 2; dti++) {
+        aclDataType dt = dti ? ACL_FLOAT16 : ACL_BF16;
+        uint16_t *buf[5], *o[2];
+        for (int k = 0; k < 5; k++) buf[k] = test_dev_alloc(LN * 2);
+        for (int k = 0; k < 2; k++) o[k] = test_dev_alloc(LN * 2);
+        test_rng r;
+        test_rng_seed(&r, 77 + (uint64_t)dti);
+        for (int which = 0; which < 10; which++) {
+            bool bce = which == 3 || which == 8, logits = which == 4 || which == 9;
+            for (int i = 0; i < LN; i++) {
+                float g = (float)test_rng_uniform(&r, -3, 3), w = (float)test_rng_uniform(&r, 0, 2);
+                float x = (float)test_rng_uniform(&r, -4, 4),
+                      y = (float)test_rng_uniform(&r, -4, 4);
+                if (bce)
+                    x = (float)test_rng_uniform(&r, 0, 1), y = (float)test_rng_uniform(&r, 0, 1);
+                if (bce && i % 7 == 0) x = i % 14 ? 1e-30f : 0.999f; // near 0 and 1
+                if (logits && i % 5 == 0) x *= 30.0f;                // large logits
+                if (!bce && i % 9 == 0) y = x + 0.25f;               // |x - t| below beta
+                if (i == 11) x = NAN;
+                if (i == 12) x = -0.0f, y = 0.0f;
+                float v[5] = {g, x, y, w, 2.0f - w};
+                for (int k = 0; k < 5; k++)
+                    buf[k][i] = dt == ACL_BF16 ? og_f32_to_bf16(v[k]) : og_f32_to_f16(v[k]);
+            }
+            int variants = bce ? 2 : logits ? 4 : 1;
+            for (int var = 0; var < variants; var++)
+                for (int off = 0; off < 2; off++) {
+                    int64_t d[1] = {LN - off};
+                    aclTensor *t[5];
+                    for (int k = 0; k < 5; k++) t[k] = test_tensor(d, 1, dt, buf[k] + off);
+                    aclTensor *ts[5] = {t[0], t[1], t[2], (var & 1) ? t[3] : NULL,
+                                        (var & 2) ? t[4] : NULL};
+                    aclTensor *to[2] = {test_tensor(d, 1, dt, o[0] + off),
+                                        test_tensor(d, 1, dt, o[1] + off)};
+                    for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
+                        if (!test_isa_available(isa)) continue;
+                        opgrad_set_max_isa((opgrad_isa)isa);
+                        for (int fused = 0; fused < 2; fused++) {
+                            if (!fused) setenv("OPGRAD_FUSED16", "0", 1);
+                            memset(o[fused], 0xcd, LN * 2);
+                            CHECK_EQ(loss_run(which, ts, to[fused]), ACLNN_SUCCESS);
+                            unsetenv("OPGRAD_FUSED16");
+                        }
+                        for (int i = off; i < LN; i++)
+                            if (o[0][i] != o[1][i] && bad++ < 5)
+                                fprintf(stderr,
+                                        "    %s %s variant %d isa %d: [%d] fused 0x%04x, "
+                                        "buffered 0x%04x\n",
+                                        names[which], og_dtype_name(dt), var, isa, i, o[1][i],
+                                        o[0][i]);
+                        runs++;
+                    }
+                    for (int k = 0; k < 5; k++) aclDestroyTensor(t[k]);
+                    aclDestroyTensor(to[0]), aclDestroyTensor(to[1]);
+                }
+        }
+        // the fused path is the one planned: no tile buffers (the buffered path needs some)
+        int64_t d[1] = {LN};
+        aclTensor *a = test_tensor(d, 1, dt, buf[1]), *b = test_tensor(d, 1, dt, buf[2]),
+                  *y = test_tensor(d, 1, dt, o[0]);
+        uint64_t ws[2] = {7, 0};
+        aclOpExecutor *ex[2] = {NULL, NULL};
+        CHECK_EQ(aclnnMseLossGetWorkspaceSize(a, b, 0, y, &ws[0], &ex[0]), ACLNN_SUCCESS);
+        setenv("OPGRAD_FUSED16", "0", 1);
+        CHECK_EQ(aclnnMseLossGetWorkspaceSize(a, b, 0, y, &ws[1], &ex[1]), ACLNN_SUCCESS);
+        unsetenv("OPGRAD_FUSED16");
+        CHECKF(ws[0] == 0 && ws[1] > 0, "%s MseLoss workspace: fused %llu, buffered %llu",
+               og_dtype_name(dt), (unsigned long long)ws[0], (unsigned long long)ws[1]);
+        aclDestroyAclOpExecutor(ex[0]), aclDestroyAclOpExecutor(ex[1]);
+        aclDestroyTensor(a), aclDestroyTensor(b), aclDestroyTensor(y);
+        for (int k = 0; k < 5; k++) aclrtFree(buf[k]);
+        aclrtFree(o[0]), aclrtFree(o[1]);
+    }
+    opgrad_set_max_isa(OPGRAD_ISA_COUNT - 1);
+    CHECKF(bad == 0, "%ld elements differ", bad);
+    printf("  %ld loss runs on 16-bit operands: fused = buffered, bit for bit\n", runs);
+}
+
 int main(void) {
     aclInit(NULL);
     RUN(test_statuses);
     RUN(test_values);
     RUN(test_layouts);
+    RUN(test_fused16_equals_buffered);
     return test_summary();
 }

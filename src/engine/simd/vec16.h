@@ -254,17 +254,19 @@ OG_VEC16_PAIR_IN_ORDER(OG_BF16_INSN_ATTR, bf16i)
 /// entry point passes its own loop (fp32, fp32 non-temporal, fused bf16 / fp16).
 #define OG_EW_KERNEL3_FN(name, body)                                                               \
     void OG_FN(name)(size_t n, const float *const *in, float *const *out, const void *p) {         \
-        body(OG_EW_FN_LOOP_F32)                                                                    \
+        body(OG_EW_FN_LOOP_F32);                                                                   \
     }                                                                                              \
     void OG_FN(name##_nt)(size_t n, const float *const *in, float *const *out, const void *p) {    \
-        body(OG_EW_FN_LOOP_NT)                                                                     \
+        body(OG_EW_FN_LOOP_NT);                                                                    \
     }                                                                                              \
     void OG_FN(name##_bf16)(size_t n, const uint16_t *const *in, uint16_t *const *out,             \
-                            const void *p, bool stream){                                           \
-        body(OG_EW_FN_LOOP_BF16)} OG_EW_KERNEL_FN_BF16I(name, body) void                           \
-    OG_FN(name##_f16)(size_t n, const uint16_t *const *in, uint16_t *const *out, const void *p,    \
-                      bool stream) {                                                               \
-        body(OG_EW_FN_LOOP_F16)                                                                    \
+                            const void *p, bool stream) {                                          \
+        body(OG_EW_FN_LOOP_BF16);                                                                  \
+    }                                                                                              \
+    OG_EW_KERNEL_FN_BF16I(name, body)                                                              \
+    void OG_FN(name##_f16)(size_t n, const uint16_t *const *in, uint16_t *const *out,              \
+                           const void *p, bool stream) {                                           \
+        body(OG_EW_FN_LOOP_F16);                                                                   \
     }
 #define OG_EW_FN_LOOP_F32(nin, nout, ...) OG_EW_LOOP(n, nin, in, nout, out, __VA_ARGS__)
 #define OG_EW_FN_LOOP_NT(nin, nout, ...) OG_EW_LOOP_NT(n, nin, in, nout, out, __VA_ARGS__)
@@ -279,7 +281,7 @@ OG_VEC16_PAIR_IN_ORDER(OG_BF16_INSN_ATTR, bf16i)
 #define OG_EW_KERNEL_FN_BF16I(name, body)                                                          \
     OG_BF16_INSN_ATTR void OG_FN(name##_bf16i)(size_t n, const uint16_t *const *in,                \
                                                uint16_t *const *out, const void *p, bool stream) { \
-        body(OG_EW_FN_LOOP_BF16I)                                                                  \
+        body(OG_EW_FN_LOOP_BF16I);                                                                 \
     }
 #else
 #define OG_EW_KERNEL_FN_BF16I(name, body)

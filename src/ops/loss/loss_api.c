@@ -30,26 +30,16 @@
 #include "ops/loss/loss_kernel.h"
 #include "ops/math/mul/mul_kernel.h"
 
-OG_EW_DEFINE_KERNEL_TABLE(mse_fwd);
-OG_EW_DEFINE_KERNEL64_TABLE(mse_fwd);
-OG_EW_DEFINE_KERNEL_TABLE(mse_bwd);
-OG_EW_DEFINE_KERNEL64_TABLE(mse_bwd);
-OG_EW_DEFINE_KERNEL_TABLE(l1_fwd);
-OG_EW_DEFINE_KERNEL64_TABLE(l1_fwd);
-OG_EW_DEFINE_KERNEL_TABLE(l1_bwd);
-OG_EW_DEFINE_KERNEL64_TABLE(l1_bwd);
-OG_EW_DEFINE_KERNEL_TABLE(sl1_fwd);
-OG_EW_DEFINE_KERNEL64_TABLE(sl1_fwd);
-OG_EW_DEFINE_KERNEL_TABLE(sl1_bwd);
-OG_EW_DEFINE_KERNEL64_TABLE(sl1_bwd);
-OG_EW_DEFINE_KERNEL_TABLE(bce_fwd);
-OG_EW_DEFINE_KERNEL64_TABLE(bce_fwd);
-OG_EW_DEFINE_KERNEL_TABLE(bce_bwd);
-OG_EW_DEFINE_KERNEL64_TABLE(bce_bwd);
-OG_EW_DEFINE_KERNEL_TABLE(bcel_fwd);
-OG_EW_DEFINE_KERNEL64_TABLE(bcel_fwd);
-OG_EW_DEFINE_KERNEL_TABLE(bcel_bwd);
-OG_EW_DEFINE_KERNEL64_TABLE(bcel_bwd);
+OG_EW_DEFINE_KERNEL3_TABLES(mse_fwd);
+OG_EW_DEFINE_KERNEL3_TABLES(mse_bwd);
+OG_EW_DEFINE_KERNEL3_TABLES(l1_fwd);
+OG_EW_DEFINE_KERNEL3_TABLES(l1_bwd);
+OG_EW_DEFINE_KERNEL3_TABLES(sl1_fwd);
+OG_EW_DEFINE_KERNEL3_TABLES(sl1_bwd);
+OG_EW_DEFINE_KERNEL3_TABLES(bce_fwd);
+OG_EW_DEFINE_KERNEL3_TABLES(bce_bwd);
+OG_EW_DEFINE_KERNEL3_TABLES(bcel_fwd);
+OG_EW_DEFINE_KERNEL3_TABLES(bcel_bwd);
 
 typedef enum { LOSS_MSE, LOSS_L1, LOSS_SL1, LOSS_BCE, LOSS_BCEL } loss_kind;
 
@@ -72,18 +62,16 @@ typedef struct loss_args {
     og_loss_params params;
 } loss_args;
 
-static const og_ew_compute_fn *const FWD[] = {og_mse_fwd_kernels, og_l1_fwd_kernels,
-                                              og_sl1_fwd_kernels, og_bce_fwd_kernels,
-                                              og_bcel_fwd_kernels};
-static const og_ew_compute_fn *const BWD[] = {og_mse_bwd_kernels, og_l1_bwd_kernels,
-                                              og_sl1_bwd_kernels, og_bce_bwd_kernels,
-                                              og_bcel_bwd_kernels};
-static const og_ew_compute64_fn *const FWD64[] = {og_mse_fwd_kernels64, og_l1_fwd_kernels64,
-                                                  og_sl1_fwd_kernels64, og_bce_fwd_kernels64,
-                                                  og_bcel_fwd_kernels64};
-static const og_ew_compute64_fn *const BWD64[] = {og_mse_bwd_kernels64, og_l1_bwd_kernels64,
-                                                  og_sl1_bwd_kernels64, og_bce_bwd_kernels64,
-                                                  og_bcel_bwd_kernels64};
+// Each kernel's fp32, fused 16-bit, float64 and non-temporal fp32 entry points (OG_EW_KERNEL3_FN)
+#define LOSS_KERNEL(name)                                                                          \
+    {                                                                                              \
+        og_##name##_kernels, og_##name##_kernels16, og_##name##_kernels64, og_##name##_nt_kernels, \
+            false                                                                                  \
+    }
+static const og_ew_kernel FWD[] = {LOSS_KERNEL(mse_fwd), LOSS_KERNEL(l1_fwd), LOSS_KERNEL(sl1_fwd),
+                                   LOSS_KERNEL(bce_fwd), LOSS_KERNEL(bcel_fwd)};
+static const og_ew_kernel BWD[] = {LOSS_KERNEL(mse_bwd), LOSS_KERNEL(l1_bwd), LOSS_KERNEL(sl1_bwd),
+                                   LOSS_KERNEL(bce_bwd), LOSS_KERNEL(bcel_bwd)};
 
 // NumPy broadcast of tensors [0, n) into dims / *nd; false (and the message) when they do not.
 static aclnnStatus broadcast(const loss_args *a, int first, int n, int64_t *dims, int *nd) {
@@ -177,11 +165,12 @@ static aclnnStatus check(loss_args *a, aclDataType *promoted, int64_t *dims, int
 // and weight into one first, see plan_backward).
 #define LOSS_KERNEL_MAX_IN 4
 
-static og_ew_op ew_of(const loss_args *a, const og_ew_compute_fn *kernels,
-                      const og_ew_compute64_fn *kernels64, aclDataType promoted) {
+static og_ew_op ew_of(const loss_args *a, og_ew_kernel k, aclDataType promoted) {
     og_ew_op ew = {.op = a->op,
-                   .kernels = kernels,
-                   .kernels64 = kernels64,
+                   .kernels = k.fp32,
+                   .kernels16 = k.fused16,
+                   .kernels64 = k.fp64,
+                   .kernels_nt = k.fp32_nt,
                    .nin = a->nin,
                    .nout = 1,
                    .out = {a->out},
@@ -230,21 +219,21 @@ static aclnnStatus plan_forward(loss_args *a, uint64_t *workspaceSize, aclOpExec
     int nd;
     OG_TRY(check(a, &promoted, dims, &nd));
     OG_TRY(check_memory(a));
-    const og_ew_compute_fn *k = FWD[a->kind];
-    const og_ew_compute64_fn *k64 = FWD64[a->kind];
+    og_ew_kernel k = FWD[a->kind];
     og_prog p;
     og_prog_init(&p, a->op, a->nparam, 1, a->io);
     if (a->out->numel == 0) return og_prog_publish(&p, workspaceSize, executor);
     if (a->reduction == 0) {
-        og_ew_op ew = ew_of(a, k, k64, promoted);
+        og_ew_op ew = ew_of(a, k, promoted);
         og_prog_map(&p, &ew);
         return og_prog_publish(&p, workspaceSize, executor);
     }
     og_reduce_op r = sum_all(a, dims, nd);
     if (a->nin <= OG_RED_MAX_IN) {
         r.nin = a->nin;
-        r.map = k;
-        r.map64 = k64;
+        r.map = k.fp32;
+        r.map16 = k.fused16;
+        r.map64 = k.fp64;
         for (int j = 0; j < a->nin; j++) r.in[j] = a->in[j], r.in_slot[j] = a->slot[j];
         og_prog_reduce(&p, &r);
         return og_prog_publish(&p, workspaceSize, executor);
@@ -253,7 +242,7 @@ static aclnnStatus plan_forward(loss_args *a, uint64_t *workspaceSize, aclOpExec
     aclDataType wide = promoted == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
     const aclTensor *tmp;
     int slot = og_prog_temp(&p, wide, nd, dims, &tmp);
-    og_ew_op ew = ew_of(a, k, k64, wide);
+    og_ew_op ew = ew_of(a, k, wide);
     ew.out[0] = tmp;
     ew.out_slot[0] = slot;
     og_prog_map(&p, &ew);
@@ -275,13 +264,12 @@ static aclnnStatus plan_backward(loss_args *a, uint64_t *workspaceSize, aclOpExe
     // mean: the N the forward divided by (the losses' count, gradOutput not counted)
     a->params.scale = a->reduction == 1 ? 1.0f / (float)numel_of(dims, nd) : 1.0f;
     a->params.scale64 = a->reduction == 1 ? 1.0 / (double)numel_of(dims, nd) : 1.0;
-    const og_ew_compute_fn *k = BWD[a->kind];
-    const og_ew_compute64_fn *k64 = BWD64[a->kind];
+    og_ew_kernel k = BWD[a->kind];
     og_prog p;
     og_prog_init(&p, a->op, a->nparam, 1, a->io);
     if (a->out->numel == 0) return og_prog_publish(&p, workspaceSize, executor);
     if (a->nin <= LOSS_KERNEL_MAX_IN) {
-        og_ew_op ew = ew_of(a, k, k64, promoted);
+        og_ew_op ew = ew_of(a, k, promoted);
         og_prog_map(&p, &ew);
         return og_prog_publish(&p, workspaceSize, executor);
     }
@@ -304,7 +292,7 @@ static aclnnStatus plan_backward(loss_args *a, uint64_t *workspaceSize, aclOpExe
                    .compute_dtype = wide};
     og_prog_map(&p, &gw);
     a->params.flags = OG_LOSS_PW;
-    og_ew_op ew = ew_of(a, k, k64, promoted);
+    og_ew_op ew = ew_of(a, k, promoted);
     ew.nin = 4;
     ew.in[0] = tmp;
     ew.in[3] = a->in[4];

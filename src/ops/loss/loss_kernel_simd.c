@@ -10,6 +10,7 @@
  * log1p(e^-|x|) (BCE with logits) is e L(e) with e = e^-|x| (og_vexp_split, accurate where e is
  * subnormal) and og_vlog1p_ratio. sigmoid(x) = 1 / (1 + e) for x >= 0, e / (1 + e) below. */
 #include "engine/simd/map64.h"
+#include "engine/simd/vec16.h"
 #include "engine/simd/vmath.h"
 #include "ops/loss/loss_kernel.h"
 
@@ -101,59 +102,59 @@ static inline vf keep_nan(vf x, vf r) { return vsel(visnan(x), vadd(x, x), r); }
 
 // ---- MSE
 
-void OG_FN(og_mse_fwd)(size_t n, const float *const *in, float *const *out, const void *p) {
-    (void)p;
-    OG_EW_LOOP(n, 2, in, 1, out, {
-        vf d = vsub(vload(ins[0]), vload(ins[1]));
-        vstore(outs[0], vmul(d, d));
+#define BODY_MSE_FWD(LOOP)                                                                         \
+    (void)p;                                                                                       \
+    LOOP(2, 1, {                                                                                   \
+        vf d = vsub(vload(ins[0]), vload(ins[1]));                                                 \
+        vstore(outs[0], vmul(d, d));                                                               \
     });
-}
+OG_EW_KERNEL3_FN(og_mse_fwd, BODY_MSE_FWD)
 
-void OG_FN(og_mse_bwd)(size_t n, const float *const *in, float *const *out, const void *p) {
-    const og_loss_params *lp = p;
-    vd s2 = vdset(2.0 * (double)lp->scale);
-    OG_EW_LOOP(n, 3, in, 1, out, {
-        vstore(outs[0], vnarrow(vdmul(vdmul(dsub(vload(ins[1]), vload(ins[2])), s2),
-                                      vwiden(vload(ins[0])))));
+#define BODY_MSE_BWD(LOOP)                                                                         \
+    const og_loss_params *lp = p;                                                                  \
+    vd s2 = vdset(2.0 * (double)lp->scale);                                                        \
+    LOOP(3, 1, {                                                                                   \
+        vstore(outs[0], vnarrow(vdmul(vdmul(dsub(vload(ins[1]), vload(ins[2])), s2),               \
+                                      vwiden(vload(ins[0])))));                                    \
     });
-}
+OG_EW_KERNEL3_FN(og_mse_bwd, BODY_MSE_BWD)
 
 // ---- L1
 
-void OG_FN(og_l1_fwd)(size_t n, const float *const *in, float *const *out, const void *p) {
-    (void)p;
-    OG_EW_LOOP(n, 2, in, 1, out, { vstore(outs[0], vabs(vsub(vload(ins[0]), vload(ins[1])))); });
-}
+#define BODY_L1_FWD(LOOP)                                                                          \
+    (void)p;                                                                                       \
+    LOOP(2, 1, { vstore(outs[0], vabs(vsub(vload(ins[0]), vload(ins[1])))); });
+OG_EW_KERNEL3_FN(og_l1_fwd, BODY_L1_FWD)
 
-void OG_FN(og_l1_bwd)(size_t n, const float *const *in, float *const *out, const void *p) {
-    const og_loss_params *lp = p;
-    vf s = vset(lp->scale);
-    OG_EW_LOOP(n, 3, in, 1, out, {
-        vf d = vsub(vload(ins[1]), vload(ins[2]));
-        vstore(outs[0], vmul(vmul(vload(ins[0]), s), vsign(d)));
+#define BODY_L1_BWD(LOOP)                                                                          \
+    const og_loss_params *lp = p;                                                                  \
+    vf s = vset(lp->scale);                                                                        \
+    LOOP(3, 1, {                                                                                   \
+        vf d = vsub(vload(ins[1]), vload(ins[2]));                                                 \
+        vstore(outs[0], vmul(vmul(vload(ins[0]), s), vsign(d)));                                   \
     });
-}
+OG_EW_KERNEL3_FN(og_l1_bwd, BODY_L1_BWD)
 
 // ---- SmoothL1 (beta = 0: |d| < 0 never holds, the L1 branch runs)
-void OG_FN(og_sl1_fwd)(size_t n, const float *const *in, float *const *out, const void *p) {
-    const og_loss_params *lp = p;
-    vf beta = vset(lp->beta), hbeta = vset(0.5f * lp->beta), half = vset(0.5f);
-    OG_EW_LOOP(n, 2, in, 1, out, {
-        vf ad = vabs(vsub(vload(ins[0]), vload(ins[1])));
-        vf quad = vdiv(vmul(vmul(half, ad), ad), beta);
-        vstore(outs[0], vsel(vlt(ad, beta), quad, vsub(ad, hbeta)));
+#define BODY_SL1_FWD(LOOP)                                                                         \
+    const og_loss_params *lp = p;                                                                  \
+    vf beta = vset(lp->beta), hbeta = vset(0.5f * lp->beta), half = vset(0.5f);                    \
+    LOOP(2, 1, {                                                                                   \
+        vf ad = vabs(vsub(vload(ins[0]), vload(ins[1])));                                          \
+        vf quad = vdiv(vmul(vmul(half, ad), ad), beta);                                            \
+        vstore(outs[0], vsel(vlt(ad, beta), quad, vsub(ad, hbeta)));                               \
     });
-}
+OG_EW_KERNEL3_FN(og_sl1_fwd, BODY_SL1_FWD)
 
-void OG_FN(og_sl1_bwd)(size_t n, const float *const *in, float *const *out, const void *p) {
-    const og_loss_params *lp = p;
-    vf beta = vset(lp->beta), s = vset(lp->scale);
-    OG_EW_LOOP(n, 3, in, 1, out, {
-        vf d = vsub(vload(ins[1]), vload(ins[2]));
-        vf dv = vsel(vlt(vabs(d), beta), vdiv(d, beta), vsign(d));
-        vstore(outs[0], vmul(vmul(vload(ins[0]), s), dv));
+#define BODY_SL1_BWD(LOOP)                                                                         \
+    const og_loss_params *lp = p;                                                                  \
+    vf beta = vset(lp->beta), s = vset(lp->scale);                                                 \
+    LOOP(3, 1, {                                                                                   \
+        vf d = vsub(vload(ins[1]), vload(ins[2]));                                                 \
+        vf dv = vsel(vlt(vabs(d), beta), vdiv(d, beta), vsign(d));                                 \
+        vstore(outs[0], vmul(vmul(vload(ins[0]), s), dv));                                         \
     });
-}
+OG_EW_KERNEL3_FN(og_sl1_bwd, BODY_SL1_BWD)
 
 // ---- BCE
 // The logs in float (clamped), the rest in double: w (t - 1) log(1 - x) - w t log x and
@@ -168,17 +169,16 @@ static inline vf bce_loss(vf x, vf t, vd w) {
     return keep_nan(t, keep_nan(x, vnarrow(vdmul(r, w))));
 }
 
-void OG_FN(og_bce_fwd)(size_t n, const float *const *in, float *const *out, const void *p) {
-    const og_loss_params *lp = p;
-    if (lp->flags & OG_LOSS_W)
-        OG_EW_LOOP(n, 3, in, 1, out, {
-            vf w = vload(ins[2]);
-            vstore(outs[0], keep_nan(w, bce_loss(vload(ins[0]), vload(ins[1]), vwiden(w))));
-        });
-    else
-        OG_EW_LOOP(n, 2, in, 1, out,
-                   { vstore(outs[0], bce_loss(vload(ins[0]), vload(ins[1]), vdset(1.0))); });
-}
+#define BODY_BCE_FWD(LOOP)                                                                         \
+    const og_loss_params *lp = p;                                                                  \
+    if (lp->flags & OG_LOSS_W)                                                                     \
+        LOOP(3, 1, {                                                                               \
+            vf w = vload(ins[2]);                                                                  \
+            vstore(outs[0], keep_nan(w, bce_loss(vload(ins[0]), vload(ins[1]), vwiden(w))));       \
+        });                                                                                        \
+    else                                                                                           \
+        LOOP(2, 1, { vstore(outs[0], bce_loss(vload(ins[0]), vload(ins[1]), vdset(1.0))); });
+OG_EW_KERNEL3_FN(og_bce_fwd, BODY_BCE_FWD)
 
 static inline vf bce_grad(vf g, vf x, vf t, vd sw) {
     // x (1 - x) in [1e-12, 1/4] after the clamp (negative outside [0, 1]): its reciprocal in
@@ -188,19 +188,19 @@ static inline vf bce_grad(vf g, vf x, vf t, vd sw) {
     return keep_nan(g, keep_nan(t, keep_nan(x, vnarrow(r))));
 }
 
-void OG_FN(og_bce_bwd)(size_t n, const float *const *in, float *const *out, const void *p) {
-    const og_loss_params *lp = p;
-    vd s = vdset(lp->scale);
-    if (lp->flags & OG_LOSS_W)
-        OG_EW_LOOP(n, 4, in, 1, out, {
-            vf w = vload(ins[3]);
-            vd sw = vdmul(s, vwiden(w));
-            vstore(outs[0], keep_nan(w, bce_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), sw)));
-        });
-    else
-        OG_EW_LOOP(n, 3, in, 1, out,
-                   { vstore(outs[0], bce_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), s)); });
-}
+#define BODY_BCE_BWD(LOOP)                                                                         \
+    const og_loss_params *lp = p;                                                                  \
+    vd s = vdset(lp->scale);                                                                       \
+    if (lp->flags & OG_LOSS_W)                                                                     \
+        LOOP(4, 1, {                                                                               \
+            vf w = vload(ins[3]);                                                                  \
+            vd sw = vdmul(s, vwiden(w));                                                           \
+            vstore(outs[0],                                                                        \
+                   keep_nan(w, bce_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), sw)));        \
+        });                                                                                        \
+    else                                                                                           \
+        LOOP(3, 1, { vstore(outs[0], bce_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), s)); });
+OG_EW_KERNEL3_FN(og_bce_bwd, BODY_BCE_BWD)
 
 // ---- BCE with logits
 // e = e^-|x| in double (og_vexp_double: e^-200 and the like keep their bits), log1p(e) = e L(e)
@@ -237,40 +237,40 @@ static inline vf bcel_loss(vf x, vf t, vd pw, vd w) {
     return keep_nan(t, keep_nan(x, vnarrow(bcel_loss_d(x, t, pw, w))));
 }
 
-void OG_FN(og_bcel_fwd)(size_t n, const float *const *in, float *const *out, const void *p) {
-    const og_loss_params *lp = p;
-    vd one = vdset(1.0);
-    switch (lp->flags & (OG_LOSS_W | OG_LOSS_PW)) {
-    case 0:
-        OG_EW_LOOP(n, 2, in, 1, out, {
-            vf x = vload(ins[0]);
-            vstore(outs[0], bcel_loss(x, vload(ins[1]), one, one));
-        });
-        break;
-    case OG_LOSS_W:
-        OG_EW_LOOP(n, 3, in, 1, out, {
-            vf x = vload(ins[0]);
-            vf w = vload(ins[2]);
-            vstore(outs[0], keep_nan(w, bcel_loss(x, vload(ins[1]), one, vwiden(w))));
-        });
-        break;
-    case OG_LOSS_PW:
-        OG_EW_LOOP(n, 3, in, 1, out, {
-            vf x = vload(ins[0]);
-            vf pw = vload(ins[2]);
-            vstore(outs[0], keep_nan(pw, bcel_loss(x, vload(ins[1]), vwiden(pw), one)));
-        });
-        break;
-    default:
-        OG_EW_LOOP(n, 4, in, 1, out, {
-            vf x = vload(ins[0]);
-            vf w = vload(ins[2]), pw = vload(ins[3]);
-            vf l = bcel_loss(x, vload(ins[1]), vwiden(pw), vwiden(w));
-            vstore(outs[0], keep_nan(pw, keep_nan(w, l)));
-        });
-        break;
+#define BODY_BCEL_FWD(LOOP)                                                                        \
+    const og_loss_params *lp = p;                                                                  \
+    vd one = vdset(1.0);                                                                           \
+    switch (lp->flags & (OG_LOSS_W | OG_LOSS_PW)) {                                                \
+    case 0:                                                                                        \
+        LOOP(2, 1, {                                                                               \
+            vf x = vload(ins[0]);                                                                  \
+            vstore(outs[0], bcel_loss(x, vload(ins[1]), one, one));                                \
+        });                                                                                        \
+        break;                                                                                     \
+    case OG_LOSS_W:                                                                                \
+        LOOP(3, 1, {                                                                               \
+            vf x = vload(ins[0]);                                                                  \
+            vf w = vload(ins[2]);                                                                  \
+            vstore(outs[0], keep_nan(w, bcel_loss(x, vload(ins[1]), one, vwiden(w))));             \
+        });                                                                                        \
+        break;                                                                                     \
+    case OG_LOSS_PW:                                                                               \
+        LOOP(3, 1, {                                                                               \
+            vf x = vload(ins[0]);                                                                  \
+            vf pw = vload(ins[2]);                                                                 \
+            vstore(outs[0], keep_nan(pw, bcel_loss(x, vload(ins[1]), vwiden(pw), one)));           \
+        });                                                                                        \
+        break;                                                                                     \
+    default:                                                                                       \
+        LOOP(4, 1, {                                                                               \
+            vf x = vload(ins[0]);                                                                  \
+            vf w = vload(ins[2]), pw = vload(ins[3]);                                              \
+            vf l = bcel_loss(x, vload(ins[1]), vwiden(pw), vwiden(w));                             \
+            vstore(outs[0], keep_nan(pw, keep_nan(w, l)));                                         \
+        });                                                                                        \
+        break;                                                                                     \
     }
-}
+OG_EW_KERNEL3_FN(og_bcel_fwd, BODY_BCEL_FWD)
 
 // sigmoid(x) - 1/2 = sign(x) (1 - e) / (2 (1 + e)), e = e^-|x| = (1 + m) 2^n with m = e^r - 1
 // from the expf polynomial before its "+ 1" (relative accuracy for small r), in double, kept
@@ -299,32 +299,32 @@ static inline vf bcel_grad(vf g, vf x, vf t, vd pw, vd sw) {
 }
 
 // The weight, when there is one with posWeight, is folded into g by the caller.
-void OG_FN(og_bcel_bwd)(size_t n, const float *const *in, float *const *out, const void *p) {
-    const og_loss_params *lp = p;
-    vd s = vdset(lp->scale), one = vdset(1.0);
-    switch (lp->flags & (OG_LOSS_W | OG_LOSS_PW)) {
-    case 0:
-        OG_EW_LOOP(n, 3, in, 1, out, {
-            vstore(outs[0], bcel_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), one, s));
-        });
-        break;
-    case OG_LOSS_W:
-        OG_EW_LOOP(n, 4, in, 1, out, {
-            vf w = vload(ins[3]);
-            vd sw = vdmul(s, vwiden(w));
-            vf r = bcel_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), one, sw);
-            vstore(outs[0], keep_nan(w, r));
-        });
-        break;
-    default: // posWeight at ins[3]
-        OG_EW_LOOP(n, 4, in, 1, out, {
-            vf pw = vload(ins[3]);
-            vf r = bcel_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), vwiden(pw), s);
-            vstore(outs[0], keep_nan(pw, r));
-        });
-        break;
+#define BODY_BCEL_BWD(LOOP)                                                                        \
+    const og_loss_params *lp = p;                                                                  \
+    vd s = vdset(lp->scale), one = vdset(1.0);                                                     \
+    switch (lp->flags & (OG_LOSS_W | OG_LOSS_PW)) {                                                \
+    case 0:                                                                                        \
+        LOOP(3, 1, {                                                                               \
+            vstore(outs[0], bcel_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), one, s));       \
+        });                                                                                        \
+        break;                                                                                     \
+    case OG_LOSS_W:                                                                                \
+        LOOP(4, 1, {                                                                               \
+            vf w = vload(ins[3]);                                                                  \
+            vd sw = vdmul(s, vwiden(w));                                                           \
+            vf r = bcel_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), one, sw);                \
+            vstore(outs[0], keep_nan(w, r));                                                       \
+        });                                                                                        \
+        break;                                                                                     \
+    default: /* posWeight at ins[3] */                                                             \
+        LOOP(4, 1, {                                                                               \
+            vf pw = vload(ins[3]);                                                                 \
+            vf r = bcel_grad(vload(ins[0]), vload(ins[1]), vload(ins[2]), vwiden(pw), s);          \
+            vstore(outs[0], keep_nan(pw, r));                                                      \
+        });                                                                                        \
+        break;                                                                                     \
     }
-}
+OG_EW_KERNEL3_FN(og_bcel_bwd, BODY_BCEL_BWD)
 
 // ---- float64: the same formulas in double with libm (NaN propagates; sign(+-0, NaN) = 0)
 static inline double sign64(double d) { return (double)((d > 0) - (d < 0)); }
