@@ -33,6 +33,13 @@ static bool rowwise_over(const og_ew_plan *plan, const int64_t *strides) {
     return strides[plan->ndim - 1] == 1 && plan->dims[plan->ndim - 1] >= OG_BLOCK_EW_ROWWISE_MIN;
 }
 
+// True when an operand with these strides is one value for every element of the output space.
+static bool splat_over(const og_ew_plan *plan, const int64_t *strides) {
+    for (int d = 0; d < plan->ndim; d++)
+        if (strides[d] != 0) return false;
+    return true;
+}
+
 // Strides of tensor t over the output shape (right-aligned), 0 where t broadcasts.
 static void strides_over(const aclTensor *t, const int64_t *dims, int ndim, int64_t *strides) {
     for (int d = 0; d < ndim; d++) {
@@ -107,7 +114,8 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
     // The fused 16-bit path: the op has kernels for it, every operand has one 16-bit dtype that
     // is the compute dtype or is computed in fp32 (either way each result is the fp32 body's value
     // rounded once, as the buffered path rounds it), and each is linear, or an input that can be
-    // read in place one innermost run at a time (rowwise: a bias or scale broadcast over the rows).
+    // read in place one innermost run at a time (rowwise: a bias or scale broadcast over the rows),
+    // or one value for the whole output (splat: a 0-d gradOutput, a scalar tensor).
     const char *fused_env = getenv("OPGRAD_FUSED16"); // "0": always the buffered path
     plan->dtype16 = op->out[0]->dtype;
     plan->fused16 = op->kernels16 && !(fused_env && !strcmp(fused_env, "0")) &&
@@ -116,7 +124,8 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
     for (int k = 0; k < nops && plan->fused16; k++)
         plan->fused16 = tensors[k]->dtype == plan->dtype16 &&
                         (linear_over(plan, operands[k]->strides) ||
-                         (k < op->nin && rowwise_over(plan, operands[k]->strides)));
+                         (k < op->nin && (rowwise_over(plan, operands[k]->strides) ||
+                                          splat_over(plan, operands[k]->strides))));
     // Past the NT size, an operation with non-temporal fp32 kernels writes linear fp32 outputs in
     // place with them, each vector streamed as it is computed; otherwise the result goes through a
     // buffer that CopyOut streams.
@@ -146,6 +155,7 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
         o->rowwise = !is_out && !o->linear && !plan->f64 &&
                      (o->dtype == ACL_FLOAT || plan->fused16) && rowwise_over(plan, o->strides);
         plan->rowwise = plan->rowwise || o->rowwise;
+        o->splat = !is_out && !o->linear && !plan->f64 && splat_over(plan, o->strides);
         if (!o->direct && !o->rowwise && !plan->fused16) buffered++;
         if (aclDataTypeSize(o->dtype) < min_elem) min_elem = aclDataTypeSize(o->dtype);
         bytes_per_elem += (int64_t)aclDataTypeSize(o->dtype);
@@ -237,6 +247,9 @@ enum {
     // element fp32 tile before storing it made Add 2^24 on one thread 1.27x slower than a loop
     // that loads, adds and streams in turn (Zen 3; 128 elements: 1.2x slower).
     STREAM_OUT_STEP = 128,
+    // The fused 16-bit path reads a splat input from a run of this many copies of its value (on
+    // the stack, per input), one kernel call per run.
+    SPLAT_RUN = 1024,
 };
 
 typedef struct ew_run_ctx {
@@ -314,22 +327,34 @@ static void run_core(void *arg, int core, int slot) {
     int64_t start, count;
     og_tiling_core_range(&p->tiling, core, &start, &count);
     if (p->fused16) { // straight on the 16-bit data: one call on the whole range, or one per
-                      // innermost run when an input is rowwise
+                      // innermost run when an input is rowwise, or per SPLAT_RUN elements when
+                      // an input is one value (read from a run of that value)
         const uint16_t *in0[OG_EW_MAX_IN], *in16[OG_EW_MAX_IN];
         uint16_t *out0[OG_EW_MAX_OUT], *out16[OG_EW_MAX_OUT];
-        for (int k = 0; k < p->nin; k++)
+        uint16_t splat_runs[OG_EW_MAX_IN][SPLAT_RUN];
+        int64_t cap = INT64_MAX;
+        for (int k = 0; k < p->nin; k++) {
             in0[k] = (const uint16_t *)og_executor_addr(c->e, p->in[k].slot) + p->in[k].offset;
+            if (!p->in[k].splat) continue;
+            for (int i = 0; i < SPLAT_RUN; i++) splat_runs[k][i] = in0[k][0];
+            in0[k] = splat_runs[k];
+            cap = SPLAT_RUN;
+        }
         for (int k = 0; k < p->nout; k++)
             out0[k] = (uint16_t *)og_executor_addr(c->e, p->out[k].slot) + p->out[k].offset;
         int64_t w = p->rowwise ? p->dims[p->ndim - 1] : INT64_MAX, row = start / w, col = start % w;
-        for (int64_t j = 0; j < count; row++, col = 0) {
+        for (int64_t j = 0; j < count;) {
             int64_t len = w - col < count - j ? w - col : count - j;
+            len = len < cap ? len : cap;
             for (int k = 0; k < p->nin; k++)
-                in16[k] = in0[k] +
-                          (p->in[k].rowwise ? rowwise_offset(p, &p->in[k], row, col) : start + j);
+                in16[k] = p->in[k].splat
+                              ? in0[k]
+                              : in0[k] + (p->in[k].rowwise ? rowwise_offset(p, &p->in[k], row, col)
+                                                           : start + j);
             for (int k = 0; k < p->nout; k++) out16[k] = out0[k] + start + j;
             p->compute16((size_t)len, in16, out16, p->params, p->stream_out);
             j += len;
+            if ((col += len) == w) row++, col = 0;
         }
         if (p->stream_out) og_stream_fence();
         return;
@@ -353,6 +378,12 @@ static void run_core(void *arg, int core, int slot) {
             ops[k]->direct || ops[k]->rowwise ? NULL : (float *)(scratch + (b++) * per_buffer);
         if (k < p->nin && ops[k]->linear && !ops[k]->direct) conv[nconv++] = k;
     }
+    for (int k = 0; k < p->nin; k++) // CopyIn of a splat input, once: its buffer is a tile of it
+        if (ops[k]->splat) {
+            int64_t n = count < tile ? count : tile;
+            walk(p, cv, ops[k], base[k], start, n, bufs[k], false);
+            if (ops[k]->round_via != ACL_FLOAT) og_round_through(cv, bufs[k], n, ops[k]->round_via);
+        }
     const float *in[OG_EW_MAX_IN];
     float *out[OG_EW_MAX_OUT];
     int64_t step = p->stream_in ? COPYIN_STEP : tile;
@@ -370,12 +401,13 @@ static void run_core(void *arg, int core, int slot) {
                 in[k] = (const float *)base[k] + s;
             else if (o->rowwise)
                 in[k] = NULL; // addressed per run (compute_runs)
-            else if (!o->linear)
+            else if (!o->linear && !o->splat)
                 walk(p, cv, o, base[k], s, n, bufs[k], false);
             if (!o->direct && !o->rowwise) in[k] = bufs[k];
         }
         for (int k = 0; k < p->nin; k++)
-            if (ops[k]->round_via != ACL_FLOAT) og_round_through(cv, bufs[k], n, ops[k]->round_via);
+            if (ops[k]->round_via != ACL_FLOAT && !ops[k]->splat)
+                og_round_through(cv, bufs[k], n, ops[k]->round_via);
         for (int k = 0; k < p->nout; k++)
             out[k] = ops[p->nin + k]->direct ? (float *)base[p->nin + k] + s : bufs[p->nin + k];
         if (p->stream_in && s + tile < end) // the next tile of the converted inputs, into L2

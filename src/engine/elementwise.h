@@ -115,9 +115,9 @@ typedef struct og_ew_op {
     const og_ew_compute16_fn (*kernels16)[2]; // optional [OPGRAD_ISA_COUNT][bf16, fp16]
     const og_ew_compute64_fn *kernels64;      // [OPGRAD_ISA_COUNT] when compute_dtype is double
     const og_ew_compute_fn *kernels_nt;       // optional: the fp32 kernels with non-temporal stores
+                                              // (OG_EW_KERNEL3's _nt), for outputs past the NT size
     bool compute_bound; // the body costs more per element than its bytes take to move (the
                         // transcendental forwards): outputs are never streamed (og_ew_make_plan)
-                        // (OG_EW_KERNEL3's _nt), for outputs past the NT size
     int nin, nout;
     const aclTensor *in[OG_EW_MAX_IN];
     const aclTensor *out[OG_EW_MAX_OUT];             // all of the output shape
@@ -146,6 +146,10 @@ typedef struct og_ew_operand {
                                   // fused 16-bit path) with a unit innermost stride that is not
                                   // linear (a bias row broadcast over the outer dims): read in
                                   // place, one innermost run at a time (no buffer)
+    bool splat;                   // an input that is one value for the whole output (every stride
+                                  // 0: a 0-d gradOutput after a mean or sum loss, a scalar
+                                  // tensor): its buffer is filled once per launch, and on the
+                                  // fused 16-bit path it is a short run of that value
     aclDataType round_via;        // outputs, integer inputs: round through this dtype first
                                   // (the promoted type), ACL_FLOAT = no
     int64_t strides[OG_MAX_DIMS]; // over the coalesced output dims
@@ -161,8 +165,8 @@ typedef struct og_ew_plan {
                       // the operation's non-temporal kernel (compute)
     bool fused16;     // every operand of one dtype (bf16 / fp16: dtype16),
                       // the compute dtype or computed in fp32, linear or
-                      // a rowwise input: compute16 runs on the data,
-                      // no CopyIn / CopyOut
+                      // a rowwise or splat input: compute16 runs on the
+                      // data, no CopyIn / CopyOut
     aclDataType dtype16;
     bool f64;       // computed in float64 (compute64 on float64 buffers)
     bool rowwise;   // some input is rowwise: Compute runs once per innermost run

@@ -246,10 +246,12 @@ static void test_layouts(void) {
 // tiles, the fp32 kernel, rounded once) on every ISA, for every variant of each kernel (BCE with
 // and without weight, BCE with logits with weight, posWeight, both), over inputs that reach
 // each branch (|x - t| on both sides of SmoothL1's beta, probabilities near 0 and 1, logits of
-// both signs and large magnitude, NaN, signed zeros), from an odd element on (tails).
+// both signs and large magnitude, NaN, signed zeros), from an odd element on (tails). The
+// backwards also with the 0-d gradOutput of a mean or sum loss (one value for every element: a
+// splat operand, read from runs of its value).
 enum { LN = 1029 };
 
-static aclnnStatus loss_run(int which, aclTensor *const *t, aclTensor *out) {
+static aclnnStatus loss_run(int which, aclTensor *const *t, int64_t red, aclTensor *out) {
     aclnnStatus st;
     aclTensor *g = t[0], *x = t[1], *y = t[2], *w = t[3], *pw = t[4];
     switch (which) {
@@ -273,24 +275,25 @@ static aclnnStatus loss_run(int which, aclTensor *const *t, aclTensor *out) {
                aclnnBinaryCrossEntropyWithLogits);
         break;
     case 5:
-        OP_RUN(st, aclnnMseLossBackwardGetWorkspaceSize(g, x, y, 0, out, &ws_, &ex_),
+        OP_RUN(st, aclnnMseLossBackwardGetWorkspaceSize(g, x, y, red, out, &ws_, &ex_),
                aclnnMseLossBackward);
         break;
     case 6:
-        OP_RUN(st, aclnnL1LossBackwardGetWorkspaceSize(g, x, y, 0, out, &ws_, &ex_),
+        OP_RUN(st, aclnnL1LossBackwardGetWorkspaceSize(g, x, y, red, out, &ws_, &ex_),
                aclnnL1LossBackward);
         break;
     case 7:
-        OP_RUN(st, aclnnSmoothL1LossBackwardGetWorkspaceSize(g, x, y, 0, 0.5f, out, &ws_, &ex_),
+        OP_RUN(st, aclnnSmoothL1LossBackwardGetWorkspaceSize(g, x, y, red, 0.5f, out, &ws_, &ex_),
                aclnnSmoothL1LossBackward);
         break;
     case 8:
-        OP_RUN(st, aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(g, x, y, w, 0, out, &ws_, &ex_),
+        OP_RUN(st,
+               aclnnBinaryCrossEntropyBackwardGetWorkspaceSize(g, x, y, w, red, out, &ws_, &ex_),
                aclnnBinaryCrossEntropyBackward);
         break;
     default:
         OP_RUN(st,
-               aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(g, x, y, w, pw, 0, out,
+               aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSize(g, x, y, w, pw, red, out,
                                                                          &ws_, &ex_),
                aclnnBinaryCrossEntropyWithLogitsBackward);
         break;
@@ -331,34 +334,36 @@ static void test_fused16_equals_buffered(void) {
             }
             int variants = bce ? 2 : logits ? 4 : 1;
             for (int var = 0; var < variants; var++)
-                for (int off = 0; off < 2; off++) {
-                    int64_t d[1] = {LN - off};
+                for (int off = 0; off < 2 * (which >= 5 ? 3 : 1); off++) {
+                    int64_t red = off / 2; // the backwards: reduction none, mean, sum
+                    int64_t d[1] = {LN - off % 2};
                     aclTensor *t[5];
-                    for (int k = 0; k < 5; k++) t[k] = test_tensor(d, 1, dt, buf[k] + off);
-                    aclTensor *ts[5] = {t[0], t[1], t[2], (var & 1) ? t[3] : NULL,
+                    for (int k = 0; k < 5; k++) t[k] = test_tensor(d, 1, dt, buf[k] + off % 2);
+                    aclTensor *g0 = test_tensor(d, 0, dt, buf[0] + 5);
+                    aclTensor *ts[5] = {red ? g0 : t[0], t[1], t[2], (var & 1) ? t[3] : NULL,
                                         (var & 2) ? t[4] : NULL};
-                    aclTensor *to[2] = {test_tensor(d, 1, dt, o[0] + off),
-                                        test_tensor(d, 1, dt, o[1] + off)};
+                    aclTensor *to[2] = {test_tensor(d, 1, dt, o[0] + off % 2),
+                                        test_tensor(d, 1, dt, o[1] + off % 2)};
                     for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
                         if (!test_isa_available(isa)) continue;
                         opgrad_set_max_isa((opgrad_isa)isa);
                         for (int fused = 0; fused < 2; fused++) {
                             if (!fused) setenv("OPGRAD_FUSED16", "0", 1);
                             memset(o[fused], 0xcd, LN * 2);
-                            CHECK_EQ(loss_run(which, ts, to[fused]), ACLNN_SUCCESS);
+                            CHECK_EQ(loss_run(which, ts, red, to[fused]), ACLNN_SUCCESS);
                             unsetenv("OPGRAD_FUSED16");
                         }
-                        for (int i = off; i < LN; i++)
+                        for (int i = off % 2; i < LN; i++)
                             if (o[0][i] != o[1][i] && bad++ < 5)
                                 fprintf(stderr,
-                                        "    %s %s variant %d isa %d: [%d] fused 0x%04x, "
-                                        "buffered 0x%04x\n",
-                                        names[which], og_dtype_name(dt), var, isa, i, o[1][i],
-                                        o[0][i]);
+                                        "    %s %s variant %d reduction %d isa %d: [%d] fused "
+                                        "0x%04x, buffered 0x%04x\n",
+                                        names[which], og_dtype_name(dt), var, (int)red, isa, i,
+                                        o[1][i], o[0][i]);
                         runs++;
                     }
                     for (int k = 0; k < 5; k++) aclDestroyTensor(t[k]);
-                    aclDestroyTensor(to[0]), aclDestroyTensor(to[1]);
+                    aclDestroyTensor(g0), aclDestroyTensor(to[0]), aclDestroyTensor(to[1]);
                 }
         }
         // the fused path is the one planned: no tile buffers (the buffered path needs some)
@@ -374,6 +379,18 @@ static void test_fused16_equals_buffered(void) {
         CHECKF(ws[0] == 0 && ws[1] > 0, "%s MseLoss workspace: fused %llu, buffered %llu",
                og_dtype_name(dt), (unsigned long long)ws[0], (unsigned long long)ws[1]);
         aclDestroyAclOpExecutor(ex[0]), aclDestroyAclOpExecutor(ex[1]);
+        // so is the backward of a mean loss, whose gradOutput is 0-d
+        aclTensor *g0 = test_tensor(d, 0, dt, buf[0]);
+        for (int fused = 1; fused >= 0; fused--) {
+            if (!fused) setenv("OPGRAD_FUSED16", "0", 1);
+            CHECK_EQ(aclnnMseLossBackwardGetWorkspaceSize(g0, a, b, 1, y, &ws[fused], &ex[fused]),
+                     ACLNN_SUCCESS);
+            unsetenv("OPGRAD_FUSED16");
+        }
+        CHECKF(ws[1] == 0 && ws[0] > 0,
+               "%s MseLossBackward (mean) workspace: fused %llu, buffered %llu", og_dtype_name(dt),
+               (unsigned long long)ws[1], (unsigned long long)ws[0]);
+        aclDestroyAclOpExecutor(ex[0]), aclDestroyAclOpExecutor(ex[1]), aclDestroyTensor(g0);
         aclDestroyTensor(a), aclDestroyTensor(b), aclDestroyTensor(y);
         for (int k = 0; k < 5; k++) aclrtFree(buf[k]);
         aclrtFree(o[0]), aclrtFree(o[1]);

@@ -439,8 +439,33 @@ static void test_plan_broadcast(void) {
         CHECK(!p.in[1].linear && !p.in[1].direct);
         CHECK(p.in[0].linear && p.in[2].linear);
         check_tiling_of(&p, 4, dt == ACL_FLOAT ? 1 : 4, dt == ACL_FLOAT ? 16 : 32);
+        CHECK(!p.in[1].splat);
+        // a 0-d gradOutput (after a mean loss) and a [1,1,1] one: one value, a splat input; with
+        // fused 16-bit kernels a 16-bit plan runs on the data (no tile buffer), an fp32 one keeps
+        // a buffer, filled once per launch
+        aclTensor *zero_d = mk(dt, 0, NULL, NULL), *ones = mk(dt, 3, (int64_t[3]){1, 1, 1}, NULL);
+        for (int v = 0; v < 2; v++) {
+            s = (opspec){.nin = 2,
+                         .nout = 1,
+                         .in = {v ? ones : zero_d, g},
+                         .out = {o},
+                         .compute = dt,
+                         .kernels16 = og_mish_bwd_kernels16};
+            p = plan_of(s, 3, 0);
+            CHECK_EQ(p.ndim, 1);
+            CHECK_EQ(p.dims[0], 120);
+            CHECK_EQ(p.in[0].strides[0], 0);
+            CHECK(p.in[0].splat && !p.in[0].linear && !p.in[0].rowwise && !p.in[0].direct);
+            CHECK(!p.in[1].splat && !p.out[0].splat);
+            CHECK_EQ(p.fused16, dt != ACL_FLOAT);
+            CHECK_EQ(p.tiling.buffer_bytes == 0, dt != ACL_FLOAT);
+        }
+        // a row and a column are not one value
+        s = (opspec){.nin = 2, .nout = 1, .in = {row, col}, .out = {o}, .compute = dt};
+        p = plan_of(s, 3, 0);
+        CHECK(!p.in[0].splat && !p.in[1].splat);
         aclDestroyTensor(o), aclDestroyTensor(g), aclDestroyTensor(row), aclDestroyTensor(col);
-        aclDestroyTensor(mid);
+        aclDestroyTensor(mid), aclDestroyTensor(zero_d), aclDestroyTensor(ones);
     }
 }
 
