@@ -12,13 +12,15 @@
  *             x = -3: fma(x, 1/6f, 0.5f) is 37 % off at x = -3 + 2^-22 (1/6f's own error times
  *             3 is 1.5e-8), PyTorch's (x + 3) / 6 in float up to 1.5 ulp.
  *   backward  g / 6 for -3 < x < 3, correctly rounded (g (1/6f) in float, as aclnn and PyTorch
- *             compute it, is off by one ulp for some g): one float division on AVX2 and scalar,
- *             a double product rounded once on AVX-512. Both give the correctly rounded
- *             quotient, the same bits for every float g (checked over all 2^32 of them): g / 6
- *             is never a midpoint between floats, nor within 2^-52 of one. On Zen 3 the division
- *             runs the backward at 0.40 cycles per element against the double form's 0.75
- *             (AVX2, in L1). AVX-512 keeps the double form, not measured against the division
- *             there (a 16-lane vdivps issues about once per 10 cycles on Intel's cores).
+ *             compute it, is off by one ulp for some g): one float division. A double product
+ *             g (1/6) rounded once gives the same bits for every float g (checked over all 2^32
+ *             of them): g / 6 is never a midpoint between floats, nor within 2^-52 of one. The
+ *             division is the faster of the two on both machines measured: on Zen 3 (AVX2, in
+ *             L1) it runs the backward at 0.40 cycles per element against the double form's
+ *             0.75; on Zen 4 (AVX-512) 2^20 elements on one thread take 170-175 us against
+ *             205-240 (fp32) and 153-155 against 300-305 (bf16, fused: the widened double
+ *             halves spill). (A 16-lane vdivps issues about once per 10 cycles on Intel's
+ *             cores; not measured there.)
  * Outside [-3, 3] the pieces are selected exactly: forward 1 (x > 3) and +0 (x < -3); at the
  * joins the middle formula gives exactly 1 and +0. The backward is 0 at the joins and
  * outside, as aclnn's mask (0 < x / 6 + 1/2 < 1) and PyTorch's (-3 < x < 3) are, whatever g is.
@@ -42,11 +44,7 @@ OG_EW_KERNEL3(og_hardsigmoid_fwd, og_no_consts, og_no_setup, 1, 1, {
 
 OG_EW_KERNEL3(og_hardsigmoid_bwd, og_no_consts, og_no_setup, 2, 1, {
     vf g = vload(ins[0]), x = vload(ins[1]);
-#if defined(OG_ISA_AVX512)
-    vf mid = vnarrow(vdmul(vwiden(g), vdset(1.0 / 6.0)));
-#else
     vf mid = vdiv(g, vset(6.0f));
-#endif
     vstore(outs[0],
            vsel(vlt(x, vset(3.0f)), vsel(vgt(x, vset(-3.0f)), mid, vset(0.0f)), vset(0.0f)));
 })
