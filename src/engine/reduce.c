@@ -340,7 +340,24 @@ static const float *ps_finish(pstack *s, const og_reduce_kernels *k) {
 
 // The binary-counter pairwise combination of v[0..n) (n <= 64): the same operations as ps_push /
 // ps_finish with w = 1, in registers.
+// The sum of n = 2^k values in the binary-counter order, which for a power of two is the balanced
+// tree: in registers (a row of 1024 fp32 is four chunks, and the stack of pairwise() cost 15% of
+// such a ReduceSum in cache).
+static float tree_sum(const float *v, int64_t n) {
+    switch (n) {
+    case 1:
+        return v[0];
+    case 2:
+        return v[0] + v[1];
+    case 4:
+        return (v[0] + v[1]) + (v[2] + v[3]);
+    default:
+        return tree_sum(v, n / 2) + tree_sum(v + n / 2, n / 2);
+    }
+}
+
 static float pairwise(og_reduce_kind kind, const float *v, int64_t n) {
+    if (kind != OG_RED_MAX && kind != OG_RED_MIN && n > 0 && !(n & (n - 1))) return tree_sum(v, n);
     float st[BLOCK_STACK];
     int level[BLOCK_STACK], depth = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -697,19 +714,27 @@ static bool rows_batched(const og_reduce_plan *p) {
 
 // Sums and stores up to `left` units from *up on (the batch stays inside the innermost kept
 // run, where rows are contiguous); leaves *up at the last one and returns how many it did.
-static int64_t run_rows_batch(const red_ctx *c, core_mem *m, unit_pos *up, int64_t left) {
+static int64_t run_rows_batch(const red_ctx *c, unit_pos *up, int64_t left) {
     const og_reduce_plan *p = c->p;
     int64_t per_row = p->K / OG_RED_CHUNK, last = p->nkept - 1;
     int64_t n = OG_RED_BLOCK / per_row, in_run = p->kept[last] - up->idx[last];
     if (n > left) n = left;
     if (n > in_run) n = in_run;
-    float sums[OG_RED_BLOCK];
+    float sums[OG_RED_BLOCK], totals[OG_RED_BLOCK];
     chunk_sums(c, up->in_off[0], n * p->K, sums);
     for (int64_t i = 0; i < n; i++) {
-        if (i > 0) unit_next(p, up);
-        m->acc[0] = pairwise(p->kind, sums + i * per_row, per_row);
-        store_unit(c, m, up, m->acc);
+        totals[i] = pairwise(p->kind, sums + i * per_row, per_row);
+        if (p->kind == OG_RED_MEAN && p->K > 0) totals[i] /= (float)p->K; // as store_unit does
     }
+    // the n outputs lie along the innermost kept dim, kept_out[last] apart: one run
+    size_t es = aclDataTypeSize(p->out_dtype);
+    og_store_run(c->cv, og_executor_addr(c->e, p->out_slot) + up->out_off * (int64_t)es,
+                 p->out_dtype, p->kept_out[last], totals, n, false);
+    // up moves to the last of them, inside the run (no carry)
+    up->first += n - 1;
+    up->idx[last] += n - 1;
+    for (int k = 0; k < p->nin; k++) up->in_off[k] += (n - 1) * p->kept_in[k][last];
+    up->out_off += (n - 1) * p->kept_out[last];
     return n;
 }
 
@@ -727,7 +752,7 @@ static void run_units(void *arg, int core, int slot) {
         else
             unit_next(p, &up);
         if (batched) {
-            u += run_rows_batch(c, &m, &up, start + count - u) - 1;
+            u += run_rows_batch(c, &up, start + count - u) - 1;
             continue;
         }
         if (p->K == 0) { // over nothing: +0 for a sum, NaN for a mean (0 / 0), else the identity
