@@ -163,8 +163,8 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
     plan->tiling = og_tiling_plan((og_tiling_request){
         .total = total,
         .max_cores = max_cores,
-        // no buffers (every operand fp32 in place): the tile is only how much one Compute call
-        // does, and longer calls cost less per element (32 KiB, as before buffers shrank)
+        // no buffers (every operand fp32 in place): the tile only sizes the split between cores
+        // (run_core computes a core's whole range in one call)
         .cache_budget = buffered ? OG_EW_TILE_BUDGET : 2 * OG_EW_TILE_BUDGET,
         .buffered_operands = buffered,
         .operands = nops,
@@ -384,6 +384,10 @@ static void run_core(void *arg, int core, int slot) {
             walk(p, cv, ops[k], base[k], start, n, bufs[k], false);
             if (ops[k]->round_via != ACL_FLOAT) og_round_through(cv, bufs[k], n, ops[k]->round_via);
         }
+    // Every operand in place (no buffers): the tile is only how much one Compute call does, so
+    // the core's whole range is one call (fp32 Add 2^16, one thread, same process as a plain
+    // AVX-512 loop: 1.11 -> 1.01x its time; 2^20 168-170 -> 166 us)
+    if (b == 0 && !p->rowwise && count > 0) tile = count;
     const float *in[OG_EW_MAX_IN];
     float *out[OG_EW_MAX_OUT];
     int64_t step = p->stream_in ? COPYIN_STEP : tile;
