@@ -168,11 +168,13 @@ typedef struct og_ew_plan {
                       // a rowwise or splat input: compute16 runs on the
                       // data, no CopyIn / CopyOut
     aclDataType dtype16;
-    bool f64;       // computed in float64 (compute64 on float64 buffers)
-    bool rowwise;   // some input is rowwise: Compute runs once per innermost run
-    bool stream_in; // past the stream-in size gate per thread:
-                    // 16-bit inputs converted side by side and
-                    // the next tile prefetched
+    const uint16_t *lut16; // fused16, one input, one output, compute-bound: the kernel's result
+                           // for each of the 65,536 encodings (og_ew_prepare), read per element
+    bool f64;              // computed in float64 (compute64 on float64 buffers)
+    bool rowwise;          // some input is rowwise: Compute runs once per innermost run
+    bool stream_in;        // past the stream-in size gate per thread:
+                           // 16-bit inputs converted side by side and
+                           // the next tile prefetched
     opgrad_isa isa;
     og_ew_compute_fn compute;
     og_ew_compute16_fn compute16;

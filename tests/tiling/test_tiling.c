@@ -652,6 +652,55 @@ static void test_plan_compute_bound_ops(void) {
     free(x), free(y);
 }
 
+// A compute-bound unary map on 16-bit data of at least 16384 elements reads its results from a
+// table of the fused kernel's 65,536 results (og_ew_prepare), made once and shared by later plans;
+// not below that size, not for two inputs, not for a map that is not compute-bound, not in fp32,
+// not with OPGRAD_LUT16=0 or OPGRAD_FUSED16=0.
+static og_ew_plan prepared(aclDataType dt, int64_t n, int nin, bool compute_bound) {
+    int64_t d[1] = {n};
+    aclTensor *a = mk(dt, 1, d, NULL), *b = mk(dt, 1, d, NULL), *o = mk(dt, 1, d, NULL);
+    og_ew_op op = {.kernels = nin == 1 ? og_mish_fwd_kernels : og_mish_bwd_kernels,
+                   .kernels16 = nin == 1 ? og_mish_fwd_kernels16 : og_mish_bwd_kernels16,
+                   .compute_bound = compute_bound,
+                   .nin = nin,
+                   .nout = 1,
+                   .in = {a, b},
+                   .out = {o},
+                   .compute_dtype = dt};
+    og_ew_plan p;
+    og_ew_prepare(&op, &p);
+    aclDestroyTensor(a), aclDestroyTensor(b), aclDestroyTensor(o);
+    return p;
+}
+
+static void test_plan_lut16(void) {
+    static const aclDataType dts[] = {ACL_BF16, ACL_FLOAT16};
+    for (int d = 0; d < 2; d++) {
+        og_ew_plan p = prepared(dts[d], 16384, 1, true);
+        CHECK(p.fused16 && p.lut16 != NULL);
+        if (!p.lut16) continue;
+        // the table is the kernel's result for every encoding, bit for bit
+        uint16_t *enc = malloc(65536 * 2), *want = malloc(65536 * 2);
+        for (int i = 0; i < 65536; i++) enc[i] = (uint16_t)i;
+        const uint16_t *in[1] = {enc};
+        uint16_t *out[1] = {want};
+        p.compute16(65536, in, out, p.params, false);
+        CHECK(memcmp(want, p.lut16, 65536 * 2) == 0);
+        free(enc), free(want);
+        CHECK(prepared(dts[d], 1 << 20, 1, true).lut16 == p.lut16); // made once
+        CHECK(prepared(dts[d], 16383, 1, true).lut16 == NULL);
+        CHECK(prepared(dts[d], 16384, 2, true).lut16 == NULL);
+        CHECK(prepared(dts[d], 16384, 1, false).lut16 == NULL);
+        setenv("OPGRAD_LUT16", "0", 1);
+        CHECK(prepared(dts[d], 16384, 1, true).lut16 == NULL);
+        unsetenv("OPGRAD_LUT16");
+        setenv("OPGRAD_FUSED16", "0", 1);
+        CHECK(prepared(dts[d], 16384, 1, true).lut16 == NULL);
+        unsetenv("OPGRAD_FUSED16");
+    }
+    CHECK(prepared(ACL_FLOAT, 16384, 1, true).lut16 == NULL);
+}
+
 // Phase 1 reports slots * buffer_bytes as the workspace (per thread = buffer_bytes).
 static void test_plan_workspace_through_api(void) {
     static const aclDataType dts[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
@@ -723,6 +772,7 @@ int main(void) {
     RUN(test_plan_mixed_dtypes);
     RUN(test_plan_nt_threshold);
     RUN(test_plan_compute_bound_ops);
+    RUN(test_plan_lut16);
     RUN(test_plan_workspace_through_api);
     return test_summary();
 }
