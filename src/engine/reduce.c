@@ -338,8 +338,6 @@ static const float *ps_finish(pstack *s, const og_reduce_kernels *k) {
     return s->v;
 }
 
-// The binary-counter pairwise combination of v[0..n) (n <= 64): the same operations as ps_push /
-// ps_finish with w = 1, in registers.
 // The sum of n = 2^k values in the binary-counter order, which for a power of two is the balanced
 // tree: in registers (a row of 1024 fp32 is four chunks, and the stack of pairwise() cost 15% of
 // such a ReduceSum in cache).
@@ -356,6 +354,8 @@ static float tree_sum(const float *v, int64_t n) {
     }
 }
 
+// The binary-counter pairwise combination of v[0..n) (n <= 64): the same operations as ps_push /
+// ps_finish with w = 1, in registers.
 static float pairwise(og_reduce_kind kind, const float *v, int64_t n) {
     if (kind != OG_RED_MAX && kind != OG_RED_MIN && n > 0 && !(n & (n - 1))) return tree_sum(v, n);
     float st[BLOCK_STACK];
@@ -685,21 +685,28 @@ static const float *block_sum(const red_ctx *c, core_mem *m, const unit_pos *up,
     return ps_finish(&m->block, c->k);
 }
 
-// Stores a unit's results; a mean divides its sums by K first (once, in fp32; in m->acc when
-// they are not there already).
-static void store_unit(const red_ctx *c, core_mem *m, const unit_pos *up, const float *s) {
+// Stores the results s[0..w) of w neighbouring outputs along the innermost kept dim from element
+// out_off on; a mean divides its sums by K first (once, in fp32, into `scratch`, which holds w
+// floats and may be s itself).
+static void store_outputs(const red_ctx *c, int64_t out_off, const float *s, int64_t w,
+                          float *scratch) {
     const og_reduce_plan *p = c->p;
     size_t es = aclDataTypeSize(p->out_dtype);
-    char *at = og_executor_addr(c->e, p->out_slot) + up->out_off * (int64_t)es;
+    char *at = og_executor_addr(c->e, p->out_slot) + out_off * (int64_t)es;
     if (p->kind == OG_RED_MEAN && p->K > 0) {
         float k = (float)p->K; // exact up to 2^24 summands; the division rounds once
-        for (int64_t j = 0; j < up->w; j++) m->acc[j] = s[j] / k;
-        s = m->acc;
+        for (int64_t j = 0; j < w; j++) scratch[j] = s[j] / k;
+        s = scratch;
     }
-    if (up->w == 1)
+    if (w == 1)
         og_store_elem(at, p->out_dtype, s[0]);
     else
-        og_store_run(c->cv, at, p->out_dtype, p->kept_out[p->nkept - 1], s, up->w, false);
+        og_store_run(c->cv, at, p->out_dtype, p->kept_out[p->nkept - 1], s, w, false);
+}
+
+// Stores a unit's results (a mean's divided in m->acc when they are not there already).
+static void store_unit(const red_ctx *c, core_mem *m, const unit_pos *up, const float *s) {
+    store_outputs(c, up->out_off, s, up->w, m->acc);
 }
 
 // Whole rows, one output each, that follow each other in memory and hold whole chunks (rows of
@@ -722,14 +729,8 @@ static int64_t run_rows_batch(const red_ctx *c, unit_pos *up, int64_t left) {
     if (n > in_run) n = in_run;
     float sums[OG_RED_BLOCK], totals[OG_RED_BLOCK];
     chunk_sums(c, up->in_off[0], n * p->K, sums);
-    for (int64_t i = 0; i < n; i++) {
-        totals[i] = pairwise(p->kind, sums + i * per_row, per_row);
-        if (p->kind == OG_RED_MEAN && p->K > 0) totals[i] /= (float)p->K; // as store_unit does
-    }
-    // the n outputs lie along the innermost kept dim, kept_out[last] apart: one run
-    size_t es = aclDataTypeSize(p->out_dtype);
-    og_store_run(c->cv, og_executor_addr(c->e, p->out_slot) + up->out_off * (int64_t)es,
-                 p->out_dtype, p->kept_out[last], totals, n, false);
+    for (int64_t i = 0; i < n; i++) totals[i] = pairwise(p->kind, sums + i * per_row, per_row);
+    store_outputs(c, up->out_off, totals, n, totals); // the n outputs are neighbours in the run
     // up moves to the last of them, inside the run (no carry)
     up->first += n - 1;
     up->idx[last] += n - 1;

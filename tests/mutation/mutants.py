@@ -193,17 +193,18 @@ MUTANTS = [
                "instead of the high half: chunk sums of >= 1024 contiguous summands wrong on AVX2",
     },
     {
-        "id": "scalar-chunks-group-offset",
+        "id": "scalar-chunk-half",
         "cls": "ISA-only",
         "file": "src/engine/reduce_kernels.inc",
-        "find": "l[i % OG_RED_LANES] = SCOMB(l[i % OG_RED_LANES], "
-                "LOAD(base + g * OG_RED_CHUNK + i));",
-        "replace": "l[i % OG_RED_LANES] = SCOMB(l[i % OG_RED_LANES], LOAD(base + i));",
+        "find": "l[i % OG_RED_LANES] = SCOMB(l[i % OG_RED_LANES], LOAD(base + i));",
+        "replace": "l[i % OG_RED_LANES] = SCOMB(l[i % OG_RED_LANES], "
+                   "LOAD(base + i % (OG_RED_CHUNK / 2)));",
         "expect": r"FAIL +reduce_sum\w*",
         "isa": "scalar",
         "fast": False,
-        "why": "copy-paste in the scalar build's 4-chunk group: every chunk of a group sums the "
-               "group's first chunk (scalar kernel only; AVX2 / AVX-512 are right)",
+        "why": "index slip in the scalar build's whole-chunk loop: every full chunk sums its first "
+               "half twice (scalar kernel only; AVX2 / AVX-512 are right). Replaces "
+               "scalar-chunks-group-offset, which stopped applying when chunks went one at a time",
     },
     {
         "id": "avx512-tree16-shuffle",
