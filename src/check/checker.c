@@ -1076,7 +1076,7 @@ ogc_status ogc_check_case(const ogc_op *op, aclDataType dt, const char *layout,
     case_alloc(&cs, opt->seed, layout);
     og_size_gates gates = og_size_gates_get();
     og_gemm_blocking blocking = og_gemm_blocking_get();
-    if (cs.l.gated) og_size_gates_set(&(og_size_gates){1, 1, 1, 1});
+    if (cs.l.gated) og_size_gates_set(&(og_size_gates){1, 1, 1, 1, 1});
     if (cs.l.engine) og_gemm_blocking_set(&cs.l.gemm); // tiny GEMM blocks (engine/blocking.h)
     for (size_t i = 0; i < sizeof case_stages / sizeof *case_stages; i++) {
         if (forward_only(op) && case_stages[i] == stage_backward_inputs) break;

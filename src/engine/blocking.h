@@ -64,12 +64,15 @@
 /// default 16 MiB), streamed CopyIn (side-by-side conversion, next tile prefetched) from
 /// `stream_in_bytes` per thread (4 MiB), next-row prefetch from `row_prefetch_bytes` of input
 /// (16 MiB), and the fresh-output path from `prefault_out_bytes` of one dense output
-/// (OPGRAD_PREFAULT_BYTES, default 4 MiB, 0 off; engine/prefault.h). Sizes that large cost the
-/// checker seconds per case in float64 work, so it lowers the gates to 1 byte for its `large`
-/// layout (every gated path runs there) and restores them. Set them only while no other thread
-/// plans an executor.
+/// (OPGRAD_PREFAULT_BYTES, default 4 MiB, 0 off; engine/prefault.h), and the 256-bit kernels for
+/// a light fp32 map from `ymm_stream_bytes` of operands per thread below the NT size
+/// (OPGRAD_YMM_STREAM_BYTES; default 4 MiB where og_cpu_halves_512, else 0: off; elementwise.h).
+/// Sizes that large cost the checker seconds per case in float64 work, so it lowers the gates to
+/// 1 byte for its `large` layout (every gated path runs there, but the 256-bit choice, which
+/// gives way to the NT one: its kernels are the AVX2 level's, checked at that level) and restores
+/// them. Set them only while no other thread plans an executor.
 typedef struct og_size_gates {
-    int64_t nt_out_bytes, stream_in_bytes, row_prefetch_bytes, prefault_out_bytes;
+    int64_t nt_out_bytes, stream_in_bytes, row_prefetch_bytes, prefault_out_bytes, ymm_stream_bytes;
 } og_size_gates;
 og_size_gates og_size_gates_get(void);
 /// Sets the gates; NULL restores the defaults.

@@ -173,8 +173,11 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
         .bytes_per_elem = bytes_per_elem,
         .buffer_elem = plan->f64 ? 8 : 4,
     });
-    plan->stream_in = total / (max_cores > 0 ? max_cores : 1) * bytes_per_elem >=
-                      og_size_gates_get().stream_in_bytes;
+    og_size_gates gates = og_size_gates_get();
+    int64_t thread_bytes = total / (max_cores > 0 ? max_cores : 1) * bytes_per_elem;
+    plan->stream_in = thread_bytes >= gates.stream_in_bytes;
+    plan->ymm_stream = op->light && !plan->fused16 && !plan->f64 && !plan->stream_out &&
+                       gates.ymm_stream_bytes > 0 && thread_bytes >= gates.ymm_stream_bytes;
     if (op->params_size) memcpy(plan->params, op->params, op->params_size);
 }
 
@@ -578,6 +581,7 @@ void og_ew_run(const aclOpExecutor *e, const og_ew_plan *p, char *scratch) {
 void og_ew_prepare(const og_ew_op *op, og_ew_plan *p) {
     og_ew_make_plan(op, og_num_threads(), og_ew_nt_threshold(), p);
     p->isa = og_isa();
+    if (p->ymm_stream && p->isa > OPGRAD_ISA_AVX2) p->isa = OPGRAD_ISA_AVX2;
     p->compute = op->kernels[p->isa];
     if (p->nt_in_place) p->compute = op->kernels_nt[p->isa];
     if (p->f64) p->compute64 = op->kernels64[p->isa];

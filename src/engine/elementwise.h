@@ -118,6 +118,10 @@ typedef struct og_ew_op {
                                               // (OG_EW_KERNEL3's _nt), for outputs past the NT size
     bool compute_bound; // the body costs more per element than its bytes take to move (the
                         // transcendental forwards): outputs are never streamed (og_ew_make_plan)
+    bool light;         // one rounded operation per element on two input streams (Add, Mul,
+                        // the threshold, leaky_relu and hardsigmoid backwards): in fp32 past
+                        // ymm_stream_bytes per thread, the 256-bit kernels (ymm_stream), which
+                        // give the same bits
     int nin, nout;
     const aclTensor *in[OG_EW_MAX_IN];
     const aclTensor *out[OG_EW_MAX_OUT];             // all of the output shape
@@ -172,6 +176,11 @@ typedef struct og_ew_plan {
                            // for each of the 65,536 encodings (og_ew_prepare), read per element
     bool f64;              // computed in float64 (compute64 on float64 buffers)
     bool rowwise;          // some input is rowwise: Compute runs once per innermost run
+    bool ymm_stream;       // a light fp32 map (not fused16, not float64, not stream_out) past
+                           // og_size_gates' ymm_stream_bytes per thread (set where the CPU
+                           // halves 512-bit operations, og_cpu_halves_512): og_ew_prepare
+                           // takes the AVX2 kernels, which stream L3-resident operands 3-20%
+                           // faster there (bench/README.md, "A Zen 4 VM with AVX-512")
     bool stream_in;        // past the stream-in size gate per thread:
                            // 16-bit inputs converted side by side and
                            // the next tile prefetched

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 static opgrad_isa cpu_isa_level = OPGRAD_ISA_SCALAR;
+static bool cpu_halves_512;
 static atomic_int isa_cap = OPGRAD_ISA_COUNT - 1;
 static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
 
@@ -72,14 +73,31 @@ static opgrad_isa detect_level(void) {
     return OPGRAD_ISA_AMX;
 }
 
+// AMD's family 19h (Zen 3, Zen 4) executes a 512-bit operation as two 256-bit halves; of it
+// only Zen 4 has AVX-512. (Family 1Ah, Zen 5, has 512-bit data paths in its desktop parts.)
+static bool detect_halves_512(opgrad_isa level) {
+    unsigned a, b, c, d;
+    if (level < OPGRAD_ISA_AVX512 || !__get_cpuid(0, &a, &b, &c, &d)) return false;
+    bool amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163; // "AuthenticAMD"
+    if (!amd || !__get_cpuid(1, &a, &b, &c, &d)) return false;
+    unsigned family = (a >> 8) & 0xf, ext_family = (a >> 20) & 0xff;
+    return family + (family == 0xf ? ext_family : 0) == 0x19;
+}
+
 static void detect(void) {
     cpu_isa_level = detect_level();
+    cpu_halves_512 = detect_halves_512(cpu_isa_level);
     atomic_store(&isa_cap, parse_isa(getenv("OPGRAD_ISA"), OPGRAD_ISA_COUNT - 1));
 }
 
 opgrad_isa opgrad_cpu_isa(void) {
     pthread_once(&detect_once, detect);
     return cpu_isa_level;
+}
+
+bool og_cpu_halves_512(void) {
+    pthread_once(&detect_once, detect);
+    return cpu_halves_512;
 }
 
 opgrad_isa og_isa(void) {

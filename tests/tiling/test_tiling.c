@@ -18,10 +18,12 @@
 #include "aclnnop/aclnn_leaky_relu.h"
 #include "aclnnop/aclnn_mish.h"
 #include "aclnnop/aclnn_mish_backward.h"
+#include "engine/blocking.h"
 #include "engine/elementwise.h"
 #include "engine/tiling.h"
 #include "opgrad/opgrad.h"
 #include "ops/activation/mish/mish_kernel.h"
+#include "runtime/cpu.h"
 #include "tensor/dtype.h"
 #include "test.h"
 #include "testutil.h"
@@ -290,6 +292,7 @@ typedef struct opspec {
     const og_ew_compute16_fn (*kernels16)[2]; // NULL: no fused 16-bit path
     const og_ew_compute_fn *kernels_nt;       // NULL: no non-temporal fp32 kernels
     bool compute_bound;
+    bool light;
 } opspec;
 
 static og_ew_plan plan_of(opspec s, int max_cores, int64_t nt) {
@@ -297,6 +300,7 @@ static og_ew_plan plan_of(opspec s, int max_cores, int64_t nt) {
                    .kernels16 = s.kernels16,
                    .kernels_nt = s.kernels_nt,
                    .compute_bound = s.compute_bound,
+                   .light = s.light,
                    .nin = s.nin,
                    .nout = s.nout,
                    .compute_dtype = s.compute};
@@ -701,6 +705,64 @@ static void test_plan_lut16(void) {
     CHECK(prepared(ACL_FLOAT, 16384, 1, true).lut16 == NULL);
 }
 
+// A light fp32 map takes the 256-bit kernels from og_size_gates' ymm_stream_bytes of operands per
+// thread (set where the CPU halves 512-bit operations): og_ew_prepare plans it at the AVX2 level
+// at most. Not below the gate, not with the gate 0, not past the NT size, not for a map that is
+// not light, not in bf16 / fp16 (fused 16-bit kernels) or float64.
+static void test_plan_ymm_stream(void) {
+    og_size_gates saved = og_size_gates_get(), gates = saved;
+    int64_t n = 3 << 16, dims[1] = {n};
+    for (int d = 0; d < 3; d++) {
+        aclDataType dt = d == 0 ? ACL_FLOAT : d == 1 ? ACL_BF16 : ACL_DOUBLE;
+        aclTensor *a = mk(dt, 1, dims, NULL), *b = mk(dt, 1, dims, NULL),
+                  *o = mk(dt, 1, dims, NULL);
+        for (int light = 0; light <= 1; light++)
+            for (int cores = 1; cores <= 3; cores++) {
+                int64_t per_thread = n / cores * 3 * (int64_t)aclDataTypeSize(dt); // a, b, o
+                int64_t gate_at[] = {0, per_thread, per_thread + 1, 1};
+                for (int k = 0; k < 4; k++) {
+                    gates.ymm_stream_bytes = gate_at[k];
+                    og_size_gates_set(&gates);
+                    opspec s = {.nin = 2,
+                                .nout = 1,
+                                .in = {a, b},
+                                .out = {o},
+                                .compute = dt,
+                                .kernels16 = og_mish_bwd_kernels16,
+                                .light = light};
+                    bool want =
+                        light && dt == ACL_FLOAT && gate_at[k] > 0 && per_thread >= gate_at[k];
+                    CHECKF(plan_of(s, cores, 0).ymm_stream == want,
+                           "%s light %d, %d cores, gate %lld", og_dtype_name(dt), light, cores,
+                           (long long)gate_at[k]);
+                    if (want) CHECK(!plan_of(s, cores, n * 4).ymm_stream); // past the NT size
+                }
+            }
+        aclDestroyTensor(a), aclDestroyTensor(b), aclDestroyTensor(o);
+    }
+    // og_ew_prepare: the AVX2 kernels (or the level below, where the cap is lower)
+    aclTensor *a = mk(ACL_FLOAT, 1, dims, NULL), *o = mk(ACL_FLOAT, 1, dims, NULL);
+    og_ew_op op = {.kernels = og_mish_bwd_kernels,
+                   .light = true,
+                   .nin = 2,
+                   .nout = 1,
+                   .in = {a, a},
+                   .out = {o},
+                   .compute_dtype = ACL_FLOAT};
+    for (int k = 0; k < 2; k++) {
+        gates.ymm_stream_bytes = k == 0 ? 1 : 0;
+        og_size_gates_set(&gates);
+        og_ew_plan p;
+        og_ew_prepare(&op, &p);
+        opgrad_isa want = og_isa() > OPGRAD_ISA_AVX2 && k == 0 ? OPGRAD_ISA_AVX2 : og_isa();
+        CHECK_EQ(p.ymm_stream, k == 0);
+        CHECK_EQ(p.isa, want);
+        CHECK(p.compute == og_mish_bwd_kernels[want]);
+    }
+    og_size_gates_set(&saved);
+    aclDestroyTensor(a), aclDestroyTensor(o);
+}
+
 // Phase 1 reports slots * buffer_bytes as the workspace (per thread = buffer_bytes).
 static void test_plan_workspace_through_api(void) {
     static const aclDataType dts[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
@@ -773,6 +835,7 @@ int main(void) {
     RUN(test_plan_nt_threshold);
     RUN(test_plan_compute_bound_ops);
     RUN(test_plan_lut16);
+    RUN(test_plan_ymm_stream);
     RUN(test_plan_workspace_through_api);
     return test_summary();
 }

@@ -91,22 +91,29 @@ typedef struct og_ew_kernel {
     const og_ew_compute64_fn *fp64;
     const og_ew_compute_fn *fp32_nt; // fp32 with non-temporal stores
     bool compute_bound;              // og_ew_op.compute_bound
+    bool light;                      // og_ew_op.light
 } og_ew_kernel;
 /// An OG_EW_KERNEL3 kernel: fp32 (normal and non-temporal stores), fused 16-bit and float64.
 #define OG_EW_KERNEL(name)                                                                         \
     ((og_ew_kernel){og_##name##_kernels, og_##name##_kernels16, og_##name##_kernels64,             \
-                    og_##name##_nt_kernels, false})
+                    og_##name##_nt_kernels, false, false})
 /// An OG_EW_KERNEL3 kernel whose body is compute-bound (a transcendental forward).
 #define OG_EW_KERNEL_HEAVY(name)                                                                   \
     ((og_ew_kernel){og_##name##_kernels, og_##name##_kernels16, og_##name##_kernels64,             \
-                    og_##name##_nt_kernels, true})
-#define OG_EW_KERNEL_FP32(name) ((og_ew_kernel){og_##name##_kernels, NULL, NULL, NULL, false})
+                    og_##name##_nt_kernels, true, false})
+/// An OG_EW_KERNEL3 kernel of a few operations on two inputs (og_ew_op.light: measured per
+/// operator, bench/README.md).
+#define OG_EW_KERNEL_LIGHT(name)                                                                   \
+    ((og_ew_kernel){og_##name##_kernels, og_##name##_kernels16, og_##name##_kernels64,             \
+                    og_##name##_nt_kernels, false, true})
+#define OG_EW_KERNEL_FP32(name)                                                                    \
+    ((og_ew_kernel){og_##name##_kernels, NULL, NULL, NULL, false, false})
 /// fp32 and float64 kernels.
 #define OG_EW_KERNEL_F64(name)                                                                     \
-    ((og_ew_kernel){og_##name##_kernels, NULL, og_##name##_kernels64, NULL, false})
+    ((og_ew_kernel){og_##name##_kernels, NULL, og_##name##_kernels64, NULL, false, false})
 /// fp32 and float64 kernels, compute-bound.
 #define OG_EW_KERNEL_F64_HEAVY(name)                                                               \
-    ((og_ew_kernel){og_##name##_kernels, NULL, og_##name##_kernels64, NULL, true})
+    ((og_ew_kernel){og_##name##_kernels, NULL, og_##name##_kernels64, NULL, true, false})
 
 /// How an output's dtype relates to the input's.
 typedef enum {

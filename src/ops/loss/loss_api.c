@@ -66,7 +66,7 @@ typedef struct loss_args {
 #define LOSS_KERNEL(name)                                                                          \
     {                                                                                              \
         og_##name##_kernels, og_##name##_kernels16, og_##name##_kernels64, og_##name##_nt_kernels, \
-            false                                                                                  \
+            false, false                                                                           \
     }
 static const og_ew_kernel FWD[] = {LOSS_KERNEL(mse_fwd), LOSS_KERNEL(l1_fwd), LOSS_KERNEL(sl1_fwd),
                                    LOSS_KERNEL(bce_fwd), LOSS_KERNEL(bcel_fwd)};

@@ -53,6 +53,6 @@ aclnnStatus aclnnHardsigmoidBackwardGetWorkspaceSize(const aclTensor *gradOutput
     const void *ptrs[3] = {gradOutput, self, out};
     OG_TRY(og_check_args(op, workspaceSize, executor, 3, names, ptrs));
     const aclTensor *ins[2] = {gradOutput, self};
-    return og_plan_backward(op, OG_EW_KERNEL(hardsigmoid_bwd), 2, ins, out, names, 0,
+    return og_plan_backward(op, OG_EW_KERNEL_LIGHT(hardsigmoid_bwd), 2, ins, out, names, 0,
                             OG_OUT_CASTABLE, NULL, 0, workspaceSize, executor);
 }

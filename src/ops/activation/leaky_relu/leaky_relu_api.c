@@ -63,6 +63,7 @@ aclnnStatus aclnnLeakyReluBackwardGetWorkspaceSize(
                        "forward instead)",
                        op->name, slope);
     const aclTensor *ins[2] = {gradOutput, self};
-    return og_plan_backward(op, OG_EW_KERNEL(leaky_relu_bwd), 2, ins, out, names, OG_BWD_BROADCAST,
-                            OG_OUT_CASTABLE, &p, sizeof p, workspaceSize, executor);
+    return og_plan_backward(op, OG_EW_KERNEL_LIGHT(leaky_relu_bwd), 2, ins, out, names,
+                            OG_BWD_BROADCAST, OG_OUT_CASTABLE, &p, sizeof p, workspaceSize,
+                            executor);
 }

@@ -69,6 +69,7 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor *gradOutput,
         OG_TRY(og_check_broadcast_to(op, 2, tnames, ins, "out", out));
         return og_plan_threshold_int(op, 2, io, tnames, p.threshold, workspaceSize, executor);
     }
-    return og_plan_backward(op, OG_EW_KERNEL(threshold_bwd), 2, ins, out, names, OG_BWD_BROADCAST,
-                            OG_OUT_SAME_DTYPE, &p, sizeof p, workspaceSize, executor);
+    return og_plan_backward(op, OG_EW_KERNEL_LIGHT(threshold_bwd), 2, ins, out, names,
+                            OG_BWD_BROADCAST, OG_OUT_SAME_DTYPE, &p, sizeof p, workspaceSize,
+                            executor);
 }

@@ -29,6 +29,7 @@ static aclnnStatus plan_add(const og_opdesc *op, const aclTensor *self, const ac
                    .kernels16 = og_add_kernels16,
                    .kernels64 = og_add_kernels64,
                    .kernels_nt = og_add_nt_kernels,
+                   .light = true,
                    .nin = 2,
                    .in = {self, other},
                    .nout = 1,

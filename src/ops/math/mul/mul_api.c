@@ -25,6 +25,7 @@ static aclnnStatus plan_mul(const og_opdesc *op, const aclTensor *self, const ac
                    .kernels16 = og_mul_kernels16,
                    .kernels64 = og_mul_kernels64,
                    .kernels_nt = og_mul_nt_kernels,
+                   .light = true,
                    .nin = 2,
                    .in = {self, other},
                    .nout = 1,
