@@ -83,6 +83,9 @@ typedef struct og_rows_op {
     // light memory-bound kernel does better with the hardware prefetcher alone (SoftmaxBackward
     // fp32 at 2^24: 13% slower with it).
     bool prefetch;
+    // A few operations per element on two input rows (SoftmaxBackward): in fp32 past
+    // og_size_gates' ymm_stream_bytes per thread, the 256-bit kernels (og_rows_plan.ymm_stream).
+    bool light;
     aclDataType compute_dtype; // a 16-bit type: inputs and outputs of another dtype are rounded
                                // through it (aclnn casts the inputs to it, the result from it)
     bool stats_in;             // the stats are inputs, read before the kernel
@@ -114,6 +117,10 @@ typedef struct og_rows_plan {
     int nin, nout, nstats;
     og_rows_operand in[OG_ROWS_MAX_IN], out[OG_ROWS_MAX_OUT], stats[OG_ROWS_MAX_STATS];
     bool prefetch;       // inputs past the row-prefetch size gate: prefetch a row ahead
+    bool ymm_stream;     // a light fp32 kernel past ymm_stream_bytes per thread (set where the
+                         // CPU halves 512-bit operations): planned at the AVX2 level at most
+                         // (the row kernels give the same bits on every ISA); SoftmaxBackward
+                         // 2^22 one thread 1646 -> 1409 us on Zen 4
     bool fused16;        // every row operand contiguous along the axis, of the 16-bit compute
                          // dtype: kernel16 on the data in place (no CopyIn / CopyOut)
     int core_num, slots; // ranges of rows and the threads that run them

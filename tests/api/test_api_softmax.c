@@ -443,6 +443,37 @@ static void test_prefetched_rows(void) {
     aclrtFree(x), aclrtFree(whole), aclrtFree(parts);
 }
 
+// SoftmaxBackward's 256-bit kernels, which the engine takes for fp32 rows streaming from L3 on a
+// CPU that halves 512-bit operations (OPGRAD_YMM_STREAM_BYTES, engine/rows.h; 1 byte here:
+// always), give the bits of the default plan, rows of the vector and group widths and not.
+static void test_ymm_stream_rows(void) {
+    static const int64_t widths[] = {1000, 1024, 17};
+    for (int w = 0; w < 3; w++) {
+        int64_t dims[2] = {64, widths[w]}, n = 64 * widths[w];
+        float *g = test_dev_alloc((size_t)n * 4), *y = test_dev_alloc((size_t)n * 4);
+        float *dx[2] = {test_dev_alloc((size_t)n * 4), test_dev_alloc((size_t)n * 4)};
+        test_rng r;
+        test_rng_seed(&r, 37);
+        test_fill(g, 0, n, ACL_FLOAT, &r, -4, 4);
+        test_fill(y, 0, n, ACL_FLOAT, &r, 0, 0.1);
+        aclTensor *tg = test_tensor(dims, 2, ACL_FLOAT, g),
+                  *ty = test_tensor(dims, 2, ACL_FLOAT, y);
+        for (int k = 0; k < 2; k++) {
+            setenv("OPGRAD_YMM_STREAM_BYTES", k == 0 ? "0" : "1", 1);
+            aclTensor *tdx = test_tensor(dims, 2, ACL_FLOAT, dx[k]);
+            aclnnStatus st;
+            OP_RUN(st, aclnnSoftmaxBackwardGetWorkspaceSize(tg, ty, -1, tdx, &ws_, &ex_),
+                   aclnnSoftmaxBackward);
+            CHECK_EQ(st, ACLNN_SUCCESS);
+            aclDestroyTensor(tdx);
+        }
+        unsetenv("OPGRAD_YMM_STREAM_BYTES");
+        CHECKF(memcmp(dx[0], dx[1], (size_t)n * 4) == 0, "rows of %lld", (long long)widths[w]);
+        aclDestroyTensor(tg), aclDestroyTensor(ty);
+        aclrtFree(g), aclrtFree(y), aclrtFree(dx[0]), aclrtFree(dx[1]);
+    }
+}
+
 // The fused 16-bit rows (every operand bf16 / fp16 and contiguous along the axis: the kernel
 // widens on load and rounds on store) give exactly the bits of the buffered path (CopyIn, the
 // fp32 kernel, CopyOut; OPGRAD_FUSED16=0; a NaN only as a NaN), at every row length around the
@@ -540,6 +571,7 @@ int main(void) {
     RUN(test_inplace_and_dtypes);
     RUN(test_special_rows);
     RUN(test_prefetched_rows);
+    RUN(test_ymm_stream_rows);
     RUN(test_fused16_bitwise);
     return test_summary();
 }

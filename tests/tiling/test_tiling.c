@@ -20,9 +20,11 @@
 #include "aclnnop/aclnn_mish_backward.h"
 #include "engine/blocking.h"
 #include "engine/elementwise.h"
+#include "engine/rows.h"
 #include "engine/tiling.h"
 #include "opgrad/opgrad.h"
 #include "ops/activation/mish/mish_kernel.h"
+#include "ops/softmax/softmax_kernel.h"
 #include "runtime/cpu.h"
 #include "tensor/dtype.h"
 #include "test.h"
@@ -763,6 +765,49 @@ static void test_plan_ymm_stream(void) {
     aclDestroyTensor(a), aclDestroyTensor(o);
 }
 
+// The row engine's form (SoftmaxBackward): a light fp32 row kernel past ymm_stream_bytes per
+// thread is planned at the AVX2 level at most; not a kernel that is not light, not bf16 rows.
+static void test_rows_ymm_stream(void) {
+    og_size_gates saved = og_size_gates_get(), gates = saved;
+    int64_t dims[2] = {96, 1000}, per_thread = 96 * 1000 * 3 * 4; // g, y, dx at one thread
+    for (int d = 0; d < 2; d++) {
+        aclDataType dt = d == 0 ? ACL_FLOAT : ACL_BF16;
+        aclTensor *g = mk(dt, 2, dims, NULL), *y = mk(dt, 2, dims, NULL),
+                  *o = mk(dt, 2, dims, NULL);
+        for (int light = 0; light <= 1; light++)
+            for (int cores = 1; cores <= 2; cores++)
+                for (int k = 0; k < 3; k++) {
+                    int64_t gate = k == 0   ? 0
+                                   : k == 1 ? per_thread / cores
+                                            : per_thread / cores + 1;
+                    gates.ymm_stream_bytes = gate;
+                    og_size_gates_set(&gates);
+                    og_rows_op op = {.kernels = og_softmax_bwd_kernels,
+                                     .kernels16 = og_softmax_bwd_kernels16,
+                                     .nin = 2,
+                                     .nout = 1,
+                                     .in = {g, y},
+                                     .out = {o},
+                                     .in_slot = {0, 1},
+                                     .out_slot = {2},
+                                     .ndim = 2,
+                                     .dims = {96, 1000},
+                                     .axis = 1,
+                                     .light = light,
+                                     .compute_dtype = dt};
+                    og_rows_plan p;
+                    og_rows_make_plan(&op, cores, OPGRAD_ISA_AVX512, &p);
+                    bool want = light && dt == ACL_FLOAT && k == 1;
+                    CHECKF(p.ymm_stream == want, "%s light %d, %d cores, gate %lld",
+                           og_dtype_name(dt), light, cores, (long long)gate);
+                    CHECK_EQ(p.isa, want ? OPGRAD_ISA_AVX2 : OPGRAD_ISA_AVX512);
+                    CHECK(p.kernel == og_softmax_bwd_kernels[p.isa]);
+                }
+        aclDestroyTensor(g), aclDestroyTensor(y), aclDestroyTensor(o);
+    }
+    og_size_gates_set(&saved);
+}
+
 // Phase 1 reports slots * buffer_bytes as the workspace (per thread = buffer_bytes).
 static void test_plan_workspace_through_api(void) {
     static const aclDataType dts[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
@@ -836,6 +881,7 @@ int main(void) {
     RUN(test_plan_compute_bound_ops);
     RUN(test_plan_lut16);
     RUN(test_plan_ymm_stream);
+    RUN(test_rows_ymm_stream);
     RUN(test_plan_workspace_through_api);
     return test_summary();
 }

@@ -35,6 +35,9 @@ static aclnnStatus plan_rows(const og_opdesc *op, const og_row_fn *kernels,
                         // the forwards (three passes, exps) have time to prefetch the next row;
                         // the backwards (two light passes) run faster without
                         .prefetch = nin == 1,
+                        // SoftmaxBackward's passes take one or two operations per element
+                        // (LogSoftmax's backward takes an exp per element)
+                        .light = op == &og_op_SoftmaxBackward,
                         .compute_dtype = compute};
         for (int k = 0; k < nin; k++) r.in[k] = ins[k], r.in_slot[k] = k;
         for (int d = 0; d < out->ndim; d++) r.dims[d] = out->dims[d];
