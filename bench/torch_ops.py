@@ -37,7 +37,9 @@ timings; one call = one phase-2 launch on the NULL stream; the workspace is a to
   reused: opgrad into a preallocated output; torch's out= / grad_input= variant into a
           preallocated output ([out]).
   alloc:  both sides allocate the output per call, as frameworks do: opgrad torch.empty_like +
-          aclSetOutputTensorAddr + one call ([alloc]), torch its functional form ([alloc]). A
+          one opgrad_executor_run that re-points the output and launches, called as opgrad.torch
+          calls it (no argtypes, prebuilt ctypes arguments) ([alloc]), torch its functional form
+          ([alloc]). A
           large output is then fresh memory (glibc mmaps it), whose first write faults its pages.
 Where torch 1.13 has no 16-bit CPU kernel (fp16 for most activations) the script times the upcast
 workaround a user would write, f(x.float()).to(dt) ([upcast], allocating), and compares it with
@@ -414,6 +416,14 @@ class OgCall:
         self.args = (cvp(self.ws.data_ptr() if ws.value else 0), cu64(ws.value), ex, None)
         self.nin = len(self.handles)  # the executor's input slots (every op here: its tensors)
         self.addrs = (cvp * (self.nin + 1))()  # NULL: a slot keeps its address
+        # the allocating call as opgrad.torch makes it (python/opgrad/torch/_kernels.py): the
+        # output address written through a memoryview, opgrad_executor_run without argtypes on
+        # prebuilt ctypes arguments (argtypes conversion costs more than the C call), GIL released
+        self.mv = memoryview(self.addrs).cast("B").cast("P")
+        self.run = og.lib["opgrad_executor_run"]  # a new function object: no argtypes
+        self.run.restype = ctypes.c_int32
+        self.run_args = (ex, self.addrs, ctypes.c_size_t(self.nin + 1), self.args[0], self.args[1],
+                         None)
 
     def __call__(self):
         st = self.f(*self.args)
@@ -424,8 +434,8 @@ class OgCall:
         """A new output, then one call that re-points the executor's output slot and launches
         (opgrad_executor_run: one ctypes call, as an adapter makes it)."""
         out = torch.empty_like(self.out)
-        self.addrs[self.nin] = out.data_ptr()
-        st = self.og.lib.opgrad_executor_run(self.exec, self.addrs, self.nin + 1, *self.args[:2], None)
+        self.mv[self.nin] = out.data_ptr()
+        st = self.run(*self.run_args)
         if st != 0:
             self.og.check(st, "opgrad_executor_run")
         return out

@@ -119,8 +119,8 @@ typedef struct og_rows_plan {
     bool prefetch;       // inputs past the row-prefetch size gate: prefetch a row ahead
     bool ymm_stream;     // a light fp32 kernel past ymm_stream_bytes per thread (set where the
                          // CPU halves 512-bit operations): planned at the AVX2 level at most
-                         // (the row kernels give the same bits on every ISA); SoftmaxBackward
-                         // 2^22 one thread 1646 -> 1409 us on Zen 4
+                         // (the row kernels give the same bits on every ISA; measured in
+                         // docs/architecture.md, "Light maps take 256-bit kernels on Zen 4")
     bool fused16;        // every row operand contiguous along the axis, of the 16-bit compute
                          // dtype: kernel16 on the data in place (no CopyIn / CopyOut)
     int core_num, slots; // ranges of rows and the threads that run them
