@@ -71,7 +71,6 @@ uint64_t *og_executor_temp_offsets(aclOpExecutor *e) { return (uint64_t *)e->tem
 // The bytes a view covers when it is dense (its strides are a permutation of a contiguous
 // layout's), else 0.
 static int64_t dense_bytes(const aclTensor *t) {
-    if (t->numel == 0) return 0; // nothing to populate (its other dims may multiply past int64)
     int64_t dims[OG_TENSOR_MAX_DIMS], strides[OG_TENSOR_MAX_DIMS];
     int n = 0;
     for (int d = 0; d < t->ndim; d++) { // the dims of size > 1, by increasing stride

@@ -88,13 +88,20 @@ static aclnnStatus init_tensor(const char *fn, aclTensor *t, const int64_t *view
         return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: offset %lld must be >= 0", fn,
                        (long long)offset);
     int ndim = (int)viewDimsNum;
-    int64_t numel = 1, max_offset = offset;
+    int64_t numel = 1, max_offset = offset, nonzero = 1;
     for (int i = 0; i < ndim; i++) {
         if (viewDims[i] < 0)
             return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: viewDims[%d] = %lld must be >= 0", fn, i,
                            (long long)viewDims[i]);
         if (!mul_ok(numel, viewDims[i], &numel))
             return og_fail(ACLNN_ERR_PARAM_INVALID, "%s: element count overflows int64", fn);
+        // An empty view's other dims must multiply within int64 too, so that any product of a
+        // view's dims does (operators take row counts and contiguous strides as such products).
+        if (viewDims[i] > 0 && !mul_ok(nonzero, viewDims[i], &nonzero))
+            return og_fail(ACLNN_ERR_PARAM_INVALID,
+                           "%s: the product of the nonzero viewDims overflows int64 (an empty "
+                           "view's other dims must multiply within int64 too)",
+                           fn);
     }
     int64_t elem = (int64_t)aclDataTypeSize(dataType), bytes;
     if (!mul_ok(numel, elem, &bytes))

@@ -132,6 +132,17 @@ static void test_element_count_overflow_rejected(void) {
     CHECK(aclCreateTensor(d, 2, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, NULL, 0, storage) == NULL);
     const int64_t st[] = {INT64_MAX / 2, 1}, d2[] = {4, 1}; // 3 * stride overflows
     CHECK(aclCreateTensor(d2, 2, ACL_FLOAT, st, 0, ACL_FORMAT_ND, NULL, 0, storage) == NULL);
+    // an empty view whose other dims multiply past int64 (in any order: [0, 2^62, 4] would
+    // overflow an innermost-first product; operators take such products)
+    const int64_t e1[] = {0, INT64_C(1) << 62, 4}, e2[] = {INT64_C(1) << 62, 4, 0};
+    CHECK(aclCreateTensor(e1, 3, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, NULL, 0, storage) == NULL);
+    CHECK_MSG("product of the nonzero viewDims overflows int64");
+    CHECK(aclCreateTensor(e2, 3, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, NULL, 0, storage) == NULL);
+    // empty with other dims that fit: accepted
+    const int64_t e3[] = {0, INT64_C(1) << 31, INT64_C(1) << 31};
+    aclTensor *t = aclCreateTensor(e3, 3, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, NULL, 0, storage);
+    CHECK(t != NULL);
+    aclDestroyTensor(t);
 }
 
 // Offsets and strides are validated in bytes: an fp32 view whose last element is 2^62 elements

@@ -28,8 +28,6 @@ static inline void og_view_of(og_view *v, const aclTensor *t) {
     for (int d = t->ndim - 1; d >= 0; d--) {
         v->dims[d] = t->dims[d];
         v->strides[d] = t->strides[d];
-        // an empty view indexes nothing, and its other dims may multiply past int64
-        if (t->numel == 0) continue;
         if (t->dims[d] != 1 && t->strides[d] != expect) v->contiguous = false;
         expect *= t->dims[d];
     }

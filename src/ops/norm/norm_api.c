@@ -65,7 +65,6 @@ static bool merge_view(const aclTensor *t, int lead, aclTensor *v) {
 }
 
 static bool is_contiguous(const aclTensor *t) {
-    if (t->numel == 0) return true; // (its other dims may multiply past int64)
     int64_t expect = 1;
     for (int d = t->ndim - 1; d >= 0; d--) {
         if (t->dims[d] == 1) continue;
