@@ -180,7 +180,7 @@ typedef struct og_ew_plan {
                            // og_size_gates' ymm_stream_bytes per thread (set where the CPU
                            // halves 512-bit operations, og_cpu_halves_512): og_ew_prepare
                            // takes the AVX2 kernels, which stream L3-resident operands 3-20%
-                           // faster there (bench/README.md, "A Zen 4 VM with AVX-512")
+                           // faster there (bench/README.md, "Zen 4, later that night")
     bool stream_in;        // past the stream-in size gate per thread:
                            // 16-bit inputs converted side by side and
                            // the next tile prefetched
