@@ -24,6 +24,11 @@ og_size_gates og_size_gates_get(void) {
     };
 }
 
+bool og_ymm_stream(int64_t thread_bytes) {
+    int64_t gate = og_size_gates_get().ymm_stream_bytes;
+    return gate > 0 && thread_bytes >= gate;
+}
+
 void og_size_gates_set(const og_size_gates *gates) {
     is_overridden = gates != NULL;
     if (gates) overridden = *gates;

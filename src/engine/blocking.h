@@ -10,6 +10,7 @@
 #ifndef OG_BLOCKING_H
 #define OG_BLOCKING_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "engine/reduce.h" // OG_RED_CHUNK, OG_RED_BLOCK, OG_RED_STRIP, OG_RED_STRIP_WIDE
@@ -75,6 +76,9 @@ typedef struct og_size_gates {
     int64_t nt_out_bytes, stream_in_bytes, row_prefetch_bytes, prefault_out_bytes, ymm_stream_bytes;
 } og_size_gates;
 og_size_gates og_size_gates_get(void);
+/// Whether a light fp32 kernel moving `thread_bytes` of operands per thread takes the 256-bit
+/// kernels (ymm_stream_bytes > 0 and reached): the one rule of both engines' ymm_stream.
+bool og_ymm_stream(int64_t thread_bytes);
 /// Sets the gates; NULL restores the defaults.
 void og_size_gates_set(const og_size_gates *gates);
 

@@ -173,11 +173,10 @@ void og_ew_make_plan(const og_ew_op *op, int max_cores, int64_t nt_threshold_byt
         .bytes_per_elem = bytes_per_elem,
         .buffer_elem = plan->f64 ? 8 : 4,
     });
-    og_size_gates gates = og_size_gates_get();
     int64_t thread_bytes = total / (max_cores > 0 ? max_cores : 1) * bytes_per_elem;
-    plan->stream_in = thread_bytes >= gates.stream_in_bytes;
+    plan->stream_in = thread_bytes >= og_size_gates_get().stream_in_bytes;
     plan->ymm_stream = op->light && !plan->fused16 && !plan->f64 && !plan->stream_out &&
-                       gates.ymm_stream_bytes > 0 && thread_bytes >= gates.ymm_stream_bytes;
+                       og_ymm_stream(thread_bytes);
     if (op->params_size) memcpy(plan->params, op->params, op->params_size);
 }
 

@@ -127,9 +127,8 @@ void og_rows_make_plan(const og_rows_op *op, int max_cores, opgrad_isa isa, og_r
     }
     // Light fp32 rows streaming from L3 on a CPU that halves 512-bit operations: 256-bit kernels
     // (the elementwise engine's ymm_stream, engine/elementwise.h).
-    int64_t ymm_gate = og_size_gates_get().ymm_stream_bytes;
-    p->ymm_stream = op->light && op->compute_dtype == ACL_FLOAT && op->nacc == 0 && ymm_gate > 0 &&
-                    p->rows * bytes_per_row / cores >= ymm_gate;
+    p->ymm_stream = op->light && op->compute_dtype == ACL_FLOAT && op->nacc == 0 &&
+                    og_ymm_stream(p->rows * bytes_per_row / cores);
     if (p->ymm_stream && isa > OPGRAD_ISA_AVX2) isa = OPGRAD_ISA_AVX2;
     p->nacc = op->nacc;
     p->stats_in = op->stats_in;
