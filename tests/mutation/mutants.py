@@ -337,6 +337,20 @@ MUTANTS = [
         "why": "the reduction engine's broadcast stride ignores size-1 dims of an input: a [1] "
                "scale read along a C-wide dim walks past its one element",
     },
+    {
+        "id": "reduce-fixed-input-in-row-buffer",
+        "cls": "buffer aliasing",
+        "file": "src/engine/reduce.c",
+        "find": "stride[k], w, m->g[k]);",
+        "replace": "stride[k], w, m->vals);",
+        "expect": r"FAIL +fused_add_scale1? +(bfloat16|float16)\b",
+        "isa": "scalar",
+        "fast": True,
+        "ops": "fused_add_scale,fused_add_scale1",
+        "why": "a mapped column sum converts its row-invariant input (a 16-bit scale or bias) into "
+               "the buffer that every row's mapped values are written to: from the first row on "
+               "the map reads its own output as that input (16-bit gradBias / gradScale wrong)",
+    },
     # ---------------------------------------------------------------- promotion
     {
         "id": "softmax-bwd-output-dtype",
