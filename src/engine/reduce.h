@@ -35,7 +35,10 @@
  * one block or less; strips are used when that dim is contiguous in memory, or when each output
  * sums fewer than 32 values). With enough units each core takes a contiguous range of units;
  * otherwise cores take (unit, block) items, store the block sums in the workspace, and a second
- * pass combines them in the fixed order. The kernels never allocate, validate or thread.
+ * pass combines them in the fixed order. Fewer strips than cores over one block whose chunk count
+ * is a power of two cut that block into 2, 4, ... equal power-of-two shares (block_chunks)
+ * instead of narrowing the strips: the pairwise combination of the shares is the same tree. The
+ * kernels never allocate, validate or thread.
  *
  * float64 (some input is float64: the operator's promoted dtype) is summed in double by its own
  * loop, for sums and means: per output, the summands in the same row-major order, gathered 256 at
@@ -137,6 +140,7 @@ typedef struct og_reduce_plan {
     int64_t strips_per_row; // strips: ceil(W / strip); else 1
     int64_t units;          // strips: (M / W) * strips_per_row; else M
     int64_t nchunks, nblocks;
+    int64_t block_chunks;   // chunks per block: OG_RED_BLOCK, or a share of one block (above)
     bool f64;               // float64 (some input or the output is): gathered, mapped by map64,
                             // summed in double
     bool direct;            // fp32 summands read in place (no gather, no map, no rounding)

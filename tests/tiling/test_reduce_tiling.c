@@ -102,6 +102,12 @@ static int check_plan(const og_reduce_plan *p, int64_t M, int64_t K, int cores, 
     }
     PROP(next == K);
     PROP(p->nchunks == (K + OG_RED_CHUNK - 1) / OG_RED_CHUNK);
+    // blocks of OG_RED_BLOCK chunks, or one power-of-two block cut into equal power-of-two shares
+    // (the same pairwise tree) for fewer strips than cores
+    PROP(p->block_chunks == OG_RED_BLOCK ||
+         (p->split_blocks && p->strips && p->nblocks * p->block_chunks == p->nchunks &&
+          (p->nchunks & (p->nchunks - 1)) == 0 && (p->nblocks & (p->nblocks - 1)) == 0 &&
+          p->units < cores));
     // pass 1: contiguous ordered balanced ranges over the items
     PROP(p->items == (p->split_blocks ? p->units * p->nblocks : p->units));
     // a large job: up to OG_CORES_PER_THREAD ranges per thread, each reading >= OG_MIN_CORE_BYTES
@@ -179,7 +185,7 @@ static void test_plans_cover_everything_once(void) {
         {1, 1, 1, 1},     {5, 7, 1, 1},      {3, 300, 1, 1},   {300, 3, 1, 1},   {1000, 65, 1, 1},
         {4, 33, 20, 1},   {2, 3, 4, 5},      {70000, 1, 1, 1}, {2, 40000, 1, 1}, {40000, 2, 1, 1},
         {17, 64, 3, 1},   {1, 1, 100000, 3}, {0, 5, 1, 1},     {5, 0, 3, 1},     {64, 65, 1, 1},
-        {3, 16385, 1, 1}, {9, 70, 1, 1},     {6, 1, 80, 1},
+        {3, 16385, 1, 1}, {9, 70, 1, 1},     {6, 1, 80, 1},    {2048, 64, 1, 1}, {1500, 90, 1, 1},
     };
     const int core_counts[] = {1, 2, 3, 4, 7, 8, 13, 64};
     long violations = 0;
@@ -271,6 +277,26 @@ static void test_coalescing_and_strategy(void) {
     CHECK(!p.split_blocks);
     CHECK_EQ(p.core_num, 4 * OG_CORES_PER_THREAD); // 4 GB read: 8 ranges per thread
     CHECK_EQ(p.slots, 4);
+    // fewer strips than cores over a power-of-two chunk count (4096 rows: 16 chunks): the rows
+    // are cut into equal shares, one per core, each still whole strips; 12 chunks: narrower strips
+    int64_t cols[2] = {4096, 300}, cols12[2] = {3000, 300};
+    p = plan_for(cols, 2, 1u, ACL_FLOAT, NULL, 2, true);
+    CHECK(p.split_blocks);
+    CHECK_EQ(p.nblocks, 2);
+    CHECK_EQ(p.block_chunks, 8);
+    CHECK_EQ(p.strip, 300);
+    CHECK_EQ(p.items, 2);
+    p = plan_for(cols, 2, 1u, ACL_FLOAT, NULL, 4, true);
+    CHECK_EQ(p.nblocks, 4);
+    CHECK_EQ(p.block_chunks, 4);
+    p = plan_for(cols, 2, 1u, ACL_FLOAT, NULL, 1, true);
+    CHECK(!p.split_blocks);
+    CHECK_EQ(p.nblocks, 1);
+    p = plan_for(cols12, 2, 1u, ACL_FLOAT, NULL, 2, true);
+    CHECK(!p.split_blocks);
+    CHECK_EQ(p.nblocks, 1);
+    CHECK_EQ(p.strip, 160);
+    CHECK_EQ(p.units, 2);
     // nothing summed (a copy through the engine), and a 0-d input
     p = plan_for(d3, 3, 0u, ACL_FLOAT, NULL, 2, false);
     CHECK_EQ(p.K, 1);
