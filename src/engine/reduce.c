@@ -993,6 +993,7 @@ aclnnStatus og_reduce_plan_op(const og_opdesc *op, int nplans, const og_reduce_o
                        .kernels = r->map,
                        .kernels16 = r->map16,
                        .kernels64 = r->map64,
+                       .kernels_nt = r->map_nt,
                        .nin = r->nin,
                        .nout = 1,
                        .out = {r->out},

@@ -81,6 +81,8 @@ typedef struct og_reduce_op {
     const og_ew_compute64_fn *map64;      // the same map in float64 (a float64 reduction)
     const og_ew_compute16_fn (*map16)[2]; // optional: the map's fused 16-bit kernels (a map-only
                                           // plan of one 16-bit dtype runs on the 16-bit data)
+    const og_ew_compute_fn *map_nt;       // optional: its non-temporal fp32 kernels (a map-only
+                                          // plan past the NT size writes in place with them)
     const void *params;                   // map parameters (copied)
     size_t params_size;
     int ndim; // the shape being reduced (0..8 dims)

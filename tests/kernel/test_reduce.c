@@ -678,40 +678,44 @@ static void test_fused_backward(void) {
 }
 
 // Column sums with fewer strips than threads: FusedAddScaleBackward [2000, 300] has one mapped
-// strip of 300 outputs, which 2 and 3 threads cut narrower; every output is the same bits on 1,
-// 2 and 3 threads (each output's summation order does not depend on its strip).
+// strip of 300 outputs over 8 chunks of rows, which 2 and 3 threads cut into row shares; every
+// output is the same bits on 1, 2 and 3 threads (the shares combine in the one-thread order), and
+// with non-temporal stores for every output (OPGRAD_NT_BYTES=1: gradX in place by the map's NT
+// kernels).
 static void test_fused_backward_threads(void) {
     const int64_t n = 2000, c = 300, xd[2] = {n, c}, cd[1] = {c};
     for (int di = 0; di < 2; di++) {
         aclDataType dt = di == 0 ? ACL_FLOAT : ACL_BF16;
         tview g = tv(xd, 2, dt), x = tv(xd, 2, dt), b = tv(cd, 1, dt), s = tv(cd, 1, dt);
-        tview out[3][3];
+        tview out[4][3];
         test_rng r;
         test_rng_seed(&r, 31);
         for (int64_t i = 0; i < n * c; i++)
             tv_set(&g, i, test_rng_uniform(&r, -2, 2)), tv_set(&x, i, test_rng_uniform(&r, -5, 5));
         for (int64_t j = 0; j < c; j++)
             tv_set(&b, j, test_rng_uniform(&r, -5, 5)), tv_set(&s, j, test_rng_uniform(&r, 0.5, 2));
-        for (int t = 0; t < 3; t++) {
+        for (int t = 0; t < 4; t++) { // 1, 2, 3 threads; 2 threads with NT stores
             out[t][0] = tv(xd, 2, dt), out[t][1] = tv(cd, 1, dt), out[t][2] = tv(cd, 1, dt);
-            opgrad_set_num_threads(t + 1);
+            opgrad_set_num_threads(t < 3 ? t + 1 : 2);
+            if (t == 3) setenv("OPGRAD_NT_BYTES", "1", 1);
             aclnnStatus st;
             OP_RUN(st,
                    aclnnFusedAddScaleBackwardGetWorkspaceSize(g.t, x.t, b.t, s.t, out[t][0].t,
                                                               out[t][1].t, out[t][2].t, &ws_, &ex_),
                    aclnnFusedAddScaleBackward);
+            unsetenv("OPGRAD_NT_BYTES");
             CHECK_EQ(st, ACLNN_SUCCESS);
         }
         long bad = 0;
-        for (int t = 1; t < 3; t++)
+        for (int t = 1; t < 4; t++)
             for (int k = 0; k < 3; k++)
                 bad += memcmp(out[t][k].buf, out[0][k].buf,
                               (size_t)(k == 0 ? n * c : c) * aclDataTypeSize(dt)) != 0;
         CHECKF(bad == 0,
                "FusedAddScaleBackward [2000,300] %s: %ld outputs differ between 1, 2 "
-               "and 3 threads",
+               "and 3 threads (or with NT stores)",
                og_dtype_name(dt), bad);
-        for (int t = 0; t < 3; t++)
+        for (int t = 0; t < 4; t++)
             for (int k = 0; k < 3; k++) tv_free(&out[t][k]);
         tv_free(&g), tv_free(&x), tv_free(&b), tv_free(&s);
     }

@@ -92,6 +92,7 @@ aclnnStatus aclnnFusedAddScaleBackwardGetWorkspaceSize(const aclTensor *gradOutp
                           .map = og_mul_kernels,
                           .map16 = og_mul_kernels16,
                           .map64 = og_mul_kernels64,
+                          .map_nt = og_mul_nt_kernels,
                           .out = gradX,
                           .out_slot = 4,
                           .round_in = ACL_FLOAT};
