@@ -248,6 +248,7 @@ void og_reduce_make_plan(const og_reduce_op *op, int max_cores, og_reduce_plan *
     p->f64 = sums_in_f64(op);
     if (p->f64) {
         p->split_blocks = false;
+        p->nblocks = ceil_div(p->nchunks, OG_RED_BLOCK), p->block_chunks = OG_RED_BLOCK;
         p->core_num = (int)(p->M < cores ? p->M : cores);
         p->slots = p->core_num;
         p->combine_cores = 0;

@@ -292,6 +292,10 @@ static void test_coalescing_and_strategy(void) {
     p = plan_for(cols, 2, 1u, ACL_FLOAT, NULL, 1, true);
     CHECK(!p.split_blocks);
     CHECK_EQ(p.nblocks, 1);
+    p = plan_for(cols, 2, 1u, ACL_DOUBLE, NULL, 2, true); // float64: its own loop, no blocks
+    CHECK(p.f64 && !p.split_blocks);
+    CHECK_EQ(p.nblocks, 1);
+    CHECK_EQ(p.block_chunks, OG_RED_BLOCK);
     p = plan_for(cols12, 2, 1u, ACL_FLOAT, NULL, 2, true);
     CHECK(!p.split_blocks);
     CHECK_EQ(p.nblocks, 1);
