@@ -45,7 +45,8 @@
  *   float pair, so the root of gelu' cancels exactly in one fma; gelu' = q or e q, q = N/(1+e)^2.
  * - erf form: R(t) from a centred polynomial in w = 3/(3+t) (normal_tail_fast, one division),
  *   relative error 1.8 2^-24. Forward, either sign: p = (t (-2^n)) R, y = (max(x, 0) + p) + p tp
- *   (x <= 0: one full rounding); backward x <= 0 as 2^n (h R + (h R) tp), one full rounding. */
+ *   (x <= 0: one full rounding); backward s = g e q = (g 2^n) q + (g 2^n q) tp, gelu' g = s
+ *   (x <= 0) or g - s (x > 0). */
 #include "engine/simd/map64.h"
 #include "engine/simd/vec16.h"
 #include "engine/simd/vmath.h"
@@ -315,14 +316,14 @@ static inline vf gelu_erf_forward(vf x) {
 static inline vf gelu_erf_backward_fast(vf g, vf x) {
     vf t = vabs(x), tp;
     vf pw = exp_half_square_fast(t, &tp, MAGIC_B);
-    vf e = vfma(pw, tp, pw);
     // q = R - t c with c as a float pair (float c alone is 0.48 2^-24 off, which t c carries
     // undiminished for large t, where q ~ -t c)
     vf q = vfnmadd(t, vset(C_LO), vfnmadd(t, vset(C_HI), normal_tail_fast(t)));
-    vf dp = vfnmadd(vmul(g, e), q, g); // g - (g e) q
-    vf gp = vmul(g, pw);
-    vf dn = vfma(gp, q, vmul(vmul(gp, q), tp));
-    return vsel(vgt(x, vset(0.0f)), dp, dn);
+    // s = g e q = (g 2^n) q (1 + tp), rounded once but for g q 2^n; x <= 0: gelu' g = s,
+    // x > 0: g - s (|s| <= |g| / 2 there, so s's error reaches the result halved)
+    vf gp = vmul(g, pw), gq = vmul(gp, q);
+    vf s = vfma(gp, q, vmul(gq, tp));
+    return vsel(vgt(x, vset(0.0f)), vsub(g, s), s);
 }
 
 static inline vf gelu_erf_backward(vf g, vf x) {
