@@ -6,7 +6,9 @@
  *  - values on small hand-checkable cases against float64 (training and eval, the running
  *    statistics with momentum and the unbiased variance, weight NULL), every outputMask;
  *  - strided (transposed) and NHWC inputs equal the contiguous NCHW results bitwise; empty input;
- *    1 vs 2 threads bitwise. */
+ *    1 vs 2 threads bitwise;
+ *  - GroupNorm by rows (contiguous rows of >= 8 values) and by REDUCE (padded rows) against
+ *    float64 with a large mean, 1 vs 2 threads bitwise. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,6 +300,104 @@ static void test_group_norm(void) {
     del(x), del(g), del(y), del(ga), del(be), del(m), del(r);
 }
 
+// GroupNorm run on `x` (any view of [N, C, H, W]) with gamma / beta; outputs contiguous.
+static void gn_run(const aclTensor *x, const aclTensor *g, const aclTensor *ga, const aclTensor *be,
+                   const int64_t *d, int64_t G, aclTensor *y, aclTensor *m, aclTensor *r,
+                   aclTensor *gx, aclTensor *gg, aclTensor *gb) {
+    uint64_t ws;
+    aclOpExecutor *e;
+    int64_t hw = d[2] * d[3];
+    aclnnStatus st =
+        aclnnGroupNormGetWorkspaceSize(x, ga, be, d[0], d[1], hw, G, 1e-5, y, m, r, &ws, &e);
+    CHECK_EQ(test_run(st, ws, e, aclnnGroupNorm, NULL), ACLNN_SUCCESS);
+    bool all[3] = {true, true, true};
+    aclBoolArray *mask = aclCreateBoolArray(all, 3);
+    st = aclnnGroupNormBackwardGetWorkspaceSize(g, x, m, r, ga, d[0], d[1], hw, G, mask, gx, gg, gb,
+                                                &ws, &e);
+    CHECK_EQ(test_run(st, ws, e, aclnnGroupNormBackward, NULL), ACLNN_SUCCESS);
+    aclDestroyBoolArray(mask);
+}
+
+// GroupNorm of [3, 6, 4, 5] in 3 groups: contiguous rows (n, c) of HxW = 20 >= 8 values take the
+// row engine, the same values with each row padded (spatial dims not one progression) the
+// REDUCE path; both against float64, with x around 100 (the per-row sums are shifted by the row's
+// first x: a mean that large must not cost the gradients their accuracy); the row path with 1
+// and 2 threads bit for bit.
+static void test_group_norm_rows(void) {
+    enum { N = 3, C = 6, H = 4, W = 5, G = 3, HW = H * W, CG = C / G, NE = N * C * HW };
+    int64_t d[4] = {N, C, H, W}, ng[2] = {N, G}, pd[4] = {N, C, H, W + 3};
+    test_rng rng;
+    test_rng_seed(&rng, 11);
+    static float xv[NE], gv[NE], xp[N * C * H * (W + 3)], gp[N * C * H * (W + 3)];
+    float gam[C], bet[C];
+    for (int i = 0; i < NE; i++)
+        xv[i] = (float)test_rng_uniform(&rng, 99, 101), gv[i] = (float)test_rng_uniform(&rng, -1, 1);
+    for (int c = 0; c < C; c++) gam[c] = 0.5f + 0.25f * (float)c, bet[c] = (float)c - 2.5f;
+    for (int i = 0; i < NE; i++) { // the padded copy: element (n, c, h, w) at row i / W, column w
+        int row = i / W, w = i % W;
+        xp[row * (W + 3) + w] = xv[i], gp[row * (W + 3) + w] = gv[i];
+    }
+    // float64 reference
+    static double yw[NE], gxw[NE];
+    double ggw[C] = {0}, gbw[C] = {0}, mw[N * G], rw[N * G];
+    for (int n = 0; n < N; n++)
+        for (int gr = 0; gr < G; gr++) {
+            int base = (n * C + gr * CG) * HW, M = CG * HW;
+            double s = 0, q = 0, sgh = 0, sghx = 0;
+            for (int j = 0; j < M; j++) s += xv[base + j];
+            double mean = s / M;
+            for (int j = 0; j < M; j++) q += pow(xv[base + j] - mean, 2);
+            double rs = 1 / sqrt(q / M + 1e-5);
+            mw[n * G + gr] = mean, rw[n * G + gr] = rs;
+            for (int j = 0; j < M; j++) {
+                int c = gr * CG + j / HW;
+                double xh = (xv[base + j] - mean) * rs, gh = gv[base + j] * gam[c];
+                yw[base + j] = xh * gam[c] + bet[c];
+                sgh += gh, sghx += gh * xh;
+                ggw[c] += gv[base + j] * xh, gbw[c] += gv[base + j];
+            }
+            for (int j = 0; j < M; j++) {
+                int c = gr * CG + j / HW;
+                double xh = (xv[base + j] - mean) * rs, gh = gv[base + j] * gam[c];
+                gxw[base + j] = rs * (gh - sgh / M - xh * sghx / M);
+            }
+        }
+    aclTensor *x = mk(4, d, xv), *g = mk(4, d, gv), *ga = mk1(C, gam), *be = mk1(C, bet);
+    aclTensor *xpt = mk(4, pd, xp), *gpt = mk(4, pd, gp);
+    int64_t pst[4] = {C * H * (W + 3), H * (W + 3), W + 3, 1};
+    aclTensor *xs = aclCreateTensor(d, 4, ACL_FLOAT, pst, 0, ACL_FORMAT_ND, pd, 4, data(xpt));
+    aclTensor *gs = aclCreateTensor(d, 4, ACL_FLOAT, pst, 0, ACL_FORMAT_ND, pd, 4, data(gpt));
+    aclTensor *out[3][6]; // rows (2 threads), padded (REDUCE), rows (1 thread): y m r gx gg gb
+    for (int k = 0; k < 3; k++) {
+        out[k][0] = mk(4, d, NULL), out[k][1] = mk(2, ng, NULL), out[k][2] = mk(2, ng, NULL);
+        out[k][3] = mk(4, d, NULL), out[k][4] = mk1(C, NULL), out[k][5] = mk1(C, NULL);
+    }
+    int threads = opgrad_get_num_threads();
+    opgrad_set_num_threads(2);
+    gn_run(x, g, ga, be, d, G, out[0][0], out[0][1], out[0][2], out[0][3], out[0][4], out[0][5]);
+    gn_run(xs, gs, ga, be, d, G, out[1][0], out[1][1], out[1][2], out[1][3], out[1][4],
+           out[1][5]);
+    opgrad_set_num_threads(1);
+    gn_run(x, g, ga, be, d, G, out[2][0], out[2][1], out[2][2], out[2][3], out[2][4], out[2][5]);
+    opgrad_set_num_threads(threads);
+    for (int k = 0; k < 2; k++) {
+        close_to(data(out[k][0]), yw, NE, 2e-5, k ? "padded: out" : "rows: out");
+        close_to(data(out[k][1]), mw, N * G, 1e-6, k ? "padded: meanOut" : "rows: meanOut");
+        close_to(data(out[k][2]), rw, N * G, 2e-5, k ? "padded: rstdOut" : "rows: rstdOut");
+        close_to(data(out[k][3]), gxw, NE, 1e-4, k ? "padded: gradInput" : "rows: gradInput");
+        close_to(data(out[k][4]), ggw, C, 1e-4, k ? "padded: gradGamma" : "rows: gradGamma");
+        close_to(data(out[k][5]), gbw, C, 1e-5, k ? "padded: gradBeta" : "rows: gradBeta");
+    }
+    int64_t sizes[6] = {NE, N * G, N * G, NE, C, C};
+    for (int j = 0; j < 6; j++)
+        CHECKF(!memcmp(data(out[0][j]), data(out[2][j]), (size_t)sizes[j] * sizeof(float)),
+               "rows: output %d differs between 1 and 2 threads", j);
+    aclDestroyTensor(xs), aclDestroyTensor(gs);
+    del(x), del(g), del(ga), del(be), del(xpt), del(gpt);
+    for (int k = 0; k < 3; k++)
+        for (int j = 0; j < 6; j++) del(out[k][j]);
+}
+
 // A [4, 6, 5, 7] input: transposed (strided) and NHWC views give the NCHW results bit for bit;
 // 1 and 2 threads too; an empty batch runs.
 static void test_layouts_threads(void) {
@@ -413,6 +513,7 @@ int main(void) {
     RUN(test_statuses);
     RUN(test_values);
     RUN(test_group_norm);
+    RUN(test_group_norm_rows);
     RUN(test_layouts_threads);
     RUN(test_strided);
     return test_summary();

@@ -721,6 +721,19 @@ MUTANTS = [
                "the sum) is wrong when N > 1",
     },
     {
+        "id": "gn-rows-shift-dropped",
+        "cls": "wrong formula",
+        "file": "src/ops/batch_norm/group_norm_api.c",
+        "find": "(const aclTensor *[]){x0_t, &m3, db_t, s2_t}, (int[]){x0_s, 2, db_s, s2_s}, 1,",
+        "replace": "(const aclTensor *[]){x0_t, &m3, s2_t, s2_t}, (int[]){x0_s, 2, s2_s, s2_s}, 1,",
+        "expect": r"FAIL +group_norm\w* ",
+        "isa": "scalar",
+        "fast": False,
+        "why": "GroupNorm's row path turns the shifted row sum s2 = sum dy (x - x0) into "
+               "sum dy (x - mean) with the wrong factor (s2 for sum dy): gradGamma and the dx "
+               "that uses it are wrong",
+    },
+    {
         "id": "bn-running-var-biased",
         "cls": "attribute ignored",
         "file": "src/ops/batch_norm/batch_norm_api.c",

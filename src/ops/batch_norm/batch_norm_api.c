@@ -153,10 +153,7 @@ static aclTensor chan_stat(const aclTensor *t) {
     return v;
 }
 
-// A ROWS step along the last of `ndim` dims (out NULL: none; stats read before the kernel with
-// stats_in, written after it otherwise); float64 (k64) when some operand is DOUBLE (a float64
-// operation's temporaries are), as og_bn_map.
-static void bn_rows(og_prog *p, const og_row_fn *k, const og_row64_fn *k64, const int64_t *dims,
+void og_bn_rows(og_prog *p, const og_row_fn *k, const og_row64_fn *k64, const int64_t *dims,
                     int ndim, int nin, const aclTensor *const *in, const int *in_slot,
                     const aclTensor *out, int out_slot, int nstats, const aclTensor *const *st,
                     const int *st_slot, bool stats_in, const og_bn_row_params *prm) {
@@ -352,12 +349,12 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
             int rq_s = og_prog_temp(&p, tdt, 2, nc, &rq_t);
             if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
             aclTensor rm = stat_rows(rm_t, N, C, false), rq = stat_rows(rq_t, N, C, false);
-            bn_rows(&p, og_bn_row_stat_kernels, og_bn_row_stat_kernels64, xv.dims, 3, 1,
+            og_bn_rows(&p, og_bn_row_stat_kernels, og_bn_row_stat_kernels64, xv.dims, 3, 1,
                     (const aclTensor *[]){&xv}, (int[]){0}, NULL, -1, 2,
                     (const aclTensor *[]){&rm, &rq}, (int[]){rm_s, rq_s}, false, NULL);
             aclTensor rmc = stat_rows(rm_t, N, C, true), rqc = stat_rows(rq_t, N, C, true);
             og_bn_row_params rp = {.S = (double)xv.dims[2]};
-            bn_rows(&p, og_bn_row_chan_kernels, og_bn_row_chan_kernels64, cn, 2, 2,
+            og_bn_rows(&p, og_bn_row_chan_kernels, og_bn_row_chan_kernels64, cn, 2, 2,
                     (const aclTensor *[]){&rmc, &rqc}, (int[]){rm_s, rq_s}, NULL, -1, 2,
                     (const aclTensor *[]){mean_t, var_t}, (int[]){mean_s, var_s}, false, &rp);
         } else {
@@ -390,7 +387,7 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
         // y = (x - mean) scale (+ bias): the per-channel operands are per-row statistics
         aclTensor ms = chan_stat(mean_t), ss = chan_stat(scale_t), bs = bias ? chan_stat(bias) : ms;
         og_bn_row_params rp = {.has_shift = bias != NULL};
-        bn_rows(&p, og_bn_row_norm_kernels, og_bn_row_norm_kernels64, xv.dims, 3, 1,
+        og_bn_rows(&p, og_bn_row_norm_kernels, og_bn_row_norm_kernels64, xv.dims, 3, 1,
                 (const aclTensor *[]){&xv}, (int[]){0}, &yv, 5, bias ? 3 : 2,
                 (const aclTensor *[]){&ms, &ss, &bs}, (int[]){mean_s, scale_s, 2}, true, &rp);
     } else if (bias) {
@@ -548,12 +545,12 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
         if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
         aclTensor r1 = stat_rows(s1_t, N, C, false), r2 = stat_rows(s2_t, N, C, false),
                   r0 = stat_rows(x0_t, N, C, false);
-        bn_rows(&p, og_bn_row_dsum_kernels, og_bn_row_dsum_kernels64, xv.dims, 3, 2,
+        og_bn_rows(&p, og_bn_row_dsum_kernels, og_bn_row_dsum_kernels64, xv.dims, 3, 2,
                 (const aclTensor *[]){&dyv, &xv}, (int[]){0, 1}, NULL, -1, 3,
                 (const aclTensor *[]){&r1, &r2, &r0}, (int[]){s1_s, s2_s, x0_s}, false, NULL);
         aclTensor c1 = stat_rows(s1_t, N, C, true), c2 = stat_rows(s2_t, N, C, true),
                   c0 = stat_rows(x0_t, N, C, true), mc = og_bn_view(mean_t, 2);
-        bn_rows(&p, og_bn_row_dcomb_kernels, og_bn_row_dcomb_kernels64, cn, 2, 4,
+        og_bn_rows(&p, og_bn_row_dcomb_kernels, og_bn_row_dcomb_kernels64, cn, 2, 4,
                 (const aclTensor *[]){&c1, &c2, &c0, &mc}, (int[]){s1_s, s2_s, x0_s, mean_s}, NULL,
                 -1, 2, (const aclTensor *[]){sdy_t, sdx_t}, (int[]){sdy_s, sdx_s}, false, NULL);
     } else if (need_sdy) {
@@ -598,7 +595,7 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
                 // dx = a dy + (b (x - mean) + c): the per-channel operands are per-row stats
                 aclTensor ms = chan_stat(mean_t), as = chan_stat(a_t), bs = chan_stat(b_t),
                           cs = chan_stat(c_t);
-                bn_rows(&p, og_bn_row_dx_kernels, og_bn_row_dx_kernels64, xv.dims, 3, 2,
+                og_bn_rows(&p, og_bn_row_dx_kernels, og_bn_row_dx_kernels64, xv.dims, 3, 2,
                         (const aclTensor *[]){&dyv, &xv}, (int[]){0, 1}, &dxv, 7, 4,
                         (const aclTensor *[]){&ms, &as, &bs, &cs}, (int[]){mean_s, a_s, b_s, c_s},
                         true, NULL);

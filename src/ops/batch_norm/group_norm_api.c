@@ -9,9 +9,15 @@
  *             sum over n of t * rstd, gradBeta = sum over n of db; per (n, g) m1 = sum_c gamma db,
  *             m2 = sum_c gamma t; dx = a dy + b (x - mean) + c with a = rstd gamma,
  *             b = -rstd^3 m2 / M, c = -rstd m1 / M (M = C/G * HxW), one MAP over the data.
- * All sums are the reduction engine's: fixed order, independent of threads and ISA.
+ * Contiguous rows (each (n, c) a run of HxW >= 8 values with stride 1: rows_view) take the row
+ * engine with BatchNorm's row kernels instead, two passes over the data each way:
+ *   forward   ROWS mean_r, M2_r per (n, c) (one read of x); ROWS per (n, g) over its C/G row
+ *             statistics: Chan's update in double; the MAPs above; ROWS y = (x - mean) a + beta.
+ *   backward  ROWS per (n, c): db = sum dy, s2 = sum dy (x - x0), x0 (one read of dy and x);
+ *             MAP t = s2 + (x0 - mean) db; the sums and MAPs above; ROWS dx.
+ * All sums are the reduction or row engine's: fixed order, independent of threads and ISA.
  * float64 (a DOUBLE self / input; opgrad's extension): the same steps on the engines' float64
- * paths with DOUBLE temporaries (a narrower gradOut widened into one first). */
+ * paths with DOUBLE temporaries (without rows, a narrower gradOut widened into one first). */
 #include <string.h>
 
 #include "aclnnop/aclnn_group_norm.h"
@@ -44,6 +50,24 @@ static aclTensor split_view(const aclTensor *t, int64_t G) {
     for (int d = 2; d < t->ndim; d++)
         if (t->dims[d] != 1) v.dims[v.ndim] = t->dims[d], v.strides[v.ndim++] = t->strides[d];
     return v;
+}
+
+// t [N, C, spatial...] as rows (n, g, c') of S = HxW values, [N, G, C/G, S], when the spatial
+// dims of more than one element are one progression of stride 1 (a contiguous tensor's are) and
+// S >= 8 (BatchNorm's rule: shorter rows are mostly per-row overhead): the row engine's view.
+static bool rows_view(const aclTensor *t, int64_t G, aclTensor *v) {
+    int64_t S = 1, next = 1;
+    for (int d = t->ndim - 1; d >= 2; d--) {
+        if (t->dims[d] == 1) continue;
+        if (t->strides[d] != next) return false;
+        next = t->strides[d] * t->dims[d];
+        S *= t->dims[d];
+    }
+    if (S < 8) return false;
+    *v = split_view(t, G);
+    v->ndim = 4;
+    v->dims[3] = S, v->strides[3] = 1;
+    return true;
 }
 
 // t [a, b(, c)] as [a, b(, c), 1, ...] of `rank` dims.
@@ -148,11 +172,29 @@ aclnnStatus aclnnGroupNormGetWorkspaceSize(const aclTensor *self, const aclTenso
     int var_s = og_prog_temp(&p, tdt, 2, ng, &var_t);
     int rstd_s = og_prog_temp(&p, tdt, 2, ng, &rstd_t);
     if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
-    aclTensor mv = stat_view(mean_t, rank), vv = stat_view(var_t, rank);
-    og_bn_reduce(&p, OG_RED_MEAN, NULL, NULL, 1, (const aclTensor *[]){&xv}, (int[]){0}, xv.dims,
-                 xv.ndim, &mv, mean_s);
-    og_bn_reduce(&p, OG_RED_MEAN, og_bn_sqdev_kernels, og_bn_sqdev_kernels64, 2,
-                 (const aclTensor *[]){&xv, &mv}, (int[]){0, mean_s}, xv.dims, xv.ndim, &vv, var_s);
+    aclTensor mv = stat_view(mean_t, rank), vv = stat_view(var_t, rank), xr, yr;
+    bool rows = rows_view(self, G, &xr) && rows_view(out, G, &yr);
+    if (rows) {
+        // per row (n, c): mean_r and M2_r, one read of x; then per group, over its C/G rows in
+        // increasing c: Chan's update in double (BatchNorm's kernels, combined per (n, g))
+        const aclTensor *rm_t, *rq_t;
+        int rm_s = og_prog_temp(&p, tdt, 3, ngc, &rm_t);
+        int rq_s = og_prog_temp(&p, tdt, 3, ngc, &rq_t);
+        if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
+        og_bn_rows(&p, og_bn_row_stat_kernels, og_bn_row_stat_kernels64, xr.dims, 4, 1,
+                   (const aclTensor *[]){&xr}, (int[]){0}, NULL, -1, 2,
+                   (const aclTensor *[]){rm_t, rq_t}, (int[]){rm_s, rq_s}, false, NULL);
+        og_bn_row_params rp = {.S = (double)xr.dims[3]};
+        og_bn_rows(&p, og_bn_row_chan_kernels, og_bn_row_chan_kernels64, ngc, 3, 2,
+                   (const aclTensor *[]){rm_t, rq_t}, (int[]){rm_s, rq_s}, NULL, -1, 2,
+                   (const aclTensor *[]){mean_t, var_t}, (int[]){mean_s, var_s}, false, &rp);
+    } else {
+        og_bn_reduce(&p, OG_RED_MEAN, NULL, NULL, 1, (const aclTensor *[]){&xv}, (int[]){0},
+                     xv.dims, xv.ndim, &mv, mean_s);
+        og_bn_reduce(&p, OG_RED_MEAN, og_bn_sqdev_kernels, og_bn_sqdev_kernels64, 2,
+                     (const aclTensor *[]){&xv, &mv}, (int[]){0, mean_s}, xv.dims, xv.ndim, &vv,
+                     var_s);
+    }
     og_bn_map(&p, og_bn_rstd_kernels, og_bn_rstd_kernels64, 1, &var_t, &var_s, 1, &rstd_t, &rstd_s,
               &prm);
     og_bn_map(&p, og_bn_copy_kernels, og_bn_copy_kernels64, 1, &mean_t, &mean_s, 1,
@@ -171,7 +213,16 @@ aclnnStatus aclnnGroupNormGetWorkspaceSize(const aclTensor *self, const aclTenso
     } else {
         av = stat_view(rstd_t, rank);
     }
-    if (beta) {
+    if (rows) {
+        // y = (x - mean) a (+ beta): mean [N, G, 1], a [N, G, C/G] (rstd [N, G, 1] without
+        // gamma) and beta [G, C/G] are per-row statistics of the [N, G, C/G, S] view
+        aclTensor ms = stat_view(mean_t, 3), as = gamma ? *a_t : stat_view(rstd_t, 3);
+        aclTensor bs = beta ? gamma_view(beta, G, 2) : ms;
+        og_bn_row_params rp = {.has_shift = beta != NULL};
+        og_bn_rows(&p, og_bn_row_norm_kernels, og_bn_row_norm_kernels64, xr.dims, 4, 1,
+                   (const aclTensor *[]){&xr}, (int[]){0}, &yr, 3, beta ? 3 : 2,
+                   (const aclTensor *[]){&ms, &as, &bs}, (int[]){mean_s, a_s, 2}, true, &rp);
+    } else if (beta) {
         aclTensor bv = gamma_view(beta, G, rank - 1);
         og_bn_map(&p, og_bn_norm_kernels, og_bn_norm_kernels64, 4,
                   (const aclTensor *[]){&xv, &mv, &av, &bv}, (int[]){0, mean_s, a_s, 2}, 1,
@@ -251,27 +302,47 @@ aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(
     og_bn_params prm = {.inv_k = M ? 1.0 / (double)M : 0.0};
     aclDataType tdt = input->dtype == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT; // the temporaries
     int rank = 3 + spatial_dims(input);
-    int dy_s = 0; // (float64: a narrower dy widened first)
-    const aclTensor *dy = tdt == ACL_DOUBLE ? og_bn_widen(&p, gradOut, &dy_s) : gradOut;
+    // contiguous rows (n, c) of HxW >= 8 values: the row engine (rows_view)
+    aclTensor dyr, xr, dxr;
+    bool rows = input->numel > 0 && rows_view(gradOut, G, &dyr) && rows_view(input, G, &xr) &&
+                (!m[0] || rows_view(gradInput, G, &dxr));
+    int dy_s = 0; // (float64 without rows: a narrower dy widened first)
+    const aclTensor *dy = tdt == ACL_DOUBLE && !rows ? og_bn_widen(&p, gradOut, &dy_s) : gradOut;
     if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
     aclTensor dyv = split_view(dy, G), xv = split_view(input, G);
     aclTensor mv = stat_view(mean, rank), rv3 = stat_view(rstd, 3);
     int64_t ng[2] = {N, G}, ngc[3] = {N, G, C / G};
     // per (n, c): t = sum(dy (x - mean)), db = sum(dy)
     bool need_t = m[1] || m[0], need_db = m[2] || m[0];
+    if (rows && (need_t || need_db)) need_t = need_db = true; // one pass makes both
     const aclTensor *t_t = NULL, *db_t = NULL;
     int t_s = -1, db_s = -1;
     if (need_t) t_s = og_prog_temp(&p, tdt, 3, ngc, &t_t);
     if (need_db) db_s = og_prog_temp(&p, tdt, 3, ngc, &db_t);
     if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
     aclTensor tv, dbv;
-    if (need_t) {
+    if (rows && need_t) {
+        // per row (n, c): s1 = sum dy (db itself), s2 = sum dy (x - x0) and x0 (the row's first
+        // x), one read of dy and x; then t = s2 + (x0 - mean) s1 per (n, c) (one fma)
+        const aclTensor *s2_t, *x0_t;
+        int s2_s = og_prog_temp(&p, tdt, 3, ngc, &s2_t);
+        int x0_s = og_prog_temp(&p, tdt, 3, ngc, &x0_t);
+        if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
+        og_bn_rows(&p, og_bn_row_dsum_kernels, og_bn_row_dsum_kernels64, xr.dims, 4, 2,
+                   (const aclTensor *[]){&dyr, &xr}, (int[]){0, 1}, NULL, -1, 3,
+                   (const aclTensor *[]){db_t, s2_t, x0_t}, (int[]){db_s, s2_s, x0_s}, false,
+                   NULL);
+        aclTensor m3 = stat_view(mean, 3);
+        og_bn_map(&p, og_bn_norm_kernels, og_bn_norm_kernels64, 4,
+                  (const aclTensor *[]){x0_t, &m3, db_t, s2_t}, (int[]){x0_s, 2, db_s, s2_s}, 1,
+                  &t_t, &t_s, NULL);
+    } else if (need_t) {
         tv = stat_view(t_t, rank);
         og_bn_reduce(&p, OG_RED_SUM, og_bn_dymul_kernels, og_bn_dymul_kernels64, 3,
                      (const aclTensor *[]){&dyv, &xv, &mv}, (int[]){dy_s, 1, 2}, xv.dims, xv.ndim,
                      &tv, t_s);
     }
-    if (need_db) {
+    if (need_db && !rows) {
         dbv = stat_view(db_t, rank);
         og_bn_reduce(&p, OG_RED_SUM, NULL, NULL, 1, (const aclTensor *[]){&dyv}, (int[]){dy_s},
                      xv.dims, xv.ndim, &dbv, db_s);
@@ -323,6 +394,16 @@ aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(
             av = stat_view(a_t, rank);
         } else {
             av = stat_view(rstd, rank);
+        }
+        if (rows) {
+            // dx = a dy + (b (x - mean) + c): per-row statistics of the [N, G, C/G, S] view
+            aclTensor ms = stat_view(mean, 3), as = gamma ? *a_t : stat_view(rstd, 3);
+            aclTensor bs = stat_view(b_t, 3), cs = stat_view(c_t, 3);
+            og_bn_rows(&p, og_bn_row_dx_kernels, og_bn_row_dx_kernels64, xr.dims, 4, 2,
+                       (const aclTensor *[]){&dyr, &xr}, (int[]){0, 1}, &dxr, 5, 4,
+                       (const aclTensor *[]){&ms, &as, &bs, &cs}, (int[]){2, a_s, b_s, c_s}, true,
+                       NULL);
+            return og_prog_publish(&p, workspaceSize, executor);
         }
         aclTensor bv = stat_view(b_t, rank), cv = stat_view(c_t, rank);
         aclTensor gv = split_view(gradInput, G);
