@@ -29,6 +29,18 @@ _Static_assert(OPGRAD_ISA_COUNT == 6, "a new ISA level needs its column in the t
         [OPGRAD_ISA_AVX512_FP16] = fnbf16##__avx512, [OPGRAD_ISA_AMX] = fnbf16##__avx512,          \
     }
 
+/// {{fn_bf16__scalar, fn_f16__scalar}, ...}: a table [OPGRAD_ISA_COUNT][bf16, fp16] of the
+/// 16-bit entry points of a kernel og_<name> (row kernels' og_row16_fn).
+#define OG_ISA_TABLE16(fn)                                                                         \
+    {                                                                                              \
+        [OPGRAD_ISA_SCALAR] = {fn##_bf16__scalar, fn##_f16__scalar},                               \
+        [OPGRAD_ISA_AVX2] = {fn##_bf16__avx2, fn##_f16__avx2},                                     \
+        [OPGRAD_ISA_AVX512] = {fn##_bf16__avx512, fn##_f16__avx512},                               \
+        [OPGRAD_ISA_AVX512_BF16] = {fn##_bf16__avx512, fn##_f16__avx512},                          \
+        [OPGRAD_ISA_AVX512_FP16] = {fn##_bf16__avx512, fn##_f16__avx512},                          \
+        [OPGRAD_ISA_AMX] = {fn##_bf16__avx512, fn##_f16__avx512},                                  \
+    }
+
 /// The build (OPGRAD_ISA_SCALAR, _AVX2 or _AVX512) whose code runs at `isa`.
 static inline opgrad_isa og_isa_build(opgrad_isa isa) {
     return isa > OPGRAD_ISA_AVX512 ? OPGRAD_ISA_AVX512 : isa;

@@ -8,7 +8,8 @@
  *  - strided (transposed) and NHWC inputs equal the contiguous NCHW results bitwise; empty input;
  *    1 vs 2 threads bitwise;
  *  - GroupNorm by rows (contiguous rows of >= 8 values) and by REDUCE (padded rows) against
- *    float64 with a large mean, 1 vs 2 threads bitwise. */
+ *    float64 with a large mean, 1 vs 2 threads bitwise;
+ *  - bf16 / fp16 rows computed in place equal the buffered path bitwise on every ISA. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,7 +332,8 @@ static void test_group_norm_rows(void) {
     static float xv[NE], gv[NE], xp[N * C * H * (W + 3)], gp[N * C * H * (W + 3)];
     float gam[C], bet[C];
     for (int i = 0; i < NE; i++)
-        xv[i] = (float)test_rng_uniform(&rng, 99, 101), gv[i] = (float)test_rng_uniform(&rng, -1, 1);
+        xv[i] = (float)test_rng_uniform(&rng, 99, 101),
+        gv[i] = (float)test_rng_uniform(&rng, -1, 1);
     for (int c = 0; c < C; c++) gam[c] = 0.5f + 0.25f * (float)c, bet[c] = (float)c - 2.5f;
     for (int i = 0; i < NE; i++) { // the padded copy: element (n, c, h, w) at row i / W, column w
         int row = i / W, w = i % W;
@@ -375,8 +377,7 @@ static void test_group_norm_rows(void) {
     int threads = opgrad_get_num_threads();
     opgrad_set_num_threads(2);
     gn_run(x, g, ga, be, d, G, out[0][0], out[0][1], out[0][2], out[0][3], out[0][4], out[0][5]);
-    gn_run(xs, gs, ga, be, d, G, out[1][0], out[1][1], out[1][2], out[1][3], out[1][4],
-           out[1][5]);
+    gn_run(xs, gs, ga, be, d, G, out[1][0], out[1][1], out[1][2], out[1][3], out[1][4], out[1][5]);
     opgrad_set_num_threads(1);
     gn_run(x, g, ga, be, d, G, out[2][0], out[2][1], out[2][2], out[2][3], out[2][4], out[2][5]);
     opgrad_set_num_threads(threads);
@@ -396,6 +397,62 @@ static void test_group_norm_rows(void) {
     del(x), del(g), del(ga), del(be), del(xpt), del(gpt);
     for (int k = 0; k < 3; k++)
         for (int j = 0; j < 6; j++) del(out[k][j]);
+}
+
+// BatchNorm (training) and GroupNorm, forward and backward, on one 16-bit buffer set: the row
+// kernels' 16-bit entry points (contiguous rows of one 16-bit dtype, read and written in place)
+// against the buffered path (OPGRAD_FUSED16=0: rows widened into fp32 and rounded back) at the
+// scalar level, bit for bit on every ISA level this CPU has. Rows of 35 values: 2 groups of 16
+// and a tail.
+enum { F16_N = 3, F16_C = 4, F16_H = 5, F16_W = 7, F16_NE = F16_N * F16_C * F16_H * F16_W };
+enum { F16_RES = 4 * F16_NE + 12 * F16_C };
+
+static void run_norms16(aclDataType dt, uint16_t *x, uint16_t *g, uint16_t *gam, uint16_t *bet,
+                        uint16_t *res) {
+    int64_t d[4] = {F16_N, F16_C, F16_H, F16_W}, c1 = F16_C, ng[2] = {F16_N, 2};
+    uint16_t *at = res;
+#define NEXT(nd, dims, n) (at += (n), test_tensor(dims, nd, dt, at - (n)))
+    aclTensor *tx = test_tensor(d, 4, dt, x), *tg = test_tensor(d, 4, dt, g);
+    aclTensor *tw = test_tensor(&c1, 1, dt, gam), *tb = test_tensor(&c1, 1, dt, bet);
+    aclTensor *y = NEXT(4, d, F16_NE), *sm = NEXT(1, &c1, F16_C), *si = NEXT(1, &c1, F16_C);
+    aclTensor *rm = NEXT(1, &c1, F16_C), *rv = NEXT(1, &c1, F16_C);
+    aclTensor *gx = NEXT(4, d, F16_NE), *gw = NEXT(1, &c1, F16_C), *gb = NEXT(1, &c1, F16_C);
+    aclTensor *gy = NEXT(4, d, F16_NE), *gm = NEXT(2, ng, 2 * F16_N), *gr = NEXT(2, ng, 2 * F16_N);
+    aclTensor *ggx = NEXT(4, d, F16_NE), *ggg = NEXT(1, &c1, F16_C), *ggb = NEXT(1, &c1, F16_C);
+#undef NEXT
+    bool all[3] = {true, true, true};
+    CHECK_EQ(bn(tx, tw, tb, rm, rv, true, y, sm, si), ACLNN_SUCCESS);
+    CHECK_EQ(bn_bwd(tg, tx, tw, rm, rv, sm, si, true, all, gx, gw, gb), ACLNN_SUCCESS);
+    gn_run(tx, tg, tw, tb, d, 2, gy, gm, gr, ggx, ggg, ggb);
+    aclTensor *ts[] = {tx, tg, tw, tb, y, sm, si, rm, rv, gx, gw, gb, gy, gm, gr, ggx, ggg, ggb};
+    for (size_t i = 0; i < sizeof ts / sizeof *ts; i++) aclDestroyTensor(ts[i]);
+}
+
+static void test_fused16_bitwise(void) {
+    static uint16_t x[F16_NE], g[F16_NE], gam[F16_C], bet[F16_C], want[F16_RES], got[F16_RES];
+    aclDataType dts[2] = {ACL_BF16, ACL_FLOAT16};
+    for (int d = 0; d < 2; d++) {
+        test_rng rng;
+        test_rng_seed(&rng, 5 + d);
+        test_fill(x, 0, F16_NE, dts[d], &rng, -3, 5);
+        test_fill(g, 0, F16_NE, dts[d], &rng, -1, 1);
+        test_fill(gam, 0, F16_C, dts[d], &rng, 0.5, 2);
+        test_fill(bet, 0, F16_C, dts[d], &rng, -1, 1);
+        memset(want, 0, sizeof want);
+        setenv("OPGRAD_FUSED16", "0", 1);
+        opgrad_set_max_isa(OPGRAD_ISA_SCALAR);
+        run_norms16(dts[d], x, g, gam, bet, want);
+        unsetenv("OPGRAD_FUSED16");
+        for (int isa = 0; isa < OPGRAD_ISA_COUNT; isa++) {
+            if (!test_isa_available(isa)) continue;
+            opgrad_set_max_isa((opgrad_isa)isa);
+            memset(got, 0, sizeof got);
+            run_norms16(dts[d], x, g, gam, bet, got);
+            CHECKF(!memcmp(got, want, sizeof got), "%s at ISA level %d: not the buffered bits",
+                   dts[d] == ACL_BF16 ? "bf16" : "fp16", isa);
+        }
+        opgrad_set_max_isa((opgrad_isa)(OPGRAD_ISA_COUNT - 1));
+    }
 }
 
 // A [4, 6, 5, 7] input: transposed (strided) and NHWC views give the NCHW results bit for bit;
@@ -514,6 +571,7 @@ int main(void) {
     RUN(test_values);
     RUN(test_group_norm);
     RUN(test_group_norm_rows);
+    RUN(test_fused16_bitwise);
     RUN(test_layouts_threads);
     RUN(test_strided);
     return test_summary();

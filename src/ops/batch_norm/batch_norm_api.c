@@ -153,14 +153,23 @@ static aclTensor chan_stat(const aclTensor *t) {
     return v;
 }
 
-void og_bn_rows(og_prog *p, const og_row_fn *k, const og_row64_fn *k64, const int64_t *dims,
-                    int ndim, int nin, const aclTensor *const *in, const int *in_slot,
-                    const aclTensor *out, int out_slot, int nstats, const aclTensor *const *st,
-                    const int *st_slot, bool stats_in, const og_bn_row_params *prm) {
+void og_bn_rows(og_prog *p, const og_row_fn *k, const og_row16_fn (*k16)[2], const og_row64_fn *k64,
+                const int64_t *dims, int ndim, int nin, const aclTensor *const *in,
+                const int *in_slot, const aclTensor *out, int out_slot, int nstats,
+                const aclTensor *const *st, const int *st_slot, bool stats_in,
+                const og_bn_row_params *prm) {
     bool f64 = out && out->dtype == ACL_DOUBLE;
     for (int i = 0; i < nin; i++) f64 = f64 || in[i]->dtype == ACL_DOUBLE;
     for (int i = 0; i < nstats; i++) f64 = f64 || st[i]->dtype == ACL_DOUBLE;
+    // rows all of one 16-bit dtype (inputs and output): computed in place by the 16-bit entry
+    // points where the rows are contiguous (the bits of widening into fp32 rows and rounding back)
+    aclDataType compute = f64 ? ACL_DOUBLE : ACL_FLOAT, d16 = in[0]->dtype;
+    bool one16 = k16 && !f64 && (d16 == ACL_BF16 || d16 == ACL_FLOAT16);
+    for (int i = 1; i < nin && one16; i++) one16 = in[i]->dtype == d16;
+    if (one16 && out) one16 = out->dtype == d16;
+    if (one16) compute = d16;
     og_rows_op r = {.kernels = k,
+                    .kernels16 = one16 ? k16 : NULL,
                     .kernels64 = k64,
                     .nin = nin,
                     .nout = out ? 1 : 0,
@@ -169,7 +178,7 @@ void og_bn_rows(og_prog *p, const og_row_fn *k, const og_row64_fn *k64, const in
                     .axis = ndim - 1,
                     .params = prm,
                     .params_size = prm ? sizeof *prm : 0,
-                    .compute_dtype = f64 ? ACL_DOUBLE : ACL_FLOAT,
+                    .compute_dtype = compute,
                     .stats_in = stats_in};
     for (int d = 0; d < ndim; d++) r.dims[d] = dims[d];
     for (int i = 0; i < nin; i++) r.in[i] = in[i], r.in_slot[i] = in_slot[i];
@@ -349,14 +358,15 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
             int rq_s = og_prog_temp(&p, tdt, 2, nc, &rq_t);
             if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
             aclTensor rm = stat_rows(rm_t, N, C, false), rq = stat_rows(rq_t, N, C, false);
-            og_bn_rows(&p, og_bn_row_stat_kernels, og_bn_row_stat_kernels64, xv.dims, 3, 1,
-                    (const aclTensor *[]){&xv}, (int[]){0}, NULL, -1, 2,
-                    (const aclTensor *[]){&rm, &rq}, (int[]){rm_s, rq_s}, false, NULL);
+            og_bn_rows(&p, og_bn_row_stat_kernels, og_bn_row_stat_kernels16,
+                       og_bn_row_stat_kernels64, xv.dims, 3, 1, (const aclTensor *[]){&xv},
+                       (int[]){0}, NULL, -1, 2, (const aclTensor *[]){&rm, &rq},
+                       (int[]){rm_s, rq_s}, false, NULL);
             aclTensor rmc = stat_rows(rm_t, N, C, true), rqc = stat_rows(rq_t, N, C, true);
             og_bn_row_params rp = {.S = (double)xv.dims[2]};
-            og_bn_rows(&p, og_bn_row_chan_kernels, og_bn_row_chan_kernels64, cn, 2, 2,
-                    (const aclTensor *[]){&rmc, &rqc}, (int[]){rm_s, rq_s}, NULL, -1, 2,
-                    (const aclTensor *[]){mean_t, var_t}, (int[]){mean_s, var_s}, false, &rp);
+            og_bn_rows(&p, og_bn_row_chan_kernels, NULL, og_bn_row_chan_kernels64, cn, 2, 2,
+                       (const aclTensor *[]){&rmc, &rqc}, (int[]){rm_s, rq_s}, NULL, -1, 2,
+                       (const aclTensor *[]){mean_t, var_t}, (int[]){mean_s, var_s}, false, &rp);
         } else {
             aclTensor mv = og_bn_view(mean_t, rank), vv = og_bn_view(var_t, rank);
             og_bn_reduce(&p, OG_RED_MEAN, NULL, NULL, 1, (const aclTensor *[]){input}, (int[]){0},
@@ -387,9 +397,9 @@ aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor *input, const aclTens
         // y = (x - mean) scale (+ bias): the per-channel operands are per-row statistics
         aclTensor ms = chan_stat(mean_t), ss = chan_stat(scale_t), bs = bias ? chan_stat(bias) : ms;
         og_bn_row_params rp = {.has_shift = bias != NULL};
-        og_bn_rows(&p, og_bn_row_norm_kernels, og_bn_row_norm_kernels64, xv.dims, 3, 1,
-                (const aclTensor *[]){&xv}, (int[]){0}, &yv, 5, bias ? 3 : 2,
-                (const aclTensor *[]){&ms, &ss, &bs}, (int[]){mean_s, scale_s, 2}, true, &rp);
+        og_bn_rows(&p, og_bn_row_norm_kernels, og_bn_row_norm_kernels16, og_bn_row_norm_kernels64,
+                   xv.dims, 3, 1, (const aclTensor *[]){&xv}, (int[]){0}, &yv, 5, bias ? 3 : 2,
+                   (const aclTensor *[]){&ms, &ss, &bs}, (int[]){mean_s, scale_s, 2}, true, &rp);
     } else if (bias) {
         aclTensor bv = og_bn_view(bias, rank);
         og_bn_map(&p, og_bn_norm_kernels, og_bn_norm_kernels64, 4,
@@ -545,14 +555,15 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
         if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
         aclTensor r1 = stat_rows(s1_t, N, C, false), r2 = stat_rows(s2_t, N, C, false),
                   r0 = stat_rows(x0_t, N, C, false);
-        og_bn_rows(&p, og_bn_row_dsum_kernels, og_bn_row_dsum_kernels64, xv.dims, 3, 2,
-                (const aclTensor *[]){&dyv, &xv}, (int[]){0, 1}, NULL, -1, 3,
-                (const aclTensor *[]){&r1, &r2, &r0}, (int[]){s1_s, s2_s, x0_s}, false, NULL);
+        og_bn_rows(&p, og_bn_row_dsum_kernels, og_bn_row_dsum_kernels16, og_bn_row_dsum_kernels64,
+                   xv.dims, 3, 2, (const aclTensor *[]){&dyv, &xv}, (int[]){0, 1}, NULL, -1, 3,
+                   (const aclTensor *[]){&r1, &r2, &r0}, (int[]){s1_s, s2_s, x0_s}, false, NULL);
         aclTensor c1 = stat_rows(s1_t, N, C, true), c2 = stat_rows(s2_t, N, C, true),
                   c0 = stat_rows(x0_t, N, C, true), mc = og_bn_view(mean_t, 2);
-        og_bn_rows(&p, og_bn_row_dcomb_kernels, og_bn_row_dcomb_kernels64, cn, 2, 4,
-                (const aclTensor *[]){&c1, &c2, &c0, &mc}, (int[]){s1_s, s2_s, x0_s, mean_s}, NULL,
-                -1, 2, (const aclTensor *[]){sdy_t, sdx_t}, (int[]){sdy_s, sdx_s}, false, NULL);
+        og_bn_rows(&p, og_bn_row_dcomb_kernels, NULL, og_bn_row_dcomb_kernels64, cn, 2, 4,
+                   (const aclTensor *[]){&c1, &c2, &c0, &mc}, (int[]){s1_s, s2_s, x0_s, mean_s},
+                   NULL, -1, 2, (const aclTensor *[]){sdy_t, sdx_t}, (int[]){sdy_s, sdx_s}, false,
+                   NULL);
     } else if (need_sdy) {
         aclTensor v = og_bn_view(sdy_t, rank);
         og_bn_reduce(&p, OG_RED_SUM, NULL, NULL, 1, &dy, &dy_s, input->dims, input->ndim, &v,
@@ -595,10 +606,10 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
                 // dx = a dy + (b (x - mean) + c): the per-channel operands are per-row stats
                 aclTensor ms = chan_stat(mean_t), as = chan_stat(a_t), bs = chan_stat(b_t),
                           cs = chan_stat(c_t);
-                og_bn_rows(&p, og_bn_row_dx_kernels, og_bn_row_dx_kernels64, xv.dims, 3, 2,
-                        (const aclTensor *[]){&dyv, &xv}, (int[]){0, 1}, &dxv, 7, 4,
-                        (const aclTensor *[]){&ms, &as, &bs, &cs}, (int[]){mean_s, a_s, b_s, c_s},
-                        true, NULL);
+                og_bn_rows(&p, og_bn_row_dx_kernels, og_bn_row_dx_kernels16, og_bn_row_dx_kernels64,
+                           xv.dims, 3, 2, (const aclTensor *[]){&dyv, &xv}, (int[]){0, 1}, &dxv, 7,
+                           4, (const aclTensor *[]){&ms, &as, &bs, &cs},
+                           (int[]){mean_s, a_s, b_s, c_s}, true, NULL);
                 return og_prog_publish(&p, workspaceSize, executor);
             }
             aclTensor bv = og_bn_view(b_t, rank), cv = og_bn_view(c_t, rank);

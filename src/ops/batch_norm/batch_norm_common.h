@@ -24,11 +24,13 @@ void og_bn_reduce(og_prog *p, og_reduce_kind kind, const og_ew_compute_fn *map,
                   int out_slot);
 /// A ROWS step of the row engine along the last of `ndim` dims (out NULL: none; stats read
 /// before the kernel with stats_in, written after it otherwise); float64 (k64) when some operand
-/// is DOUBLE (a float64 operation's temporaries are), as og_bn_map.
-void og_bn_rows(og_prog *p, const og_row_fn *k, const og_row64_fn *k64, const int64_t *dims,
-                int ndim, int nin, const aclTensor *const *in, const int *in_slot,
-                const aclTensor *out, int out_slot, int nstats, const aclTensor *const *st,
-                const int *st_slot, bool stats_in, const og_bn_row_params *prm);
+/// is DOUBLE (a float64 operation's temporaries are), as og_bn_map; the 16-bit entry points k16
+/// (optional) when every row operand is of one 16-bit dtype.
+void og_bn_rows(og_prog *p, const og_row_fn *k, const og_row16_fn (*k16)[2], const og_row64_fn *k64,
+                const int64_t *dims, int ndim, int nin, const aclTensor *const *in,
+                const int *in_slot, const aclTensor *out, int out_slot, int nstats,
+                const aclTensor *const *st, const int *st_slot, bool stats_in,
+                const og_bn_row_params *prm);
 /// The float64 rule (opgrad's extension; ops-nn lists no DOUBLE here): a DOUBLE x makes the call
 /// float64 (the other tensors of any floating dtype, promoted); another tensor t[k] may be DOUBLE
 /// only with a DOUBLE x (161002 naming it otherwise).

@@ -5,12 +5,14 @@
  * tail lane by lane with the same operations, then the lanes by the tree
  * ((l0 + l1) + (l2 + l3)) + ... : one order whatever VLEN is, so the bits do not depend on the
  * ISA. In double the row sums are exact to about 2^-50 relative before their one rounding to fp32
- * (a row statistic). */
+ * (a row statistic). bf16 / fp16 rows are read and written in place by the same arithmetic on
+ * widened values (batch_norm_rows.inc), so they give the bits of the fp32 kernels between a
+ * widening CopyIn and a rounding CopyOut. */
 #include <math.h>
 #include <string.h>
 
 #include "engine/simd/map64.h"
-#include "engine/simd/vec.h"
+#include "engine/simd/vec16.h"
 #include "ops/batch_norm/batch_norm_rows.h"
 
 #define LANES 16
@@ -28,98 +30,55 @@ static inline void lanes_out(const vd *acc, double *l) {
     for (int j = 0; j < NV; j++) memcpy(l + j * VLEN, &acc[j], sizeof(vd));
 }
 
-// mean_r and M2_r = sum (x - mean_r)^2 (two passes over the row, the second in cache: no
-// cancellation of sum x^2 - S mean^2); mean_r is the double mean rounded once.
-void OG_FN(og_bn_row_stat)(size_t n, const float *const *in, float *const *out, const void *p,
-                           float *stats) {
-    (void)out, (void)p;
-    const float *x = in[0];
-    vd acc[NV];
-    double l[LANES];
-    for (int j = 0; j < NV; j++) acc[j] = vdset(0.0);
-    size_t i = 0;
-    for (; i + LANES <= n; i += LANES)
-        for (int j = 0; j < NV; j++) acc[j] = vdadd(acc[j], vwiden(vload(x + i + j * VLEN)));
-    lanes_out(acc, l);
-    for (size_t k = 0; i + k < n; k++) l[k] = l[k] + (double)x[i + k];
-    double mean = tree16d(l) / (double)n;
-    vd nm = vdset(-mean);
-    for (int j = 0; j < NV; j++) acc[j] = vdset(0.0);
-    for (i = 0; i + LANES <= n; i += LANES)
-        for (int j = 0; j < NV; j++) {
-            vd d = vdadd(vwiden(vload(x + i + j * VLEN)), nm);
-            acc[j] = vdfma(d, d, acc[j]);
-        }
-    lanes_out(acc, l);
-    for (size_t k = 0; i + k < n; k++) {
-        double d = (double)x[i + k] + -mean;
-        l[k] = fma(d, d, l[k]);
-    }
-    stats[0] = (float)mean;
-    stats[1] = (float)tree16d(l);
-}
+// The kernels per element type (batch_norm_rows.inc): LD / ST load and store a vector, LD1 / ST1
+// one value, as floats.
+#define T float
+#define SFX f32
+#define LD(p) vload(p)
+#define ST(p, v) vstore(p, v)
+#define LD1(p) (*(p))
+#define ST1(p, f) (*(p) = (f))
+#include "ops/batch_norm/batch_norm_rows.inc"
 
-// sum dy and sum dy (x - x0) in one pass over dy and x, x0 = x[0] (exact; the per-channel
-// combine recentres on the mean: sum dy (x - mean) = sum dy (x - x0) + (x0 - mean) sum dy).
-void OG_FN(og_bn_row_dsum)(size_t n, const float *const *in, float *const *out, const void *p,
-                           float *stats) {
-    (void)out, (void)p;
-    const float *dy = in[0], *x = in[1];
-    double x0 = n ? (double)x[0] : 0.0;
-    vd a1[NV], a2[NV], nx0 = vdset(-x0);
-    double l1[LANES], l2[LANES];
-    for (int j = 0; j < NV; j++) a1[j] = vdset(0.0), a2[j] = vdset(0.0);
-    size_t i = 0;
-    for (; i + LANES <= n; i += LANES)
-        for (int j = 0; j < NV; j++) {
-            vd g = vwiden(vload(dy + i + j * VLEN));
-            vd d = vdadd(vwiden(vload(x + i + j * VLEN)), nx0);
-            a1[j] = vdadd(a1[j], g);
-            a2[j] = vdfma(g, d, a2[j]);
-        }
-    lanes_out(a1, l1);
-    lanes_out(a2, l2);
-    for (size_t k = 0; i + k < n; k++) {
-        double g = (double)dy[i + k], d = (double)x[i + k] + -x0;
-        l1[k] = l1[k] + g;
-        l2[k] = fma(g, d, l2[k]);
-    }
-    stats[0] = (float)tree16d(l1);
-    stats[1] = (float)tree16d(l2);
-    stats[2] = (float)x0;
-}
+#define T uint16_t
+#define SFX bf16
+#define LD vload_bf16
+#define ST vstore_bf16
+#define LD1(p) og_bf16_to_f32(*(p))
+#define ST1(p, f) (*(p) = og_f32_to_bf16(f))
+#include "ops/batch_norm/batch_norm_rows.inc"
 
-// y = (x - mean) scale (+ shift): the arithmetic of og_bn_norm / og_bn_norm_nob.
-void OG_FN(og_bn_row_norm)(size_t n, const float *const *in, float *const *out, const void *p,
-                           float *stats) {
-    const og_bn_row_params *q = p;
-    const float *x = in[0];
-    float *y = out[0], m = stats[0], s = stats[1];
-    vf vm = vset(m), vs = vset(s);
-    size_t i = 0;
-    if (q->has_shift) {
-        float t = stats[2];
-        vf vt = vset(t);
-        for (; i + VLEN <= n; i += VLEN) vstore(y + i, vfma(vsub(vload(x + i), vm), vs, vt));
-        for (; i < n; i++) y[i] = fmaf(x[i] - m, s, t);
-    } else {
-        for (; i + VLEN <= n; i += VLEN) vstore(y + i, vmul(vsub(vload(x + i), vm), vs));
-        for (; i < n; i++) y[i] = (x[i] - m) * s;
-    }
-}
+#define T uint16_t
+#define SFX f16
+#define LD vload_f16
+#define ST vstore_f16
+#define LD1(p) og_f16_to_f32(*(p))
+#define ST1(p, f) (*(p) = og_f32_to_f16(f))
+#include "ops/batch_norm/batch_norm_rows.inc"
 
-// dx = a dy + (b (x - mean) + c): the arithmetic of og_bn_dx, its operands per row.
-void OG_FN(og_bn_row_dx)(size_t n, const float *const *in, float *const *out, const void *p,
-                         float *stats) {
-    (void)p;
-    const float *dy = in[0], *x = in[1];
-    float *dx = out[0], m = stats[0], a = stats[1], b = stats[2], c = stats[3];
-    vf vm = vset(m), va = vset(a), vb = vset(b), vc = vset(c);
-    size_t i = 0;
-    for (; i + VLEN <= n; i += VLEN)
-        vstore(dx + i, vfma(va, vload(dy + i), vfma(vb, vsub(vload(x + i), vm), vc)));
-    for (; i < n; i++) dx[i] = fmaf(a, dy[i], fmaf(b, x[i] - m, c));
-}
+// Entry points: og_<name> (fp32 rows, og_row_fn) and og_<name>_bf16 / _f16 (og_row16_fn, whose
+// scratch row these kernels do not need), each over row_<name>_<type>(n, CALL).
+#define BN_ROW_ENTRIES(name, ...)                                                                  \
+    void OG_FN(og_bn_##name)(size_t n, const float *const *in, float *const *out, const void *p,   \
+                             float *stats) {                                                       \
+        (void)in, (void)out, (void)p;                                                              \
+        name##_f32(n, __VA_ARGS__);                                                                \
+    }                                                                                              \
+    void OG_FN(og_bn_##name##_bf16)(size_t n, const uint16_t *const *in, uint16_t *const *out,     \
+                                    float *scratch, const void *p, float *stats) {                 \
+        (void)in, (void)out, (void)scratch, (void)p;                                               \
+        name##_bf16(n, __VA_ARGS__);                                                               \
+    }                                                                                              \
+    void OG_FN(og_bn_##name##_f16)(size_t n, const uint16_t *const *in, uint16_t *const *out,      \
+                                   float *scratch, const void *p, float *stats) {                  \
+        (void)in, (void)out, (void)scratch, (void)p;                                               \
+        name##_f16(n, __VA_ARGS__);                                                                \
+    }
+
+BN_ROW_ENTRIES(row_stat, in[0], stats)
+BN_ROW_ENTRIES(row_dsum, in[0], in[1], stats)
+BN_ROW_ENTRIES(row_norm, in[0], out[0], p, stats)
+BN_ROW_ENTRIES(row_dx, in[0], in[1], out[0], stats)
 
 // ---- float64 twins: plain C in double, each sum compensated in increasing i (the same operations
 // on every ISA build). The statistics stay double.

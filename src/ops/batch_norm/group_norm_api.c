@@ -181,11 +181,11 @@ aclnnStatus aclnnGroupNormGetWorkspaceSize(const aclTensor *self, const aclTenso
         int rm_s = og_prog_temp(&p, tdt, 3, ngc, &rm_t);
         int rq_s = og_prog_temp(&p, tdt, 3, ngc, &rq_t);
         if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
-        og_bn_rows(&p, og_bn_row_stat_kernels, og_bn_row_stat_kernels64, xr.dims, 4, 1,
-                   (const aclTensor *[]){&xr}, (int[]){0}, NULL, -1, 2,
+        og_bn_rows(&p, og_bn_row_stat_kernels, og_bn_row_stat_kernels16, og_bn_row_stat_kernels64,
+                   xr.dims, 4, 1, (const aclTensor *[]){&xr}, (int[]){0}, NULL, -1, 2,
                    (const aclTensor *[]){rm_t, rq_t}, (int[]){rm_s, rq_s}, false, NULL);
         og_bn_row_params rp = {.S = (double)xr.dims[3]};
-        og_bn_rows(&p, og_bn_row_chan_kernels, og_bn_row_chan_kernels64, ngc, 3, 2,
+        og_bn_rows(&p, og_bn_row_chan_kernels, NULL, og_bn_row_chan_kernels64, ngc, 3, 2,
                    (const aclTensor *[]){rm_t, rq_t}, (int[]){rm_s, rq_s}, NULL, -1, 2,
                    (const aclTensor *[]){mean_t, var_t}, (int[]){mean_s, var_s}, false, &rp);
     } else {
@@ -219,8 +219,8 @@ aclnnStatus aclnnGroupNormGetWorkspaceSize(const aclTensor *self, const aclTenso
         aclTensor ms = stat_view(mean_t, 3), as = gamma ? *a_t : stat_view(rstd_t, 3);
         aclTensor bs = beta ? gamma_view(beta, G, 2) : ms;
         og_bn_row_params rp = {.has_shift = beta != NULL};
-        og_bn_rows(&p, og_bn_row_norm_kernels, og_bn_row_norm_kernels64, xr.dims, 4, 1,
-                   (const aclTensor *[]){&xr}, (int[]){0}, &yr, 3, beta ? 3 : 2,
+        og_bn_rows(&p, og_bn_row_norm_kernels, og_bn_row_norm_kernels16, og_bn_row_norm_kernels64,
+                   xr.dims, 4, 1, (const aclTensor *[]){&xr}, (int[]){0}, &yr, 3, beta ? 3 : 2,
                    (const aclTensor *[]){&ms, &as, &bs}, (int[]){mean_s, a_s, 2}, true, &rp);
     } else if (beta) {
         aclTensor bv = gamma_view(beta, G, rank - 1);
@@ -328,10 +328,9 @@ aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(
         int s2_s = og_prog_temp(&p, tdt, 3, ngc, &s2_t);
         int x0_s = og_prog_temp(&p, tdt, 3, ngc, &x0_t);
         if (p.status != ACLNN_SUCCESS) return og_prog_publish(&p, workspaceSize, executor);
-        og_bn_rows(&p, og_bn_row_dsum_kernels, og_bn_row_dsum_kernels64, xr.dims, 4, 2,
-                   (const aclTensor *[]){&dyr, &xr}, (int[]){0, 1}, NULL, -1, 3,
-                   (const aclTensor *[]){db_t, s2_t, x0_t}, (int[]){db_s, s2_s, x0_s}, false,
-                   NULL);
+        og_bn_rows(&p, og_bn_row_dsum_kernels, og_bn_row_dsum_kernels16, og_bn_row_dsum_kernels64,
+                   xr.dims, 4, 2, (const aclTensor *[]){&dyr, &xr}, (int[]){0, 1}, NULL, -1, 3,
+                   (const aclTensor *[]){db_t, s2_t, x0_t}, (int[]){db_s, s2_s, x0_s}, false, NULL);
         aclTensor m3 = stat_view(mean, 3);
         og_bn_map(&p, og_bn_norm_kernels, og_bn_norm_kernels64, 4,
                   (const aclTensor *[]){x0_t, &m3, db_t, s2_t}, (int[]){x0_s, 2, db_s, s2_s}, 1,
@@ -399,8 +398,8 @@ aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(
             // dx = a dy + (b (x - mean) + c): per-row statistics of the [N, G, C/G, S] view
             aclTensor ms = stat_view(mean, 3), as = gamma ? *a_t : stat_view(rstd, 3);
             aclTensor bs = stat_view(b_t, 3), cs = stat_view(c_t, 3);
-            og_bn_rows(&p, og_bn_row_dx_kernels, og_bn_row_dx_kernels64, xr.dims, 4, 2,
-                       (const aclTensor *[]){&dyr, &xr}, (int[]){0, 1}, &dxr, 5, 4,
+            og_bn_rows(&p, og_bn_row_dx_kernels, og_bn_row_dx_kernels16, og_bn_row_dx_kernels64,
+                       xr.dims, 4, 2, (const aclTensor *[]){&dyr, &xr}, (int[]){0, 1}, &dxr, 5, 4,
                        (const aclTensor *[]){&ms, &as, &bs, &cs}, (int[]){2, a_s, b_s, c_s}, true,
                        NULL);
             return og_prog_publish(&p, workspaceSize, executor);
