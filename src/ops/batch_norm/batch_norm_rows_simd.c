@@ -30,31 +30,9 @@ static inline void lanes_out(const vd *acc, double *l) {
     for (int j = 0; j < NV; j++) memcpy(l + j * VLEN, &acc[j], sizeof(vd));
 }
 
-// The kernels per element type (batch_norm_rows.inc): LD / ST load and store a vector, LD1 / ST1
-// one value, as floats.
-#define T float
-#define SFX f32
-#define LD(p) vload(p)
-#define ST(p, v) vstore(p, v)
-#define LD1(p) (*(p))
-#define ST1(p, f) (*(p) = (f))
-#include "ops/batch_norm/batch_norm_rows.inc"
-
-#define T uint16_t
-#define SFX bf16
-#define LD vload_bf16
-#define ST vstore_bf16
-#define LD1(p) og_bf16_to_f32(*(p))
-#define ST1(p, f) (*(p) = og_f32_to_bf16(f))
-#include "ops/batch_norm/batch_norm_rows.inc"
-
-#define T uint16_t
-#define SFX f16
-#define LD vload_f16
-#define ST vstore_f16
-#define LD1(p) og_f16_to_f32(*(p))
-#define ST1(p, f) (*(p) = og_f32_to_f16(f))
-#include "ops/batch_norm/batch_norm_rows.inc"
+// The kernels per element type (batch_norm_rows.inc, engine/simd/per_type.inc).
+#define OG_PER_TYPE_INC "ops/batch_norm/batch_norm_rows.inc"
+#include "engine/simd/per_type.inc"
 
 // Entry points: og_<name> (fp32 rows, og_row_fn) and og_<name>_bf16 / _f16 (og_row16_fn, whose
 // scratch row these kernels do not need), each over row_<name>_<type>(n, CALL).

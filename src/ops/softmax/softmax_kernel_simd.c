@@ -298,37 +298,14 @@ static STEP_INLINE void exp_any_vecs(const vf *yv, vf *e) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The passes over a row's values and the kernels, per element type (softmax_rows.inc): LD / ST
-// load and store a vector, LD1 / ST1 one value, as floats.
+// The passes over a row's values and the kernels, per element type (softmax_rows.inc,
+// engine/simd/per_type.inc).
 
+// (LD_F32 / LD1_F32 read the fp32 scratch row of every instance)
 #define LD_F32(p) vload(p)
-#define ST_F32(p, v) vstore(p, v)
 #define LD1_F32(p) (*(p))
-#define ST1_F32(p, f) (*(p) = (f))
-
-#define T float
-#define SFX f32
-#define LD LD_F32
-#define ST ST_F32
-#define LD1 LD1_F32
-#define ST1 ST1_F32
-#include "ops/softmax/softmax_rows.inc"
-
-#define T uint16_t
-#define SFX bf16
-#define LD vload_bf16
-#define ST vstore_bf16
-#define LD1(p) og_bf16_to_f32(*(p))
-#define ST1(p, f) (*(p) = og_f32_to_bf16(f))
-#include "ops/softmax/softmax_rows.inc"
-
-#define T uint16_t
-#define SFX f16
-#define LD vload_f16
-#define ST vstore_f16
-#define LD1(p) og_f16_to_f32(*(p))
-#define ST1(p, f) (*(p) = og_f32_to_f16(f))
-#include "ops/softmax/softmax_rows.inc"
+#define OG_PER_TYPE_INC "ops/softmax/softmax_rows.inc"
+#include "engine/simd/per_type.inc"
 
 // ---------------------------------------------------------------------------------------------
 // Entry points
