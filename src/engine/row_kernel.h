@@ -34,6 +34,19 @@ typedef void (*og_row64_fn)(size_t n, const double *const *in, double *const *ou
                                  double *);                                                        \
     extern const og_row64_fn og_##name##_kernels64[OPGRAD_ISA_COUNT];
 
+/// Declares a row kernel's 16-bit entry points og_<name>_bf16__<isa> / og_<name>_f16__<isa> and
+/// its table og_<name>_kernels16[isa][0: bf16, 1: fp16] (defined with OG_ISA_TABLE16(og_<name>)).
+#define OG_ROW16_DECLARE_ISA(name, isa)                                                            \
+    void og_##name##_bf16__##isa(size_t, const uint16_t *const *, uint16_t *const *, float *,      \
+                                 const void *, float *);                                           \
+    void og_##name##_f16__##isa(size_t, const uint16_t *const *, uint16_t *const *, float *,       \
+                                const void *, float *);
+#define OG_ROW16_DECLARE(name)                                                                     \
+    OG_ROW16_DECLARE_ISA(name, scalar)                                                             \
+    OG_ROW16_DECLARE_ISA(name, avx2)                                                               \
+    OG_ROW16_DECLARE_ISA(name, avx512)                                                             \
+    extern const og_row16_fn og_##name##_kernels16[OPGRAD_ISA_COUNT][2];
+
 /// One row of a kernel with column accumulators (the row engine's row groups, engine/rows.h):
 /// as og_row_fn, plus acc[k] = the n fp32 partial column sums of this row's group, to which the
 /// kernel adds its row's contributions (acc[k][i] += c_k(i)). `stats` holds the row's statistics

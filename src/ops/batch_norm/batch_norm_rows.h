@@ -36,27 +36,14 @@ typedef struct og_bn_row_params {
     void og_##name##__avx512(size_t, const float *const *, float *const *, const void *, float *); \
     extern const og_row_fn og_##name##_kernels[OPGRAD_ISA_COUNT];
 
-/// The bf16 / fp16 entry points (og_row16_fn) of a row kernel: og_<name>_kernels16[isa][0: bf16,
-/// 1: fp16], the fp32 arithmetic on widened values, rounded once on store.
-#define OG_BN_ROW16_DECLARE_ISA(name, isa)                                                         \
-    void og_##name##_bf16__##isa(size_t, const uint16_t *const *, uint16_t *const *, float *,      \
-                                 const void *, float *);                                           \
-    void og_##name##_f16__##isa(size_t, const uint16_t *const *, uint16_t *const *, float *,       \
-                                const void *, float *);
-#define OG_BN_ROW16_DECLARE(name)                                                                  \
-    OG_BN_ROW16_DECLARE_ISA(name, scalar)                                                          \
-    OG_BN_ROW16_DECLARE_ISA(name, avx2)                                                            \
-    OG_BN_ROW16_DECLARE_ISA(name, avx512)                                                          \
-    extern const og_row16_fn og_##name##_kernels16[OPGRAD_ISA_COUNT][2];
-
 OG_BN_ROW_DECLARE(bn_row_stat)
 OG_BN_ROW_DECLARE(bn_row_dsum)
 OG_BN_ROW_DECLARE(bn_row_norm)
 OG_BN_ROW_DECLARE(bn_row_dx)
-OG_BN_ROW16_DECLARE(bn_row_stat)
-OG_BN_ROW16_DECLARE(bn_row_dsum)
-OG_BN_ROW16_DECLARE(bn_row_norm)
-OG_BN_ROW16_DECLARE(bn_row_dx)
+OG_ROW16_DECLARE(bn_row_stat)
+OG_ROW16_DECLARE(bn_row_dsum)
+OG_ROW16_DECLARE(bn_row_norm)
+OG_ROW16_DECLARE(bn_row_dx)
 
 extern const og_row_fn og_bn_row_chan_kernels[OPGRAD_ISA_COUNT];
 extern const og_row_fn og_bn_row_dcomb_kernels[OPGRAD_ISA_COUNT];

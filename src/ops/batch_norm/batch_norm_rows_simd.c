@@ -35,7 +35,7 @@ static inline void lanes_out(const vd *acc, double *l) {
 #include "engine/simd/per_type.inc"
 
 // Entry points: og_<name> (fp32 rows, og_row_fn) and og_<name>_bf16 / _f16 (og_row16_fn, whose
-// scratch row these kernels do not need), each over row_<name>_<type>(n, CALL).
+// scratch row these kernels do not need), each calling row_<name>_<type>(n, the arguments).
 #define BN_ROW_ENTRIES(name, ...)                                                                  \
     void OG_FN(og_bn_##name)(size_t n, const float *const *in, float *const *out, const void *p,   \
                              float *stats) {                                                       \

@@ -19,22 +19,13 @@
 #include "engine/row_kernel.h"
 #include "opgrad/opgrad.h"
 
-#define OG_SOFTMAX_DECLARE_ROW16(fn)                                                               \
-    void fn(size_t, const uint16_t *const *, uint16_t *const *, float *, const void *, float *);
-
 /// og_<name>_kernels[isa] (fp32 rows) and og_<name>_kernels16[isa][0: bf16, 1: fp16].
 #define OG_SOFTMAX_DECLARE_ROW_KERNEL(name)                                                        \
     void og_##name##__scalar(size_t, const float *const *, float *const *, const void *, float *); \
     void og_##name##__avx2(size_t, const float *const *, float *const *, const void *, float *);   \
     void og_##name##__avx512(size_t, const float *const *, float *const *, const void *, float *); \
-    OG_SOFTMAX_DECLARE_ROW16(og_##name##_bf16__scalar)                                             \
-    OG_SOFTMAX_DECLARE_ROW16(og_##name##_bf16__avx2)                                               \
-    OG_SOFTMAX_DECLARE_ROW16(og_##name##_bf16__avx512)                                             \
-    OG_SOFTMAX_DECLARE_ROW16(og_##name##_f16__scalar)                                              \
-    OG_SOFTMAX_DECLARE_ROW16(og_##name##_f16__avx2)                                                \
-    OG_SOFTMAX_DECLARE_ROW16(og_##name##_f16__avx512)                                              \
     extern const og_row_fn og_##name##_kernels[OPGRAD_ISA_COUNT];                                  \
-    extern const og_row16_fn og_##name##_kernels16[OPGRAD_ISA_COUNT][2];
+    OG_ROW16_DECLARE(name)
 
 OG_SOFTMAX_DECLARE_ROW_KERNEL(softmax_fwd)
 OG_SOFTMAX_DECLARE_ROW_KERNEL(log_softmax_fwd)
